@@ -1,0 +1,289 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/unflake/unflake/cli"
+	"github.com/unflake/unflake/rewrite"
+)
+
+// poll is a module with one attempt-count poll, one package that does not
+// compile, and one clean package.
+const poll = `
+-- go.mod --
+module example.com/m
+
+go 1.22
+-- m.go --
+package m
+
+import "sync/atomic"
+
+var ready atomic.Bool
+
+func Start() { go ready.Store(true) }
+-- m_test.go --
+package m
+
+import (
+	"testing"
+	"time"
+)
+
+func TestReady(t *testing.T) {
+	Start()
+	for i := 0; i < 20; i++ {
+		if ready.Load() {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !ready.Load() {
+		t.Fatal("never ready")
+	}
+}
+-- clean/clean_test.go --
+package clean
+
+import "testing"
+
+func TestNothing(t *testing.T) {}
+`
+
+const broken = `
+-- broken/broken_test.go --
+package broken
+
+import (
+	"testing"
+	"time"
+)
+
+func TestBroken(t *testing.T) {
+	for i := 0; i < 3; i++ {
+		if undefined() {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+`
+
+func writeModule(t *testing.T, archives ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, a := range archives {
+		for _, f := range txtar.Parse([]byte(a)).Files {
+			path := filepath.Join(dir, f.Name)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir
+}
+
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// snapshot returns the contents of every file under dir.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		m[path] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestUsageErrors(t *testing.T) {
+	dir := writeModule(t, poll)
+	before := snapshot(t, dir)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fix", "--no-such-flag", "./..."}, "unknown flag: --no-such-flag"},
+		{[]string{"check", "--rules", "nosuchrule", "./..."}, `unknown rule "nosuchrule"`},
+		{[]string{"fix", "--skip", "nosuchrule", "./..."}, `unknown rule "nosuchrule"`},
+		{[]string{"fix", "./nothing/..."}, "nothing"},
+		{[]string{"check", "--run", "(", "./..."}, "invalid --run pattern"},
+		{[]string{"rules", "nosuchrule"}, `unknown rule "nosuchrule"`},
+		{[]string{"frobnicate"}, "unknown command"},
+		{[]string{"-C", filepath.Join(dir, "m.go"), "check"}, "not a directory"},
+	} {
+		code, _, stderr := run(t, append([]string{"-C", dir}, tc.args...)...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2", tc.args, code)
+		}
+		if !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "unflake: ") {
+			t.Errorf("%v: stderr %q, want one line containing %q", tc.args, stderr, tc.want)
+		}
+	}
+	if after := snapshot(t, dir); len(after) != len(before) {
+		t.Errorf("a usage error touched files")
+	} else {
+		for k, v := range before {
+			if after[k] != v {
+				t.Errorf("a usage error changed %s", k)
+			}
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	dir := writeModule(t, poll)
+	code, stdout, stderr := run(t, "-C", dir, "check", "./...")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
+	}
+	if !strings.HasPrefix(stdout, "m_test.go:10:2: attemptloop: ") || strings.Count(stdout, "\n") != 1 || !strings.Contains(stdout, "; fix: ") {
+		t.Errorf("stdout: %q", stdout)
+	}
+
+	code, stdout, _ = run(t, "-C", dir, "check", "--json", "./...")
+	var findings []rewrite.Finding
+	if err := json.Unmarshal([]byte(stdout), &findings); err != nil {
+		t.Fatalf("--json: %v\n%s", err, stdout)
+	}
+	if code != 1 || len(findings) != 1 {
+		t.Fatalf("exit %d, findings %+v", code, findings)
+	}
+	f := findings[0]
+	if f.Rule != "attemptloop" || f.File != "m_test.go" || f.Line != 10 || f.Test != "TestReady" || !f.Fixed || f.ID == "" || f.Package != "example.com/m" {
+		t.Errorf("finding: %+v", f)
+	}
+
+	code, stdout, _ = run(t, "-C", dir, "check", "./clean")
+	if code != 0 || stdout != "" {
+		t.Errorf("clean package: exit %d, stdout %q", code, stdout)
+	}
+	code, stdout, _ = run(t, "-C", dir, "check", "--json", "./clean")
+	if code != 0 || strings.TrimSpace(stdout) != "[]" {
+		t.Errorf("clean package --json: exit %d, stdout %q", code, stdout)
+	}
+	code, stdout, _ = run(t, "-C", dir, "check", "--run", "TestOther", "./...")
+	if code != 0 || stdout != "" {
+		t.Errorf("--run TestOther: exit %d, stdout %q", code, stdout)
+	}
+}
+
+func TestFixDiffApplies(t *testing.T) {
+	dir := writeModule(t, poll)
+	before := snapshot(t, dir)
+	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "./...")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
+	}
+	if !strings.HasPrefix(diff, "--- a/m_test.go\n+++ b/m_test.go\n@@ ") {
+		t.Errorf("diff:\n%s", diff)
+	}
+	for k, v := range snapshot(t, dir) {
+		if before[k] != v {
+			t.Fatalf("--diff wrote %s", k)
+		}
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	cmd := exec.Command("git", "apply", "--check", "-")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(diff)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git apply --check: %v\n%s", err, out)
+	}
+	cmd = exec.Command("git", "apply", "-")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(diff)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git apply: %v\n%s", err, out)
+	}
+	if code, diff, _ := run(t, "-C", dir, "fix", "--diff", "./..."); code != 0 || diff != "" {
+		t.Errorf("after applying the diff: exit %d, diff:\n%s", code, diff)
+	}
+}
+
+func TestFixInPlace(t *testing.T) {
+	dir := writeModule(t, poll)
+	path := filepath.Join(dir, "m_test.go")
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := os.ReadFile(path)
+	code, stdout, stderr := run(t, "-C", dir, "fix", "./...")
+	if code != 0 || stdout != "" || !strings.Contains(stderr, "rewrote 1 file (1 fix)") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	now, _ := os.ReadFile(path)
+	if bytes.Equal(old, now) || !bytes.Contains(now, []byte("time.Now().Before(")) {
+		t.Errorf("m_test.go not rewritten:\n%s", now)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".unflake-") {
+			t.Errorf("temporary file left behind: %s", e.Name())
+		}
+	}
+	if code, _, _ := run(t, "-C", dir, "fix", "./..."); code != 0 {
+		t.Errorf("second fix: exit %d", code)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(after, now) {
+		t.Errorf("second fix changed the file again")
+	}
+}
+
+func TestFailedPackageIsLeftUntouched(t *testing.T) {
+	dir := writeModule(t, poll, broken)
+	brokenPath := filepath.Join(dir, "broken", "broken_test.go")
+	old, _ := os.ReadFile(brokenPath)
+	code, _, stderr := run(t, "-C", dir, "fix", "./...")
+	if code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+	if !strings.Contains(stderr, "broken/broken_test.go:10:6: undefined: undefined") {
+		t.Errorf("stderr does not name the error with file:line:col:\n%s", stderr)
+	}
+	if now, _ := os.ReadFile(brokenPath); !bytes.Equal(now, old) {
+		t.Errorf("the package that failed to load was changed")
+	}
+	if now, _ := os.ReadFile(filepath.Join(dir, "m_test.go")); !bytes.Contains(now, []byte("time.Now().Before(")) {
+		t.Errorf("the package that loads was not fixed")
+	}
+}
+
+func TestRules(t *testing.T) {
+	code, stdout, _ := run(t, "rules")
+	if code != 0 || !strings.HasPrefix(stdout, "attemptloop") {
+		t.Errorf("rules: exit %d\n%s", code, stdout)
+	}
+	code, stdout, _ = run(t, "rules", "attemptloop")
+	if code != 0 || !strings.HasPrefix(stdout, "# attemptloop\n") || !strings.Contains(stdout, "## Before") || !strings.Contains(stdout, "## After") {
+		t.Errorf("rules attemptloop: exit %d\n%s", code, stdout)
+	}
+}

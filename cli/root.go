@@ -1,0 +1,199 @@
+// Package cli is unflake's command line: cobra commands, flags, output
+// streams and the one map from errors to exit codes. It is the only code
+// that prints.
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/unflake/unflake/rewrite"
+	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rules"
+)
+
+// Exit codes.
+const (
+	exitClean    = 0 // nothing found, or fix wrote its changes
+	exitFindings = 1 // check found something; fix --diff has a change
+	exitError    = 2 // bad input, load failure, internal error
+)
+
+// errFindings makes a command exit with exitFindings after printing.
+var errFindings = errors.New("findings")
+
+// Main runs unflake with args and returns the process exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	resetRuleFlags()
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	switch {
+	case err == nil:
+		return exitClean
+	case errors.Is(err, errFindings):
+		return exitFindings
+	}
+	fmt.Fprintf(stderr, "unflake: %s\n", oneLine(err.Error()))
+	return exitError
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// options are the flags shared by the commands that analyse code.
+type options struct {
+	dir   string
+	tags  []string
+	rules []string
+	skip  []string
+	run   string
+
+	stdout, stderr io.Writer
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	opts := &options{stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "unflake",
+		Short: "Rewrite slow and flaky Go tests into fast, deterministic ones",
+		Long: `unflake finds the mechanical causes of slow and flaky Go tests (attempt-count
+polls, real sleeps, ...) and rewrites the test code that has them, proving
+every rewrite compiles. Only _test.go files are rewritten.
+
+Exit codes: 0 clean, 1 findings (check) or changes (fix --diff), 2 error.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE:          func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.CompletionOptions.DisableDefaultCmd = true
+	pf := root.PersistentFlags()
+	pf.StringVarP(&opts.dir, "dir", "C", "", "run as if started in `DIR`")
+	root.AddCommand(newFixCmd(opts), newCheckCmd(opts), newRulesCmd(opts))
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	return root
+}
+
+// addAnalysisFlags adds the flags of commands that run rules, including
+// every rule's own flags.
+func addAnalysisFlags(cmd *cobra.Command, opts *options) {
+	f := cmd.Flags()
+	f.StringSliceVar(&opts.tags, "tags", nil, "build `tags` to load packages with (comma-separated)")
+	f.StringSliceVar(&opts.rules, "rules", nil, "run only these `rules` (comma-separated; default: the default set)")
+	f.StringSliceVar(&opts.skip, "skip", nil, "do not run these `rules` (comma-separated)")
+	f.StringVar(&opts.run, "run", "", "only tests and subtests whose names match `REGEX`, as go test -run")
+	for _, r := range rules.All() {
+		f.AddGoFlagSet(&r.Flags)
+	}
+}
+
+// resetRuleFlags puts every rule flag back to its default, so that one
+// Main call does not see another's flags.
+func resetRuleFlags() {
+	for _, r := range rules.All() {
+		r.Flags.VisitAll(func(f *flag.Flag) { _ = f.Value.Set(f.DefValue) })
+	}
+}
+
+// engineConfig turns the options and patterns into an engine run.
+func (o *options) engineConfig(patterns []string) (*rewrite.Config, error) {
+	if err := rule.Validate(rules.All()); err != nil {
+		return nil, fmt.Errorf("internal error: %v", err)
+	}
+	selected, err := rules.Select(o.rules, o.skip)
+	if err != nil {
+		return nil, err
+	}
+	if len(patterns) == 0 {
+		patterns = []string{"."}
+	}
+	dir, err := o.baseDir()
+	if err != nil {
+		return nil, err
+	}
+	cfg := &rewrite.Config{Dir: dir, Patterns: patterns, Tags: o.tags, Rules: selected, Run: o.run}
+	cfg.Progress = progress(o.stderr)
+	return cfg, nil
+}
+
+// baseDir is the directory patterns and output paths are relative to.
+func (o *options) baseDir() (string, error) {
+	dir := o.dir
+	if dir == "" {
+		return os.Getwd()
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("-C %s: not a directory", dir)
+	}
+	return abs, nil
+}
+
+// analyse runs the engine; it returns the result and the base directory.
+func (o *options) analyse(patterns []string) (*rewrite.Result, string, error) {
+	cfg, err := o.engineConfig(patterns)
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := rewrite.Run(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	return res, cfg.Dir, nil
+}
+
+// reportErrors prints Result.Errors one per line, with paths relative to
+// base, and summarises them as the command's error.
+func (o *options) reportErrors(res *rewrite.Result, base string) error {
+	for _, e := range res.Errors {
+		msg := strings.ReplaceAll(e.Error(), base+string(filepath.Separator), "")
+		fmt.Fprintf(o.stderr, "%s\n", oneLine(msg))
+	}
+	if len(res.Errors) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d error(s); packages with errors were left untouched", len(res.Errors))
+}
+
+// rel returns path relative to base, with forward slashes.
+func rel(base, path string) string {
+	r, err := filepath.Rel(base, path)
+	if err != nil {
+		return path
+	}
+	return filepath.ToSlash(r)
+}
+
+// progress returns a progress printer for long runs when stderr is a
+// terminal, or nil.
+func progress(stderr io.Writer) func(done, total int) {
+	f, ok := stderr.(*os.File)
+	if !ok {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return func(done, total int) {
+		if total < 20 {
+			return
+		}
+		fmt.Fprintf(f, "\runflake: %d/%d packages", done, total)
+		if done == total {
+			fmt.Fprint(f, "\r\033[K")
+		}
+	}
+}

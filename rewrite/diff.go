@@ -1,0 +1,145 @@
+package rewrite
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
+)
+
+// contextLines is the number of unchanged lines around each hunk, as in
+// diff -u and git diff.
+const contextLines = 3
+
+// WriteDiff writes a unified diff of old and new for the file name, with
+// a/ and b/ prefixes, that `git apply` and `patch -p1` accept. It writes
+// nothing when the contents are equal.
+func WriteDiff(w io.Writer, name string, old, new []byte) error {
+	a, b := splitLines(string(old)), splitLines(string(new))
+	ops := lineOps(a, b)
+	hunks := groupHunks(ops)
+	if len(hunks) == 0 {
+		return nil
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "--- a/%s\n+++ b/%s\n", name, name)
+	for _, h := range hunks {
+		writeHunk(&sb, h, ops)
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+// op is one line of the edit script.
+type op struct {
+	kind byte   // ' ', '-' or '+'
+	line string // including its newline, if it has one
+	a, b int    // 0-based line numbers in old and new before this op
+}
+
+// lineOps computes a line-level edit script with go-diff.
+func lineOps(a, b []string) []op {
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = 0 // exact, deterministic diffs
+	ta, tb, lines := dmp.DiffLinesToRunes(strings.Join(a, ""), strings.Join(b, ""))
+	diffs := dmp.DiffMainRunes(ta, tb, false)
+	var ops []op
+	ai, bi := 0, 0
+	for _, d := range diffs {
+		for _, r := range d.Text {
+			line := lines[r]
+			switch d.Type {
+			case diffmatchpatch.DiffEqual:
+				ops = append(ops, op{' ', line, ai, bi})
+				ai++
+				bi++
+			case diffmatchpatch.DiffDelete:
+				ops = append(ops, op{'-', line, ai, bi})
+				ai++
+			case diffmatchpatch.DiffInsert:
+				ops = append(ops, op{'+', line, ai, bi})
+				bi++
+			}
+		}
+	}
+	return ops
+}
+
+// hunk is a range of ops to print.
+type hunk struct{ start, end int }
+
+func groupHunks(ops []op) []hunk {
+	var hunks []hunk
+	for i := 0; i < len(ops); i++ {
+		if ops[i].kind == ' ' {
+			continue
+		}
+		start := max(i-contextLines, 0)
+		end := i
+		// Extend over changes closer than 2*context apart.
+		for j := i; j < len(ops); j++ {
+			if ops[j].kind != ' ' {
+				end = j
+			} else if j-end > 2*contextLines {
+				break
+			}
+		}
+		end = min(end+contextLines+1, len(ops))
+		if n := len(hunks); n > 0 && hunks[n-1].end >= start {
+			hunks[n-1].end = end
+		} else {
+			hunks = append(hunks, hunk{start, end})
+		}
+		i = end - 1
+	}
+	return hunks
+}
+
+func writeHunk(sb *strings.Builder, h hunk, ops []op) {
+	first := ops[h.start]
+	na, nb := 0, 0
+	for _, o := range ops[h.start:h.end] {
+		if o.kind != '+' {
+			na++
+		}
+		if o.kind != '-' {
+			nb++
+		}
+	}
+	fmt.Fprintf(sb, "@@ -%s +%s @@\n", hunkRange(first.a, na), hunkRange(first.b, nb))
+	for _, o := range ops[h.start:h.end] {
+		sb.WriteByte(o.kind)
+		sb.WriteString(o.line)
+		if !strings.HasSuffix(o.line, "\n") {
+			sb.WriteString("\n\\ No newline at end of file\n")
+		}
+	}
+}
+
+// hunkRange formats a hunk's line range as diff -u does: an empty range
+// names the line before it.
+func hunkRange(start, n int) string {
+	switch n {
+	case 0:
+		return fmt.Sprintf("%d,0", start)
+	case 1:
+		return fmt.Sprintf("%d", start+1)
+	}
+	return fmt.Sprintf("%d,%d", start+1, n)
+}
+
+// splitLines splits s after each newline; the last line may lack one.
+func splitLines(s string) []string {
+	var lines []string
+	for s != "" {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			lines = append(lines, s)
+			break
+		}
+		lines = append(lines, s[:i+1])
+		s = s[i+1:]
+	}
+	return lines
+}

@@ -1,0 +1,298 @@
+// Package rewrite is unflake's engine: it loads packages, prefilters them,
+// runs the rules it is given on their test files, applies the fixes to the
+// decorated syntax, restores and formats the files, type-checks the result
+// again, and hands back findings and file changes to diff or write. It
+// knows nothing about any particular rule.
+package rewrite
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"golang.org/x/tools/go/packages"
+
+	"github.com/unflake/unflake/rule"
+)
+
+// Config says what to load and which rules to run.
+type Config struct {
+	Dir      string   // directory to load from; "" means the current one
+	Patterns []string // package patterns, as for go list
+	Tags     []string // build tags
+	Env      []string // environment for the go command; nil means os.Environ()
+	Rules    []*rule.Rule
+
+	// Run, when not empty, limits the work to tests and subtests whose
+	// names match, as `go test -run` does.
+	Run string
+
+	// NoPrefilter type-checks every package with test files, even those
+	// no rule can match. It exists to test that the prefilter never
+	// changes the result.
+	NoPrefilter bool
+
+	// Progress, if set, is called after each package is handled.
+	Progress func(done, total int)
+}
+
+// Result is what a run found and would change.
+type Result struct {
+	Findings []Finding
+	Changes  []Change // files whose content the fixes change, sorted by path
+	Errors   []error  // packages that failed to load; internal errors
+	Packages int      // packages matched by the patterns
+	Loaded   int      // packages type-checked after the prefilter
+}
+
+// A Change is the new content of one file.
+type Change struct {
+	Path     string // absolute
+	Old, New []byte
+	Mode     os.FileMode
+}
+
+// ErrNoPackages is returned when the patterns match no package.
+var ErrNoPackages = errors.New("patterns matched no packages")
+
+// maxRounds bounds the fixed-point iteration: rules run again on their own
+// output until a round changes nothing.
+const maxRounds = 5
+
+// Run loads the packages matching cfg.Patterns and runs cfg.Rules on them.
+// It returns an error only when nothing could be done; per-package
+// failures are in Result.Errors and leave those packages untouched.
+func Run(cfg *Config) (*Result, error) {
+	var runFilter *testFilter
+	if cfg.Run != "" {
+		f, err := newTestFilter(cfg.Run)
+		if err != nil {
+			return nil, err
+		}
+		runFilter = f
+	}
+	if len(cfg.Patterns) == 0 {
+		cfg.Patterns = []string{"."}
+	}
+	cands, err := cfg.listCandidates(cfg.Rules, !cfg.NoPrefilter)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Errors: cands.errors, Packages: cands.total}
+	if cands.total == 0 && len(cands.errors) == 0 {
+		return nil, fmt.Errorf("%s: %w", strings.Join(cfg.Patterns, " "), ErrNoPackages)
+	}
+	if len(cands.paths) == 0 {
+		return res, nil
+	}
+	pkgs, err := packages.Load(cfg.loadConfig(typedMode), cands.paths...)
+	if err != nil {
+		return nil, err
+	}
+	jobs := cfg.jobs(pkgs, res)
+	res.Loaded = len(jobs)
+
+	results := make([]*jobResult, len(jobs))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			results[i] = j.run(cfg.Rules, runFilter)
+			if cfg.Progress != nil {
+				mu.Lock()
+				done++
+				cfg.Progress(done, len(jobs))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+
+	for _, r := range results {
+		res.Findings = append(res.Findings, r.findings...)
+		res.Changes = append(res.Changes, r.changes...)
+		res.Errors = append(res.Errors, r.errors...)
+	}
+	sortFindings(res.Findings)
+	sort.Slice(res.Changes, func(i, j int) bool { return res.Changes[i].Path < res.Changes[j].Path })
+	return res, nil
+}
+
+// jobs turns loaded packages into work: one job per package variant that
+// holds test files unflake may rewrite, each file claimed once even when
+// several variants list it.
+func (cfg *Config) jobs(pkgs []*packages.Package, res *Result) []*job {
+	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].ID < pkgs[j].ID })
+	claimed := map[string]bool{}
+	var jobs []*job
+	goroot := filepath.Clean(runtime.GOROOT()) + string(filepath.Separator)
+	for _, p := range pkgs {
+		if p.Name == "main" && strings.HasSuffix(p.ID, ".test") {
+			continue
+		}
+		if len(p.Errors) > 0 {
+			if p.ForTest != "" || hasTestFiles(p) {
+				res.Errors = append(res.Errors, packageErrors(p)...)
+			}
+			continue
+		}
+		if p.Module != nil && !p.Module.Main {
+			continue // a dependency: never ours to rewrite
+		}
+		j := &job{pkg: p}
+		for i, path := range p.CompiledGoFiles {
+			if i >= len(p.Syntax) || !isTestFile(path) || claimed[path] {
+				continue
+			}
+			claimed[path] = true
+			f := p.Syntax[i]
+			if isVendored(path) || isGenerated(f) || strings.HasPrefix(path, goroot) {
+				continue
+			}
+			j.files = append(j.files, path)
+		}
+		if len(j.files) > 0 {
+			jobs = append(jobs, j)
+		}
+	}
+	return dedupeErrors(jobs, res)
+}
+
+func hasTestFiles(p *packages.Package) bool {
+	for _, f := range p.GoFiles {
+		if isTestFile(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// dedupeErrors removes repeated load errors (the same broken file seen
+// through several variants).
+func dedupeErrors(jobs []*job, res *Result) []*job {
+	seen := map[string]bool{}
+	var errs []error
+	for _, e := range res.Errors {
+		if !seen[e.Error()] {
+			seen[e.Error()] = true
+			errs = append(errs, e)
+		}
+	}
+	res.Errors = errs
+	return jobs
+}
+
+// A job is one package variant and the test files it may rewrite.
+type job struct {
+	pkg   *packages.Package
+	files []string // absolute paths of the rewritable test files
+}
+
+type jobResult struct {
+	findings []Finding
+	changes  []Change
+	errors   []error
+}
+
+// state is a package's syntax and types at one point of the rewrite.
+type state struct {
+	syntax []*ast.File // in CompiledGoFiles order
+	types  *types.Package
+	info   *types.Info
+}
+
+func (j *job) run(rules []*rule.Rule, filter *testFilter) *jobResult {
+	out := &jobResult{}
+	p := j.pkg
+	cur := &state{syntax: p.Syntax, types: p.Types, info: p.TypesInfo}
+	checker := newChecker(p)
+	originals := map[string][]byte{}
+	modes := map[string]os.FileMode{}
+	for _, path := range j.files {
+		src, mode, err := readSource(path)
+		if err != nil {
+			out.errors = append(out.errors, err)
+			return out
+		}
+		originals[path] = src
+		modes[path] = mode
+	}
+	current := map[string][]byte{}
+	for k, v := range originals {
+		current[k] = v
+	}
+
+	var fixed []Finding
+	var last []Finding
+	reached := false
+	for round := 0; round < maxRounds; round++ {
+		changed := false
+		last = nil
+		for _, r := range rules {
+			step := j.step(r, cur, current, checker, filter)
+			out.errors = append(out.errors, step.errors...)
+			last = append(last, step.findings...)
+			if step.next != nil {
+				cur = step.next
+				for path, src := range step.contents {
+					current[path] = src
+				}
+				changed = true
+			}
+		}
+		if !changed {
+			reached = true
+			break
+		}
+		for _, f := range last {
+			if f.Fixed {
+				fixed = append(fixed, f)
+			}
+		}
+	}
+	if !reached {
+		out.errors = append(out.errors, fmt.Errorf("%s: internal error: rules did not reach a fixed point in %d rounds", p.PkgPath, maxRounds))
+	}
+	out.findings = append(fixed, last...)
+	assignIDs(out.findings)
+
+	for _, path := range j.files {
+		if string(current[path]) != string(originals[path]) {
+			out.changes = append(out.changes, Change{Path: path, Old: originals[path], New: current[path], Mode: modes[path]})
+		}
+	}
+	return out
+}
+
+// fileIndex maps the rewritable files of a package state by path.
+func (j *job) fileIndex(fset *token.FileSet, s *state) map[string]*ast.File {
+	want := map[string]bool{}
+	for _, p := range j.files {
+		want[p] = true
+	}
+	m := map[string]*ast.File{}
+	for _, f := range s.syntax {
+		name := fset.File(f.FileStart).Name()
+		if want[name] {
+			m[name] = f
+		}
+	}
+	return m
+}
+
+var _ = regexp.MustCompile

@@ -1,0 +1,305 @@
+package rewrite
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"go/ast"
+	"go/constant"
+	"go/token"
+	"go/types"
+	"regexp"
+	"sort"
+	"strings"
+
+	"golang.org/x/tools/go/ast/astutil"
+
+	"github.com/unflake/unflake/rule"
+)
+
+// A Finding is one diagnostic of one rule, with its position and whether
+// it was fixed (by `fix`) or would be (in `check`), and if not, why not.
+type Finding struct {
+	// ID is stable across unrelated edits: it hashes the rule, the
+	// package, the enclosing test and the matched code, not positions.
+	ID       string `json:"id"`
+	Rule     string `json:"rule"`
+	Package  string `json:"package"`
+	Test     string `json:"test,omitempty"` // "TestX/sub", or the enclosing function outside tests
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Col      int    `json:"col"`
+	Message  string `json:"message"`
+	Fixed    bool   `json:"fixed"`
+	Fix      string `json:"fix,omitempty"`    // what the fix does
+	Reason   string `json:"reason,omitempty"` // why it is not fixed
+	SavingMs int64  `json:"savingMs,omitempty"`
+
+	code string // the matched code, whitespace-normalised, for the ID
+}
+
+// finding converts a diagnostic, or reports false when the site is
+// silenced by //unflake:ignore or lies outside the tests --run selects.
+func (j *job) finding(r *rule.Rule, d rule.Diagnostic, cur *state, files map[string]*ast.File, filter *testFilter) (Finding, bool) {
+	fset := j.pkg.Fset
+	pos := fset.Position(d.Pos)
+	f := files[pos.Filename]
+	if f == nil {
+		return Finding{}, false // a rule reported outside the files it may touch
+	}
+	if ignored(fset, f, r.Name, pos.Line) {
+		return Finding{}, false
+	}
+	levels, name := enclosingTest(f, d.Pos, cur.info)
+	if filter != nil && (levels == nil || !filter.match(levels)) {
+		return Finding{}, false
+	}
+	end := d.End
+	if !end.IsValid() || end < d.Pos {
+		end = d.Pos
+	}
+	tf := fset.File(d.Pos)
+	src := ""
+	if data, ok := currentText(f, tf, d.Pos, end); ok {
+		src = data
+	}
+	out := Finding{
+		Rule:     r.Name,
+		Package:  j.pkg.PkgPath,
+		Test:     name,
+		File:     pos.Filename,
+		Line:     pos.Line,
+		Col:      pos.Column,
+		Message:  d.Message,
+		SavingMs: d.Saving.Milliseconds(),
+		code:     strings.Join(strings.Fields(src), " "),
+	}
+	if d.Fix != nil {
+		out.Fix = d.Fix.Message
+	} else {
+		out.Reason = d.NotFixed
+		if out.Reason == "" {
+			out.Reason = "no safe rewrite is known"
+		}
+	}
+	return out, true
+}
+
+// currentText renders the code between pos and end for the ID hash, from
+// the syntax (the file on disk may already differ after earlier rounds).
+func currentText(f *ast.File, tf *token.File, pos, end token.Pos) (string, bool) {
+	path, _ := astutil.PathEnclosingInterval(f, pos, end)
+	if len(path) == 0 {
+		return "", false
+	}
+	var b strings.Builder
+	ast.Inspect(path[0], func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.Ident:
+			b.WriteString(n.Name + " ")
+		case *ast.BasicLit:
+			b.WriteString(n.Value + " ")
+		}
+		return true
+	})
+	return b.String(), true
+}
+
+// assignIDs gives each finding its stable ID; identical matches in the
+// same test are numbered in source order.
+func assignIDs(fs []Finding) {
+	sortFindings(fs)
+	count := map[string]int{}
+	for i := range fs {
+		f := &fs[i]
+		key := f.Rule + "\x00" + f.Package + "\x00" + f.Test + "\x00" + f.code
+		count[key]++
+		if n := count[key]; n > 1 {
+			key += fmt.Sprintf("\x00%d", n)
+		}
+		sum := sha256.Sum256([]byte(key))
+		f.ID = f.Rule + "-" + hex.EncodeToString(sum[:6])
+	}
+}
+
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Col != b.Col {
+			return a.Col < b.Col
+		}
+		return a.Rule < b.Rule
+	})
+}
+
+// ignored reports whether an //unflake:ignore directive naming rule sits
+// on line or directly above it (possibly with other comment lines between
+// the directive and the code).
+func ignored(fset *token.FileSet, f *ast.File, name string, line int) bool {
+	for _, g := range f.Comments {
+		end := fset.Position(g.End()).Line
+		for _, c := range g.List {
+			rules, ok := parseIgnore(c.Text)
+			if !ok || !(rules[name] || rules["all"]) {
+				continue
+			}
+			at := fset.Position(c.Pos()).Line
+			if at == line || end+1 == line {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// parseIgnore parses "//unflake:ignore rule1,rule2 reason".
+func parseIgnore(text string) (map[string]bool, bool) {
+	rest, ok := strings.CutPrefix(text, "//unflake:ignore")
+	if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '\t') {
+		return nil, false
+	}
+	fields := strings.Fields(rest)
+	if len(fields) == 0 {
+		return nil, false
+	}
+	m := map[string]bool{}
+	for _, r := range strings.Split(fields[0], ",") {
+		m[r] = true
+	}
+	return m, true
+}
+
+// enclosingTest returns the test and subtest names enclosing pos (nil if
+// pos is not in a test) and a name for the enclosing code: the test path
+// ("TestX/sub") or, outside tests, the enclosing function.
+// A subtest whose name is not a constant has the level name "".
+func enclosingTest(f *ast.File, pos token.Pos, info *types.Info) ([]string, string) {
+	path, _ := astutil.PathEnclosingInterval(f, pos, pos)
+	var levels []string
+	name := ""
+	for i := len(path) - 1; i >= 0; i-- {
+		switch n := path[i].(type) {
+		case *ast.FuncDecl:
+			name = funcName(n)
+			if isTestFunc(n) {
+				levels = []string{n.Name.Name}
+			}
+		case *ast.CallExpr:
+			if levels == nil || i == 0 {
+				continue
+			}
+			if lit, ok := path[i-1].(*ast.FuncLit); ok && isRunCall(n, lit, info) {
+				levels = append(levels, subtestName(n.Args[0], info))
+			}
+		}
+	}
+	if levels != nil {
+		name = strings.Join(levels, "/")
+	}
+	return levels, name
+}
+
+func funcName(fd *ast.FuncDecl) string {
+	if fd.Recv == nil || len(fd.Recv.List) == 0 {
+		return fd.Name.Name
+	}
+	t := fd.Recv.List[0].Type
+	if s, ok := t.(*ast.StarExpr); ok {
+		t = s.X
+	}
+	if id, ok := ast.Unparen(t).(*ast.Ident); ok {
+		return id.Name + "." + fd.Name.Name
+	}
+	return fd.Name.Name
+}
+
+var testFuncRE = regexp.MustCompile(`^(Test|Benchmark|Fuzz|Example)([^a-z]|$)`)
+
+func isTestFunc(fd *ast.FuncDecl) bool {
+	return fd.Recv == nil && testFuncRE.MatchString(fd.Name.Name)
+}
+
+// isRunCall reports whether call is t.Run(name, lit) on a *testing.T, B
+// or F.
+func isRunCall(call *ast.CallExpr, lit *ast.FuncLit, info *types.Info) bool {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "Run" || len(call.Args) != 2 || call.Args[1] != lit {
+		return false
+	}
+	fn, ok := info.Uses[sel.Sel].(*types.Func)
+	return ok && fn.Pkg() != nil && fn.Pkg().Path() == "testing"
+}
+
+// subtestName returns the name go test gives a subtest (spaces become
+// underscores), or "" when it is not a constant.
+func subtestName(arg ast.Expr, info *types.Info) string {
+	tv, ok := info.Types[arg]
+	if !ok || tv.Value == nil || tv.Value.Kind() != constant.String {
+		return ""
+	}
+	return strings.ReplaceAll(constant.StringVal(tv.Value), " ", "_")
+}
+
+// testFilter matches test names as `go test -run` does: the pattern is
+// split at slashes outside brackets and parentheses, and each part must
+// match (unanchored) the name at its level.
+type testFilter struct {
+	parts []*regexp.Regexp
+}
+
+func newTestFilter(pattern string) (*testFilter, error) {
+	var parts []*regexp.Regexp
+	for _, p := range splitRegexp(pattern) {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("invalid --run pattern %q: %v", pattern, err)
+		}
+		parts = append(parts, re)
+	}
+	return &testFilter{parts: parts}, nil
+}
+
+// match reports whether code at the test levels runs under the filter.
+// A subtest whose name is unknown ("") may match.
+func (tf *testFilter) match(levels []string) bool {
+	for i, name := range levels {
+		if i >= len(tf.parts) {
+			break
+		}
+		if name == "" && i > 0 {
+			continue
+		}
+		if !tf.parts[i].MatchString(name) {
+			return false
+		}
+	}
+	return true
+}
+
+func splitRegexp(s string) []string {
+	var parts []string
+	depth := 0
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[', '(':
+			depth++
+		case ']', ')':
+			depth--
+		case '\\':
+			i++
+		case '/':
+			if depth == 0 {
+				parts = append(parts, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, s[start:])
+}

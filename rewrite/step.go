@@ -1,0 +1,273 @@
+package rewrite
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/format"
+	"go/parser"
+	"go/token"
+	"strings"
+
+	"github.com/dave/dst"
+	"github.com/dave/dst/decorator"
+	"github.com/dave/dst/decorator/resolver/gotypes"
+	"github.com/dave/dst/decorator/resolver/guess"
+
+	"github.com/unflake/unflake/rule"
+)
+
+// stepResult is the outcome of running one rule once on a package.
+type stepResult struct {
+	findings []Finding
+	next     *state            // the package after the fixes, or nil if none applied
+	contents map[string][]byte // new contents of the files the fixes changed
+	errors   []error
+}
+
+// step runs rule r on the package state cur and applies the fixes it may.
+// If the fixes together do not type-check, each fix is tried on its own,
+// so one bad fix does not hold back the others; a fix that breaks the build
+// is reported as an internal error naming the rule and never applied.
+func (j *job) step(r *rule.Rule, cur *state, current map[string][]byte, ck *checker, filter *testFilter) stepResult {
+	fset := j.pkg.Fset
+	files := j.fileIndex(fset, cur)
+	s := j.newSession(r, cur, files)
+	r.Run(s.pass)
+
+	var out stepResult
+	var fixable []int // indices into s.diags of fixes to apply
+	findingOf := map[int]int{}
+	for i, d := range s.diags {
+		f, ok := j.finding(r, d, cur, files, filter)
+		if !ok {
+			continue
+		}
+		if d.Fix != nil {
+			fixable = append(fixable, i)
+			findingOf[i] = len(out.findings)
+		}
+		out.findings = append(out.findings, f)
+	}
+	if len(fixable) == 0 {
+		return out
+	}
+
+	// Have: fixes to apply. Try them all at once first.
+	next, contents, err := j.apply(s, fixable, cur, current, ck)
+	applied := fixable
+	if err != nil {
+		want := len(s.diags)
+		applied = nil
+		var good []int
+		for _, i := range fixable {
+			try := append(append([]int(nil), good...), i)
+			s := j.newSession(r, cur, files)
+			r.Run(s.pass)
+			if len(s.diags) != want {
+				break // the rule is not deterministic; give up on the rest
+			}
+			n, c, err := j.apply(s, try, cur, current, ck)
+			if err != nil {
+				f := &out.findings[findingOf[i]]
+				f.Reason = "internal error: the fix does not compile: " + err.Error()
+				out.errors = append(out.errors, fmt.Errorf("%s:%d:%d: internal error: rule %s: fix does not compile: %v", f.File, f.Line, f.Col, r.Name, err))
+				continue
+			}
+			good, next, contents = try, n, c
+		}
+		applied = good
+	}
+	for _, i := range applied {
+		f := &out.findings[findingOf[i]]
+		f.Fixed = true
+	}
+	if len(applied) > 0 {
+		out.next, out.contents = next, contents
+	}
+	return out
+}
+
+// session is one run of a rule with its lazily decorated files.
+type session struct {
+	pass  *rule.Pass
+	dec   *decorator.Decorator
+	files map[string]*ast.File
+	dsts  map[*ast.File]*dst.File
+	diags []rule.Diagnostic
+}
+
+func (j *job) newSession(r *rule.Rule, cur *state, files map[string]*ast.File) *session {
+	s := &session{
+		dec:   decorator.NewDecoratorWithImports(j.pkg.Fset, j.pkg.PkgPath, gotypes.New(cur.info.Uses)),
+		files: files,
+		dsts:  map[*ast.File]*dst.File{},
+	}
+	var list []*ast.File
+	for _, f := range cur.syntax {
+		for _, g := range files {
+			if f == g {
+				list = append(list, f)
+			}
+		}
+	}
+	goVersion := ""
+	if m := j.pkg.Module; m != nil && m.GoVersion != "" {
+		goVersion = "go" + m.GoVersion
+	}
+	s.pass = &rule.Pass{
+		Rule:      r,
+		Fset:      j.pkg.Fset,
+		Files:     list,
+		AllFiles:  cur.syntax,
+		Pkg:       cur.types,
+		TypesInfo: cur.info,
+		GoVersion: goVersion,
+		Report:    func(d rule.Diagnostic) { s.diags = append(s.diags, d) },
+		Dst:       s.dst,
+	}
+	return s
+}
+
+// dst returns the decorated node of n, decorating its file on first use.
+func (s *session) dst(n ast.Node) dst.Node {
+	f := s.fileOf(n.Pos())
+	if f == nil {
+		return nil
+	}
+	if _, ok := s.dsts[f]; !ok {
+		df, err := s.dec.DecorateFile(f)
+		if err != nil {
+			return nil
+		}
+		s.dsts[f] = df
+	}
+	return s.dec.Dst.Nodes[n]
+}
+
+func (s *session) fileOf(pos token.Pos) *ast.File {
+	for _, f := range s.files {
+		if f.FileStart <= pos && pos <= f.FileEnd {
+			return f
+		}
+	}
+	return nil
+}
+
+// apply applies the fixes of s.diags at the indices in which, restores and
+// formats the changed files, checks that no comment was lost, and
+// type-checks the package with them.
+func (j *job) apply(s *session, which []int, cur *state, current map[string][]byte, ck *checker) (*state, map[string][]byte, error) {
+	var deletes []ast.Node
+	for _, i := range which {
+		d := s.diags[i]
+		if f := s.fileOf(d.Pos); f != nil {
+			s.dst(f) // the file of the finding is restored even if Apply did not ask for it
+		}
+		d.Fix.Apply()
+		deletes = append(deletes, d.Fix.Deletes...)
+	}
+
+	fset := j.pkg.Fset
+	contents := map[string][]byte{}
+	replaced := map[*ast.File]*ast.File{}
+	// Every decorated file is restored; one the fixes did not edit prints
+	// back unchanged (dst round-trips source byte for byte) and is skipped.
+	for path, f := range s.files {
+		df, ok := s.dsts[f]
+		if !ok {
+			continue
+		}
+		src, err := restore(j.pkg.PkgPath, cur, df)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %v", path, err)
+		}
+		if bytes.Equal(src, current[path]) {
+			continue
+		}
+		nf, err := parser.ParseFile(fset, path, src, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			return nil, nil, err
+		}
+		if lost := lostComments(f, nf, deletes); lost != "" {
+			return nil, nil, fmt.Errorf("%s: comment lost: %s", path, lost)
+		}
+		contents[path] = src
+		replaced[f] = nf
+	}
+	if len(replaced) == 0 {
+		return nil, nil, nil
+	}
+	syntax := make([]*ast.File, len(cur.syntax))
+	for i, f := range cur.syntax {
+		if nf, ok := replaced[f]; ok {
+			syntax[i] = nf
+		} else {
+			syntax[i] = f
+		}
+	}
+	tp, info, err := ck.check(syntax)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &state{syntax: syntax, types: tp, info: info}, contents, nil
+}
+
+// restore prints a decorated file, managing its imports from the
+// package's own imports (not the slow default resolver), and gofmts it.
+func restore(pkgPath string, cur *state, f *dst.File) ([]byte, error) {
+	names := importNames{}
+	for _, imp := range cur.types.Imports() {
+		names[imp.Path()] = imp.Name()
+	}
+	r := decorator.NewRestorerWithImports(pkgPath, names)
+	var buf bytes.Buffer
+	if err := r.Fprint(&buf, f); err != nil {
+		return nil, err
+	}
+	return format.Source(buf.Bytes())
+}
+
+// importNames resolves package names from the package's imports, falling
+// back to the last path element for packages a fix newly imports.
+type importNames map[string]string
+
+func (m importNames) ResolvePackage(path string) (string, error) {
+	if n, ok := m[path]; ok {
+		return n, nil
+	}
+	return guess.New().ResolvePackage(path)
+}
+
+// lostComments returns the first comment of old missing from new, other
+// than comments inside deleted nodes.
+func lostComments(old, new *ast.File, deletes []ast.Node) string {
+	have := map[string]int{}
+	for _, g := range new.Comments {
+		for _, c := range g.List {
+			have[strings.TrimSpace(c.Text)]++
+		}
+	}
+	for _, g := range old.Comments {
+		for _, c := range g.List {
+			if inside(c, deletes) {
+				continue
+			}
+			t := strings.TrimSpace(c.Text)
+			if have[t] == 0 {
+				return t
+			}
+			have[t]--
+		}
+	}
+	return ""
+}
+
+func inside(n ast.Node, list []ast.Node) bool {
+	for _, m := range list {
+		if m.Pos() <= n.Pos() && n.End() <= m.End() {
+			return true
+		}
+	}
+	return false
+}

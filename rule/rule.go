@@ -1,0 +1,195 @@
+// Package rule defines the interface between unflake's engine and its rules.
+//
+// A rule sees a package the way a go/analysis pass does (file set, syntax,
+// types, go version), reports diagnostics, and may attach a fix that edits
+// the decorated (dst) form of the file. A rule never prints, writes files or
+// reads command-line flags other than its own Flags; the engine decides
+// which fixes are applied, re-type-checks the result and writes it.
+package rule
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/dave/dst"
+)
+
+// A Rule finds one kind of slow or flaky test code and, where it can prove
+// the rewrite safe, fixes it.
+type Rule struct {
+	// Name is the rule's identifier on the command line: lower case letters.
+	Name string
+
+	// Doc is the rule's documentation in Markdown. It starts with a
+	// "# name" title, then a one-paragraph summary, and has "## Before" and
+	// "## After" sections with a Go example each. It feeds `unflake rules`,
+	// docs/rules.md and the help text, so it lives once, beside the rule.
+	Doc string
+
+	// Default reports whether the rule runs when --rules is not given.
+	Default bool
+
+	// Flags are the rule's own options, exposed on the command line.
+	Flags flag.FlagSet
+
+	// Prefilter reports whether a test file whose source is src may hold
+	// something Run would report. It must be cheap (a byte search) and it
+	// must never return false for a file Run would report on: the engine
+	// skips type-checking packages none of whose test files pass it.
+	Prefilter func(src []byte) bool
+
+	// Run inspects pass.Files and calls pass.Report for each finding.
+	Run func(pass *Pass)
+}
+
+// A Pass is one run of a rule on one package.
+type Pass struct {
+	Rule      *Rule
+	Fset      *token.FileSet
+	Files     []*ast.File // the package's test files that unflake may rewrite
+	AllFiles  []*ast.File // every file of the package, for analysis only
+	Pkg       *types.Package
+	TypesInfo *types.Info
+
+	// GoVersion is the go version of the package's module ("go1.22"),
+	// or "" when unknown. A fix must not use an API or language feature
+	// newer than FileVersion of the file it edits.
+	GoVersion string
+
+	// Report records a diagnostic.
+	Report func(Diagnostic)
+
+	// Dst returns the decorated node for n, a node of one of Files, so a
+	// fix can edit it. The file is decorated on first use.
+	Dst func(n ast.Node) dst.Node
+}
+
+// FileVersion returns the go version that governs f ("go1.22"), taking
+// //go:build constraints into account, or "" when unknown.
+func (p *Pass) FileVersion(f *ast.File) string {
+	if v := p.TypesInfo.FileVersions[f]; v != "" {
+		return v
+	}
+	return p.GoVersion
+}
+
+// A Diagnostic is a finding at a position, with a fix or the reason there
+// is none.
+type Diagnostic struct {
+	Pos, End token.Pos
+
+	// Message says what is wrong, in lower case, without a trailing period.
+	Message string
+
+	// Fix rewrites the code, or is nil when the rule cannot prove a
+	// rewrite safe; then NotFixed says why.
+	Fix      *Fix
+	NotFixed string
+
+	// Saving is the static estimate of test time the fix saves (constant
+	// durations only), or zero.
+	Saving time.Duration
+}
+
+// A Fix edits decorated nodes obtained from Pass.Dst.
+type Fix struct {
+	// Message says what the fix does, as a lower-case verb phrase.
+	Message string
+
+	// Apply performs the edit. It is called at most once, only if the
+	// engine decides to apply the fix (it may not, for example when the
+	// site carries an //unflake:ignore directive). Any file of Files may be
+	// edited through nodes from Pass.Dst.
+	Apply func()
+
+	// Deletes lists the nodes whose code the fix removes; comments inside
+	// them may disappear from the output. Any other lost comment is an
+	// internal error.
+	Deletes []ast.Node
+}
+
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+
+// Validate checks a list of rules at start-up: names are well formed and
+// unique, docs have a summary and a before/after example, functions are
+// set, and flag names do not collide.
+func Validate(rules []*Rule) error {
+	names := map[string]bool{}
+	flags := map[string]string{}
+	for _, r := range rules {
+		if !nameRE.MatchString(r.Name) {
+			return fmt.Errorf("rule %q: invalid name", r.Name)
+		}
+		if names[r.Name] {
+			return fmt.Errorf("rule %q: duplicate name", r.Name)
+		}
+		names[r.Name] = true
+		if r.Run == nil || r.Prefilter == nil {
+			return fmt.Errorf("rule %q: Run and Prefilter must be set", r.Name)
+		}
+		if !strings.HasPrefix(r.Doc, "# "+r.Name+"\n") {
+			return fmt.Errorf("rule %q: doc must start with %q", r.Name, "# "+r.Name)
+		}
+		if r.Summary() == "" {
+			return fmt.Errorf("rule %q: doc has no summary paragraph", r.Name)
+		}
+		for _, sec := range []string{"Before", "After"} {
+			if r.Section(sec) == "" {
+				return fmt.Errorf("rule %q: doc has no %q section", r.Name, "## "+sec)
+			}
+		}
+		var err error
+		r.Flags.VisitAll(func(f *flag.Flag) {
+			if other, ok := flags[f.Name]; ok && err == nil {
+				err = fmt.Errorf("rule %q: flag -%s already defined by rule %q", r.Name, f.Name, other)
+			}
+			flags[f.Name] = r.Name
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Summary returns the first paragraph after the doc's title, on one line.
+func (r *Rule) Summary() string {
+	_, body, _ := strings.Cut(r.Doc, "\n")
+	body = strings.TrimLeft(body, "\n")
+	para, _, _ := strings.Cut(body, "\n\n")
+	if strings.HasPrefix(para, "#") {
+		return ""
+	}
+	return strings.Join(strings.Fields(para), " ")
+}
+
+// Section returns the body of the doc's "## title" section, trimmed.
+func (r *Rule) Section(title string) string {
+	head := "\n## " + title + "\n"
+	_, rest, ok := strings.Cut(r.Doc, head)
+	if !ok {
+		return ""
+	}
+	if i := strings.Index(rest, "\n## "); i >= 0 {
+		rest = rest[:i]
+	}
+	return strings.TrimSpace(rest)
+}
+
+// ContainsAny is a Prefilter helper: it reports whether src contains any of
+// the words.
+func ContainsAny(src []byte, words ...string) bool {
+	for _, w := range words {
+		if bytes.Contains(src, []byte(w)) {
+			return true
+		}
+	}
+	return false
+}

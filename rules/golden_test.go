@@ -1,0 +1,203 @@
+package rules_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/unflake/unflake/cli"
+	"github.com/unflake/unflake/rules"
+)
+
+// update rewrites the golden files instead of comparing with them. It is an
+// environment switch, not a flag, so `UNFLAKE_UPDATE=1 go test ./...` works
+// in every package.
+var update = os.Getenv("UNFLAKE_UPDATE") != ""
+
+// cliMu serialises runs of the command: rule flags are process-wide.
+var cliMu sync.Mutex
+
+// unflake runs the command in dir and returns its exit code and output.
+func unflake(t *testing.T, dir string, args ...string) (int, string, string) {
+	t.Helper()
+	cliMu.Lock()
+	defer cliMu.Unlock()
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(append([]string{"-C", dir}, args...), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// A goldenCase is one archive under testdata/RULE/ with its directives:
+//
+//	flags: --poll-timeout=5s   extra command-line flags
+//	run                        the rewritten module's tests must pass
+//	fail                       the rewritten module's tests must fail (a mutation)
+type goldenCase struct {
+	rule, name string
+	archive    *txtar.Archive
+	flags      []string
+	run, fail  bool
+}
+
+func loadCases(t *testing.T, ruleName string) []goldenCase {
+	paths, err := filepath.Glob(filepath.Join("..", "testdata", ruleName, "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []goldenCase
+	for _, path := range paths {
+		a, err := txtar.ParseFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := goldenCase{rule: ruleName, name: strings.TrimSuffix(filepath.Base(path), ".txtar"), archive: a}
+		for _, line := range strings.Split(string(a.Comment), "\n") {
+			line = strings.TrimSpace(line)
+			switch {
+			case strings.HasPrefix(line, "flags:"):
+				c.flags = strings.Fields(strings.TrimPrefix(line, "flags:"))
+			case line == "run":
+				c.run = true
+			case line == "fail":
+				c.fail = true
+			}
+		}
+		cases = append(cases, c)
+	}
+	return cases
+}
+
+func TestGolden(t *testing.T) {
+	for _, r := range rules.All() {
+		cases := loadCases(t, r.Name)
+		if len(cases) == 0 {
+			t.Errorf("rule %s has no cases under testdata/%s", r.Name, r.Name)
+		}
+		var negative atomic.Int32
+		for _, c := range cases {
+			t.Run(r.Name+"/"+c.name, func(t *testing.T) {
+				t.Parallel()
+				if c.check(t) == 0 {
+					negative.Add(1)
+				}
+			})
+		}
+		t.Cleanup(func() {
+			if negative.Load() == 0 && len(cases) > 0 && !t.Failed() {
+				t.Errorf("rule %s has no negative case (one it must leave alone)", r.Name)
+			}
+		})
+	}
+}
+
+// check runs one case and returns the number of files the rule changed.
+func (c goldenCase) check(t *testing.T) int {
+	dir := t.TempDir()
+	input := map[string][]byte{}
+	for _, f := range c.archive.Files {
+		path := filepath.Join(dir, f.Name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		input[f.Name] = f.Data
+	}
+	args := append([]string{"--rules", c.rule}, c.flags...)
+	args = append(args, "./...")
+
+	code, findings, stderr := unflake(t, dir, append([]string{"check"}, args...)...)
+	if code == 2 {
+		t.Fatalf("check failed:\n%s", stderr)
+	}
+	if code, _, stderr := unflake(t, dir, append([]string{"fix"}, args...)...); code != 0 {
+		t.Fatalf("fix exited %d:\n%s", code, stderr)
+	}
+
+	got := &txtar.Archive{Files: []txtar.File{{Name: "findings", Data: []byte(findings)}}}
+	var names []string
+	for name := range input {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	changed := 0
+	for _, name := range names {
+		now, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(now, input[name]) {
+			changed++
+			got.Files = append(got.Files, txtar.File{Name: name, Data: now})
+		}
+	}
+	goldenPath := filepath.Join("..", "golden", c.rule, c.name+".golden")
+	if update {
+		if err := os.MkdirAll(filepath.Dir(goldenPath), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(goldenPath, txtar.Format(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	} else if want, err := os.ReadFile(goldenPath); err != nil {
+		t.Fatalf("%v (run with UNFLAKE_UPDATE=1 to create it)", err)
+	} else if g := txtar.Format(got); !bytes.Equal(g, want) {
+		t.Errorf("output differs from %s (UNFLAKE_UPDATE=1 rewrites it):\n%s", goldenPath, lineDiff(string(want), string(g)))
+	}
+
+	// A second run finds nothing more to fix.
+	if code, diff, stderr := unflake(t, dir, append([]string{"fix", "--diff"}, args...)...); code != 0 {
+		t.Errorf("second run is not idempotent (exit %d):\n%s%s", code, diff, stderr)
+	}
+
+	// The output type-checks and passes vet; runnable cases run.
+	goCmd(t, dir, true, "vet", "./...")
+	if c.run {
+		goCmd(t, dir, true, "test", "-count=1", "./...")
+	}
+	if c.fail {
+		goCmd(t, dir, false, "test", "-count=1", "./...")
+	}
+	return changed
+}
+
+// goCmd runs the go command in dir and checks whether it succeeded.
+func goCmd(t *testing.T, dir string, wantOK bool, args ...string) {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	out, err := cmd.CombinedOutput()
+	if ok := err == nil; ok != wantOK {
+		t.Errorf("go %s: ok=%v, want %v:\n%s", strings.Join(args, " "), ok, wantOK, out)
+	}
+}
+
+// lineDiff is a short line diff for failure messages.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var a, c string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			c = g[i]
+		}
+		if a != c {
+			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, a, c)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,69 @@
+// Package rules registers unflake's rules.
+package rules
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rules/attemptloop"
+)
+
+// All returns every rule, in the order they run. A rule that is not in the
+// default set says why in its doc.
+func All() []*rule.Rule {
+	return []*rule.Rule{
+		attemptloop.Rule,
+	}
+}
+
+// Lookup returns the rule named name, or nil.
+func Lookup(name string) *rule.Rule {
+	for _, r := range All() {
+		if r.Name == name {
+			return r
+		}
+	}
+	return nil
+}
+
+// Select returns the rules to run: the named ones (or the default set when
+// names is empty) minus skip, in registry order. An unknown name is an
+// error.
+func Select(names, skip []string) ([]*rule.Rule, error) {
+	want := map[string]bool{}
+	for _, n := range append(append([]string(nil), names...), skip...) {
+		if Lookup(n) == nil {
+			return nil, fmt.Errorf("unknown rule %q (rules: %s)", n, strings.Join(Names(), ", "))
+		}
+	}
+	for _, n := range names {
+		want[n] = true
+	}
+	skipped := map[string]bool{}
+	for _, n := range skip {
+		skipped[n] = true
+	}
+	var out []*rule.Rule
+	for _, r := range All() {
+		if skipped[r.Name] {
+			continue
+		}
+		if len(names) == 0 && r.Default || want[r.Name] {
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no rule selected")
+	}
+	return out, nil
+}
+
+// Names returns the names of all rules.
+func Names() []string {
+	var names []string
+	for _, r := range All() {
+		names = append(names, r.Name)
+	}
+	return names
+}
