@@ -334,3 +334,105 @@ func TestDiffApplies(t *testing.T) {
 		}
 	}
 }
+
+func TestWorkspaceAndCgo(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("no C compiler")
+	}
+	dir := writeModule(t, `
+-- go.work --
+go 1.22
+
+use (
+	./a
+	./b
+)
+-- a/go.mod --
+module example.com/a
+
+go 1.22
+-- a/a.go --
+package a
+
+// int twice(int x) { return 2 * x; }
+import "C"
+
+func Twice(x int) int { return int(C.twice(C.int(x))) }
+-- a/a_test.go --
+package a
+
+import (
+	"testing"
+	"time"
+)
+
+func TestTwice(t *testing.T) {
+	time.Sleep(1)
+	if Twice(2) != 4 {
+		t.Fatal("twice")
+	}
+}
+-- b/go.mod --
+module example.com/b
+
+go 1.22
+
+require example.com/a v0.0.0
+-- b/b_test.go --
+package b
+
+import (
+	"testing"
+	"time"
+
+	"example.com/a"
+)
+
+func TestB(t *testing.T) {
+	time.Sleep(1)
+	_ = a.Twice(1)
+}
+`)
+	// At a workspace root that is not a module, ./... is an error for the
+	// go command too; name the modules.
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./a/...", "./b/..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors: %v", res.Errors)
+	}
+	if len(res.Changes) != 2 {
+		t.Fatalf("got %d changes, want one per workspace module", len(res.Changes))
+	}
+}
+
+func TestBuildTags(t *testing.T) {
+	dir := writeModule(t, `
+-- go.mod --
+module example.com/m
+
+go 1.22
+-- tagged_test.go --
+//go:build integration
+
+package m
+
+import (
+	"testing"
+	"time"
+)
+
+func TestTagged(t *testing.T) { time.Sleep(1) }
+`)
+	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}}
+	res, err := rewrite.Run(cfg)
+	if err == nil && len(res.Findings) != 0 {
+		t.Errorf("without the tag the file is not built, yet: %+v", res.Findings)
+	}
+	cfg.Tags = []string{"integration"}
+	res, err = rewrite.Run(cfg)
+	if err != nil || len(res.Changes) != 1 {
+		t.Fatalf("with the tag: %v, %d changes", err, len(res.Changes))
+	}
+}

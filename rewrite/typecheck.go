@@ -64,9 +64,15 @@ func (c *checker) Import(path string) (*types.Package, error) {
 	return tp, nil
 }
 
+// exportDataMu serialises reading export data: the reader may complete
+// package objects that several jobs share.
+var exportDataMu sync.Mutex
+
 // importExportData reads the export data of a package the original
 // package did not import.
 func (c *checker) importExportData(path string) (*types.Package, error) {
+	exportDataMu.Lock()
+	defer exportDataMu.Unlock()
 	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedExportFile, Dir: c.pkg.Dir}
 	pkgs, err := packages.Load(cfg, path)
 	if err != nil {

@@ -1,0 +1,72 @@
+package rewrite_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/unflake/unflake/rewrite"
+)
+
+func numbered(n int, change map[int]string) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		if s, ok := change[i]; ok {
+			b.WriteString(s)
+			continue
+		}
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	return b.String()
+}
+
+func TestWriteDiff(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		old, new string
+		want     string
+	}{
+		{"equal", "a\n", "a\n", ""},
+		{"first line", numbered(5, nil), numbered(5, map[int]string{1: "one\n"}),
+			"--- a/f.go\n+++ b/f.go\n@@ -1,4 +1,4 @@\n-line 1\n+one\n line 2\n line 3\n line 4\n"},
+		{"insert", numbered(3, nil), numbered(3, map[int]string{2: "line 2\nnew\n"}),
+			"--- a/f.go\n+++ b/f.go\n@@ -1,3 +1,4 @@\n line 1\n line 2\n+new\n line 3\n"},
+		{"two hunks", numbered(20, nil), numbered(20, map[int]string{2: "two\n", 18: ""}),
+			"--- a/f.go\n+++ b/f.go\n@@ -1,5 +1,5 @@\n line 1\n-line 2\n+two\n line 3\n line 4\n line 5\n@@ -15,6 +15,5 @@\n line 15\n line 16\n line 17\n-line 18\n line 19\n line 20\n"},
+		{"no newline at end", "a\nb", "a\nc\n",
+			"--- a/f.go\n+++ b/f.go\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := rewrite.WriteDiff(&buf, "f.go", []byte(tc.old), []byte(tc.new)); err != nil {
+				t.Fatal(err)
+			}
+			if buf.String() != tc.want {
+				t.Errorf("got:\n%s\nwant:\n%s", buf.String(), tc.want)
+			}
+			if tc.want == "" {
+				return
+			}
+			if _, err := exec.LookPath("git"); err != nil {
+				return
+			}
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "f.go"), []byte(tc.old), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("git", "apply", "-")
+			cmd.Dir = dir
+			cmd.Stdin = &buf
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git apply: %v\n%s", err, out)
+			}
+			if got, _ := os.ReadFile(filepath.Join(dir, "f.go")); string(got) != tc.new {
+				t.Errorf("after git apply:\n%q\nwant\n%q", got, tc.new)
+			}
+		})
+	}
+}
