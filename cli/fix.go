@@ -50,7 +50,9 @@ func fixRun(opts *options, patterns []string, diff bool) error {
 			}
 		}
 	}
-	fmt.Fprintln(opts.stderr, summary(res, diff))
+	if errs == nil || len(res.Changes) > 0 {
+		fmt.Fprintln(opts.stderr, summary(res, diff))
+	}
 	if errs != nil {
 		return errs
 	}

@@ -29,6 +29,10 @@ const (
 // errFindings makes a command exit with exitFindings after printing.
 var errFindings = errors.New("findings")
 
+// errReported makes a command exit with exitError when it has already
+// printed its errors.
+var errReported = errors.New("errors reported")
+
 // Main runs unflake with args and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	resetRuleFlags()
@@ -40,6 +44,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return exitClean
 	case errors.Is(err, errFindings):
 		return exitFindings
+	case errors.Is(err, errReported):
+		return exitError
 	}
 	fmt.Fprintf(stderr, "unflake: %s\n", oneLine(err.Error()))
 	return exitError
@@ -155,16 +161,21 @@ func (o *options) analyse(patterns []string) (*rewrite.Result, string, error) {
 }
 
 // reportErrors prints Result.Errors one per line, with paths relative to
-// base, and summarises them as the command's error.
+// base: "file:line:col: message" when the error has a position, else
+// "unflake: message". It returns errReported if there was any.
 func (o *options) reportErrors(res *rewrite.Result, base string) error {
 	for _, e := range res.Errors {
-		msg := strings.ReplaceAll(e.Error(), base+string(filepath.Separator), "")
-		fmt.Fprintf(o.stderr, "%s\n", oneLine(msg))
+		msg := oneLine(strings.ReplaceAll(e.Error(), base+string(filepath.Separator), ""))
+		var pe *rewrite.PosError
+		if !errors.As(e, &pe) || pe.Pos == "" || pe.Pos == "-" {
+			msg = "unflake: " + msg
+		}
+		fmt.Fprintln(o.stderr, msg)
 	}
 	if len(res.Errors) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%d error(s); packages with errors were left untouched", len(res.Errors))
+	return errReported
 }
 
 // rel returns path relative to base, with forward slashes.

@@ -436,3 +436,31 @@ func TestTagged(t *testing.T) { time.Sleep(1) }
 		t.Fatalf("with the tag: %v, %d changes", err, len(res.Changes))
 	}
 }
+
+func TestFileThatDoesNotRoundTripIsReported(t *testing.T) {
+	dir := writeModule(t, `
+-- go.mod --
+module example.com/m
+
+go 1.22
+-- m_test.go --
+package m
+
+import (
+	"testing"
+	"time"
+	tm "time"
+)
+
+func TestA(t *testing.T) {
+	time.Sleep(tm.Millisecond)
+}
+`)
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Changes) != 0 || len(res.Findings) != 1 || res.Findings[0].Fixed || !strings.Contains(res.Findings[0].Reason, `imports "time" twice`) {
+		t.Errorf("changes %d, findings %+v", len(res.Changes), res.Findings)
+	}
+}

@@ -38,14 +38,25 @@ func (j *job) step(r *rule.Rule, cur *state, current map[string][]byte, ck *chec
 	var out stepResult
 	var fixable []int // indices into s.diags of fixes to apply
 	findingOf := map[int]int{}
+	unsafe := map[*ast.File]string{} // files dst cannot print back unchanged, with why
 	for i, d := range s.diags {
 		f, ok := j.finding(r, d, cur, files, filter)
 		if !ok {
 			continue
 		}
 		if d.Fix != nil {
-			fixable = append(fixable, i)
-			findingOf[i] = len(out.findings)
+			file := s.fileOf(d.Pos)
+			why, checked := unsafe[file]
+			if !checked {
+				why = j.roundTrips(cur, file, current[fset.File(file.FileStart).Name()])
+				unsafe[file] = why
+			}
+			if why != "" {
+				f.Fix, f.Reason = "", why
+			} else {
+				fixable = append(fixable, i)
+				findingOf[i] = len(out.findings)
+			}
 		}
 		out.findings = append(out.findings, f)
 	}
@@ -86,6 +97,37 @@ func (j *job) step(r *rule.Rule, cur *state, current map[string][]byte, ck *chec
 		out.next, out.contents = next, contents
 	}
 	return out
+}
+
+// roundTrips returns "" if the file prints back unchanged after being
+// decorated with import management, or the reason it does not. Printing a
+// file back must change nothing but the fixes: dst manages imports by path,
+// so a file importing one path under two names would have every use
+// renamed to one of them.
+func (j *job) roundTrips(cur *state, f *ast.File, src []byte) string {
+	seen := map[string]bool{}
+	for _, imp := range f.Imports {
+		if seen[imp.Path.Value] {
+			return "the file imports " + imp.Path.Value + " twice, which unflake cannot rewrite without touching unrelated lines"
+		}
+		seen[imp.Path.Value] = true
+	}
+	dec := decorator.NewDecoratorWithImports(j.pkg.Fset, j.pkg.PkgPath, gotypes.New(cur.info.Uses))
+	df, err := dec.DecorateFile(f)
+	if err != nil {
+		return "unflake cannot decorate the file: " + err.Error()
+	}
+	out, err := restore(j.pkg.PkgPath, cur, df)
+	if err != nil {
+		return "unflake cannot print the file back: " + err.Error()
+	}
+	if !bytes.Equal(out, src) {
+		if formatted, err := format.Source(src); err == nil && !bytes.Equal(formatted, src) {
+			return "the file is not gofmt-formatted; run gofmt first so the fix changes only its own lines"
+		}
+		return "unflake cannot print the file back unchanged, so a fix would touch unrelated lines"
+	}
+	return ""
 }
 
 // session is one run of a rule with its lazily decorated files.
