@@ -464,3 +464,38 @@ func TestA(t *testing.T) {
 		t.Errorf("changes %d, findings %+v", len(res.Changes), res.Findings)
 	}
 }
+
+func TestExternalTestPackageAlone(t *testing.T) {
+	dir := writeModule(t, `
+-- go.mod --
+module example.com/m
+
+go 1.22
+-- m.go --
+package m
+
+func F() int { return 1 }
+-- m_test.go --
+package m
+
+import "testing"
+
+func TestF(t *testing.T) { F() }
+-- ext_test.go --
+package m_test
+
+import (
+	"testing"
+	"time"
+)
+
+func TestExt(t *testing.T) { time.Sleep(1) }
+`)
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Changes) != 1 || filepath.Base(res.Changes[0].Path) != "ext_test.go" {
+		t.Errorf("changes: %+v, errors %v", res.Changes, res.Errors)
+	}
+}

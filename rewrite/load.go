@@ -16,10 +16,10 @@ import (
 
 // listMode is the cheap first load: names and file lists only (go list),
 // enough to prefilter test files by their bytes.
-const listMode = packages.NeedName | packages.NeedFiles | packages.NeedModule
+const listMode = packages.NeedName | packages.NeedFiles | packages.NeedModule | packages.NeedForTest
 
 // typedMode is the full load of candidate packages.
-const typedMode = packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles |
+const typedMode = packages.NeedName | packages.NeedForTest | packages.NeedFiles | packages.NeedCompiledGoFiles |
 	packages.NeedImports | packages.NeedTypes | packages.NeedTypesInfo | packages.NeedSyntax |
 	packages.NeedModule | packages.NeedTypesSizes
 

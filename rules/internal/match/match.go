@@ -1,0 +1,371 @@
+// Package match holds small matchers over type-checked Go syntax that
+// unflake's rules share: which function a call calls, constant values,
+// side-effect-free expressions, the variables an expression reads and
+// whether a statement may change them, and time.Duration values built as
+// decorated (dst) syntax.
+//
+// Everything here answers questions through go/types, never by name: a
+// local function called Sleep is not time.Sleep, and time.Sleep imported
+// under an alias still is.
+package match
+
+import (
+	"go/ast"
+	"go/constant"
+	"go/token"
+	"go/types"
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dave/dst"
+)
+
+// Callee returns the function or method that call statically names, or nil
+// when call is a conversion, a builtin call, or a call of a function value.
+func Callee(info *types.Info, call *ast.CallExpr) *types.Func {
+	fun := ast.Unparen(call.Fun)
+	// A generic function called with explicit type arguments: f[T](x).
+	switch ix := fun.(type) {
+	case *ast.IndexExpr:
+		fun = ix.X
+	case *ast.IndexListExpr:
+		fun = ix.X
+	}
+	var id *ast.Ident
+	switch f := fun.(type) {
+	case *ast.Ident:
+		id = f
+	case *ast.SelectorExpr:
+		id = f.Sel
+	default:
+		return nil
+	}
+	fn, _ := info.Uses[id].(*types.Func)
+	return fn
+}
+
+// IsPkgFunc reports whether call calls the package-level function of the
+// package with import path pkgPath whose name is one of names.
+func IsPkgFunc(info *types.Info, call *ast.CallExpr, pkgPath string, names ...string) bool {
+	fn := Callee(info, call)
+	if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != pkgPath {
+		return false
+	}
+	if fn.Type().(*types.Signature).Recv() != nil {
+		return false
+	}
+	return oneOf(fn.Name(), names)
+}
+
+// IsMethod reports whether call calls a method declared in the package with
+// import path pkgPath whose name is one of names. For pkgPath "testing" this
+// matches the methods of T, B, F and TB alike (t.Errorf, tb.Fatal, ...).
+func IsMethod(info *types.Info, call *ast.CallExpr, pkgPath string, names ...string) bool {
+	fn := Callee(info, call)
+	if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != pkgPath {
+		return false
+	}
+	if fn.Type().(*types.Signature).Recv() == nil {
+		return false
+	}
+	return oneOf(fn.Name(), names)
+}
+
+func oneOf(s string, list []string) bool {
+	for _, x := range list {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
+
+// ConstInt returns the value of e if it is an integer constant (of any
+// integer type, time.Duration included, or untyped) that fits in an int64.
+func ConstInt(info *types.Info, e ast.Expr) (int64, bool) {
+	tv, ok := info.Types[e]
+	if !ok || tv.Value == nil {
+		return 0, false
+	}
+	v := constant.ToInt(tv.Value)
+	if v.Kind() != constant.Int {
+		return 0, false
+	}
+	return constant.Int64Val(v)
+}
+
+// ConstDuration returns the value of e if it is a constant duration, such
+// as the argument of time.Sleep(5 * time.Millisecond).
+func ConstDuration(info *types.Info, e ast.Expr) (time.Duration, bool) {
+	n, ok := ConstInt(info, e)
+	return time.Duration(n), ok
+}
+
+// IsPure reports whether evaluating e has no side effects and gives the same
+// value each time as long as the variables it reads keep their values: it
+// is built from constants, identifiers, field selections and qualified
+// identifiers, arithmetic and comparison operators, and conversions. Calls
+// other than conversions, receives, dereferences and indexing are not pure.
+func IsPure(info *types.Info, e ast.Expr) bool {
+	if tv, ok := info.Types[e]; ok && tv.Value != nil {
+		return true
+	}
+	switch e := e.(type) {
+	case *ast.Ident:
+		switch info.Uses[e].(type) {
+		case *types.Var, *types.Const, *types.Nil:
+			return true
+		}
+		return false
+	case *ast.BasicLit:
+		return true
+	case *ast.ParenExpr:
+		return IsPure(info, e.X)
+	case *ast.SelectorExpr:
+		if sel, ok := info.Selections[e]; ok {
+			return sel.Kind() == types.FieldVal && IsPure(info, e.X)
+		}
+		// A qualified identifier: pkg.Name.
+		switch info.Uses[e.Sel].(type) {
+		case *types.Var, *types.Const:
+			return true
+		}
+		return false
+	case *ast.UnaryExpr:
+		switch e.Op {
+		case token.ADD, token.SUB, token.XOR, token.NOT:
+			return IsPure(info, e.X)
+		}
+		return false
+	case *ast.BinaryExpr:
+		return IsPure(info, e.X) && IsPure(info, e.Y)
+	case *ast.CallExpr:
+		if tv, ok := info.Types[e.Fun]; ok && tv.IsType() && len(e.Args) == 1 && e.Ellipsis == token.NoPos {
+			return IsPure(info, e.Args[0])
+		}
+		return false
+	}
+	return false
+}
+
+// Vars returns the variables whose values e reads: for a field selection
+// x.f.g that is x, for a qualified identifier pkg.V it is V.
+func Vars(info *types.Info, e ast.Expr) []*types.Var {
+	var vars []*types.Var
+	ast.Inspect(e, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if _, ok := info.Selections[n]; !ok {
+				// A qualified identifier: the variable is the selected name.
+				if v, ok := info.Uses[n.Sel].(*types.Var); ok {
+					vars = append(vars, v)
+				}
+				return false
+			}
+			// A field selection: the variable is the root of X.
+			return true
+		case *ast.Ident:
+			if v, ok := info.Uses[n].(*types.Var); ok && !v.IsField() {
+				vars = append(vars, v)
+			}
+		}
+		return true
+	})
+	return vars
+}
+
+// Root returns the variable an assignable expression (x, x.f, x[i], *x,
+// pkg.V, and parenthesized forms) writes into, or nil.
+func Root(info *types.Info, e ast.Expr) *types.Var {
+	for {
+		switch x := ast.Unparen(e).(type) {
+		case *ast.Ident:
+			v, _ := info.ObjectOf(x).(*types.Var)
+			return v
+		case *ast.SelectorExpr:
+			if _, ok := info.Selections[x]; !ok {
+				v, _ := info.Uses[x.Sel].(*types.Var)
+				return v
+			}
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.StarExpr:
+			e = x.X
+		default:
+			return nil
+		}
+	}
+}
+
+// Modifies returns the first node within root (func literals included) that
+// may change one of vars: an assignment or increment whose target is rooted
+// in it, taking its address, or calling a pointer method on it. It returns
+// nil when there is none. It is syntactic and conservative for the cases it
+// sees (x.f = 1 counts as changing x), but it does not see writes through
+// pointers held elsewhere.
+func Modifies(info *types.Info, root ast.Node, vars []*types.Var) ast.Node {
+	if len(vars) == 0 {
+		return nil
+	}
+	in := func(e ast.Expr) bool {
+		v := Root(info, e)
+		for _, w := range vars {
+			if v != nil && v == w {
+				return true
+			}
+		}
+		return false
+	}
+	var found ast.Node
+	ast.Inspect(root, func(n ast.Node) bool {
+		if found != nil {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				if in(l) {
+					found = n
+				}
+			}
+		case *ast.IncDecStmt:
+			if in(n.X) {
+				found = n
+			}
+		case *ast.RangeStmt:
+			if n.Tok == token.ASSIGN && (n.Key != nil && in(n.Key) || n.Value != nil && in(n.Value)) {
+				found = n
+			}
+		case *ast.UnaryExpr:
+			if n.Op == token.AND && in(n.X) {
+				found = n
+			}
+		case *ast.SelectorExpr:
+			if sel, ok := info.Selections[n]; ok && sel.Kind() == types.MethodVal && in(n.X) {
+				if _, ptr := sel.Obj().Type().(*types.Signature).Recv().Type().(*types.Pointer); ptr {
+					found = n
+				}
+			}
+		}
+		return found == nil
+	})
+	return found
+}
+
+// Conjuncts splits a && b && c into its operands; nil gives none.
+func Conjuncts(e ast.Expr) []ast.Expr {
+	if b, ok := ast.Unparen(e).(*ast.BinaryExpr); ok && b.Op == token.LAND {
+		return append(Conjuncts(b.X), Conjuncts(b.Y)...)
+	}
+	if e == nil {
+		return nil
+	}
+	return []ast.Expr{e}
+}
+
+// WithStack calls f for each node of root in depth-first order with the
+// nodes enclosing it, outermost first (root's stack is empty). If f returns
+// false, the children of the node are skipped. The stack is reused: copy
+// it to keep it.
+func WithStack(root ast.Node, f func(n ast.Node, stack []ast.Node) bool) {
+	var stack []ast.Node
+	ast.Inspect(root, func(n ast.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return true
+		}
+		if !f(n, stack) {
+			return false
+		}
+		stack = append(stack, n)
+		return true
+	})
+}
+
+// AddDuration returns a+b and whether the sum overflows.
+func AddDuration(a, b time.Duration) (time.Duration, bool) {
+	s := a + b
+	return s, (b > 0 && s < a) || (b < 0 && s > a)
+}
+
+// MulDuration returns d×n for d, n ≥ 0 and whether the product overflows
+// (or an operand is negative).
+func MulDuration(d time.Duration, n int64) (time.Duration, bool) {
+	if d < 0 || n < 0 {
+		return 0, true
+	}
+	hi, lo := bits.Mul64(uint64(d), uint64(n))
+	return time.Duration(lo), hi != 0 || lo > math.MaxInt64
+}
+
+// timeUnits are the units DurationExpr and FormatDuration use, largest first.
+var timeUnits = []struct {
+	d    time.Duration
+	name string
+}{
+	{time.Hour, "Hour"},
+	{time.Minute, "Minute"},
+	{time.Second, "Second"},
+	{time.Millisecond, "Millisecond"},
+	{time.Microsecond, "Microsecond"},
+	{time.Nanosecond, "Nanosecond"},
+}
+
+// DurationExpr returns d as a constant expression in the largest unit that
+// divides it: 10 * time.Second, 1500 * time.Millisecond, time.Minute. The
+// time identifiers carry Path "time", so a restorer with import management
+// writes them with the file's name for the time package.
+func DurationExpr(d time.Duration) dst.Expr {
+	if d == 0 {
+		return &dst.BasicLit{Kind: token.INT, Value: "0"}
+	}
+	for _, u := range timeUnits {
+		if d%u.d != 0 {
+			continue
+		}
+		unit := &dst.Ident{Path: "time", Name: u.name}
+		n := int64(d / u.d)
+		if n == 1 {
+			return unit
+		}
+		var x dst.Expr = &dst.BasicLit{Kind: token.INT, Value: strconv.FormatInt(n, 10)}
+		if n < 0 {
+			x = &dst.UnaryExpr{Op: token.SUB, X: &dst.BasicLit{Kind: token.INT, Value: strconv.FormatInt(-n, 10)}}
+			if n == -1 {
+				return &dst.UnaryExpr{Op: token.SUB, X: unit}
+			}
+		}
+		return &dst.BinaryExpr{X: x, Op: token.MUL, Y: unit}
+	}
+	panic("unreachable: time.Nanosecond divides every duration")
+}
+
+// FormatDuration formats d like time.Duration.String without trailing zero
+// units: "100ms", "1.5s", "1m", "1h30m".
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// StripDecorations removes the comments and line breaks attached to n and
+// to every node inside it, for an expression cloned into a new place.
+func StripDecorations(n dst.Node) {
+	dst.Inspect(n, func(n dst.Node) bool {
+		if n != nil {
+			d := n.Decorations()
+			d.Before, d.After = dst.None, dst.None
+			d.Start, d.End = nil, nil
+		}
+		return true
+	})
+}

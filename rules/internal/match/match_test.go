@@ -1,0 +1,382 @@
+package match
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/format"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dave/dst"
+	"github.com/dave/dst/decorator"
+	"github.com/dave/dst/decorator/resolver/guess"
+)
+
+// stubTime is the part of package time the tests need, so that they
+// type-check without reading the standard library.
+const stubTime = `package time
+
+type Duration int64
+
+const (
+	Nanosecond  Duration = 1
+	Microsecond          = 1000 * Nanosecond
+	Millisecond          = 1000 * Microsecond
+	Second               = 1000 * Millisecond
+	Minute               = 60 * Second
+	Hour                 = 60 * Minute
+)
+
+type Time struct{}
+
+func Sleep(d Duration)               {}
+func After(d Duration) <-chan Time   { return nil }
+func (t *Time) Reset()               {}
+func (t Time) Add(d Duration) Time   { return t }
+`
+
+type stubImporter map[string]*types.Package
+
+func (m stubImporter) Import(path string) (*types.Package, error) {
+	if p, ok := m[path]; ok {
+		return p, nil
+	}
+	return nil, fmt.Errorf("no stub for package %q", path)
+}
+
+// load type-checks src, a file of package p that may import "time" (the
+// stub above), and returns it with its types.
+func load(t *testing.T, src string) (*ast.File, *types.Info) {
+	t.Helper()
+	fset := token.NewFileSet()
+	tf, err := parser.ParseFile(fset, "time.go", stubTime, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, err := new(types.Config).Check("time", fset, []*ast.File{tf}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parser.ParseFile(fset, "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := &types.Info{
+		Types:      map[ast.Expr]types.TypeAndValue{},
+		Defs:       map[*ast.Ident]types.Object{},
+		Uses:       map[*ast.Ident]types.Object{},
+		Selections: map[*ast.SelectorExpr]*types.Selection{},
+	}
+	conf := types.Config{Importer: stubImporter{"time": tp}}
+	if _, err := conf.Check("p", fset, []*ast.File{f}, info); err != nil {
+		t.Fatal(err)
+	}
+	return f, info
+}
+
+// exprs returns the right-hand sides of the file's `var name = expr`
+// declarations, by name.
+func exprs(f *ast.File) map[string]ast.Expr {
+	m := map[string]ast.Expr{}
+	for _, d := range f.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.VAR {
+			for _, s := range g.Specs {
+				vs := s.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if i < len(vs.Values) {
+						m[n.Name] = vs.Values[i]
+					}
+				}
+			}
+		}
+	}
+	return m
+}
+
+// calls returns the calls of the function named fn, in order.
+func calls(f *ast.File, fn string) []*ast.CallExpr {
+	var out []*ast.CallExpr
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Name.Name == fn {
+			ast.Inspect(fd, func(n ast.Node) bool {
+				if c, ok := n.(*ast.CallExpr); ok {
+					out = append(out, c)
+				}
+				return true
+			})
+		}
+	}
+	return out
+}
+
+func TestIsPkgFunc(t *testing.T) {
+	f, info := load(t, `package p
+
+import (
+	"time"
+	tm "time"
+)
+
+type clock struct{}
+
+func (clock) Sleep(d time.Duration) {}
+
+func Sleep(d time.Duration) {}
+
+func f() {
+	time.Sleep(1)      // 0: yes
+	tm.Sleep(1)        // 1: yes, through an alias
+	Sleep(1)           // 2: no, a local function
+	clock{}.Sleep(1)   // 3: no, a method
+	<-time.After(1)    // 4: After
+	_ = time.Duration(3) // 5: a conversion
+	var t time.Time
+	t.Reset()          // 6: a method of package time
+}
+`)
+	cs := calls(f, "f")
+	for i, want := range []bool{true, true, false, false} {
+		if got := IsPkgFunc(info, cs[i], "time", "Sleep"); got != want {
+			t.Errorf("call %d: IsPkgFunc(time.Sleep) = %v, want %v", i, got, want)
+		}
+	}
+	if !IsPkgFunc(info, cs[4], "time", "Sleep", "After") {
+		t.Errorf("time.After does not match names Sleep, After")
+	}
+	if Callee(info, cs[5]) != nil {
+		t.Errorf("a conversion has a callee")
+	}
+	if IsPkgFunc(info, cs[6], "time", "Reset") || !IsMethod(info, cs[6], "time", "Reset") {
+		t.Errorf("t.Reset() is a method of package time, not a function")
+	}
+	if IsMethod(info, cs[3], "time", "Sleep") {
+		t.Errorf("clock.Sleep is not declared in package time")
+	}
+}
+
+func TestConstAndPure(t *testing.T) {
+	f, info := load(t, `package p
+
+import "time"
+
+type cfg struct {
+	n int
+	d time.Duration
+	p *cfg
+}
+
+const attempts = 20
+
+var (
+	c  cfg
+	n  = 3
+	xs []int
+	ch chan int
+	fn func() int
+)
+
+var (
+	constDur  = 5 * time.Millisecond
+	constInt  = attempts * 2
+	ident     = n
+	field     = c.d / 2
+	deref     = c.p.n
+	conv      = time.Duration(n) * time.Second
+	call      = fn()
+	index     = xs[0]
+	recv      = <-ch
+	lenCall   = len(xs)
+	negate    = -n
+	compare   = n < 3
+)
+`)
+	e := exprs(f)
+	if d, ok := ConstDuration(info, e["constDur"]); !ok || d != 5*time.Millisecond {
+		t.Errorf("ConstDuration(5 * time.Millisecond) = %v, %v", d, ok)
+	}
+	if v, ok := ConstInt(info, e["constInt"]); !ok || v != 40 {
+		t.Errorf("ConstInt(attempts * 2) = %v, %v", v, ok)
+	}
+	if _, ok := ConstInt(info, e["ident"]); ok {
+		t.Errorf("ConstInt(n) is constant")
+	}
+	for name, want := range map[string]bool{
+		"constDur": true, "constInt": true, "ident": true, "field": true,
+		"deref": true, // c.p.n dereferences implicitly, like a field of a pointer receiver
+		"conv":  true, "negate": true, "compare": true,
+		"call": false, "index": false, "recv": false, "lenCall": false,
+	} {
+		if got := IsPure(info, e[name]); got != want {
+			t.Errorf("IsPure(%s) = %v, want %v", types.ExprString(e[name]), got, want)
+		}
+	}
+	var names []string
+	for _, v := range Vars(info, e["conv"]) {
+		names = append(names, v.Name())
+	}
+	if got := strings.Join(names, ","); got != "n" {
+		t.Errorf("Vars(time.Duration(n) * time.Second) = %s, want n", got)
+	}
+	names = nil
+	for _, v := range Vars(info, e["field"]) {
+		names = append(names, v.Name())
+	}
+	if got := strings.Join(names, ","); got != "c" {
+		t.Errorf("Vars(c.d / 2) = %s, want c", got)
+	}
+}
+
+func TestModifies(t *testing.T) {
+	f, info := load(t, `package p
+
+type counter struct{ n int }
+
+func (c *counter) inc() { c.n++ }
+func (c counter) get() int { return c.n }
+
+func assign()  { var n, m int; n = 1; _ = m; _ = n }
+func incdec()  { var n int; n++ }
+func field()   { var c counter; c.n = 2 }
+func addr()    { var n int; p := &n; _ = p }
+func ptrcall() { var c counter; c.inc() }
+func valcall() { var c counter; _ = c.get() }
+func shadow()  { var n int; { n := 2; _ = n }; _ = n }
+func closure() { var n int; func() { n = 3 }(); _ = n }
+func read()    { var n, m int; m = n; _ = m }
+`)
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Recv != nil {
+			continue
+		}
+		var target *types.Var
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && target == nil && (id.Name == "n" || id.Name == "c") {
+				target, _ = info.Defs[id].(*types.Var)
+			}
+			return true
+		})
+		want := map[string]bool{
+			"assign": true, "incdec": true, "field": true, "addr": true, "ptrcall": true,
+			"valcall": false, "shadow": false, "closure": true, "read": false,
+		}[fd.Name.Name]
+		if got := Modifies(info, fd.Body, []*types.Var{target}) != nil; got != want {
+			t.Errorf("%s: Modifies = %v, want %v", fd.Name.Name, got, want)
+		}
+	}
+}
+
+func TestDurationExpr(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{10 * time.Second, "10 * time.Second"},
+		{time.Second, "time.Second"},
+		{1500 * time.Millisecond, "1500 * time.Millisecond"},
+		{90 * time.Second, "90 * time.Second"},
+		{2 * time.Hour, "2 * time.Hour"},
+		{time.Minute, "time.Minute"},
+		{7, "7 * time.Nanosecond"},
+		{0, "0"},
+		{-3 * time.Second, "-3 * time.Second"},
+	} {
+		if got := render(t, DurationExpr(tc.d)); got != tc.want {
+			t.Errorf("DurationExpr(%v) = %s, want %s", tc.d, got, tc.want)
+		}
+	}
+}
+
+// render prints e as the value of a variable in a file restored with
+// import management, and returns the expression's text.
+func render(t *testing.T, e dst.Expr) string {
+	t.Helper()
+	f := &dst.File{
+		Name: dst.NewIdent("p"),
+		Decls: []dst.Decl{&dst.GenDecl{Tok: token.VAR, Specs: []dst.Spec{
+			&dst.ValueSpec{Names: []*dst.Ident{dst.NewIdent("x")}, Values: []dst.Expr{e}},
+		}}},
+	}
+	var buf bytes.Buffer
+	if err := decorator.NewRestorerWithImports("p", guess.New()).Fprint(&buf, f); err != nil {
+		t.Fatal(err)
+	}
+	src, err := format.Source(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(src), "var x = ")
+	if !ok {
+		t.Fatalf("no var in:\n%s", src)
+	}
+	return strings.TrimSpace(after)
+}
+
+func TestFormatDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		100 * time.Millisecond:     "100ms",
+		1500 * time.Millisecond:    "1.5s",
+		time.Minute:                "1m",
+		90 * time.Second:           "1m30s",
+		time.Hour:                  "1h",
+		time.Hour + 30*time.Minute: "1h30m",
+		time.Hour + time.Second:    "1h0m1s",
+		10 * time.Second:           "10s",
+		0:                          "0s",
+	} {
+		if got := FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", time.Duration(d), got, want)
+		}
+	}
+}
+
+func TestStripDecorations(t *testing.T) {
+	e := &dst.BinaryExpr{X: dst.NewIdent("a"), Op: token.ADD, Y: dst.NewIdent("b")}
+	e.Decs.Start.Append("/* a */")
+	e.Y.(*dst.Ident).Decs.End.Append("// b")
+	e.Decs.Before = dst.NewLine
+	StripDecorations(e)
+	if got := render(t, e); got != "a + b" {
+		t.Errorf("stripped expression renders as %q", got)
+	}
+}
+
+func TestDurationArithmetic(t *testing.T) {
+	if d, overflow := MulDuration(200*time.Millisecond, 100); overflow || d != 20*time.Second {
+		t.Errorf("MulDuration(200ms, 100) = %v, %v", d, overflow)
+	}
+	if _, overflow := MulDuration(time.Hour, 1<<40); !overflow {
+		t.Errorf("MulDuration(1h, 2^40) does not overflow")
+	}
+	if _, overflow := MulDuration(-time.Second, 2); !overflow {
+		t.Errorf("MulDuration(-1s, 2) is accepted")
+	}
+	if _, overflow := AddDuration(1<<62, 1<<62); !overflow {
+		t.Errorf("AddDuration(2^62, 2^62) does not overflow")
+	}
+	if d, overflow := AddDuration(time.Second, time.Millisecond); overflow || d != 1001*time.Millisecond {
+		t.Errorf("AddDuration(1s, 1ms) = %v, %v", d, overflow)
+	}
+}
+
+func TestWithStack(t *testing.T) {
+	f, _ := load(t, "package p\n\nfunc f() { for { if true { break } } }\n")
+	var got []string
+	WithStack(f, func(n ast.Node, stack []ast.Node) bool {
+		if _, ok := n.(*ast.BranchStmt); ok {
+			for _, s := range stack {
+				got = append(got, fmt.Sprintf("%T", s))
+			}
+		}
+		return true
+	})
+	want := "*ast.File *ast.FuncDecl *ast.BlockStmt *ast.ForStmt *ast.BlockStmt *ast.IfStmt *ast.BlockStmt"
+	if strings.Join(got, " ") != want {
+		t.Errorf("stack of break:\n got %s\nwant %s", strings.Join(got, " "), want)
+	}
+}
