@@ -65,7 +65,7 @@ func (j *job) finding(r *rule.Rule, d rule.Diagnostic, cur *state, files map[str
 	}
 	out := Finding{
 		Rule:     r.Name,
-		Package:  j.pkg.PkgPath,
+		Package:  forTest(j.pkg),
 		Test:     name,
 		File:     pos.Filename,
 		Line:     pos.Line,

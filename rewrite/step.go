@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/format"
@@ -38,25 +39,14 @@ func (j *job) step(r *rule.Rule, cur *state, current map[string][]byte, ck *chec
 	var out stepResult
 	var fixable []int // indices into s.diags of fixes to apply
 	findingOf := map[int]int{}
-	unsafe := map[*ast.File]string{} // files dst cannot print back unchanged, with why
 	for i, d := range s.diags {
 		f, ok := j.finding(r, d, cur, files, filter)
 		if !ok {
 			continue
 		}
 		if d.Fix != nil {
-			file := s.fileOf(d.Pos)
-			why, checked := unsafe[file]
-			if !checked {
-				why = j.roundTrips(cur, file, current[fset.File(file.FileStart).Name()])
-				unsafe[file] = why
-			}
-			if why != "" {
-				f.Fix, f.Reason = "", why
-			} else {
-				fixable = append(fixable, i)
-				findingOf[i] = len(out.findings)
-			}
+			fixable = append(fixable, i)
+			findingOf[i] = len(out.findings)
 		}
 		out.findings = append(out.findings, f)
 	}
@@ -79,9 +69,15 @@ func (j *job) step(r *rule.Rule, cur *state, current map[string][]byte, ck *chec
 				break // the rule is not deterministic; give up on the rest
 			}
 			n, c, err := j.apply(s, try, cur, current, ck)
+			var unrelated *unrelatedError
+			if errors.As(err, &unrelated) {
+				f := &out.findings[findingOf[i]]
+				f.Fix, f.Reason = "", unrelated.Error()
+				continue
+			}
 			if err != nil {
 				f := &out.findings[findingOf[i]]
-				f.Reason = "internal error: the fix does not compile: " + err.Error()
+				f.Fix, f.Reason = "", "internal error: the fix does not compile: "+err.Error()
 				out.errors = append(out.errors, fmt.Errorf("%s:%d:%d: internal error: rule %s: fix does not compile: %v", f.File, f.Line, f.Col, r.Name, err))
 				continue
 			}
@@ -99,36 +95,11 @@ func (j *job) step(r *rule.Rule, cur *state, current map[string][]byte, ck *chec
 	return out
 }
 
-// roundTrips returns "" if the file prints back unchanged after being
-// decorated with import management, or the reason it does not. Printing a
-// file back must change nothing but the fixes: dst manages imports by path,
-// so a file importing one path under two names would have every use
-// renamed to one of them.
-func (j *job) roundTrips(cur *state, f *ast.File, src []byte) string {
-	seen := map[string]bool{}
-	for _, imp := range f.Imports {
-		if seen[imp.Path.Value] {
-			return "the file imports " + imp.Path.Value + " twice, which unflake cannot rewrite without touching unrelated lines"
-		}
-		seen[imp.Path.Value] = true
-	}
-	dec := decorator.NewDecoratorWithImports(j.pkg.Fset, j.pkg.PkgPath, gotypes.New(cur.info.Uses))
-	df, err := dec.DecorateFile(f)
-	if err != nil {
-		return "unflake cannot decorate the file: " + err.Error()
-	}
-	out, err := restore(j.pkg.PkgPath, cur, df)
-	if err != nil {
-		return "unflake cannot print the file back: " + err.Error()
-	}
-	if !bytes.Equal(out, src) {
-		if formatted, err := format.Source(src); err == nil && !bytes.Equal(formatted, src) {
-			return "the file is not gofmt-formatted; run gofmt first so the fix changes only its own lines"
-		}
-		return "unflake cannot print the file back unchanged, so a fix would touch unrelated lines"
-	}
-	return ""
-}
+// unrelatedError says a fix cannot be written without changing lines it
+// did not mean to change.
+type unrelatedError struct{ why string }
+
+func (e *unrelatedError) Error() string { return e.why }
 
 // session is one run of a rule with its lazily decorated files.
 type session struct {
@@ -200,12 +171,24 @@ func (s *session) fileOf(pos token.Pos) *ast.File {
 // formats the changed files, checks that no comment was lost, and
 // type-checks the package with them.
 func (j *job) apply(s *session, which []int, cur *state, current map[string][]byte, ck *checker) (*state, map[string][]byte, error) {
+	// Print each file of a finding back before the fixes edit it: what
+	// differs between that and the source is dst's doing, not the fix's.
+	for _, i := range which {
+		if f := s.fileOf(s.diags[i].Pos); f != nil {
+			s.dst(f)
+		}
+	}
+	before := map[*ast.File][]byte{}
+	for f, df := range s.dsts {
+		src, err := restore(j.pkg.PkgPath, cur, df)
+		if err != nil {
+			return nil, nil, err
+		}
+		before[f] = src
+	}
 	var deletes []ast.Node
 	for _, i := range which {
 		d := s.diags[i]
-		if f := s.fileOf(d.Pos); f != nil {
-			s.dst(f) // the file of the finding is restored even if Apply did not ask for it
-		}
 		d.Fix.Apply()
 		deletes = append(deletes, d.Fix.Deletes...)
 	}
@@ -226,6 +209,26 @@ func (j *job) apply(s *session, which []int, cur *state, current map[string][]by
 		}
 		if bytes.Equal(src, current[path]) {
 			continue
+		}
+		if orig, ok := before[f]; !ok || !bytes.Equal(orig, current[path]) {
+			// dst does not print this file back byte for byte (a path
+			// imported under two names, a file that is not gofmt-clean):
+			// carry over only the lines the fixes changed.
+			if orig == nil {
+				// First decorated by a fix: print a fresh decoration.
+				df, err := decorator.NewDecoratorWithImports(fset, j.pkg.PkgPath, gotypes.New(cur.info.Uses)).DecorateFile(f)
+				if err != nil {
+					return nil, nil, err
+				}
+				if orig, err = restore(j.pkg.PkgPath, cur, df); err != nil {
+					return nil, nil, err
+				}
+			}
+			spliced, ok := splice(current[path], orig, src)
+			if !ok {
+				return nil, nil, &unrelatedError{"unflake cannot print this file back unchanged (for example, it imports a path under two names), and the fix's lines could not be carried over on their own"}
+			}
+			src = spliced
 		}
 		nf, err := parser.ParseFile(fset, path, src, parser.ParseComments|parser.SkipObjectResolution)
 		if err != nil {
