@@ -13,7 +13,6 @@ import (
 	"go/types"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -170,7 +169,8 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result) []*job {
 			jobs = append(jobs, j)
 		}
 	}
-	return dedupeErrors(jobs, res)
+	res.Errors = dedupe(res.Errors)
+	return jobs
 }
 
 func hasTestFiles(p *packages.Package) bool {
@@ -182,19 +182,18 @@ func hasTestFiles(p *packages.Package) bool {
 	return false
 }
 
-// dedupeErrors removes repeated load errors (the same broken file seen
-// through several variants).
-func dedupeErrors(jobs []*job, res *Result) []*job {
+// dedupe removes repeated errors (the same broken file seen through
+// several package variants).
+func dedupe(errs []error) []error {
 	seen := map[string]bool{}
-	var errs []error
-	for _, e := range res.Errors {
+	var out []error
+	for _, e := range errs {
 		if !seen[e.Error()] {
 			seen[e.Error()] = true
-			errs = append(errs, e)
+			out = append(out, e)
 		}
 	}
-	res.Errors = errs
-	return jobs
+	return out
 }
 
 // A job is one package variant and the test files it may rewrite.
@@ -294,5 +293,3 @@ func (j *job) fileIndex(fset *token.FileSet, s *state) map[string]*ast.File {
 	}
 	return m
 }
-
-var _ = regexp.MustCompile

@@ -297,11 +297,28 @@ func TestB(t *testing.T) { time.Sleep(1) }
 		t.Errorf("the package that loads must still be fixed: %+v", res.Changes)
 	}
 
-	for _, pattern := range []string{"./nothing/...", "./a/nothing", "./empty/..."} {
+	for _, pattern := range []string{"./nothing/...", "./a/nothing", "./empty/...", "example.com/m/nothing", "example.com/m/nothing/..."} {
 		os.Mkdir(filepath.Join(dir, "empty"), 0o755)
 		res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{pattern}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
 		if err == nil && len(res.Errors) == 0 {
 			t.Errorf("pattern %s matches nothing: want an error", pattern)
+		}
+		// Beside a pattern that matches, too.
+		res, err = rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./b", pattern}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+		if err == nil && len(res.Errors) == 0 {
+			t.Errorf("pattern %s matches nothing beside ./b: want an error", pattern)
+		}
+	}
+	for _, pattern := range []string{"./...", ".", "./b", "example.com/m/b", "example.com/m/..."} {
+		res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{pattern}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+		if err != nil {
+			t.Errorf("pattern %s: %v", pattern, err)
+			continue
+		}
+		for _, e := range res.Errors {
+			if strings.Contains(e.Error(), "matched no packages") {
+				t.Errorf("pattern %s: %v", pattern, e)
+			}
 		}
 	}
 }

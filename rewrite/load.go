@@ -1,7 +1,6 @@
 package rewrite
 
 import (
-	"bytes"
 	"fmt"
 	"go/ast"
 	"os"
@@ -78,9 +77,49 @@ func (c *Config) listCandidates(rules []*rule.Rule, prefilter bool) (*candidates
 		}
 	}
 	out.total = len(roots)
+	for _, pat := range c.Patterns {
+		if !c.matchesAny(pat, pkgs) {
+			out.errors = append(out.errors, fmt.Errorf("pattern %s matched no packages", pat))
+		}
+	}
 	sort.Strings(out.paths)
 	out.paths = compact(out.paths)
 	return out, nil
+}
+
+// matchesAny reports whether some listed package matches the pattern, as
+// far as it can tell: directory patterns by directory, import path
+// patterns by path. Special patterns (all, std, ...) always match.
+func (c *Config) matchesAny(pattern string, pkgs []*packages.Package) bool {
+	local := pattern == "." || pattern == ".." || strings.HasPrefix(pattern, "./") ||
+		strings.HasPrefix(pattern, "../") || filepath.IsAbs(pattern)
+	if !local && !strings.Contains(pattern, ".") && !strings.Contains(pattern, "/") {
+		return true // all, std, cmd, main, tool, or a one-element path
+	}
+	base := strings.TrimSuffix(pattern, "/...")
+	recursive := base != pattern
+	if strings.Contains(base, "...") {
+		return true // a wildcard inside the pattern: let the go command judge
+	}
+	if local {
+		dir := base
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(c.Dir, dir)
+		}
+		for _, p := range pkgs {
+			if p.Dir == dir || recursive && strings.HasPrefix(p.Dir, dir+string(filepath.Separator)) || len(p.Errors) > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range pkgs {
+		path := forTest(p)
+		if path == base || recursive && strings.HasPrefix(path, base+"/") || len(p.Errors) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // worthLoading reports whether the test file at path may hold a finding
@@ -176,10 +215,3 @@ func readSource(path string) ([]byte, os.FileMode, error) {
 	}
 	return src, info.Mode().Perm(), nil
 }
-
-var generatedMarker = []byte("DO NOT EDIT")
-
-// maybeGenerated is a cheap byte check before parsing.
-func maybeGenerated(src []byte) bool { return bytes.Contains(src, generatedMarker) }
-
-var _ = fmt.Sprint
