@@ -1,6 +1,7 @@
 package rules_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,5 +75,30 @@ func TestRulesDocIsCurrent(t *testing.T) {
 	}
 	if string(got) != want {
 		t.Errorf("docs/rules.md is stale; run UNFLAKE_UPDATE=1 go test ./rules/")
+	}
+}
+
+// The README's first command runs unflake on the demo module; it must show
+// a fix from every rule.
+func TestDemoShowsEveryRule(t *testing.T) {
+	code, stdout, stderr := unflake(t, filepath.Join("..", "demo"), "check", "--json", "--rules", strings.Join(rules.Names(), ","), "./...")
+	if code != 1 {
+		t.Fatalf("check on the demo: exit %d\n%s", code, stderr)
+	}
+	var findings []struct {
+		Rule  string
+		Fixed bool
+	}
+	if err := json.Unmarshal([]byte(stdout), &findings); err != nil {
+		t.Fatal(err)
+	}
+	fixed := map[string]bool{}
+	for _, f := range findings {
+		fixed[f.Rule] = fixed[f.Rule] || f.Fixed
+	}
+	for _, r := range rules.All() {
+		if !fixed[r.Name] {
+			t.Errorf("the demo has no case rule %s fixes", r.Name)
+		}
 	}
 }
