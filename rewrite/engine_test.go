@@ -73,6 +73,16 @@ func sleepZero(name string, replacement func() dst.Expr) *rule.Rule {
 	}
 }
 
+// runZero runs the sleepZero rule on every package of the module in dir.
+func runZero(t *testing.T, dir string) *rewrite.Result {
+	t.Helper()
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 func zero() dst.Expr { return &dst.BasicLit{Kind: 5 /* token.INT */, Value: "0"} }
 
 const module = `
@@ -138,10 +148,7 @@ func TestG(t *testing.T) { G() }
 
 func TestRunFixesAndReports(t *testing.T) {
 	dir := writeModule(t, module)
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runZero(t, dir)
 	if len(res.Errors) > 0 {
 		t.Fatalf("errors: %v", res.Errors)
 	}
@@ -249,10 +256,7 @@ func TestA(t *testing.T) {
 	time.Sleep(10 /* how long */)
 }
 `)
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runZero(t, dir)
 	if len(res.Changes) != 0 || len(res.Errors) == 0 || !strings.Contains(res.Errors[0].Error(), "comment lost") {
 		for _, c := range res.Changes {
 			t.Logf("%s", c.New)
@@ -286,10 +290,7 @@ import (
 
 func TestB(t *testing.T) { time.Sleep(1) }
 `)
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runZero(t, dir)
 	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Error(), "a_test.go:8:43: undefined: undefined") {
 		t.Errorf("errors: %v", res.Errors)
 	}
@@ -328,10 +329,7 @@ func TestDiffApplies(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
 	}
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runZero(t, dir)
 	var patch bytes.Buffer
 	for _, c := range res.Changes {
 		rel, _ := filepath.Rel(dir, c.Path)
@@ -504,10 +502,7 @@ func TestC(t *testing.T) {
 	time.Sleep(time.Millisecond)
 }
 `)
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runZero(t, dir)
 	if len(res.Errors) > 0 {
 		t.Fatalf("errors: %v", res.Errors)
 	}
