@@ -880,7 +880,13 @@ func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string)
 			return nil, "the attempts add up to more than a time.Duration holds"
 		}
 		budget = max(c.timeout, total)
+		if total < budget && !c.exhaustionFails(l) {
+			return nil, notAFailure
+		}
 	} else {
+		if !c.exhaustionFails(l) {
+			return nil, notAFailure
+		}
 		// Have: a budget computed at run time. Its operands must be
 		// evaluated once, before the loop, to the values the loop sees.
 		for _, b := range []ast.Expr{l.lo, l.hi} {
@@ -963,6 +969,154 @@ func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string)
 		c.rewrite(l, name, budgetExpr, keep)
 	}
 	return &rule.Fix{Message: msg, Apply: apply, Deletes: deletes}, ""
+}
+
+// notAFailure is the reason to leave a poll alone whose exhaustion the test
+// tolerates: it may be a check that something does not happen, which passes
+// by running out of attempts, and a longer deadline would make it slower.
+const notAFailure = "running out of attempts does not fail the test, so a longer deadline could slow down a test that passes that way"
+
+// exhaustionFails reports whether the code right after the loop fails the
+// test (or makes a helper return a failure) when the loop runs out of
+// attempts: one of the next three statements of the loop's block fails
+// (calls t.Fatal and relatives, a testify assertion, panic, log.Fatal,
+// builds an error, or returns a value other than nil or true), directly or
+// in the body of an if whose condition is not one the loop exits on (`if
+// bad() { break }` followed by `if bad() { t.Fatal() }` is a check that
+// something stays false, which passes by running out of attempts).
+func (c *checker) exhaustionFails(l *loop) bool {
+	list, at := c.enclosingList(l)
+	exits := c.exitConditions(l)
+	for k := at + 1; k < len(list) && k <= at+3; k++ {
+		switch s := list[k].(type) {
+		case *ast.IfStmt:
+			if exits[types.ExprString(s.Cond)] {
+				return false
+			}
+			if c.blockFails(s.Body) {
+				return true
+			}
+		default:
+			if c.stmtFails(s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// enclosingList returns the statement list holding the loop (or its label)
+// and the loop's index in it, or nil.
+func (c *checker) enclosingList(l *loop) ([]ast.Stmt, int) {
+	stmt := ast.Stmt(l.stmt)
+	k := len(l.stack) - 1
+	if l.labeled != nil {
+		stmt, k = l.labeled, k-1
+	}
+	if k < 0 {
+		return nil, 0
+	}
+	var list []ast.Stmt
+	switch p := l.stack[k].(type) {
+	case *ast.BlockStmt:
+		list = p.List
+	case *ast.CaseClause:
+		list = p.Body
+	case *ast.CommClause:
+		list = p.Body
+	}
+	for i, s := range list {
+		if s == stmt {
+			return list, i
+		}
+	}
+	return nil, 0
+}
+
+// exitConditions returns the conditions (as text) of the if statements
+// whose then branch holds one of the loop's success exits.
+func (c *checker) exitConditions(l *loop) map[string]bool {
+	conds := map[string]bool{}
+	match.WithStack(l.body, func(n ast.Node, stack []ast.Node) bool {
+		if _, ok := n.(*ast.FuncLit); ok {
+			return false
+		}
+		exit := false
+		switch n := n.(type) {
+		case *ast.BranchStmt:
+			exit = c.leaves(l, n, stack) && !c.failure(l, n, stack)
+		case *ast.ReturnStmt:
+			exit = !c.failure(l, n, stack)
+		}
+		if exit {
+			for i := len(stack) - 1; i >= 0; i-- {
+				if ifs, ok := stack[i].(*ast.IfStmt); ok {
+					conds[types.ExprString(ifs.Cond)] = true
+					break
+				}
+			}
+		}
+		return true
+	})
+	return conds
+}
+
+// blockFails reports whether a statement of b, outside func literals,
+// fails as stmtFails says.
+func (c *checker) blockFails(b *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(b, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case ast.Stmt:
+			if _, ok := n.(*ast.BlockStmt); !ok && !found {
+				found = c.stmtFails(n)
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// stmtFails reports whether the statement s fails the test or returns a
+// failure (see exhaustionFails).
+func (c *checker) stmtFails(s ast.Stmt) bool {
+	if ret, ok := s.(*ast.ReturnStmt); ok {
+		for _, r := range ret.Results {
+			if id, ok := ast.Unparen(r).(*ast.Ident); !ok || (id.Name != "nil" && id.Name != "true") {
+				return true
+			}
+		}
+		return false
+	}
+	switch s.(type) {
+	case *ast.ExprStmt, *ast.AssignStmt, *ast.SendStmt, *ast.DeclStmt:
+	default:
+		return false
+	}
+	if c.failing(s) {
+		return true
+	}
+	found := false
+	ast.Inspect(s, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			if fn := match.Callee(c.info, n); fn != nil && fn.Pkg() != nil {
+				path := fn.Pkg().Path()
+				found = found || strings.HasSuffix(path, "testify/require") || strings.HasSuffix(path, "testify/assert") ||
+					path == "log" && strings.HasPrefix(fn.Name(), "Fatal")
+			}
+			if id, ok := ast.Unparen(n.Fun).(*ast.Ident); ok && id.Name == "panic" {
+				_, builtin := c.info.Uses[id].(*types.Builtin)
+				found = found || builtin
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 func waitText(sum time.Duration, others []ast.Expr) string {
