@@ -978,7 +978,8 @@ const notAFailure = "running out of attempts does not fail the test, so a longer
 
 // exhaustionFails reports whether the code right after the loop fails the
 // test (or makes a helper return a failure) when the loop runs out of
-// attempts: one of the next three statements of the loop's block fails
+// attempts: the first statement after the loop other than up to two plain
+// calls (mu.Unlock(), cancel()) fails
 // (calls t.Fatal and relatives, a testify assertion, panic, log.Fatal,
 // builds an error, or returns a value other than nil or true), directly or
 // in the body of an if whose condition is not one the loop exits on (`if
@@ -990,16 +991,14 @@ func (c *checker) exhaustionFails(l *loop) bool {
 	for k := at + 1; k < len(list) && k <= at+3; k++ {
 		switch s := list[k].(type) {
 		case *ast.IfStmt:
-			if exits[types.ExprString(s.Cond)] {
-				return false
-			}
-			if c.blockFails(s.Body) {
-				return true
-			}
-		default:
+			return !exits[types.ExprString(s.Cond)] && c.blockFails(s.Body)
+		case *ast.ExprStmt:
 			if c.stmtFails(s) {
 				return true
 			}
+			// A call such as mu.Unlock() or cancel(): look further.
+		default:
+			return c.stmtFails(s)
 		}
 	}
 	return false
