@@ -535,3 +535,24 @@ func TestC(t *testing.T) {
 		}
 	}
 }
+
+func TestCRLFLineEndings(t *testing.T) {
+	dir := writeModule(t, `
+-- go.mod --
+module example.com/m
+
+go 1.22
+`)
+	src := strings.ReplaceAll("package m\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\n// TestA sleeps.\nfunc TestA(t *testing.T) {\n\ttime.Sleep(1)\n}\n", "\n", "\r\n")
+	if err := os.WriteFile(filepath.Join(dir, "m_test.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := runZero(t, dir)
+	if len(res.Changes) != 1 {
+		t.Fatalf("changes: %d, findings %+v", len(res.Changes), res.Findings)
+	}
+	want := strings.Replace(src, "time.Sleep(1)", "time.Sleep(0)", 1)
+	if got := string(res.Changes[0].New); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}

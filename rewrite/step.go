@@ -207,10 +207,17 @@ func (j *job) apply(s *session, which []int, cur *state, current map[string][]by
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %v", path, err)
 		}
-		if bytes.Equal(src, current[path]) {
+		// A file with CRLF line endings is compared and spliced with LF
+		// ones, and written back with CRLF.
+		have := current[path]
+		crlf := bytes.Contains(have, []byte("\r\n"))
+		if crlf {
+			have = bytes.ReplaceAll(have, []byte("\r\n"), []byte("\n"))
+		}
+		if bytes.Equal(src, have) {
 			continue
 		}
-		if orig, ok := before[f]; !ok || !bytes.Equal(orig, current[path]) {
+		if orig, ok := before[f]; !ok || !bytes.Equal(orig, have) {
 			// dst does not print this file back byte for byte (a path
 			// imported under two names, a file that is not gofmt-clean):
 			// carry over only the lines the fixes changed.
@@ -224,11 +231,14 @@ func (j *job) apply(s *session, which []int, cur *state, current map[string][]by
 					return nil, nil, err
 				}
 			}
-			spliced, ok := splice(current[path], orig, src)
+			spliced, ok := splice(have, orig, src)
 			if !ok {
 				return nil, nil, &unrelatedError{"unflake cannot print this file back unchanged (for example, it imports a path under two names), and the fix's lines could not be carried over on their own"}
 			}
 			src = spliced
+		}
+		if crlf {
+			src = bytes.ReplaceAll(src, []byte("\n"), []byte("\r\n"))
 		}
 		nf, err := parser.ParseFile(fset, path, src, parser.ParseComments|parser.SkipObjectResolution)
 		if err != nil {
