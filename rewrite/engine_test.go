@@ -556,3 +556,69 @@ go 1.22
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 }
+
+func TestVendoredModule(t *testing.T) {
+	root := writeModule(t, `
+-- dep/go.mod --
+module example.com/dep
+
+go 1.22
+-- dep/dep.go --
+package dep
+
+// Ready reports true.
+func Ready() bool { return true }
+-- m/go.mod --
+module example.com/m
+
+go 1.22
+
+require example.com/dep v0.0.0
+
+replace example.com/dep => ../dep
+-- m/m_test.go --
+package m
+
+import (
+	"testing"
+	"time"
+
+	"example.com/dep"
+)
+
+func TestReady(t *testing.T) {
+	time.Sleep(1)
+	_ = dep.Ready()
+}
+-- m/vendor/modules.txt --
+# example.com/dep v0.0.0 => ../dep
+## explicit
+example.com/dep
+# example.com/dep => ../dep
+-- m/vendor/example.com/dep/dep.go --
+package dep
+
+// Ready reports true.
+func Ready() bool { return true }
+-- m/vendor/example.com/dep/dep_test.go --
+package dep
+
+import (
+	"testing"
+	"time"
+)
+
+func TestVendored(t *testing.T) { time.Sleep(1) }
+`)
+	dir := filepath.Join(root, "m")
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./...", "./vendor/example.com/dep"}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors: %v", res.Errors)
+	}
+	if len(res.Changes) != 1 || filepath.Base(res.Changes[0].Path) != "m_test.go" {
+		t.Errorf("want only m_test.go changed (vendored files never), got %+v", res.Changes)
+	}
+}
