@@ -533,16 +533,23 @@ func (c *checker) failure(l *loop, exit ast.Stmt, stack []ast.Node) bool {
 // failing reports whether the simple statement s calls a testing failure
 // method or builds an error, outside func literals.
 func (c *checker) failing(s ast.Stmt) bool {
+	return anyCall(s, func(call *ast.CallExpr) bool {
+		return match.IsMethod(c.info, call, "testing", failureMethods...) ||
+			match.IsPkgFunc(c.info, call, "errors", "New", "Join") ||
+			match.IsPkgFunc(c.info, call, "fmt", "Errorf")
+	})
+}
+
+// anyCall reports whether n holds a call, outside func literals, for which
+// pred is true.
+func anyCall(n ast.Node, pred func(*ast.CallExpr) bool) bool {
 	found := false
-	ast.Inspect(s, func(n ast.Node) bool {
+	ast.Inspect(n, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.FuncLit:
 			return false
 		case *ast.CallExpr:
-			found = found ||
-				match.IsMethod(c.info, n, "testing", failureMethods...) ||
-				match.IsPkgFunc(c.info, n, "errors", "New", "Join") ||
-				match.IsPkgFunc(c.info, n, "fmt", "Errorf")
+			found = found || pred(n)
 		}
 		return !found
 	})
@@ -1094,28 +1101,19 @@ func (c *checker) stmtFails(s ast.Stmt) bool {
 	default:
 		return false
 	}
-	if c.failing(s) {
-		return true
-	}
-	found := false
-	ast.Inspect(s, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.FuncLit:
-			return false
-		case *ast.CallExpr:
-			if fn := match.Callee(c.info, n); fn != nil && fn.Pkg() != nil {
-				path := fn.Pkg().Path()
-				found = found || strings.HasSuffix(path, "testify/require") || strings.HasSuffix(path, "testify/assert") ||
-					path == "log" && strings.HasPrefix(fn.Name(), "Fatal")
-			}
-			if id, ok := ast.Unparen(n.Fun).(*ast.Ident); ok && id.Name == "panic" {
-				_, builtin := c.info.Uses[id].(*types.Builtin)
-				found = found || builtin
-			}
+	return c.failing(s) || anyCall(s, func(call *ast.CallExpr) bool {
+		if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok && id.Name == "panic" {
+			_, builtin := c.info.Uses[id].(*types.Builtin)
+			return builtin
 		}
-		return !found
+		fn := match.Callee(c.info, call)
+		if fn == nil || fn.Pkg() == nil {
+			return false
+		}
+		path := fn.Pkg().Path()
+		return strings.HasSuffix(path, "testify/require") || strings.HasSuffix(path, "testify/assert") ||
+			path == "log" && strings.HasPrefix(fn.Name(), "Fatal")
 	})
-	return found
 }
 
 func waitText(sum time.Duration, others []ast.Expr) string {
