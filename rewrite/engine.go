@@ -42,6 +42,16 @@ type Config struct {
 
 	// Progress, if set, is called after each package is handled.
 	Progress func(done, total int)
+
+	// Speculative applies fixes the rules could not prove safe
+	// (rule.Fix.Unproven); a verifier must then run the tests.
+	Speculative bool
+
+	// Skip, if set, reports whether to leave alone the fixes of rule in the
+	// test (or function) named test; verification uses it to revert.
+	Skip func(rule, test string) bool
+	// SkipReason says why, for the finding.
+	SkipReason func(rule, test string) string
 }
 
 // Result is what a run found and would change.
@@ -111,7 +121,7 @@ func Run(cfg *Config) (*Result, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i] = j.run(cfg.Rules, runFilter)
+			results[i] = j.run(cfg, runFilter)
 			if cfg.Progress != nil {
 				mu.Lock()
 				done++
@@ -215,7 +225,7 @@ type state struct {
 	info   *types.Info
 }
 
-func (j *job) run(rules []*rule.Rule, filter *testFilter) *jobResult {
+func (j *job) run(cfg *Config, filter *testFilter) *jobResult {
 	out := &jobResult{}
 	p := j.pkg
 	cur := &state{syntax: p.Syntax, types: p.Types, info: p.TypesInfo}
@@ -242,8 +252,8 @@ func (j *job) run(rules []*rule.Rule, filter *testFilter) *jobResult {
 	for round := 0; round < maxRounds; round++ {
 		changed := false
 		last = nil
-		for _, r := range rules {
-			step := j.step(r, cur, current, checker, filter)
+		for _, r := range cfg.Rules {
+			step := j.step(cfg, r, cur, current, checker, filter)
 			out.errors = append(out.errors, step.errors...)
 			last = append(last, step.findings...)
 			if step.next != nil {
@@ -292,4 +302,12 @@ func (j *job) fileIndex(fset *token.FileSet, s *state) map[string]*ast.File {
 		}
 	}
 	return m
+}
+
+// skipReason is the reason recorded for a fix Skip left alone.
+func (cfg *Config) skipReason(rule, test string) string {
+	if cfg.SkipReason != nil {
+		return cfg.SkipReason(rule, test)
+	}
+	return "left alone by request"
 }

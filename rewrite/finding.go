@@ -35,6 +35,16 @@ type Finding struct {
 	Reason   string `json:"reason,omitempty"` // why it is not fixed
 	SavingMs int64  `json:"savingMs,omitempty"`
 
+	// Unproven is set on a fix the rule could not prove safe, applied
+	// because verification will run the tests.
+	Unproven bool `json:"unproven,omitempty"`
+	// Verified is set when `fix --verify` ran the affected tests after
+	// the fix and they passed every time; BeforeMs and AfterMs are the
+	// measured test times.
+	Verified bool  `json:"verified,omitempty"`
+	BeforeMs int64 `json:"beforeMs,omitempty"`
+	AfterMs  int64 `json:"afterMs,omitempty"`
+
 	code string // the matched code, whitespace-normalised, for the ID
 }
 

@@ -30,7 +30,7 @@ type stepResult struct {
 // If the fixes together do not type-check, each fix is tried on its own,
 // so one bad fix does not hold back the others; a fix that breaks the build
 // is reported as an internal error naming the rule and never applied.
-func (j *job) step(r *rule.Rule, cur *state, current map[string][]byte, ck *checker, filter *testFilter) stepResult {
+func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string][]byte, ck *checker, filter *testFilter) stepResult {
 	fset := j.pkg.Fset
 	files := j.fileIndex(fset, cur)
 	s := j.newSession(r, cur, files)
@@ -44,7 +44,14 @@ func (j *job) step(r *rule.Rule, cur *state, current map[string][]byte, ck *chec
 		if !ok {
 			continue
 		}
-		if d.Fix != nil {
+		switch {
+		case d.Fix == nil:
+		case cfg.Skip != nil && cfg.Skip(r.Name, f.Test):
+			f.Fix, f.Reason = "", "reverted: "+cfg.skipReason(r.Name, f.Test)
+		case d.Fix.Unproven != "" && !cfg.Speculative:
+			f.Fix, f.Reason = "", d.Fix.Unproven+" (fix --verify can try it)"
+		default:
+			f.Unproven = d.Fix.Unproven != ""
 			fixable = append(fixable, i)
 			findingOf[i] = len(out.findings)
 		}

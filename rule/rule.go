@@ -113,6 +113,13 @@ type Fix struct {
 	// them may disappear from the output. Any other lost comment is an
 	// internal error.
 	Deletes []ast.Node
+
+	// Unproven, when not empty, says why the rule could not prove the fix
+	// safe statically ("the test starts goroutines the analysis cannot
+	// follow"). Such a fix is applied only under `fix --verify`, which
+	// keeps it only if the affected tests pass every time after it;
+	// otherwise the finding is reported as not fixed with this reason.
+	Unproven string
 }
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
