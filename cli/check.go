@@ -18,18 +18,21 @@ func newCheckCmd(opts *options) *cobra.Command {
 		Long: `Check reports what fix would do for the packages matching PATTERNS
 (default "."), one finding per line as file:line:col: rule: message, with
 either the fix or the reason there is none. It exits 1 when there is a
-finding. With --json it prints an array of finding objects.`,
+finding. With --json it prints an array of finding objects. With --verify it
+runs the affected tests as fix --verify does and reports what fix --verify
+would keep.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return checkRun(opts, args, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print findings as a JSON array")
 	addAnalysisFlags(cmd, opts)
+	addVerifyFlags(cmd, opts)
 	return cmd
 }
 
 func checkRun(opts *options, patterns []string, asJSON bool) error {
-	res, base, err := opts.analyse(patterns)
+	res, _, base, err := opts.analyse(patterns)
 	if err != nil {
 		return err
 	}

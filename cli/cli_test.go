@@ -131,6 +131,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"fix", "--skip", "nosuchrule", "./..."}, `unknown rule "nosuchrule"`},
 		{[]string{"fix", "./nothing/..."}, "nothing"},
 		{[]string{"check", "--run", "(", "./..."}, "invalid --run pattern"},
+		{[]string{"fix", "--verify", "--verify-count", "0", "./..."}, "--verify-count 0: must be at least 1"},
+		{[]string{"check", "--verify", "--verify-timeout", "-1s", "./..."}, "--verify-timeout -1s: must be positive"},
 		{[]string{"rules", "nosuchrule"}, `unknown rule "nosuchrule"`},
 		{[]string{"frobnicate"}, "unknown command"},
 		{[]string{"-C", filepath.Join(dir, "m.go"), "check"}, "not a directory"},
@@ -156,7 +158,7 @@ func TestUsageErrors(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	dir := writeModule(t, poll)
-	code, stdout, stderr := run(t, "-C", dir, "check", "./...")
+	code, stdout, stderr := run(t, "-C", dir, "check", "--rules", "attemptloop", "./...")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
 	}
@@ -164,7 +166,7 @@ func TestCheck(t *testing.T) {
 		t.Errorf("stdout: %q", stdout)
 	}
 
-	code, stdout, _ = run(t, "-C", dir, "check", "--json", "./...")
+	code, stdout, _ = run(t, "-C", dir, "check", "--rules", "attemptloop", "--json", "./...")
 	var findings []rewrite.Finding
 	if err := json.Unmarshal([]byte(stdout), &findings); err != nil {
 		t.Fatalf("--json: %v\n%s", err, stdout)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -60,6 +61,10 @@ type options struct {
 	rules []string
 	skip  []string
 	run   string
+
+	verify        bool
+	verifyCount   int
+	verifyTimeout time.Duration
 
 	stdout, stderr io.Writer
 }
@@ -147,17 +152,30 @@ func (o *options) baseDir() (string, error) {
 	return abs, nil
 }
 
-// analyse runs the engine; it returns the result and the base directory.
-func (o *options) analyse(patterns []string) (*rewrite.Result, string, error) {
+// analyse runs the engine, and verifies its fixes under --verify; it
+// returns the result, the verification (nil without --verify) and the base
+// directory.
+func (o *options) analyse(patterns []string) (*rewrite.Result, *rewrite.Verification, string, error) {
 	cfg, err := o.engineConfig(patterns)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
+	}
+	if o.verify {
+		res, v, err := rewrite.RunVerified(cfg, rewrite.VerifyOptions{
+			Count:    o.verifyCount,
+			Timeout:  o.verifyTimeout,
+			Progress: verifyProgress(o.stderr),
+		})
+		if err != nil {
+			return nil, nil, "", err
+		}
+		return res, v, cfg.Dir, nil
 	}
 	res, err := rewrite.Run(cfg)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
-	return res, cfg.Dir, nil
+	return res, nil, cfg.Dir, nil
 }
 
 // reportErrors prints Result.Errors one per line, with paths relative to
@@ -190,12 +208,8 @@ func rel(base, path string) string {
 // progress returns a progress printer for long runs when stderr is a
 // terminal, or nil.
 func progress(stderr io.Writer) func(done, total int) {
-	f, ok := stderr.(*os.File)
-	if !ok {
-		return nil
-	}
-	fi, err := f.Stat()
-	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+	f := terminal(stderr)
+	if f == nil {
 		return nil
 	}
 	return func(done, total int) {
@@ -207,4 +221,17 @@ func progress(stderr io.Writer) func(done, total int) {
 			fmt.Fprint(f, "\r\033[K")
 		}
 	}
+}
+
+// terminal returns w as a file if it is a terminal, or nil.
+func terminal(w io.Writer) *os.File {
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return f
 }

@@ -48,10 +48,11 @@ type Config struct {
 	Speculative bool
 
 	// Skip, if set, reports whether to leave alone the fixes of rule in the
-	// test (or function) named test; verification uses it to revert.
-	Skip func(rule, test string) bool
+	// test (or function) named test of the package in directory dir;
+	// verification uses it to revert.
+	Skip func(dir, rule, test string) bool
 	// SkipReason says why, for the finding.
-	SkipReason func(rule, test string) string
+	SkipReason func(dir, rule, test string) string
 }
 
 // Result is what a run found and would change.
@@ -305,9 +306,9 @@ func (j *job) fileIndex(fset *token.FileSet, s *state) map[string]*ast.File {
 }
 
 // skipReason is the reason recorded for a fix Skip left alone.
-func (cfg *Config) skipReason(rule, test string) string {
+func (cfg *Config) skipReason(dir, rule, test string) string {
 	if cfg.SkipReason != nil {
-		return cfg.SkipReason(rule, test)
+		return cfg.SkipReason(dir, rule, test)
 	}
 	return "left alone by request"
 }

@@ -8,6 +8,7 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
+	"path/filepath"
 	"strings"
 
 	"github.com/dave/dst"
@@ -46,8 +47,8 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string][]b
 		}
 		switch {
 		case d.Fix == nil:
-		case cfg.Skip != nil && cfg.Skip(r.Name, f.Test):
-			f.Fix, f.Reason = "", "reverted: "+cfg.skipReason(r.Name, f.Test)
+		case cfg.Skip != nil && cfg.Skip(filepath.Dir(f.File), r.Name, f.Test):
+			f.Fix, f.Reason = "", "reverted: "+cfg.skipReason(filepath.Dir(f.File), r.Name, f.Test)
 		case d.Fix.Unproven != "" && !cfg.Speculative:
 			f.Fix, f.Reason = "", d.Fix.Unproven+" (fix --verify can try it)"
 		default:

@@ -1,0 +1,129 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/unflake/unflake/rewrite"
+)
+
+// polls has two packages with an attempt-count poll each: the test of a
+// passes, the test of b fails before any rewrite, so --verify cannot keep
+// b's fix.
+const polls = `
+-- go.mod --
+module example.com/m
+
+go 1.22
+-- a/a_test.go --
+package a
+
+import (
+	"testing"
+	"time"
+)
+
+func TestA(t *testing.T) {
+	ready := make(chan bool, 1)
+	ready <- true
+	ok := false
+	for i := 0; i < 20; i++ {
+		select {
+		case ok = <-ready:
+		default:
+		}
+		if ok {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if !ok {
+		t.Fatal("never ready")
+	}
+}
+-- b/b_test.go --
+package b
+
+import (
+	"testing"
+	"time"
+)
+
+func TestB(t *testing.T) {
+	ok := false
+	for i := 0; i < 2; i++ {
+		if ok {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("always fails")
+}
+`
+
+func TestFixVerify(t *testing.T) {
+	dir := writeModule(t, polls)
+	a, b := filepath.Join(dir, "a", "a_test.go"), filepath.Join(dir, "b", "b_test.go")
+	oldA, _ := os.ReadFile(a)
+	oldB, _ := os.ReadFile(b)
+
+	// check --verify reports what fix --verify would keep, and writes nothing.
+	code, stdout, stderr := run(t, "-C", dir, "check", "--json", "--verify", "--verify-count", "2", "--rules", "attemptloop", "./...")
+	var findings []rewrite.Finding
+	if err := json.Unmarshal([]byte(stdout), &findings); err != nil {
+		t.Fatalf("--json: %v\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	if code != 1 || len(findings) != 2 {
+		t.Fatalf("exit %d, findings %+v, stderr:\n%s", code, findings, stderr)
+	}
+	if f := findings[0]; f.File != "a/a_test.go" || !f.Fixed || !f.Verified || f.BeforeMs < 0 || f.AfterMs < 0 {
+		t.Errorf("a: want fixed and verified: %+v", f)
+	}
+	if f := findings[1]; f.File != "b/b_test.go" || f.Fixed || f.Verified || f.Reason != "reverted: TestB fails before the rewrite: b_test.go:16: always fails" {
+		t.Errorf("b: want reverted: %+v", f)
+	}
+	if !strings.Contains(stdout, `"verified": true`) {
+		t.Errorf("--json does not say verified:\n%s", stdout)
+	}
+	if now, _ := os.ReadFile(a); string(now) != string(oldA) {
+		t.Errorf("check --verify wrote a/a_test.go")
+	}
+
+	code, stdout, stderr = run(t, "-C", dir, "fix", "--verify", "--verify-count=2", "--rules=attemptloop", "./...")
+	if code != 0 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if len(lines) != 2 ||
+		!strings.HasPrefix(lines[0], "b/b_test.go:10:2: attemptloop: ") || !strings.HasSuffix(lines[0], "; not fixed: reverted: TestB fails before the rewrite: b_test.go:16: always fails") ||
+		!strings.HasPrefix(lines[1], "unflake: rewrote 1 file (1 fix); 1 finding not fixed (see unflake check); verified 2 tests: 1 kept, 1 reverted; measured ") ||
+		!strings.Contains(lines[1], "s → ") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	if now, _ := os.ReadFile(a); string(now) == string(oldA) {
+		t.Errorf("a/a_test.go was not rewritten")
+	}
+	if now, _ := os.ReadFile(b); string(now) != string(oldB) {
+		t.Errorf("b/b_test.go was rewritten:\n%s", now)
+	}
+}
+
+func TestFixVerifyDiff(t *testing.T) {
+	dir := writeModule(t, polls)
+	before := snapshot(t, dir)
+	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--verify", "--verify-count=1", "--rules=attemptloop", "./a")
+	if code != 1 || !strings.HasPrefix(diff, "--- a/a/a_test.go\n+++ b/a/a_test.go\n@@ ") {
+		t.Fatalf("exit %d, diff:\n%s\nstderr:\n%s", code, diff, stderr)
+	}
+	if !strings.Contains(stderr, "unflake: would rewrite 1 file (1 fix); verified 1 test: 1 kept, 0 reverted; measured ") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	for k, v := range snapshot(t, dir) {
+		if before[k] != v {
+			t.Errorf("--diff --verify wrote %s", k)
+		}
+	}
+}
