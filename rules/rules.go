@@ -7,6 +7,7 @@ import (
 
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rules/attemptloop"
+	"github.com/unflake/unflake/rules/sleep"
 )
 
 // All returns every rule, in the order they run. A rule that is not in the
@@ -14,6 +15,7 @@ import (
 func All() []*rule.Rule {
 	return []*rule.Rule{
 		attemptloop.Rule,
+		sleep.Rule,
 	}
 }
 

@@ -369,3 +369,46 @@ func StripDecorations(n dst.Node) {
 		return true
 	})
 }
+
+// IsNamed reports whether t, or the type t points to, is the named type
+// pkgPath.name for one of names (aliases resolved): IsNamed(t, "testing",
+// "T") holds for testing.T and *testing.T.
+func IsNamed(t types.Type, pkgPath string, names ...string) bool {
+	t = types.Unalias(t)
+	if p, ok := t.(*types.Pointer); ok {
+		t = types.Unalias(p.Elem())
+	}
+	n, ok := t.(*types.Named)
+	if !ok {
+		return false
+	}
+	obj := n.Obj()
+	return obj.Pkg() != nil && obj.Pkg().Path() == pkgPath && oneOf(obj.Name(), names)
+}
+
+// IsStd reports whether the import path belongs to the standard library:
+// its first element has no dot (the go command's own rule for module
+// paths).
+func IsStd(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".") && path != "C"
+}
+
+// PkgFuncName names fn for a message as its package name and name:
+// "net.Listen", "httptest.Server.Close" for a method.
+func PkgFuncName(fn *types.Func) string {
+	name := fn.Name()
+	if recv := fn.Type().(*types.Signature).Recv(); recv != nil {
+		t := types.Unalias(recv.Type())
+		if p, ok := t.(*types.Pointer); ok {
+			t = types.Unalias(p.Elem())
+		}
+		if n, ok := t.(*types.Named); ok {
+			name = n.Obj().Name() + "." + name
+		}
+	}
+	if fn.Pkg() != nil {
+		name = fn.Pkg().Name() + "." + name
+	}
+	return name
+}

@@ -380,3 +380,45 @@ func TestWithStack(t *testing.T) {
 		t.Errorf("stack of break:\n got %s\nwant %s", strings.Join(got, " "), want)
 	}
 }
+
+func TestIsNamedAndNames(t *testing.T) {
+	f, info := load(t, `package p
+
+import "time"
+
+type T = time.Time
+
+var (
+	a time.Time
+	b *time.Time
+	c T
+	d time.Duration
+	e int
+)
+
+func f() {
+	var t time.Time
+	t.Reset()
+	time.Sleep(1)
+}
+`)
+	want := map[string]bool{"a": true, "b": true, "c": true, "d": false, "e": false}
+	for id, obj := range info.Defs {
+		if w, ok := want[id.Name]; ok && obj != nil {
+			if got := IsNamed(obj.Type(), "time", "Time"); got != w {
+				t.Errorf("IsNamed(%s, time.Time) = %v, want %v", id.Name, got, w)
+			}
+		}
+	}
+	cs := calls(f, "f")
+	for i, w := range []string{"time.Time.Reset", "time.Sleep"} {
+		if got := PkgFuncName(Callee(info, cs[i])); got != w {
+			t.Errorf("PkgFuncName(call %d) = %q, want %q", i, got, w)
+		}
+	}
+	for path, w := range map[string]bool{"net": true, "net/http/httptest": true, "example.com/x": false, "github.com/a/b": false, "C": false} {
+		if got := IsStd(path); got != w {
+			t.Errorf("IsStd(%q) = %v, want %v", path, got, w)
+		}
+	}
+}

@@ -1,0 +1,499 @@
+package sleep
+
+import (
+	"fmt"
+	"go/ast"
+	"go/types"
+	"strings"
+
+	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rules/internal/match"
+)
+
+// analysis decides, for each test of a package, whether its body can run
+// in a synctest bubble.
+type analysis struct {
+	pass  *rule.Pass
+	info  *types.Info
+	decls map[*types.Func]*ast.FuncDecl // every function declared in the package
+
+	targets  []*target
+	subtests map[*ast.FuncLit]*target // subtest bodies that are targets themselves
+	bubbles  map[*ast.FuncLit]bool    // func literals run by synctest.Test or synctest.Run
+	bubbled  map[*ast.ExprStmt]bool   // waits a bubble reaches
+	cgo      bool
+}
+
+// A target is a body the rule may wrap in synctest.Test: a top-level test
+// function or a subtest's func literal.
+type target struct {
+	name     string
+	fn       ast.Node // *ast.FuncDecl or *ast.FuncLit
+	body     *ast.BlockStmt
+	file     *ast.File
+	param    string   // the name of its *testing.T parameter
+	parallel ast.Stmt // a leading t.Parallel(), kept outside the bubble
+	sites    map[*ast.ExprStmt]bool
+
+	// blocked says why the body cannot run in a bubble; unproven why the
+	// analysis cannot show that it can.
+	blocked, unproven string
+}
+
+func newAnalysis(pass *rule.Pass) *analysis {
+	a := &analysis{
+		pass:     pass,
+		info:     pass.TypesInfo,
+		decls:    map[*types.Func]*ast.FuncDecl{},
+		subtests: map[*ast.FuncLit]*target{},
+		bubbles:  map[*ast.FuncLit]bool{},
+		bubbled:  map[*ast.ExprStmt]bool{},
+	}
+	for _, f := range pass.AllFiles {
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"C"` {
+				a.cgo = true
+			}
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok {
+				if fn, ok := a.info.Defs[fd.Name].(*types.Func); ok {
+					a.decls[fn] = fd
+				}
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok && match.IsPkgFunc(a.info, call, "testing/synctest", "Test", "Run") {
+				for _, arg := range call.Args {
+					if lit, ok := arg.(*ast.FuncLit); ok {
+						a.bubbles[lit] = true
+					}
+				}
+			}
+			return true
+		})
+	}
+	return a
+}
+
+// analyze finds the targets in the test files and walks each.
+func (a *analysis) analyze() {
+	for _, f := range a.pass.Files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv != nil || fd.Body == nil || !strings.HasPrefix(fd.Name.Name, "Test") || fd.Name.Name == "TestMain" {
+				continue
+			}
+			if t := a.newTarget(f, fd.Name.Name, fd, fd.Type, fd.Body); t != nil {
+				a.targets = append(a.targets, t)
+				a.findSubtests(f, t.name, fd.Body)
+			}
+		}
+	}
+	for _, t := range a.targets {
+		a.walkTarget(t)
+	}
+	// The waits a bubble reaches are on the virtual clock already.
+	for lit := range a.bubbles {
+		b := &target{name: "bubble", fn: lit, body: lit.Body, sites: map[*ast.ExprStmt]bool{}}
+		w := &walker{a: a, t: b, seen: map[*ast.FuncDecl]bool{}}
+		w.walk(lit.Body, "")
+		for s := range b.sites {
+			a.bubbled[s] = true
+		}
+	}
+}
+
+// findSubtests adds the subtests run from root, t.Run(name, func(t
+// *testing.T) { ... }), as targets, nested ones too.
+func (a *analysis) findSubtests(f *ast.File, parent string, root ast.Node) {
+	ast.Inspect(root, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || len(call.Args) != 2 || !match.IsMethod(a.info, call, "testing", "Run") {
+			return true
+		}
+		lit, ok := call.Args[1].(*ast.FuncLit)
+		if !ok {
+			return true
+		}
+		name := subtestName(parent, call)
+		if t := a.newTarget(f, name, lit, lit.Type, lit.Body); t != nil {
+			a.targets = append(a.targets, t)
+			a.subtests[lit] = t
+			a.findSubtests(f, name, lit.Body)
+			return false
+		}
+		return true
+	})
+}
+
+// newTarget returns the target for a function with a single *testing.T
+// parameter, or nil.
+func (a *analysis) newTarget(f *ast.File, name string, fn ast.Node, typ *ast.FuncType, body *ast.BlockStmt) *target {
+	if typ.Params == nil || len(typ.Params.List) != 1 || typ.Results != nil && len(typ.Results.List) > 0 {
+		return nil
+	}
+	p := typ.Params.List[0]
+	if tv, ok := a.info.Types[p.Type]; !ok || !match.IsNamed(tv.Type, "testing", "T") {
+		return nil
+	}
+	if _, ptr := p.Type.(*ast.StarExpr); !ptr {
+		return nil
+	}
+	t := &target{name: name, fn: fn, body: body, file: f, sites: map[*ast.ExprStmt]bool{}}
+	switch {
+	case len(p.Names) == 1 && p.Names[0].Name != "_":
+		t.param = p.Names[0].Name
+	default:
+		t.blocked = "the test's *testing.T parameter has no name"
+	}
+	if !a.editable(f) {
+		t.blocked = "the test is in a generated file"
+	}
+	if a.cgo {
+		t.blocked = "the package uses cgo, which a synctest bubble cannot follow"
+	}
+	if len(body.List) > 0 {
+		if es, ok := body.List[0].(*ast.ExprStmt); ok {
+			if call, ok := es.X.(*ast.CallExpr); ok && len(call.Args) == 0 && match.IsMethod(a.info, call, "testing", "Parallel") {
+				t.parallel = es
+			}
+		}
+	}
+	return t
+}
+
+func (a *analysis) walkTarget(t *target) {
+	w := &walker{a: a, t: t, seen: map[*ast.FuncDecl]bool{}}
+	for _, s := range t.body.List {
+		if s != t.parallel {
+			w.walk(s, "")
+		}
+	}
+	if lit, ok := t.fn.(*ast.FuncLit); ok {
+		w.captures(lit)
+	}
+}
+
+// walker walks a target's body and, transitively, the functions of the
+// package it refers to.
+type walker struct {
+	a    *analysis
+	t    *target
+	seen map[*ast.FuncDecl]bool
+}
+
+func (w *walker) block(why string) {
+	if w.t.blocked == "" {
+		w.t.blocked = why
+	}
+}
+
+func (w *walker) unprove(why string) {
+	if w.t.unproven == "" {
+		w.t.unproven = why
+	}
+}
+
+// walk walks root; where names the helper it is in (" in helper"), or is
+// empty in the test itself.
+func (w *walker) walk(root ast.Node, where string) {
+	a := w.a
+	ast.Inspect(root, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			if a.subtests[n] != nil || a.bubbles[n] {
+				return false // a target of its own, or already in a bubble
+			}
+		case *ast.GoStmt:
+			w.unprove("the test starts goroutines the analysis cannot show end (a go statement" + where + ")")
+		case *ast.ExprStmt:
+			if call, _ := a.wait(n); call != nil {
+				w.t.sites[n] = true
+			}
+		case *ast.CallExpr:
+			w.call(n, where)
+		case *ast.Ident:
+			switch obj := a.info.Uses[n].(type) {
+			case *types.Func:
+				w.fn(obj, where)
+			case *types.Var:
+				w.global(obj, where)
+			}
+		}
+		return true
+	})
+}
+
+// call checks the calls the testing packages restrict.
+func (w *walker) call(call *ast.CallExpr, where string) {
+	a := w.a
+	switch {
+	case match.IsPkgFunc(a.info, call, "testing/synctest", "Test", "Run"):
+		w.block("the test already runs code in a synctest bubble" + where)
+	case match.IsMethod(a.info, call, "testing", "Run"):
+		if len(call.Args) == 2 {
+			if lit, ok := call.Args[1].(*ast.FuncLit); ok && a.subtests[lit] != nil {
+				w.block("the test calls t.Run; its subtests are wrapped instead")
+				return
+			}
+		}
+		w.block("the test calls t.Run, which a synctest bubble does not allow" + where)
+	case match.IsMethod(a.info, call, "testing", "Parallel"):
+		w.block("the test calls t.Parallel other than as its first statement, which a synctest bubble does not allow" + where)
+	case match.IsMethod(a.info, call, "testing", "Deadline"):
+		w.block("the test calls t.Deadline, which a synctest bubble does not allow" + where)
+	}
+}
+
+// fn checks a reference to the function or method fn: a call, or a
+// function value that may be called.
+func (w *walker) fn(fn *types.Func, where string) {
+	fn = fn.Origin()
+	pkg := fn.Pkg()
+	if pkg == nil {
+		return // error.Error
+	}
+	path := pkg.Path()
+	if path == "testing" || path == "testing/synctest" {
+		return // checked by call
+	}
+	if why := hazard(fn); why != "" {
+		w.block(fmt.Sprintf(why, match.PkgFuncName(fn)+where))
+		return
+	}
+	if starter(fn) {
+		w.unprove("the test starts goroutines the analysis cannot show end (" + match.PkgFuncName(fn) + where + ")")
+		return
+	}
+	recv := fn.Type().(*types.Signature).Recv()
+	iface := recv != nil && types.IsInterface(recv.Type())
+	if pkg == w.a.pass.Pkg {
+		if decl := w.a.decls[fn]; decl != nil && decl.Body != nil {
+			if !w.seen[decl] {
+				w.seen[decl] = true
+				w.walk(decl.Body, " in "+fn.Name())
+			}
+			return
+		}
+		if iface {
+			w.unprove("the test calls " + match.PkgFuncName(fn) + " through an interface the analysis cannot follow" + where)
+		}
+		return
+	}
+	if match.IsStd(path) {
+		return
+	}
+	w.unprove("the test calls " + match.PkgFuncName(fn) + ", whose code the analysis cannot see" + where)
+}
+
+// global checks a package-level variable: values made outside the bubble
+// that belong to the real clock or to no bubble cannot be used inside.
+func (w *walker) global(v *types.Var, where string) {
+	if v.IsField() || v.Pkg() == nil || v.Parent() != v.Pkg().Scope() {
+		return
+	}
+	if kind := bound(v.Type(), map[types.Type]bool{}); kind != "" {
+		w.block(fmt.Sprintf("the test uses a package-level %s (%s) made outside the bubble", kind, v.Name()+strings.Replace(where, " in", ", in", 1)))
+		return
+	}
+	if holdsTime(v.Type(), map[types.Type]bool{}) {
+		w.unprove(fmt.Sprintf("the test uses a package-level time (%s) read outside the bubble", v.Name()+strings.Replace(where, " in", ", in", 1)))
+	}
+}
+
+// captures checks the variables a subtest body uses from the enclosing
+// test: they were made outside the bubble.
+func (w *walker) captures(lit *ast.FuncLit) {
+	seen := map[*types.Var]bool{}
+	ast.Inspect(lit.Body, func(n ast.Node) bool {
+		id, ok := n.(*ast.Ident)
+		if !ok {
+			return true
+		}
+		v, ok := w.a.info.Uses[id].(*types.Var)
+		if !ok || v.IsField() || seen[v] || v.Pkg() == nil || v.Parent() == v.Pkg().Scope() {
+			return true
+		}
+		if lit.Pos() <= v.Pos() && v.Pos() < lit.End() {
+			return true // declared inside the subtest
+		}
+		seen[v] = true
+		switch {
+		case bound(v.Type(), map[types.Type]bool{}) != "":
+			w.block(fmt.Sprintf("the subtest uses %s, a %s the enclosing test created outside the bubble", v.Name(), bound(v.Type(), map[types.Type]bool{})))
+		case !plain(v.Type(), map[types.Type]bool{}):
+			w.unprove(fmt.Sprintf("the subtest uses %s, which the enclosing test created outside the bubble", v.Name()))
+		}
+		return true
+	})
+}
+
+// bound returns what kind of value bound to the bubble it was made in (or
+// to none) a value of type t holds: a channel, a timer, a wait group, a
+// condition variable or a context; or "".
+func bound(t types.Type, seen map[types.Type]bool) string {
+	t = types.Unalias(t)
+	if seen[t] {
+		return ""
+	}
+	seen[t] = true
+	switch {
+	case match.IsNamed(t, "time", "Timer", "Ticker"):
+		return "timer"
+	case match.IsNamed(t, "sync", "WaitGroup"):
+		return "wait group"
+	case match.IsNamed(t, "sync", "Cond"):
+		return "condition variable"
+	case match.IsNamed(t, "context", "Context"):
+		return "context"
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Chan:
+		return "channel"
+	case *types.Pointer:
+		return bound(u.Elem(), seen)
+	case *types.Slice:
+		return bound(u.Elem(), seen)
+	case *types.Array:
+		return bound(u.Elem(), seen)
+	case *types.Map:
+		if k := bound(u.Key(), seen); k != "" {
+			return k
+		}
+		return bound(u.Elem(), seen)
+	case *types.Struct:
+		for i := range u.NumFields() {
+			if k := bound(u.Field(i).Type(), seen); k != "" {
+				return k
+			}
+		}
+	}
+	return ""
+}
+
+// holdsTime reports whether a value of type t holds a time.Time.
+func holdsTime(t types.Type, seen map[types.Type]bool) bool {
+	t = types.Unalias(t)
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	if match.IsNamed(t, "time", "Time") {
+		return true
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Pointer:
+		return holdsTime(u.Elem(), seen)
+	case *types.Slice:
+		return holdsTime(u.Elem(), seen)
+	case *types.Array:
+		return holdsTime(u.Elem(), seen)
+	case *types.Map:
+		return holdsTime(u.Key(), seen) || holdsTime(u.Elem(), seen)
+	case *types.Struct:
+		for i := range u.NumFields() {
+			if holdsTime(u.Field(i).Type(), seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// plain reports whether a value of type t is plain data: numbers,
+// strings, booleans, errors, and structs, arrays, slices and maps of them.
+func plain(t types.Type, seen map[types.Type]bool) bool {
+	t = types.Unalias(t)
+	if seen[t] {
+		return true
+	}
+	seen[t] = true
+	if types.Identical(t, types.Universe.Lookup("error").Type()) {
+		return true
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Basic:
+		return true
+	case *types.Slice:
+		return plain(u.Elem(), seen)
+	case *types.Array:
+		return plain(u.Elem(), seen)
+	case *types.Map:
+		return plain(u.Key(), seen) && plain(u.Elem(), seen)
+	case *types.Struct:
+		for i := range u.NumFields() {
+			if !plain(u.Field(i).Type(), seen) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// hazard returns, as a format for the function's name, why a test calling
+// fn cannot run in a bubble, or "".
+func hazard(fn *types.Func) string {
+	path, name := fn.Pkg().Path(), fn.Name()
+	recv := ""
+	if r := fn.Type().(*types.Signature).Recv(); r != nil {
+		t := types.Unalias(r.Type())
+		if p, ok := t.(*types.Pointer); ok {
+			t = types.Unalias(p.Elem())
+		}
+		if n, ok := t.(*types.Named); ok {
+			recv = n.Obj().Name()
+		}
+	}
+	switch path {
+	case "net":
+		switch recv {
+		case "IP", "IPMask", "IPNet", "HardwareAddr", "AddrError", "ParseError", "DNSError", "OpError", "UnknownNetworkError", "InvalidAddrError":
+			return ""
+		case "":
+			switch name {
+			case "ParseIP", "ParseCIDR", "ParseMAC", "JoinHostPort", "SplitHostPort", "IPv4", "IPv4Mask", "CIDRMask":
+				return ""
+			}
+		}
+		return "the test uses the real network (%s)"
+	case "net/http":
+		switch recv {
+		case "Client", "Transport", "Server":
+			return "the test uses the real network (%s)"
+		case "":
+			switch name {
+			case "Get", "Head", "Post", "PostForm", "ListenAndServe", "ListenAndServeTLS", "Serve", "ServeTLS":
+				return "the test uses the real network (%s)"
+			}
+		}
+	case "net/http/httptest":
+		if recv == "Server" || strings.HasSuffix(name, "Server") {
+			return "the test starts a real server (%s)"
+		}
+	case "net/rpc", "net/smtp", "log/syslog":
+		return "the test uses the real network (%s)"
+	case "os/exec":
+		return "the test runs a real process (%s)"
+	case "os/signal":
+		return "the test waits on real signals (%s)"
+	case "syscall", "plugin", "runtime/cgo":
+		return "the test uses %s, which a synctest bubble cannot follow"
+	}
+	return ""
+}
+
+// starter reports whether the standard library function fn starts a
+// goroutine of its own.
+func starter(fn *types.Func) bool {
+	path, name := fn.Pkg().Path(), fn.Name()
+	switch {
+	case path == "time" && name == "AfterFunc",
+		path == "context" && name == "AfterFunc",
+		path == "sync" && name == "Go",
+		path == "database/sql":
+		return true
+	}
+	return false
+}

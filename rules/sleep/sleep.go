@@ -1,0 +1,406 @@
+package sleep
+
+import (
+	_ "embed"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"go/version"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dave/dst"
+
+	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rules/internal/match"
+)
+
+//go:embed doc.md
+var doc string
+
+// Rule finds tests that wait on the real clock and runs them on the
+// virtual clock of a synctest bubble, or advances a fake clock instead.
+var Rule = &rule.Rule{
+	Name:      "sleep",
+	Doc:       doc,
+	Default:   true,
+	Prefilter: prefilter,
+	Run:       run,
+}
+
+// synctestVersion is the first go version with testing/synctest.Test.
+const synctestVersion = "go1.25"
+
+// prefilter: a file that sleeps names Sleep or After.
+func prefilter(src []byte) bool {
+	return rule.ContainsAny(src, "Sleep", "After")
+}
+
+// A site is a wait on the real clock: a time.Sleep(d) or <-time.After(d)
+// statement.
+type site struct {
+	stmt  *ast.ExprStmt
+	call  *ast.CallExpr // the time.Sleep or time.After call
+	after bool
+	file  *ast.File
+	decl  *ast.FuncDecl // the top-level function holding it, or nil
+	stack []ast.Node    // enclosing nodes, outermost first
+}
+
+func run(pass *rule.Pass) {
+	a := newAnalysis(pass)
+	sites := a.sites()
+	if len(sites) == 0 {
+		return
+	}
+	a.analyze()
+	wrapped := map[*target]bool{} // targets already wrapped by an applied fix
+	for _, s := range sites {
+		a.report(s, wrapped)
+	}
+}
+
+// sites returns the waits in the editable test files, outside synctest
+// bubbles.
+func (a *analysis) sites() []*site {
+	var out []*site
+	for _, f := range a.pass.Files {
+		if !a.editable(f) {
+			continue
+		}
+		match.WithStack(f, func(n ast.Node, stack []ast.Node) bool {
+			if lit, ok := n.(*ast.FuncLit); ok && a.bubbles[lit] {
+				return false // already on the virtual clock
+			}
+			stmt, ok := n.(*ast.ExprStmt)
+			if !ok {
+				return true
+			}
+			call, after := a.wait(stmt)
+			if call == nil {
+				return true
+			}
+			s := &site{stmt: stmt, call: call, after: after, file: f, stack: append([]ast.Node(nil), stack...)}
+			if len(stack) > 1 {
+				s.decl, _ = stack[1].(*ast.FuncDecl)
+			}
+			out = append(out, s)
+			return true
+		})
+	}
+	return out
+}
+
+// wait returns the time.Sleep or time.After call of a wait statement, or
+// nil.
+func (a *analysis) wait(stmt *ast.ExprStmt) (*ast.CallExpr, bool) {
+	switch x := ast.Unparen(stmt.X).(type) {
+	case *ast.CallExpr:
+		if len(x.Args) == 1 && match.IsPkgFunc(a.info, x, "time", "Sleep") {
+			return x, false
+		}
+	case *ast.UnaryExpr:
+		if call, ok := ast.Unparen(x.X).(*ast.CallExpr); ok && x.Op == token.ARROW && len(call.Args) == 1 && match.IsPkgFunc(a.info, call, "time", "After") {
+			return call, true
+		}
+	}
+	return nil, false
+}
+
+func (a *analysis) editable(f *ast.File) bool {
+	name := a.pass.Fset.File(f.Pos()).Name()
+	return strings.HasSuffix(name, "_test.go") && !ast.IsGenerated(f)
+}
+
+// report reports the wait s with its fix or the reason it has none.
+func (a *analysis) report(s *site, wrapped map[*target]bool) {
+	var reach []*target
+	for _, t := range a.targets {
+		if t.sites[s.stmt] {
+			reach = append(reach, t)
+		}
+	}
+	if len(reach) == 0 {
+		if a.bubbled[s.stmt] {
+			return // a helper only bubbles call
+		}
+		if s.decl == nil || notTest(s.decl.Name.Name) {
+			return // in a benchmark, an example, TestMain: not a test's wait
+		}
+	}
+	// Have: a wait on the real clock in a test or a helper tests call.
+	d := rule.Diagnostic{Pos: s.stmt.Pos(), End: s.stmt.End(), Message: a.message(s)}
+	if v, ok := match.ConstDuration(a.info, s.call.Args[0]); ok && v > 0 {
+		d.Saving = v
+	}
+	if len(reach) == 0 {
+		d.NotFixed = "no test calls it statically, so the rule cannot tell which test to run on a virtual clock"
+		a.pass.Report(d)
+		return
+	}
+
+	blocked, unproven := "", ""
+	for _, t := range reach {
+		why := t.blocked
+		if why == "" {
+			why = a.versionReason(t.file)
+		}
+		if why != "" && blocked == "" {
+			blocked = a.inTarget(s, t, why)
+		}
+		if t.unproven != "" && unproven == "" {
+			unproven = a.inTarget(s, t, t.unproven)
+		}
+	}
+	// Have: whether the tests reaching s can run in a bubble. Prefer a
+	// proven bubble, then a fake clock the test already drives, then a
+	// bubble only verification can prove.
+	switch {
+	case blocked == "" && unproven == "":
+		d.Fix = a.wrapFix(s, reach, wrapped)
+	default:
+		fix, why := a.clockFix(s)
+		switch {
+		case fix != nil:
+			d.Fix = fix
+		case blocked == "":
+			d.Fix = a.wrapFix(s, reach, wrapped)
+			d.Fix.Unproven = unproven
+		case why != "":
+			d.NotFixed = why
+		default:
+			d.NotFixed = blocked
+		}
+	}
+	a.pass.Report(d)
+}
+
+// inTarget qualifies a reason by the test it is about when the wait is
+// not in that test's own body.
+func (a *analysis) inTarget(s *site, t *target, why string) string {
+	if t.fn.Pos() <= s.stmt.Pos() && s.stmt.End() <= t.fn.End() {
+		return why
+	}
+	return why + " (" + t.name + " calls it)"
+}
+
+func (a *analysis) versionReason(f *ast.File) string {
+	v := a.pass.FileVersion(f)
+	switch {
+	case v == "":
+		return "the module's go version is unknown; synctest needs " + synctestVersion
+	case version.Compare(v, synctestVersion) < 0:
+		return "the module's go version is " + v + "; synctest needs " + synctestVersion
+	}
+	return ""
+}
+
+// notTest reports whether a top-level function named name is not a test.
+func notTest(name string) bool {
+	for _, p := range []string{"Benchmark", "Example", "Fuzz"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return name == "TestMain"
+}
+
+func (a *analysis) message(s *site) string {
+	arg := s.call.Args[0]
+	text := types.ExprString(arg)
+	if v, ok := match.ConstDuration(a.info, arg); ok {
+		text = match.FormatDuration(v)
+	}
+	if s.after {
+		return fmt.Sprintf("<-time.After(%s) waits on the real clock", text)
+	}
+	return fmt.Sprintf("time.Sleep(%s) waits on the real clock", text)
+}
+
+// wrapFix runs every test in reach in a synctest bubble. Several waits
+// share the wrap of a test: whichever fix the engine applies first wraps
+// it, the others find it done.
+func (a *analysis) wrapFix(s *site, reach []*target, wrapped map[*target]bool) *rule.Fix {
+	msg := "run the test in a synctest bubble (virtual time)"
+	switch t := reach[0]; {
+	case len(reach) > 1:
+		msg = "run the tests that call it in synctest bubbles (virtual time)"
+	case s.stmt.Pos() < t.fn.Pos() || t.fn.End() < s.stmt.End():
+		msg = "run the test that calls it in a synctest bubble (virtual time)"
+	}
+	return &rule.Fix{
+		Message: msg,
+		Apply: func() {
+			for _, t := range reach {
+				if !wrapped[t] {
+					wrapped[t] = true
+					a.wrap(t)
+				}
+			}
+		},
+	}
+}
+
+// wrap rewrites the body of t, after a leading t.Parallel(), as
+//
+//	synctest.Test(t, func(t *testing.T) { body })
+func (a *analysis) wrap(t *target) {
+	var body *dst.BlockStmt
+	switch fn := a.pass.Dst(t.fn).(type) {
+	case *dst.FuncDecl:
+		body = fn.Body
+	case *dst.FuncLit:
+		body = fn.Body
+	default:
+		panic(fmt.Sprintf("sleep: a test of type %T", fn))
+	}
+	start := 0
+	if t.parallel != nil {
+		start = 1
+	}
+	moved := append([]dst.Stmt(nil), body.List[start:]...)
+	if len(moved) == 0 {
+		return
+	}
+	lead := moved[0].Decorations().Before
+	moved[0].Decorations().Before = dst.NewLine
+	param := &dst.Field{
+		Names: []*dst.Ident{dst.NewIdent(t.param)},
+		Type:  &dst.StarExpr{X: &dst.Ident{Path: "testing", Name: "T"}},
+	}
+	lit := &dst.FuncLit{
+		Type: &dst.FuncType{Func: true, Params: &dst.FieldList{List: []*dst.Field{param}}},
+		Body: &dst.BlockStmt{List: moved},
+	}
+	call := &dst.ExprStmt{X: &dst.CallExpr{
+		Fun:  &dst.Ident{Path: "testing/synctest", Name: "Test"},
+		Args: []dst.Expr{dst.NewIdent(t.param), lit},
+	}}
+	call.Decs.Before = lead
+	body.List = append(body.List[:start:start], call)
+}
+
+// A fakeClock is a fake clock type of a known library and the method that
+// moves it forward.
+type fakeClock struct {
+	path, typ, advance string
+	why                string // why the rule does not use it, if it does not
+}
+
+var fakeClocks = []fakeClock{
+	{path: "github.com/jonboulle/clockwork", typ: "FakeClock", advance: "Advance"},
+	{path: "github.com/benbjohnson/clock", typ: "Mock", advance: "Add"},
+	{path: "k8s.io/utils/clock/testing", typ: "FakeClock", advance: "Step"},
+	{path: "github.com/coder/quartz", typ: "Mock", why: "the test drives a quartz Mock clock, whose Advance must be waited on with a context; the rule leaves it"},
+}
+
+// clockFix rewrites the wait s into an advance of a fake clock in scope
+// that the test passed to the code under test before s. It returns the
+// reason when there is such a clock it cannot use.
+func (a *analysis) clockFix(s *site) (*rule.Fix, string) {
+	if s.decl == nil || s.decl.Body == nil {
+		return nil, ""
+	}
+	scope := a.pass.Pkg.Scope().Innermost(s.stmt.Pos())
+	if scope == nil {
+		return nil, ""
+	}
+	var found []*types.Var
+	var clock fakeClock
+	ast.Inspect(s.decl.Body, func(n ast.Node) bool {
+		if n == nil || n.Pos() >= s.stmt.Pos() {
+			return false
+		}
+		call, ok := n.(*ast.CallExpr)
+		if !ok || call.End() > s.stmt.Pos() {
+			return true
+		}
+		for _, arg := range call.Args {
+			ast.Inspect(arg, func(n ast.Node) bool {
+				if _, ok := n.(*ast.FuncLit); ok {
+					return false
+				}
+				id, ok := n.(*ast.Ident)
+				if !ok {
+					return true
+				}
+				v, ok := a.info.Uses[id].(*types.Var)
+				if !ok || v.IsField() {
+					return true
+				}
+				c, ok := clockOf(v.Type())
+				if !ok {
+					return true
+				}
+				if _, obj := scope.LookupParent(v.Name(), s.stmt.Pos()); obj != v {
+					return true
+				}
+				for _, w := range found {
+					if w == v {
+						return true
+					}
+				}
+				found, clock = append(found, v), c
+				return true
+			})
+		}
+		return true
+	})
+	switch {
+	case len(found) == 0:
+		return nil, ""
+	case len(found) > 1:
+		return nil, "the test drives several fake clocks; the rule cannot tell which one the wait is for"
+	case clock.why != "":
+		return nil, clock.why
+	}
+	v := found[0]
+	if obj, _, _ := types.LookupFieldOrMethod(v.Type(), true, v.Pkg(), clock.advance); obj == nil {
+		return nil, ""
+	}
+	// Have: one fake clock, passed to the code under test, in scope.
+	var d time.Duration
+	if c, ok := match.ConstDuration(a.info, s.call.Args[0]); ok {
+		d = c
+	}
+	text := types.ExprString(s.call.Args[0])
+	if d > 0 {
+		text = match.FormatDuration(d)
+	}
+	return &rule.Fix{
+		Message: fmt.Sprintf("advance the fake clock instead (%s.%s(%s))", v.Name(), clock.advance, text),
+		Apply: func() {
+			stmt := a.pass.Dst(s.stmt).(*dst.ExprStmt)
+			sel := &dst.SelectorExpr{X: dst.NewIdent(v.Name()), Sel: dst.NewIdent(clock.advance)}
+			switch x := stmt.X.(type) {
+			case *dst.CallExpr:
+				x.Fun = sel
+			case *dst.UnaryExpr:
+				call := x.X.(*dst.CallExpr)
+				stmt.X = &dst.CallExpr{Fun: sel, Args: call.Args}
+			}
+		},
+	}, ""
+}
+
+// clockOf returns the fake clock library of t.
+func clockOf(t types.Type) (fakeClock, bool) {
+	for _, c := range fakeClocks {
+		if match.IsNamed(t, c.path, c.typ) {
+			return c, true
+		}
+	}
+	return fakeClock{}, false
+}
+
+// subtestName names a subtest for messages: Parent/name.
+func subtestName(parent string, call *ast.CallExpr) string {
+	if lit, ok := call.Args[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+		if s, err := strconv.Unquote(lit.Value); err == nil {
+			return parent + "/" + s
+		}
+	}
+	return parent + "/…"
+}

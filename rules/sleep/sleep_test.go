@@ -1,0 +1,26 @@
+package sleep
+
+import (
+	"testing"
+
+	"github.com/unflake/unflake/rule"
+)
+
+func TestValidate(t *testing.T) {
+	if err := rule.Validate([]*rule.Rule{Rule}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPrefilter(t *testing.T) {
+	for src, want := range map[string]bool{
+		"func f() { time.Sleep(1) }":      true,
+		"func f() { <-tm.After(1) }":      true,
+		"func f() { _ = time.Now() }":     false,
+		"func f() { fmt.Println(\"x\") }": false,
+	} {
+		if got := prefilter([]byte(src)); got != want {
+			t.Errorf("prefilter(%q) = %v, want %v", src, got, want)
+		}
+	}
+}
