@@ -81,7 +81,9 @@ func (a *analysis) analyze() {
 	for _, f := range a.pass.Files {
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Recv != nil || fd.Body == nil || !strings.HasPrefix(fd.Name.Name, "Test") || fd.Name.Name == "TestMain" {
+			// Test methods with a *testing.T parameter count too: suites such
+			// as grpc's (func (s) TestX(t *testing.T)) run them as subtests.
+			if !ok || fd.Body == nil || !strings.HasPrefix(fd.Name.Name, "Test") || fd.Name.Name == "TestMain" {
 				continue
 			}
 			if t := a.newTarget(f, fd.Name.Name, fd, fd.Type, fd.Body); t != nil {

@@ -116,11 +116,20 @@ func (a *analysis) editable(f *ast.File) bool {
 
 // report reports the wait s with its fix or the reason it has none.
 func (a *analysis) report(s *site, wrapped map[*target]bool) {
-	var reach []*target
+	var reach, own []*target
 	for _, t := range a.targets {
 		if t.sites[s.stmt] {
 			reach = append(reach, t)
+			if t.body.Pos() <= s.stmt.Pos() && s.stmt.End() <= t.body.End() {
+				own = append(own, t)
+			}
 		}
+	}
+	if len(own) > 0 {
+		// The wait is in a test's own body (a test method a suite runs
+		// as a subtest, say): wrapping that body is enough, whatever
+		// calls it.
+		reach = own[len(own)-1:]
 	}
 	if len(reach) == 0 {
 		if a.bubbled[s.stmt] {
