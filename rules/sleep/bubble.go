@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/types"
 	"strings"
+	"time"
 
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rules/internal/match"
@@ -215,6 +216,7 @@ func (w *walker) walk(root ast.Node, where string) {
 			}
 		case *ast.CallExpr:
 			w.call(n, where)
+			w.tinyDuration(n, where)
 		case *ast.Ident:
 			switch obj := a.info.Uses[n].(type) {
 			case *types.Func:
@@ -225,6 +227,27 @@ func (w *walker) walk(root ast.Node, where string) {
 		}
 		return true
 	})
+}
+
+// tinyDuration makes the test unproven when a call is given a constant
+// duration under a millisecond (a time.Nanosecond TTL, say): such code
+// often relies on real time passing between two statements, which it does
+// not on a virtual clock, where only waits move time.
+func (w *walker) tinyDuration(call *ast.CallExpr, where string) {
+	if match.IsPkgFunc(w.a.info, call, "time", "Sleep", "After") {
+		return // a wait moves the virtual clock by exactly that much
+	}
+	for _, arg := range call.Args {
+		d, ok := match.ConstDuration(w.a.info, arg)
+		if !ok || d <= 0 || d >= time.Millisecond {
+			continue
+		}
+		if tv := w.a.info.Types[arg]; tv.Type == nil || !match.IsNamed(tv.Type, "time", "Duration") {
+			continue
+		}
+		w.unprove(fmt.Sprintf("the test passes a %v duration%s, which may count on real time passing between statements; on a virtual clock only waits move time", d, where))
+		return
+	}
 }
 
 // call checks the calls the testing packages restrict.
