@@ -395,7 +395,7 @@ func (w *pkgWork) verify(cfg *Config, opts VerifyOptions) ([]TestRun, []Revert, 
 		run := TestRun{Dir: w.dir, Name: name}
 		b, ok := opts.before.get(w.dir, name)
 		if !ok {
-			b = runTest(cfg, w.dir, before, name, opts)
+			b = runTest(cfg, w.dir, before, name, opts, opts.Timeout)
 			opts.before.put(w.dir, name, b)
 		}
 		switch {
@@ -403,7 +403,14 @@ func (w *pkgWork) verify(cfg *Config, opts VerifyOptions) ([]TestRun, []Revert, 
 			run.Reason = fmt.Sprintf("%s fails before the rewrite: %s", name, b.detail)
 		default:
 			run.Before = b.mean
-			a := runTest(cfg, w.dir, after, name, opts)
+			// A rewrite must not make a test slower: a hang in a bubble (a
+			// goroutine blocked on something the bubble cannot see) would
+			// otherwise cost the whole timeout.
+			limit := opts.Timeout
+			if l := 3*time.Duration(opts.Count)*b.mean + 30*time.Second; l < limit {
+				limit = l
+			}
+			a := runTest(cfg, w.dir, after, name, opts, limit)
 			switch {
 			case a.panicked:
 				run.Reason = fmt.Sprintf("%s panicked after the rewrite: %s", name, a.detail)
@@ -528,9 +535,9 @@ type result struct {
 }
 
 // runTest runs the top-level test name (a benchmark runs once per count)
-// in its own process.
-func runTest(cfg *Config, dir, bin, name string, opts VerifyOptions) result {
-	args := []string{"-test.v", "-test.count=" + strconv.Itoa(opts.Count), "-test.timeout=" + opts.Timeout.String()}
+// in its own process, with a -test.timeout of timeout.
+func runTest(cfg *Config, dir, bin, name string, opts VerifyOptions, timeout time.Duration) result {
+	args := []string{"-test.v", "-test.count=" + strconv.Itoa(opts.Count), "-test.timeout=" + timeout.String()}
 	anchored := "^" + regexp.QuoteMeta(name) + "$"
 	if strings.HasPrefix(name, "Benchmark") {
 		args = append(args, "-test.run=^$", "-test.bench="+anchored, "-test.benchtime=1x")
@@ -538,7 +545,7 @@ func runTest(cfg *Config, dir, bin, name string, opts VerifyOptions) result {
 		args = append(args, "-test.run="+anchored)
 	}
 	var out bytes.Buffer
-	err := runBinary(cfg, dir, bin, opts.Timeout, &out, &out, args...)
+	err := runBinary(cfg, dir, bin, timeout, &out, &out, args...)
 	return parseRun(name, out.String(), err, opts.Count)
 }
 
