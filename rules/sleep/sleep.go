@@ -291,6 +291,31 @@ func (a *analysis) wrap(t *target) {
 	body.List = append(body.List[:start:start], call)
 }
 
+// movesClock returns the name of a method of the fake clock v that moves
+// or waits on it (Advance, Add, Step, Set, BlockUntil...) called in body,
+// or "".
+func (a *analysis) movesClock(body *ast.BlockStmt, v *types.Var) string {
+	moved := ""
+	ast.Inspect(body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || moved != "" {
+			return moved == ""
+		}
+		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		if id, ok := ast.Unparen(sel.X).(*ast.Ident); ok && a.info.Uses[id] == v {
+			switch name := sel.Sel.Name; name {
+			case "Advance", "Add", "Step", "Set", "SetTime", "Sleep", "BlockUntil", "BlockUntilContext", "WaitForAllTimers":
+				moved = name
+			}
+		}
+		return true
+	})
+	return moved
+}
+
 // A fakeClock is a fake clock type of a known library and the method that
 // moves it forward.
 type fakeClock struct {
@@ -370,6 +395,13 @@ func (a *analysis) clockFix(s *site) (*rule.Fix, string) {
 		return nil, ""
 	}
 	// Have: one fake clock, passed to the code under test, in scope.
+	if moved := a.movesClock(s.decl.Body, v); moved != "" {
+		// The test moves the fake clock itself: the real sleep is more
+		// likely waiting for a goroutine to reach one of its timers than
+		// standing in for an advance, and advancing by the sleep as well
+		// would shift every timer the test reasons about.
+		return nil, fmt.Sprintf("the test moves the fake clock itself (%s.%s); if the sleep waits for a goroutine to reach a timer, the library's wait for waiters (clockwork: %s.BlockUntilContext(ctx, n)) is the cure", v.Name(), moved, v.Name())
+	}
 	var d time.Duration
 	if c, ok := match.ConstDuration(a.info, s.call.Args[0]); ok {
 		d = c
