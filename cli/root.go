@@ -89,7 +89,7 @@ Exit codes: 0 clean, 1 findings (check) or changes (fix --diff), 2 error.`,
 	root.CompletionOptions.DisableDefaultCmd = true
 	pf := root.PersistentFlags()
 	pf.StringVarP(&opts.dir, "dir", "C", "", "run as if started in `DIR`")
-	root.AddCommand(newFixCmd(opts), newCheckCmd(opts), newRulesCmd(opts))
+	root.AddCommand(newFixCmd(opts), newCheckCmd(opts), newSealCmd(opts), newRulesCmd(opts))
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	return root
 }
@@ -182,7 +182,12 @@ func (o *options) analyse(patterns []string) (*rewrite.Result, *rewrite.Verifica
 // base: "file:line:col: message" when the error has a position, else
 // "unflake: message". It returns errReported if there was any.
 func (o *options) reportErrors(res *rewrite.Result, base string) error {
-	for _, e := range res.Errors {
+	return o.printErrors(res.Errors, base)
+}
+
+// printErrors prints errs as reportErrors does.
+func (o *options) printErrors(errs []error, base string) error {
+	for _, e := range errs {
 		msg := oneLine(strings.ReplaceAll(e.Error(), base+string(filepath.Separator), ""))
 		var pe *rewrite.PosError
 		if !errors.As(e, &pe) || pe.Pos == "" || pe.Pos == "-" {
@@ -190,7 +195,7 @@ func (o *options) reportErrors(res *rewrite.Result, base string) error {
 		}
 		fmt.Fprintln(o.stderr, msg)
 	}
-	if len(res.Errors) == 0 {
+	if len(errs) == 0 {
 		return nil
 	}
 	return errReported

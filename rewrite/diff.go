@@ -14,7 +14,8 @@ const contextLines = 3
 
 // WriteDiff writes a unified diff of old and new for the file name, with
 // a/ and b/ prefixes, that `git apply` and `patch -p1` accept. It writes
-// nothing when the contents are equal.
+// nothing when the contents are equal. A nil old is a file to create: the
+// diff runs from /dev/null.
 func WriteDiff(w io.Writer, name string, old, new []byte) error {
 	a, b := splitLines(string(old)), splitLines(string(new))
 	ops := lineOps(a, b)
@@ -23,7 +24,11 @@ func WriteDiff(w io.Writer, name string, old, new []byte) error {
 		return nil
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "--- a/%s\n+++ b/%s\n", name, name)
+	from := "a/" + name
+	if old == nil {
+		from = "/dev/null"
+	}
+	fmt.Fprintf(&sb, "--- %s\n+++ b/%s\n", from, name)
 	for _, h := range hunks {
 		writeHunk(&sb, h, ops)
 	}

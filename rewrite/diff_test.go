@@ -2,7 +2,9 @@ package rewrite_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,5 +70,52 @@ func TestWriteDiff(t *testing.T) {
 				t.Errorf("after git apply:\n%q\nwant\n%q", got, tc.new)
 			}
 		})
+	}
+}
+
+// TestWriteDiffNewFile checks the diff of a file to create: from
+// /dev/null, one hunk, and git apply creates the file.
+func TestWriteDiffNewFile(t *testing.T) {
+	var buf bytes.Buffer
+	if err := rewrite.WriteDiff(&buf, "d/new_test.go", nil, []byte("a\nb\n")); err != nil {
+		t.Fatal(err)
+	}
+	want := "--- /dev/null\n+++ b/d/new_test.go\n@@ -0,0 +1,2 @@\n+a\n+b\n"
+	if buf.String() != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", buf.String(), want)
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("git", "apply", "-")
+	cmd.Dir = dir
+	cmd.Stdin = &buf
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git apply: %v\n%s", err, out)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "d", "new_test.go")); err != nil || string(got) != "a\nb\n" {
+		t.Errorf("after git apply: %q, %v", got, err)
+	}
+}
+
+// TestWriteCreates checks that a change with a nil Old creates its file
+// with mode 0644 and never replaces an existing one.
+func TestWriteCreates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "new_test.go")
+	c := rewrite.Change{Path: path, New: []byte("package p\n")}
+	if err := c.Write(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("created: %v, %v", fi, err)
+	}
+	c.New = []byte("package q\n")
+	if err := c.Write(); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("second create: %v, want fs.ErrExist", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "package p\n" {
+		t.Errorf("existing file replaced: %q", got)
 	}
 }

@@ -157,7 +157,7 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result) []*job {
 		}
 		if len(p.Errors) > 0 {
 			if p.ForTest != "" || hasTestFiles(p) {
-				res.Errors = append(res.Errors, packageErrors(p)...)
+				res.Errors = append(res.Errors, PackageErrors(p)...)
 			}
 			continue
 		}

@@ -60,7 +60,7 @@ func (c *Config) listCandidates(rules []*rule.Rule, prefilter bool) (*candidates
 			continue // the synthesized test main package
 		}
 		roots[forTest(p)] = true
-		out.errors = append(out.errors, packageErrors(p)...)
+		out.errors = append(out.errors, PackageErrors(p)...)
 		if len(p.Errors) > 0 {
 			continue
 		}
@@ -170,11 +170,10 @@ func isVendored(path string) bool {
 // DO NOT EDIT." marker.
 func isGenerated(f *ast.File) bool { return ast.IsGenerated(f) }
 
-// packageErrors converts a package's load errors into errors that print as
-// "file:line:col: message".
-// When the package has parse or type errors, the go command's own report
-// of the same failure is left out.
-func packageErrors(p *packages.Package) []error {
+// PackageErrors returns the load errors of p as errors that print as
+// "file:line:col: message" (*PosError), leaving out the go command's own
+// report of a failure that also has parse or type errors.
+func PackageErrors(p *packages.Package) []error {
 	precise := false
 	for _, e := range p.Errors {
 		precise = precise || e.Kind == packages.ParseError || e.Kind == packages.TypeError

@@ -8,6 +8,7 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"path/filepath"
 	"strings"
 
@@ -279,8 +280,16 @@ func (j *job) apply(s *session, which []int, cur *state, current map[string][]by
 // restore prints a decorated file, managing its imports from the
 // package's own imports (not the slow default resolver), and gofmts it.
 func restore(pkgPath string, cur *state, f *dst.File) ([]byte, error) {
+	return Restore(pkgPath, cur.types.Imports(), f)
+}
+
+// Restore prints a decorated file of the package pkgPath and gofmts it.
+// Imports are managed from imports (the package's own imports; a package
+// not among them is named by the last element of its path), not with dst's
+// slow default resolver.
+func Restore(pkgPath string, imports []*types.Package, f *dst.File) ([]byte, error) {
 	names := importNames{}
-	for _, imp := range cur.types.Imports() {
+	for _, imp := range imports {
 		names[imp.Path()] = imp.Name()
 	}
 	r := decorator.NewRestorerWithImports(pkgPath, names)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rules/attemptloop"
+	"github.com/unflake/unflake/rules/parallel"
+	"github.com/unflake/unflake/rules/setenv"
 	"github.com/unflake/unflake/rules/sleep"
 )
 
@@ -16,6 +18,11 @@ func All() []*rule.Rule {
 	return []*rule.Rule{
 		attemptloop.Rule,
 		sleep.Rule,
+		setenv.Rule,
+		// parallel is opt-in: a test made parallel can expose races in
+		// code that was fine sequentially. It runs after setenv, whose
+		// removals can leave a test free to run in parallel.
+		parallel.Rule,
 	}
 }
 

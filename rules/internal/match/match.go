@@ -211,14 +211,23 @@ func Modifies(info *types.Info, root ast.Node, vars []*types.Var) ast.Node {
 	if len(vars) == 0 {
 		return nil
 	}
-	in := func(e ast.Expr) bool {
-		v := Root(info, e)
+	return ModifiesFunc(info, root, func(v *types.Var) bool {
 		for _, w := range vars {
-			if v != nil && v == w {
+			if v == w {
 				return true
 			}
 		}
 		return false
+	})
+}
+
+// ModifiesFunc is Modifies for the variables for which want returns true:
+// it returns the first node within root that may change such a variable,
+// or nil.
+func ModifiesFunc(info *types.Info, root ast.Node, want func(*types.Var) bool) ast.Node {
+	in := func(e ast.Expr) bool {
+		v := Root(info, e)
+		return v != nil && want(v)
 	}
 	var found ast.Node
 	ast.Inspect(root, func(n ast.Node) bool {
@@ -411,4 +420,100 @@ func PkgFuncName(fn *types.Func) string {
 		name = fn.Pkg().Name() + "." + name
 	}
 	return name
+}
+
+// ConstString returns the value of e if it is a string constant (a literal
+// or a named constant, resolved through the type checker).
+func ConstString(info *types.Info, e ast.Expr) (string, bool) {
+	tv, ok := info.Types[e]
+	if !ok || tv.Value == nil || tv.Value.Kind() != constant.String {
+		return "", false
+	}
+	return constant.StringVal(tv.Value), true
+}
+
+// IsPackageLevel reports whether v is a package-level variable (of any
+// package).
+func IsPackageLevel(v *types.Var) bool {
+	return v != nil && v.Pkg() != nil && v.Parent() == v.Pkg().Scope()
+}
+
+// FuncDecls maps the functions and methods declared in files to their
+// declarations.
+func FuncDecls(info *types.Info, files []*ast.File) map[*types.Func]*ast.FuncDecl {
+	decls := map[*types.Func]*ast.FuncDecl{}
+	for _, f := range files {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok {
+				if fn, ok := info.Defs[fd.Name].(*types.Func); ok {
+					decls[fn] = fd
+				}
+			}
+		}
+	}
+	return decls
+}
+
+// DeleteStmt removes stmt from the statement list of parent (a block, case
+// clause or comm clause) and reports whether it was there.
+func DeleteStmt(parent dst.Node, stmt dst.Stmt) bool {
+	del := func(list *[]dst.Stmt) bool {
+		for i, s := range *list {
+			if s == stmt {
+				*list = append((*list)[:i:i], (*list)[i+1:]...)
+				return true
+			}
+		}
+		return false
+	}
+	switch p := parent.(type) {
+	case *dst.BlockStmt:
+		return del(&p.List)
+	case *dst.CaseClause:
+		return del(&p.Body)
+	case *dst.CommClause:
+		return del(&p.Body)
+	}
+	return false
+}
+
+// StmtList returns the statement list of parent (a block, case clause or
+// comm clause), or nil.
+func StmtList(parent ast.Node) []ast.Stmt {
+	switch p := parent.(type) {
+	case *ast.BlockStmt:
+		return p.List
+	case *ast.CaseClause:
+		return p.Body
+	case *ast.CommClause:
+		return p.Body
+	}
+	return nil
+}
+
+// AdjacentComments returns the comment groups of file that lie between
+// stmt and its neighbours in the statement list of parent (or parent's
+// bounds): the comments a printer may attach to stmt, which go when stmt
+// is deleted.
+func AdjacentComments(file *ast.File, parent ast.Node, stmt ast.Stmt) []ast.Node {
+	from, to := parent.Pos(), parent.End()
+	list := StmtList(parent)
+	for i, s := range list {
+		if s != stmt {
+			continue
+		}
+		if i > 0 {
+			from = list[i-1].End()
+		}
+		if i+1 < len(list) {
+			to = list[i+1].Pos()
+		}
+	}
+	var out []ast.Node
+	for _, g := range file.Comments {
+		if from <= g.Pos() && g.End() <= to {
+			out = append(out, g)
+		}
+	}
+	return out
 }

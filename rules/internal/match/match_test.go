@@ -422,3 +422,48 @@ func f() {
 		}
 	}
 }
+
+func TestConstStringAndPackageLevel(t *testing.T) {
+	f, info := load(t, `package p
+
+const name = "APP_MODE"
+
+var global = "x"
+
+var (
+	lit   = "HOME"
+	named = name
+	num   = 1
+	vr    = global
+)
+
+func f() { var local int; local++; global = "y" }
+`)
+	for k, want := range map[string]string{"lit": "HOME", "named": "APP_MODE", "num": "", "vr": ""} {
+		got, ok := ConstString(info, exprs(f)[k])
+		if ok != (want != "") || got != want {
+			t.Errorf("ConstString(%s) = %q, %v, want %q", k, got, ok, want)
+		}
+	}
+	var pkgLevel []string
+	ModifiesFunc(info, f, func(v *types.Var) bool {
+		if IsPackageLevel(v) {
+			pkgLevel = append(pkgLevel, v.Name())
+		}
+		return false
+	})
+	if len(pkgLevel) != 1 || pkgLevel[0] != "global" {
+		t.Errorf("package-level variables written: %v, want [global]", pkgLevel)
+	}
+}
+
+func TestDeleteStmt(t *testing.T) {
+	a, b := &dst.ExprStmt{X: dst.NewIdent("a")}, &dst.ExprStmt{X: dst.NewIdent("b")}
+	block := &dst.BlockStmt{List: []dst.Stmt{a, b}}
+	if !DeleteStmt(block, a) || len(block.List) != 1 || block.List[0] != b {
+		t.Errorf("DeleteStmt: list = %v", block.List)
+	}
+	if DeleteStmt(block, a) {
+		t.Error("DeleteStmt of a missing statement reported true")
+	}
+}

@@ -1,0 +1,314 @@
+package parallel
+
+import (
+	_ "embed"
+	"fmt"
+	"go/ast"
+	"go/types"
+	"path/filepath"
+	"strings"
+
+	"github.com/dave/dst"
+
+	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rules/internal/match"
+)
+
+//go:embed doc.md
+var doc string
+
+// Rule adds t.Parallel() to tests that touch no process-wide state.
+var Rule = &rule.Rule{
+	Name: "parallel",
+	Doc:  doc,
+	// Opt-in: a test made parallel can expose races in code that was
+	// fine sequentially, and the analysis cannot see every shared
+	// resource (files, ports, global state of other packages).
+	Default:   false,
+	Prefilter: prefilter,
+	Run:       run,
+}
+
+// prefilter: the rule reports only on test functions.
+func prefilter(src []byte) bool {
+	return rule.ContainsAny(src, "Test")
+}
+
+// pure are the standard library packages whose functions and methods the
+// rule trusts to touch no process-wide state the tests share.
+var pure = map[string]bool{
+	"bytes": true, "cmp": true, "context": true, "errors": true, "fmt": true,
+	"iter": true, "maps": true, "math": true, "math/bits": true, "path": true,
+	"regexp": true, "slices": true, "sort": true, "strconv": true, "strings": true,
+	"sync": true, "sync/atomic": true, "testing/synctest": true, "time": true, "unicode": true,
+	"unicode/utf8": true, "unicode/utf16": true, "encoding/json": true,
+	"encoding/hex": true, "encoding/base64": true, "reflect": true,
+}
+
+// osReads are the functions of package os that only read process state.
+var osReads = []string{"Getenv", "LookupEnv", "Environ", "Getwd", "Getpid", "Getuid", "Hostname", "ExpandEnv"}
+
+// osWrites are the functions of packages os and syscall that change the
+// process-wide environment or working directory.
+var osWrites = []string{"Setenv", "Unsetenv", "Clearenv", "Chdir"}
+
+func run(pass *rule.Pass) {
+	c := &checker{
+		pass:  pass,
+		info:  pass.TypesInfo,
+		decls: match.FuncDecls(pass.TypesInfo, pass.AllFiles),
+		memo:  map[*types.Func]*effect{},
+	}
+	for _, f := range pass.Files {
+		name := pass.Fset.File(f.Pos()).Name()
+		if !strings.HasSuffix(name, "_test.go") || ast.IsGenerated(f) {
+			continue
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok {
+				c.check(fd)
+			}
+		}
+	}
+}
+
+// checker checks the tests of one package.
+type checker struct {
+	pass  *rule.Pass
+	info  *types.Info
+	decls map[*types.Func]*ast.FuncDecl
+	memo  map[*types.Func]*effect // nil while a function is being followed
+}
+
+// An effect is what makes a function unfit to run in parallel: a change
+// to process-wide state (state), or a call the analysis cannot follow
+// (unseen). Each is a phrase completing "the test ...".
+type effect struct {
+	state  string
+	unseen string
+}
+
+// check reports fd if it is a test that could run in parallel.
+func (c *checker) check(fd *ast.FuncDecl) {
+	t := c.testParam(fd)
+	if t == nil || fd.Body == nil || len(fd.Body.List) == 0 {
+		return
+	}
+	// Have: func TestX(t *testing.T) with a body.
+	if c.callsParallel(fd.Body, t) || c.callsSetenv(fd.Body) {
+		return // already parallel, or sequential on purpose: not a finding
+	}
+	// Have: a sequential test that sets no environment variable itself.
+	eff := c.effects(fd.Body, true)
+	if eff.state == "" && eff.unseen != "" {
+		return // the analysis cannot see enough to say anything useful
+	}
+	d := rule.Diagnostic{
+		Pos:     fd.Name.Pos(),
+		End:     fd.Name.End(),
+		Message: fmt.Sprintf("%s does not call t.Parallel", fd.Name.Name),
+	}
+	if eff.state != "" {
+		d.NotFixed = "the test " + eff.state
+	} else {
+		d.Message = fmt.Sprintf("%s touches no process-wide state but does not call t.Parallel", fd.Name.Name)
+		d.Fix = c.fix(fd, t.Name())
+	}
+	c.pass.Report(d)
+}
+
+// testParam returns the *testing.T parameter of a top-level test
+// func TestX(t *testing.T), or nil.
+func (c *checker) testParam(fd *ast.FuncDecl) *types.Var {
+	name := fd.Name.Name
+	rest, ok := strings.CutPrefix(name, "Test")
+	if !ok || name == "TestMain" || rest != "" && rest[0] >= 'a' && rest[0] <= 'z' || fd.Recv != nil || fd.Type.TypeParams != nil {
+		return nil
+	}
+	ps := fd.Type.Params.List
+	if len(ps) != 1 || len(ps[0].Names) != 1 || ps[0].Names[0].Name == "_" {
+		return nil
+	}
+	t := c.info.TypeOf(ps[0].Type)
+	if _, ptr := types.Unalias(t).(*types.Pointer); !ptr || !match.IsNamed(t, "testing", "T") {
+		return nil
+	}
+	v, _ := c.info.Defs[ps[0].Names[0]].(*types.Var)
+	return v
+}
+
+// callsParallel reports whether body calls t.Parallel on the test's own t.
+func (c *checker) callsParallel(body *ast.BlockStmt, t *types.Var) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok && match.IsMethod(c.info, call, "testing", "Parallel") {
+			if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && match.Root(c.info, sel.X) == t {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// callsSetenv reports whether body (its subtests included) calls t.Setenv.
+func (c *checker) callsSetenv(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok && match.IsMethod(c.info, call, "testing", "Setenv") {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// effects returns the first process-wide change in root and in the package
+// functions it calls, transitively, or else the first call it cannot
+// follow. test is true for a test body (where t.Parallel of a subtest is
+// fine) and false for a function it calls.
+func (c *checker) effects(root ast.Node, test bool) *effect {
+	eff := &effect{}
+	var written *types.Var
+	n := match.ModifiesFunc(c.info, root, func(v *types.Var) bool {
+		if match.IsPackageLevel(v) {
+			written = v
+			return true
+		}
+		return false
+	})
+	if _, ok := n.(*ast.SelectorExpr); ok && written.Pkg() != c.pass.Pkg {
+		// A method call on another package's variable
+		// (http.DefaultClient.Do): the method is judged as a call below.
+		n = nil
+	}
+	if n != nil {
+		pos := c.pass.Fset.Position(n.Pos())
+		eff.state = fmt.Sprintf("writes package-level variable %s (%s:%d), which every test shares", written.Name(), filepath.Base(pos.Filename), pos.Line)
+		return eff
+	}
+	ast.Inspect(root, func(n ast.Node) bool {
+		if eff.state != "" {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.Ident:
+			if fn, ok := c.info.Uses[n].(*types.Func); ok {
+				c.use(eff, fn, test)
+			}
+		case *ast.CallExpr:
+			if eff.unseen == "" && c.dynamic(n) {
+				eff.unseen = "calls a function value the analysis cannot see"
+			}
+		}
+		return true
+	})
+	return eff
+}
+
+// dynamic reports whether call calls a function value other than a local
+// variable (whose func literal, if any, is part of the code inspected).
+func (c *checker) dynamic(call *ast.CallExpr) bool {
+	if tv, ok := c.info.Types[call.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
+		return false
+	}
+	if match.Callee(c.info, call) != nil {
+		return false
+	}
+	switch fun := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		v, ok := c.info.Uses[fun].(*types.Var)
+		return !ok || match.IsPackageLevel(v)
+	case *ast.FuncLit:
+		return false
+	}
+	return true
+}
+
+// use records in eff the effect of using (calling or taking the value of)
+// fn.
+func (c *checker) use(eff *effect, fn *types.Func, test bool) {
+	fn = fn.Origin()
+	sig := fn.Type().(*types.Signature)
+	if fn.Pkg() == nil {
+		return // error.Error
+	}
+	path := fn.Pkg().Path()
+	name := match.PkgFuncName(fn)
+	if recv := sig.Recv(); recv != nil && types.IsInterface(recv.Type()) {
+		if eff.unseen == "" {
+			eff.unseen = "calls " + name + " through an interface"
+		}
+		return
+	}
+	switch {
+	case path == "testing":
+		switch fn.Name() {
+		case "Setenv", "Chdir":
+			eff.state = "calls t." + fn.Name() + ", which panics in a parallel test"
+		case "Parallel":
+			if !test && eff.unseen == "" {
+				eff.unseen = "calls t.Parallel in a helper"
+			}
+		}
+	case path == "os" || path == "syscall":
+		if sig.Recv() == nil && oneOf(fn.Name(), osWrites) {
+			eff.state = "calls " + name + ", which changes process-wide state"
+		} else if !(path == "os" && sig.Recv() == nil && oneOf(fn.Name(), osReads)) && eff.unseen == "" {
+			eff.unseen = "calls " + name
+		}
+	case pure[path]:
+	case fn.Pkg() == c.pass.Pkg:
+		inner := c.funcEffects(fn)
+		switch {
+		case inner == nil:
+		case inner.state != "":
+			eff.state = "calls " + fn.Name() + ", which " + inner.state
+		case inner.unseen != "" && eff.unseen == "":
+			eff.unseen = "calls " + fn.Name() + ", which " + inner.unseen
+		}
+	default:
+		if eff.unseen == "" {
+			eff.unseen = "calls " + name + ", whose effects the analysis cannot see"
+		}
+	}
+}
+
+// funcEffects returns the effects of the package function fn, or nil while
+// it is being followed (a recursive call adds nothing).
+func (c *checker) funcEffects(fn *types.Func) *effect {
+	if e, ok := c.memo[fn]; ok {
+		return e
+	}
+	fd := c.decls[fn]
+	if fd == nil || fd.Body == nil {
+		return &effect{unseen: "has no body the analysis can see"}
+	}
+	c.memo[fn] = nil
+	e := c.effects(fd.Body, false)
+	c.memo[fn] = e
+	return e
+}
+
+// fix inserts t.Parallel() as the first statement of fd.
+func (c *checker) fix(fd *ast.FuncDecl, t string) *rule.Fix {
+	return &rule.Fix{
+		Message: "add t.Parallel() as the test's first statement",
+		Apply: func() {
+			body := c.pass.Dst(fd).(*dst.FuncDecl).Body
+			stmt := &dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Parallel")}}}
+			stmt.Decs.Before = dst.NewLine
+			stmt.Decs.After = dst.EmptyLine
+			body.List = append([]dst.Stmt{stmt}, body.List...)
+		},
+	}
+}
+
+func oneOf(s string, list []string) bool {
+	for _, x := range list {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}

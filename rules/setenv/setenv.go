@@ -1,0 +1,327 @@
+package setenv
+
+import (
+	_ "embed"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strconv"
+	"strings"
+
+	"github.com/dave/dst"
+
+	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rules/internal/match"
+)
+
+//go:embed doc.md
+var doc string
+
+// Rule removes t.Setenv(X, "") clears that the package's TestMain makes
+// redundant.
+var Rule = &rule.Rule{
+	Name:      "setenv",
+	Doc:       doc,
+	Default:   true,
+	Prefilter: prefilter,
+	Run:       run,
+}
+
+// prefilter: a clear calls Setenv.
+func prefilter(src []byte) bool {
+	return rule.ContainsAny(src, "Setenv")
+}
+
+func run(pass *rule.Pass) {
+	c := &checker{
+		pass:  pass,
+		info:  pass.TypesInfo,
+		decls: match.FuncDecls(pass.TypesInfo, pass.AllFiles),
+		memo:  map[*types.Func][]envWrite{},
+	}
+	c.sealed, c.hasMain = c.seal()
+	for _, f := range pass.Files {
+		name := pass.Fset.File(f.Pos()).Name()
+		if !strings.HasSuffix(name, "_test.go") || ast.IsGenerated(f) {
+			continue
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil && fd.Name.Name != "TestMain" {
+				c.checkFunc(f, fd)
+			}
+		}
+	}
+}
+
+// checker checks the functions of one package.
+type checker struct {
+	pass  *rule.Pass
+	info  *types.Info
+	decls map[*types.Func]*ast.FuncDecl // the package's functions, for following calls
+	memo  map[*types.Func][]envWrite    // the environment writes of a package function
+
+	hasMain bool            // the package has a TestMain
+	sealed  map[string]bool // the variables TestMain empties before m.Run
+}
+
+// A clear is a t.Setenv(name, "") statement.
+type clear struct {
+	stmt   *ast.ExprStmt
+	file   *ast.File
+	call   *ast.CallExpr
+	name   string
+	parent ast.Node // the block or clause holding stmt
+	loop   bool     // inside a loop of the function
+	lit    bool     // inside a func literal that is not a t.Run subtest
+}
+
+// An envWrite is a change to the process environment: t.Setenv, os.Setenv,
+// os.Unsetenv or os.Clearenv, in the code or in a package function it calls
+// (then pos is the call's position).
+type envWrite struct {
+	pos   token.Pos
+	call  *ast.CallExpr // the setenv call itself, or nil for a write in a function the code names
+	name  string
+	known bool // name is known (a constant)
+	all   bool // os.Clearenv: every name
+	viaT  bool // t.Setenv (restored when the test ends)
+}
+
+func (w envWrite) touches(name string) bool {
+	return w.all || !w.known || w.name == name
+}
+
+// checkFunc reports the clears of fd.
+func (c *checker) checkFunc(file *ast.File, fd *ast.FuncDecl) {
+	var clears []*clear
+	match.WithStack(fd.Body, func(n ast.Node, stack []ast.Node) bool {
+		es, ok := n.(*ast.ExprStmt)
+		if !ok {
+			return true
+		}
+		cl := c.matchClear(es)
+		if cl == nil {
+			return true
+		}
+		// Have: t.Setenv(NAME, "") with NAME constant.
+		if len(stack) > 0 {
+			cl.parent = stack[len(stack)-1]
+		}
+		for i, s := range stack {
+			switch s.(type) {
+			case *ast.ForStmt, *ast.RangeStmt:
+				cl.loop = true
+			case *ast.FuncLit:
+				if !c.isSubtest(stack, i) {
+					cl.lit = true
+				}
+			}
+		}
+		cl.file = file
+		clears = append(clears, cl)
+		return true
+	})
+	if len(clears) == 0 {
+		return
+	}
+	top := isTest(c.info, fd)
+	writes := c.writes(fd.Body, map[*types.Func]bool{})
+	setenvs := 0
+	for _, w := range writes {
+		if w.viaT {
+			setenvs++
+		}
+	}
+	type result struct {
+		cl  *clear
+		why string
+	}
+	var results []result
+	removable := 0
+	for _, cl := range clears {
+		why := c.keep(fd, top, cl, writes)
+		if why == "" {
+			removable++
+		}
+		results = append(results, result{cl, why})
+	}
+	last := -1 // the index of the clear that removes the test's last t.Setenv
+	if top && removable == setenvs {
+		for i, r := range results {
+			if r.why == "" {
+				last = i
+			}
+		}
+	}
+	for i, r := range results {
+		d := rule.Diagnostic{
+			Pos:     r.cl.stmt.Pos(),
+			End:     r.cl.stmt.End(),
+			Message: fmt.Sprintf("t.Setenv(%s, \"\") empties %s for one test and keeps it from running in parallel", strconv.Quote(r.cl.name), r.cl.name),
+		}
+		if r.why != "" {
+			d.NotFixed = r.why
+		} else {
+			d.Fix = c.fix(r.cl, i == last)
+		}
+		c.pass.Report(d)
+	}
+}
+
+// matchClear returns the clear es is, or nil.
+func (c *checker) matchClear(es *ast.ExprStmt) *clear {
+	call, ok := ast.Unparen(es.X).(*ast.CallExpr)
+	if !ok || len(call.Args) != 2 || !match.IsMethod(c.info, call, "testing", "Setenv") {
+		return nil
+	}
+	name, ok := match.ConstString(c.info, call.Args[0])
+	if !ok {
+		return nil
+	}
+	if v, ok := match.ConstString(c.info, call.Args[1]); !ok || v != "" {
+		return nil // sets a value: not a clear
+	}
+	return &clear{stmt: es, call: call, name: name}
+}
+
+// isSubtest reports whether stack[i], a func literal, is the function
+// argument of a t.Run call.
+func (c *checker) isSubtest(stack []ast.Node, i int) bool {
+	if i == 0 {
+		return false
+	}
+	call, ok := stack[i-1].(*ast.CallExpr)
+	return ok && len(call.Args) == 2 && ast.Unparen(call.Args[1]) == stack[i] && match.IsMethod(c.info, call, "testing", "Run")
+}
+
+// keep returns why the clear cl in fd must stay, or "" if it can go.
+func (c *checker) keep(fd *ast.FuncDecl, top bool, cl *clear, writes []envWrite) string {
+	if !c.hasMain {
+		return "the package has no TestMain that seals the environment; unflake seal writes one"
+	}
+	if !c.sealed[cl.name] {
+		return fmt.Sprintf("the package's TestMain does not empty %s", cl.name)
+	}
+	// Have: TestMain empties the variable before any test runs.
+	if !top {
+		return fmt.Sprintf("the clear is in %s, not in a test, so a caller may have set %s before it", fd.Name.Name, cl.name)
+	}
+	if cl.parent == nil {
+		return "the clear is not in a statement list"
+	}
+	for _, w := range writes {
+		if w.call == cl.call || !w.touches(cl.name) {
+			continue
+		}
+		if w.pos < cl.call.Pos() {
+			return fmt.Sprintf("the test set %s earlier, so clearing it is not redundant", cl.name)
+		}
+		if cl.loop || cl.lit {
+			return fmt.Sprintf("the test sets %s elsewhere and the clear, in a loop or closure, may run after that", cl.name)
+		}
+		if !w.viaT {
+			return fmt.Sprintf("the test changes %s with os.Setenv later, and the clear restores it when the test ends", cl.name)
+		}
+	}
+	return ""
+}
+
+// fix removes the clear.
+func (c *checker) fix(cl *clear, last bool) *rule.Fix {
+	msg := fmt.Sprintf("remove the clear: TestMain already empties %s", cl.name)
+	if last {
+		msg += "; the test has no t.Setenv left and may now run with t.Parallel"
+	}
+	return &rule.Fix{
+		Message: msg,
+		// The comments next to the clear are about it: they may go with it.
+		Deletes: append([]ast.Node{cl.stmt}, match.AdjacentComments(cl.file, cl.parent, cl.stmt)...),
+		Apply: func() {
+			stmt := c.pass.Dst(cl.stmt).(*dst.ExprStmt)
+			if !match.DeleteStmt(c.pass.Dst(cl.parent), stmt) {
+				panic("setenv: the clear is not in its parent's statement list")
+			}
+		},
+	}
+}
+
+// writes returns the environment writes in root, following the package
+// functions it calls or takes as a value (seen marks the functions being
+// followed).
+func (c *checker) writes(root ast.Node, seen map[*types.Func]bool) []envWrite {
+	var out []envWrite
+	ast.Inspect(root, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.Ident:
+			// A package function called or passed on (t.Cleanup(reset)):
+			// its writes count where it is named.
+			if fn, ok := c.info.Uses[n].(*types.Func); ok {
+				for _, inner := range c.funcWrites(fn.Origin(), seen) {
+					inner.pos, inner.call = n.Pos(), nil
+					out = append(out, inner)
+				}
+			}
+		case *ast.CallExpr:
+			w := envWrite{pos: n.Pos(), call: n}
+			switch {
+			case match.IsMethod(c.info, n, "testing", "Setenv") && len(n.Args) == 2:
+				w.viaT = true
+				w.name, w.known = match.ConstString(c.info, n.Args[0])
+			case match.IsPkgFunc(c.info, n, "os", "Setenv", "Unsetenv") || match.IsPkgFunc(c.info, n, "syscall", "Setenv", "Unsetenv"):
+				if len(n.Args) > 0 {
+					w.name, w.known = match.ConstString(c.info, n.Args[0])
+				}
+			case match.IsPkgFunc(c.info, n, "os", "Clearenv") || match.IsPkgFunc(c.info, n, "syscall", "Clearenv"):
+				w.all = true
+			default:
+				return true
+			}
+			out = append(out, w)
+		}
+		return true
+	})
+	return out
+}
+
+// funcWrites returns the environment writes of the package function fn.
+func (c *checker) funcWrites(fn *types.Func, seen map[*types.Func]bool) []envWrite {
+	if ws, ok := c.memo[fn]; ok {
+		return ws
+	}
+	fd := c.decls[fn]
+	if fd == nil || fd.Body == nil || seen[fn] {
+		return nil
+	}
+	seen[fn] = true
+	ws := c.writes(fd.Body, seen)
+	delete(seen, fn)
+	c.memo[fn] = ws
+	return ws
+}
+
+// isTest reports whether fd is a top-level test, benchmark or fuzz target:
+// func TestX(t *testing.T), BenchmarkX(b *testing.B), FuzzX(f *testing.F).
+func isTest(info *types.Info, fd *ast.FuncDecl) bool {
+	if fd.Recv != nil || fd.Type.Params == nil || len(fd.Type.Params.List) != 1 || len(fd.Type.Params.List[0].Names) > 1 {
+		return false
+	}
+	t := info.TypeOf(fd.Type.Params.List[0].Type)
+	for _, k := range []struct{ prefix, typ string }{{"Test", "T"}, {"Benchmark", "B"}, {"Fuzz", "F"}} {
+		if hasTestPrefix(fd.Name.Name, k.prefix) && match.IsNamed(t, "testing", k.typ) {
+			_, ptr := types.Unalias(t).(*types.Pointer)
+			return ptr
+		}
+	}
+	return false
+}
+
+// hasTestPrefix reports whether name is prefix followed by nothing or by a
+// character that is not a lower-case letter, as the go command requires.
+func hasTestPrefix(name, prefix string) bool {
+	if !strings.HasPrefix(name, prefix) {
+		return false
+	}
+	rest := name[len(prefix):]
+	return rest == "" || !(rest[0] >= 'a' && rest[0] <= 'z')
+}
