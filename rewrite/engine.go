@@ -279,6 +279,7 @@ func (j *job) run(cfg *Config, filter *testFilter) *jobResult {
 		out.errors = append(out.errors, fmt.Errorf("%s: internal error: rules did not reach a fixed point in %d rounds", p.PkgPath, maxRounds))
 	}
 	out.findings = append(fixed, last...)
+	remapLines(out.findings, originals)
 	assignIDs(out.findings)
 
 	for _, path := range j.files {
@@ -311,4 +312,44 @@ func (cfg *Config) skipReason(dir, rule, test string) string {
 		return cfg.SkipReason(dir, rule, test)
 	}
 	return "left alone by request"
+}
+
+// remapLines moves the positions of findings made on rewritten content (in
+// a later rule's pass or round) back to the lines of the original file, so
+// that check reports the lines the user sees.
+func remapLines(fs []Finding, originals map[string][]byte) {
+	maps := map[string][]int{} // rewritten content → original line of each line
+	for i := range fs {
+		f := &fs[i]
+		seen := f.seen
+		f.seen = "" // only needed here
+		orig, ok := originals[f.File]
+		if !ok || seen == "" || seen == string(orig) {
+			continue
+		}
+		m, ok := maps[seen]
+		if !ok {
+			m = lineMap(orig, []byte(seen))
+			maps[seen] = m
+		}
+		if f.Line >= 1 && f.Line <= len(m) {
+			f.Line = m[f.Line-1] + 1
+		}
+	}
+}
+
+// lineMap maps each line of changed to the line of orig it is, or, for a
+// line the rewrite added, to the original line before it.
+func lineMap(orig, changed []byte) []int {
+	m := make([]int, len(splitLines(string(changed))))
+	last := 0
+	for _, o := range lineOps(splitLines(string(orig)), splitLines(string(changed))) {
+		switch o.kind {
+		case ' ':
+			m[o.b], last = o.a, o.a
+		case '+':
+			m[o.b] = last
+		}
+	}
+	return m
 }

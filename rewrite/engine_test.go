@@ -622,3 +622,78 @@ func TestVendored(t *testing.T) { time.Sleep(1) }
 		t.Errorf("want only m_test.go changed (vendored files never), got %+v", res.Changes)
 	}
 }
+
+func TestLaterRoundFindingsPointAtOriginalLines(t *testing.T) {
+	// The first rule deletes a line above; the second rule's finding,
+	// made on the rewritten file, must name its line in the original.
+	dir := writeModule(t, `
+-- go.mod --
+module example.com/m
+
+go 1.22
+-- m_test.go --
+package m
+
+import (
+	"testing"
+	"time"
+)
+
+func TestA(t *testing.T) {
+	time.Sleep(1)
+	time.Sleep(2)
+}
+`)
+	dropFirst := &rule.Rule{
+		Name:      "drop",
+		Doc:       "# drop\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
+		Prefilter: func([]byte) bool { return true },
+		Run: func(pass *rule.Pass) {
+			for _, f := range pass.Files {
+				ast.Inspect(f, func(n ast.Node) bool {
+					fd, ok := n.(*ast.FuncDecl)
+					if !ok || len(fd.Body.List) != 2 {
+						return true
+					}
+					first := fd.Body.List[0]
+					pass.Report(rule.Diagnostic{Pos: first.Pos(), Message: "drops", Fix: &rule.Fix{
+						Message: "drop it", Deletes: []ast.Node{first},
+						Apply: func() {
+							body := pass.Dst(fd.Body).(*dst.BlockStmt)
+							body.List = body.List[1:]
+						},
+					}})
+					return false
+				})
+			}
+		},
+	}
+	report := &rule.Rule{
+		Name:      "report",
+		Doc:       "# report\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
+		Prefilter: func([]byte) bool { return true },
+		Run: func(pass *rule.Pass) {
+			for _, f := range pass.Files {
+				ast.Inspect(f, func(n ast.Node) bool {
+					if lit, ok := n.(*ast.BasicLit); ok && lit.Value == "2" {
+						pass.Report(rule.Diagnostic{Pos: lit.Pos(), Message: "two", NotFixed: "never"})
+					}
+					return true
+				})
+			}
+		},
+	}
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{dropFirst, report}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []int
+	for _, f := range res.Findings {
+		if f.Rule == "report" {
+			lines = append(lines, f.Line)
+		}
+	}
+	if len(lines) != 1 || lines[0] != 10 {
+		t.Errorf("findings of the second rule at lines %v, want [10] (its line in the original file)", lines)
+	}
+}

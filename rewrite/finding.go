@@ -46,6 +46,7 @@ type Finding struct {
 	AfterMs  int64 `json:"afterMs,omitempty"`
 
 	code string // the matched code, whitespace-normalised, for the ID
+	seen string // the file's content the position refers to
 }
 
 // finding converts a diagnostic, or reports false when the site is

@@ -46,6 +46,7 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string][]b
 		if !ok {
 			continue
 		}
+		f.seen = string(current[f.File])
 		switch {
 		case d.Fix == nil:
 		case cfg.Skip != nil && cfg.Skip(filepath.Dir(f.File), r.Name, f.Test):

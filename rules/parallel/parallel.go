@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"go/ast"
 	"go/types"
-	"path/filepath"
 	"strings"
 
 	"github.com/dave/dst"
@@ -183,8 +182,9 @@ func (c *checker) effects(root ast.Node, test bool) *effect {
 		n = nil
 	}
 	if n != nil {
-		pos := c.pass.Fset.Position(n.Pos())
-		eff.state = fmt.Sprintf("writes package-level variable %s (%s:%d), which every test shares", written.Name(), filepath.Base(pos.Filename), pos.Line)
+		// No line number: a finding made after other fixes sees rewritten
+		// lines, which the engine maps back only for the finding itself.
+		eff.state = fmt.Sprintf("writes package-level variable %s, which every test shares", written.Name())
 		return eff
 	}
 	ast.Inspect(root, func(n ast.Node) bool {
