@@ -99,7 +99,7 @@ Exit codes: 0 clean, 1 findings (check) or changes (fix --diff), 2 error.`,
 func addAnalysisFlags(cmd *cobra.Command, opts *options) {
 	f := cmd.Flags()
 	f.StringSliceVar(&opts.tags, "tags", nil, "build `tags` to load packages with (comma-separated)")
-	f.StringSliceVar(&opts.rules, "rules", nil, "run only these `rules` (comma-separated; default: the default set)")
+	f.StringSliceVar(&opts.rules, "rules", nil, "run only these `rules` (comma-separated; default: the default set; all: every rule)")
 	f.StringSliceVar(&opts.skip, "skip", nil, "do not run these `rules` (comma-separated)")
 	f.StringVar(&opts.run, "run", "", "only tests and subtests whose names match `REGEX`, as go test -run")
 	for _, r := range rules.All() {

@@ -37,9 +37,12 @@ func Lookup(name string) *rule.Rule {
 }
 
 // Select returns the rules to run: the named ones (or the default set when
-// names is empty) minus skip, in registry order. An unknown name is an
-// error.
+// names is empty; every rule for the single name "all") minus skip, in
+// registry order. An unknown name is an error.
 func Select(names, skip []string) ([]*rule.Rule, error) {
+	if len(names) == 1 && names[0] == "all" {
+		names = Names()
+	}
 	want := map[string]bool{}
 	for _, n := range append(append([]string(nil), names...), skip...) {
 		if Lookup(n) == nil {
