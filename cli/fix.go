@@ -66,22 +66,8 @@ func fixRun(opts *options, patterns []string, diff bool) error {
 		return err
 	}
 	errs := opts.reportErrors(res, base)
-	if diff {
-		var buf bytes.Buffer
-		for _, c := range res.Changes {
-			if err := rewrite.WriteDiff(&buf, rel(base, c.Path), c.Old, c.New); err != nil {
-				return err
-			}
-		}
-		if _, err := opts.stdout.Write(buf.Bytes()); err != nil {
-			return err
-		}
-	} else {
-		for _, c := range res.Changes {
-			if err := c.Write(); err != nil {
-				return fmt.Errorf("writing %s: %v", rel(base, c.Path), err)
-			}
-		}
+	if err := opts.emit(res.Changes, base, diff); err != nil {
+		return err
 	}
 	if v != nil {
 		for _, f := range res.Findings {
@@ -170,4 +156,25 @@ func plural(n int, word string) string {
 		return fmt.Sprintf("%d fixes", n)
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// emit prints the changes as a unified diff (diff) or writes them, each
+// file atomically.
+func (o *options) emit(changes []rewrite.Change, base string, diff bool) error {
+	if diff {
+		var buf bytes.Buffer
+		for _, c := range changes {
+			if err := rewrite.WriteDiff(&buf, rel(base, c.Path), c.Old, c.New); err != nil {
+				return err
+			}
+		}
+		_, err := o.stdout.Write(buf.Bytes())
+		return err
+	}
+	for _, c := range changes {
+		if err := c.Write(); err != nil {
+			return fmt.Errorf("writing %s: %v", rel(base, c.Path), err)
+		}
+	}
+	return nil
 }

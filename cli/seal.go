@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/seal"
 )
 
@@ -54,22 +52,8 @@ func sealRun(opts *options, patterns []string, diff bool) error {
 		fmt.Fprintf(opts.stderr, "%s:%d:%d: seal: cannot see: %s\n", rel(base, u.Pos.Filename), u.Pos.Line, u.Pos.Column, u.Why)
 	}
 	errs := opts.printErrors(res.Errors, base)
-	if diff {
-		var buf bytes.Buffer
-		for _, c := range res.Changes {
-			if err := rewrite.WriteDiff(&buf, rel(base, c.Path), c.Old, c.New); err != nil {
-				return err
-			}
-		}
-		if _, err := opts.stdout.Write(buf.Bytes()); err != nil {
-			return err
-		}
-	} else {
-		for _, c := range res.Changes {
-			if err := c.Write(); err != nil {
-				return fmt.Errorf("writing %s: %v", rel(base, c.Path), err)
-			}
-		}
+	if err := opts.emit(res.Changes, base, diff); err != nil {
+		return err
 	}
 	verb := "sealed"
 	if diff {

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/unflake/unflake/internal/match"
 )
 
 // envFuncs are the functions that read one variable, named by their first
@@ -23,40 +25,13 @@ var envFuncs = map[string]bool{
 // "os.Getenv", "(*example.com/m/config.Loader).Get".
 func funcKey(fn *types.Func) string { return fn.Origin().FullName() }
 
-// callee returns the function or method call statically names, or nil.
-func callee(info *types.Info, call *ast.CallExpr) *types.Func {
-	return funcOf(info, call.Fun)
-}
-
-// funcOf returns the function an expression names (f, pkg.F, x.M), or nil.
-func funcOf(info *types.Info, e ast.Expr) *types.Func {
-	e = ast.Unparen(e)
-	switch ix := e.(type) {
-	case *ast.IndexExpr:
-		e = ix.X
-	case *ast.IndexListExpr:
-		e = ix.X
-	}
-	var id *ast.Ident
-	switch f := e.(type) {
-	case *ast.Ident:
-		id = f
-	case *ast.SelectorExpr:
-		id = f.Sel
-	default:
-		return nil
-	}
-	fn, _ := info.Uses[id].(*types.Func)
-	return fn
-}
-
 // readers maps a function that reads the variable named by one of its
 // parameters to that parameter's index: the env functions, and module
 // wrappers that pass a parameter straight to a reader.
 type readers map[string]int
 
 func (r readers) index(info *types.Info, call *ast.CallExpr) (*types.Func, int, bool) {
-	fn := callee(info, call)
+	fn := match.Callee(info, call)
 	if fn == nil {
 		return nil, 0, false
 	}
@@ -175,7 +150,7 @@ func findReads(pkgs []*packages.Package) (map[string]map[string]bool, []Unseen) 
 						}
 						return true
 					}
-					fn := callee(info, n)
+					fn := match.Callee(info, n)
 					if fn == nil || fn.Pkg() == nil {
 						return true
 					}
@@ -186,7 +161,7 @@ func findReads(pkgs []*packages.Package) (map[string]map[string]bool, []Unseen) 
 						report(n, "os.ExpandEnv reads the variables its argument names")
 					case key == "os.Expand" && len(n.Args) == 2 && isReader(info, n.Args[1]):
 						called[ast.Unparen(n.Args[1])] = true
-						report(n, "os.Expand with %s reads the variables its argument names", name(funcOf(info, n.Args[1])))
+						report(n, "os.Expand with %s reads the variables its argument names", name(match.FuncOf(info, n.Args[1])))
 					default:
 						if why := library(fn); why != "" {
 							report(n, "%s", why)
@@ -197,7 +172,7 @@ func findReads(pkgs []*packages.Package) (map[string]map[string]bool, []Unseen) 
 					if called[e] {
 						return false
 					}
-					if fn := funcOf(info, e); fn != nil && envFuncs[funcKey(fn)] {
+					if fn := match.FuncOf(info, e); fn != nil && envFuncs[funcKey(fn)] {
 						report(e, "%s used as a function value", name(fn))
 						return false
 					}
@@ -220,7 +195,7 @@ func findReads(pkgs []*packages.Package) (map[string]map[string]bool, []Unseen) 
 }
 
 func isReader(info *types.Info, e ast.Expr) bool {
-	fn := funcOf(info, e)
+	fn := match.FuncOf(info, e)
 	return fn != nil && envFuncs[funcKey(fn)]
 }
 

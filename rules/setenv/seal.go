@@ -5,7 +5,7 @@ import (
 	"go/token"
 	"go/types"
 
-	"github.com/unflake/unflake/rules/internal/match"
+	"github.com/unflake/unflake/internal/match"
 )
 
 // maxDepth bounds how deep the seal follows calls of package functions.

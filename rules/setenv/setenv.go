@@ -12,7 +12,7 @@ import (
 	"github.com/dave/dst"
 
 	"github.com/unflake/unflake/rule"
-	"github.com/unflake/unflake/rules/internal/match"
+	"github.com/unflake/unflake/internal/match"
 )
 
 //go:embed doc.md

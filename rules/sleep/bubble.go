@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/unflake/unflake/rule"
-	"github.com/unflake/unflake/rules/internal/match"
+	"github.com/unflake/unflake/internal/match"
 )
 
 // analysis decides, for each test of a package, whether its body can run

@@ -26,16 +26,22 @@ import (
 // Callee returns the function or method that call statically names, or nil
 // when call is a conversion, a builtin call, or a call of a function value.
 func Callee(info *types.Info, call *ast.CallExpr) *types.Func {
-	fun := ast.Unparen(call.Fun)
-	// A generic function called with explicit type arguments: f[T](x).
-	switch ix := fun.(type) {
+	return FuncOf(info, call.Fun)
+}
+
+// FuncOf returns the function or method the expression e names (f, pkg.F,
+// x.M, f[T]), or nil.
+func FuncOf(info *types.Info, e ast.Expr) *types.Func {
+	e = ast.Unparen(e)
+	// A generic function with explicit type arguments: f[T].
+	switch ix := e.(type) {
 	case *ast.IndexExpr:
-		fun = ix.X
+		e = ix.X
 	case *ast.IndexListExpr:
-		fun = ix.X
+		e = ix.X
 	}
 	var id *ast.Ident
-	switch f := fun.(type) {
+	switch f := e.(type) {
 	case *ast.Ident:
 		id = f
 	case *ast.SelectorExpr:
