@@ -15,8 +15,8 @@ import (
 
 	"github.com/dave/dst"
 
-	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule"
 )
 
 //go:embed doc.md

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule"
 )
 
 // analysis decides, for each test of a package, whether its body can run
