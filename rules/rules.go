@@ -10,6 +10,7 @@ import (
 	"github.com/unflake/unflake/rules/parallel"
 	"github.com/unflake/unflake/rules/setenv"
 	"github.com/unflake/unflake/rules/sleep"
+	"github.com/unflake/unflake/rules/wallclock"
 )
 
 // All returns every rule, in the order they run. A rule that is not in the
@@ -18,6 +19,9 @@ func All() []*rule.Rule {
 	return []*rule.Rule{
 		attemptloop.Rule,
 		sleep.Rule,
+		// wallclock runs after sleep: a test sleep wraps in a bubble keeps
+		// its wall-clock assertions, exact on the virtual clock.
+		wallclock.Rule,
 		setenv.Rule,
 		// parallel is opt-in: a test made parallel can expose races in
 		// code that was fine sequentially. It runs after setenv, whose

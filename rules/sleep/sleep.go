@@ -4,15 +4,13 @@ import (
 	_ "embed"
 	"fmt"
 	"go/ast"
-	"go/token"
 	"go/types"
-	"go/version"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/dave/dst"
 
+	"github.com/unflake/unflake/internal/bubble"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
 )
@@ -30,9 +28,6 @@ var Rule = &rule.Rule{
 	Run:       run,
 }
 
-// synctestVersion is the first go version with testing/synctest.Test.
-const synctestVersion = "go1.25"
-
 // prefilter: a file that sleeps names Sleep or After.
 func prefilter(src []byte) bool {
 	return rule.ContainsAny(src, "Sleep", "After")
@@ -49,14 +44,22 @@ type site struct {
 	stack []ast.Node    // enclosing nodes, outermost first
 }
 
+// analysis is the sleep rule's view of a package: the shared bubble
+// analysis and the pass it reports to.
+type analysis struct {
+	*bubble.Analysis
+	pass *rule.Pass
+	info *types.Info
+}
+
 func run(pass *rule.Pass) {
-	a := newAnalysis(pass)
+	a := &analysis{Analysis: bubble.New(pass), pass: pass, info: pass.TypesInfo}
 	sites := a.sites()
 	if len(sites) == 0 {
 		return
 	}
-	a.analyze()
-	wrapped := map[*target]bool{} // targets already wrapped by an applied fix
+	a.Analyze()
+	wrapped := map[*bubble.Target]bool{} // targets already wrapped by an applied fix
 	for _, s := range sites {
 		a.report(s, wrapped)
 	}
@@ -67,18 +70,18 @@ func run(pass *rule.Pass) {
 func (a *analysis) sites() []*site {
 	var out []*site
 	for _, f := range a.pass.Files {
-		if !a.editable(f) {
+		if !a.Editable(f) {
 			continue
 		}
 		match.WithStack(f, func(n ast.Node, stack []ast.Node) bool {
-			if lit, ok := n.(*ast.FuncLit); ok && a.bubbles[lit] {
+			if lit, ok := n.(*ast.FuncLit); ok && a.InBubble(lit) {
 				return false // already on the virtual clock
 			}
 			stmt, ok := n.(*ast.ExprStmt)
 			if !ok {
 				return true
 			}
-			call, after := a.wait(stmt)
+			call, after := bubble.Wait(a.info, stmt)
 			if call == nil {
 				return true
 			}
@@ -93,34 +96,13 @@ func (a *analysis) sites() []*site {
 	return out
 }
 
-// wait returns the time.Sleep or time.After call of a wait statement, or
-// nil.
-func (a *analysis) wait(stmt *ast.ExprStmt) (*ast.CallExpr, bool) {
-	switch x := ast.Unparen(stmt.X).(type) {
-	case *ast.CallExpr:
-		if len(x.Args) == 1 && match.IsPkgFunc(a.info, x, "time", "Sleep") {
-			return x, false
-		}
-	case *ast.UnaryExpr:
-		if call, ok := ast.Unparen(x.X).(*ast.CallExpr); ok && x.Op == token.ARROW && len(call.Args) == 1 && match.IsPkgFunc(a.info, call, "time", "After") {
-			return call, true
-		}
-	}
-	return nil, false
-}
-
-func (a *analysis) editable(f *ast.File) bool {
-	name := a.pass.Fset.File(f.Pos()).Name()
-	return strings.HasSuffix(name, "_test.go") && !ast.IsGenerated(f)
-}
-
 // report reports the wait s with its fix or the reason it has none.
-func (a *analysis) report(s *site, wrapped map[*target]bool) {
-	var reach, own []*target
-	for _, t := range a.targets {
-		if t.sites[s.stmt] {
+func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
+	var reach, own []*bubble.Target
+	for _, t := range a.Targets() {
+		if t.Reaches(s.stmt) {
 			reach = append(reach, t)
-			if t.body.Pos() <= s.stmt.Pos() && s.stmt.End() <= t.body.End() {
+			if t.Body().Pos() <= s.stmt.Pos() && s.stmt.End() <= t.Body().End() {
 				own = append(own, t)
 			}
 		}
@@ -132,7 +114,7 @@ func (a *analysis) report(s *site, wrapped map[*target]bool) {
 		reach = own[len(own)-1:]
 	}
 	if len(reach) == 0 {
-		if a.bubbled[s.stmt] {
+		if a.Bubbled(s.stmt) {
 			return // a helper only bubbles call
 		}
 		if s.decl == nil || notTest(s.decl.Name.Name) {
@@ -152,15 +134,15 @@ func (a *analysis) report(s *site, wrapped map[*target]bool) {
 
 	blocked, unproven := "", ""
 	for _, t := range reach {
-		why := t.blocked
+		why := t.Blocked()
 		if why == "" {
-			why = a.versionReason(t.file)
+			why = a.VersionReason(t.File())
 		}
 		if why != "" && blocked == "" {
 			blocked = a.inTarget(s, t, why)
 		}
-		if t.unproven != "" && unproven == "" {
-			unproven = a.inTarget(s, t, t.unproven)
+		if t.Unproven() != "" && unproven == "" {
+			unproven = a.inTarget(s, t, t.Unproven())
 		}
 	}
 	// Have: whether the tests reaching s can run in a bubble. Prefer a
@@ -188,22 +170,11 @@ func (a *analysis) report(s *site, wrapped map[*target]bool) {
 
 // inTarget qualifies a reason by the test it is about when the wait is
 // not in that test's own body.
-func (a *analysis) inTarget(s *site, t *target, why string) string {
-	if t.fn.Pos() <= s.stmt.Pos() && s.stmt.End() <= t.fn.End() {
+func (a *analysis) inTarget(s *site, t *bubble.Target, why string) string {
+	if t.Fn().Pos() <= s.stmt.Pos() && s.stmt.End() <= t.Fn().End() {
 		return why
 	}
-	return why + " (" + t.name + " calls it)"
-}
-
-func (a *analysis) versionReason(f *ast.File) string {
-	v := a.pass.FileVersion(f)
-	switch {
-	case v == "":
-		return "the module's go version is unknown; synctest needs " + synctestVersion
-	case version.Compare(v, synctestVersion) < 0:
-		return "the module's go version is " + v + "; synctest needs " + synctestVersion
-	}
-	return ""
+	return why + " (" + t.Name() + " calls it)"
 }
 
 // notTest reports whether a top-level function named name is not a test.
@@ -231,12 +202,12 @@ func (a *analysis) message(s *site) string {
 // wrapFix runs every test in reach in a synctest bubble. Several waits
 // share the wrap of a test: whichever fix the engine applies first wraps
 // it, the others find it done.
-func (a *analysis) wrapFix(s *site, reach []*target, wrapped map[*target]bool) *rule.Fix {
+func (a *analysis) wrapFix(s *site, reach []*bubble.Target, wrapped map[*bubble.Target]bool) *rule.Fix {
 	msg := "run the test in a synctest bubble (virtual time)"
 	switch t := reach[0]; {
 	case len(reach) > 1:
 		msg = "run the tests that call it in synctest bubbles (virtual time)"
-	case s.stmt.Pos() < t.fn.Pos() || t.fn.End() < s.stmt.End():
+	case s.stmt.Pos() < t.Fn().Pos() || t.Fn().End() < s.stmt.End():
 		msg = "run the test that calls it in a synctest bubble (virtual time)"
 	}
 	return &rule.Fix{
@@ -245,50 +216,11 @@ func (a *analysis) wrapFix(s *site, reach []*target, wrapped map[*target]bool) *
 			for _, t := range reach {
 				if !wrapped[t] {
 					wrapped[t] = true
-					a.wrap(t)
+					a.Wrap(t)
 				}
 			}
 		},
 	}
-}
-
-// wrap rewrites the body of t, after a leading t.Parallel(), as
-//
-//	synctest.Test(t, func(t *testing.T) { body })
-func (a *analysis) wrap(t *target) {
-	var body *dst.BlockStmt
-	switch fn := a.pass.Dst(t.fn).(type) {
-	case *dst.FuncDecl:
-		body = fn.Body
-	case *dst.FuncLit:
-		body = fn.Body
-	default:
-		panic(fmt.Sprintf("sleep: a test of type %T", fn))
-	}
-	start := 0
-	if t.parallel != nil {
-		start = 1
-	}
-	moved := append([]dst.Stmt(nil), body.List[start:]...)
-	if len(moved) == 0 {
-		return
-	}
-	lead := moved[0].Decorations().Before
-	moved[0].Decorations().Before = dst.NewLine
-	param := &dst.Field{
-		Names: []*dst.Ident{dst.NewIdent(t.param)},
-		Type:  &dst.StarExpr{X: &dst.Ident{Path: "testing", Name: "T"}},
-	}
-	lit := &dst.FuncLit{
-		Type: &dst.FuncType{Func: true, Params: &dst.FieldList{List: []*dst.Field{param}}},
-		Body: &dst.BlockStmt{List: moved},
-	}
-	call := &dst.ExprStmt{X: &dst.CallExpr{
-		Fun:  &dst.Ident{Path: "testing/synctest", Name: "Test"},
-		Args: []dst.Expr{dst.NewIdent(t.param), lit},
-	}}
-	call.Decs.Before = lead
-	body.List = append(body.List[:start:start], call)
 }
 
 // movesClock returns the name of a method of the fake clock v that moves
@@ -434,14 +366,4 @@ func clockOf(t types.Type) (fakeClock, bool) {
 		}
 	}
 	return fakeClock{}, false
-}
-
-// subtestName names a subtest for messages: Parent/name.
-func subtestName(parent string, call *ast.CallExpr) string {
-	if lit, ok := call.Args[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-		if s, err := strconv.Unquote(lit.Value); err == nil {
-			return parent + "/" + s
-		}
-	}
-	return parent + "/…"
 }

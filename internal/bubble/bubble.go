@@ -1,4 +1,6 @@
-package sleep
+// Package bubble decides which tests can run in a testing/synctest bubble
+// and wraps them in one. The sleep and wallclock rules share it.
+package bubble
 
 import (
 	"fmt"
@@ -11,23 +13,23 @@ import (
 	"github.com/unflake/unflake/rule"
 )
 
-// analysis decides, for each test of a package, whether its body can run
-// in a synctest bubble.
-type analysis struct {
+// An Analysis decides, for each test of a package, whether its body can
+// run in a synctest bubble.
+type Analysis struct {
 	pass  *rule.Pass
 	info  *types.Info
 	decls map[*types.Func]*ast.FuncDecl // every function declared in the package
 
-	targets  []*target
-	subtests map[*ast.FuncLit]*target // subtest bodies that are targets themselves
+	targets  []*Target
+	subtests map[*ast.FuncLit]*Target // subtest bodies that are targets themselves
 	bubbles  map[*ast.FuncLit]bool    // func literals run by synctest.Test or synctest.Run
 	bubbled  map[*ast.ExprStmt]bool   // waits a bubble reaches
 	cgo      bool
 }
 
-// A target is a body the rule may wrap in synctest.Test: a top-level test
+// A Target is a body a rule may wrap in synctest.Test: a top-level test
 // function or a subtest's func literal.
-type target struct {
+type Target struct {
 	name     string
 	fn       ast.Node // *ast.FuncDecl or *ast.FuncLit
 	body     *ast.BlockStmt
@@ -41,12 +43,14 @@ type target struct {
 	blocked, unproven string
 }
 
-func newAnalysis(pass *rule.Pass) *analysis {
-	a := &analysis{
+// New prepares the analysis of pass: the bubbles the package already has.
+// Analyze walks the tests.
+func New(pass *rule.Pass) *Analysis {
+	a := &Analysis{
 		pass:     pass,
 		info:     pass.TypesInfo,
 		decls:    map[*types.Func]*ast.FuncDecl{},
-		subtests: map[*ast.FuncLit]*target{},
+		subtests: map[*ast.FuncLit]*Target{},
 		bubbles:  map[*ast.FuncLit]bool{},
 		bubbled:  map[*ast.ExprStmt]bool{},
 	}
@@ -77,8 +81,8 @@ func newAnalysis(pass *rule.Pass) *analysis {
 	return a
 }
 
-// analyze finds the targets in the test files and walks each.
-func (a *analysis) analyze() {
+// Analyze finds the targets in the test files and walks each.
+func (a *Analysis) Analyze() {
 	for _, f := range a.pass.Files {
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
@@ -98,7 +102,7 @@ func (a *analysis) analyze() {
 	}
 	// The waits a bubble reaches are on the virtual clock already.
 	for lit := range a.bubbles {
-		b := &target{name: "bubble", fn: lit, body: lit.Body, sites: map[*ast.ExprStmt]bool{}}
+		b := &Target{name: "bubble", fn: lit, body: lit.Body, sites: map[*ast.ExprStmt]bool{}}
 		w := &walker{a: a, t: b, seen: map[*ast.FuncDecl]bool{}}
 		w.walk(lit.Body, "")
 		for s := range b.sites {
@@ -109,7 +113,7 @@ func (a *analysis) analyze() {
 
 // findSubtests adds the subtests run from root, t.Run(name, func(t
 // *testing.T) { ... }), as targets, nested ones too.
-func (a *analysis) findSubtests(f *ast.File, parent string, root ast.Node) {
+func (a *Analysis) findSubtests(f *ast.File, parent string, root ast.Node) {
 	ast.Inspect(root, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
 		if !ok || len(call.Args) != 2 || !match.IsMethod(a.info, call, "testing", "Run") {
@@ -132,7 +136,7 @@ func (a *analysis) findSubtests(f *ast.File, parent string, root ast.Node) {
 
 // newTarget returns the target for a function with a single *testing.T
 // parameter, or nil.
-func (a *analysis) newTarget(f *ast.File, name string, fn ast.Node, typ *ast.FuncType, body *ast.BlockStmt) *target {
+func (a *Analysis) newTarget(f *ast.File, name string, fn ast.Node, typ *ast.FuncType, body *ast.BlockStmt) *Target {
 	if typ.Params == nil || len(typ.Params.List) != 1 || typ.Results != nil && len(typ.Results.List) > 0 {
 		return nil
 	}
@@ -143,14 +147,14 @@ func (a *analysis) newTarget(f *ast.File, name string, fn ast.Node, typ *ast.Fun
 	if _, ptr := p.Type.(*ast.StarExpr); !ptr {
 		return nil
 	}
-	t := &target{name: name, fn: fn, body: body, file: f, sites: map[*ast.ExprStmt]bool{}}
+	t := &Target{name: name, fn: fn, body: body, file: f, sites: map[*ast.ExprStmt]bool{}}
 	switch {
 	case len(p.Names) == 1 && p.Names[0].Name != "_":
 		t.param = p.Names[0].Name
 	default:
 		t.blocked = "the test's *testing.T parameter has no name"
 	}
-	if !a.editable(f) {
+	if !a.Editable(f) {
 		t.blocked = "the test is in a generated file"
 	}
 	if a.cgo {
@@ -166,7 +170,7 @@ func (a *analysis) newTarget(f *ast.File, name string, fn ast.Node, typ *ast.Fun
 	return t
 }
 
-func (a *analysis) walkTarget(t *target) {
+func (a *Analysis) walkTarget(t *Target) {
 	w := &walker{a: a, t: t, seen: map[*ast.FuncDecl]bool{}}
 	for _, s := range t.body.List {
 		if s != t.parallel {
@@ -181,8 +185,8 @@ func (a *analysis) walkTarget(t *target) {
 // walker walks a target's body and, transitively, the functions of the
 // package it refers to.
 type walker struct {
-	a    *analysis
-	t    *target
+	a    *Analysis
+	t    *Target
 	seen map[*ast.FuncDecl]bool
 }
 
@@ -211,7 +215,7 @@ func (w *walker) walk(root ast.Node, where string) {
 		case *ast.GoStmt:
 			w.unprove("the test starts goroutines the analysis cannot show end (a go statement" + where + ")")
 		case *ast.ExprStmt:
-			if call, _ := a.wait(n); call != nil {
+			if call, _ := Wait(a.info, n); call != nil {
 				w.t.sites[n] = true
 			}
 		case *ast.CallExpr:

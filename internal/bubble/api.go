@@ -1,0 +1,191 @@
+package bubble
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"go/version"
+	"strconv"
+	"strings"
+
+	"github.com/dave/dst"
+
+	"github.com/unflake/unflake/internal/match"
+)
+
+// SynctestVersion is the first go version with testing/synctest.Test.
+const SynctestVersion = "go1.25"
+
+// Targets returns the tests and subtests found by Analyze, in source
+// order of discovery.
+func (a *Analysis) Targets() []*Target { return a.targets }
+
+// InBubble reports whether lit is run by synctest.Test or synctest.Run.
+func (a *Analysis) InBubble(lit *ast.FuncLit) bool { return a.bubbles[lit] }
+
+// Bubbled reports whether an existing bubble reaches the wait stmt.
+func (a *Analysis) Bubbled(stmt *ast.ExprStmt) bool { return a.bubbled[stmt] }
+
+// Editable reports whether f is a test file a rule may rewrite: a
+// _test.go file that is not generated.
+func (a *Analysis) Editable(f *ast.File) bool {
+	name := a.pass.Fset.File(f.Pos()).Name()
+	return strings.HasSuffix(name, "_test.go") && !ast.IsGenerated(f)
+}
+
+// TargetOf returns the innermost target whose body holds pos, or nil.
+func (a *Analysis) TargetOf(pos token.Pos) *Target {
+	var best *Target
+	for _, t := range a.targets {
+		if t.body.Pos() <= pos && pos < t.body.End() && (best == nil || best.body.Pos() <= t.body.Pos()) {
+			best = t
+		}
+	}
+	return best
+}
+
+// VersionReason says why synctest is not available to f, or "".
+func (a *Analysis) VersionReason(f *ast.File) string {
+	v := a.pass.FileVersion(f)
+	switch {
+	case v == "":
+		return "the module's go version is unknown; synctest needs " + SynctestVersion
+	case version.Compare(v, SynctestVersion) < 0:
+		return "the module's go version is " + v + "; synctest needs " + SynctestVersion
+	}
+	return ""
+}
+
+// Name names the test ("TestX" or "TestX/sub").
+func (t *Target) Name() string { return t.name }
+
+// Fn is the *ast.FuncDecl or *ast.FuncLit of the test.
+func (t *Target) Fn() ast.Node { return t.fn }
+
+// Body is the test's body.
+func (t *Target) Body() *ast.BlockStmt { return t.body }
+
+// File is the file holding the test.
+func (t *Target) File() *ast.File { return t.file }
+
+// Reaches reports whether the test reaches the wait stmt, in its body or
+// in a function of the package it calls.
+func (t *Target) Reaches(stmt *ast.ExprStmt) bool { return t.sites[stmt] }
+
+// Blocked says why the test cannot run in a bubble, or "".
+func (t *Target) Blocked() string { return t.blocked }
+
+// Unproven says why the analysis cannot show the test can run in a
+// bubble, or "".
+func (t *Target) Unproven() string { return t.unproven }
+
+// Wait returns the time.Sleep or time.After call of a wait statement
+// (time.Sleep(d) or <-time.After(d)), or nil; after reports the latter.
+func Wait(info *types.Info, stmt *ast.ExprStmt) (call *ast.CallExpr, after bool) {
+	switch x := ast.Unparen(stmt.X).(type) {
+	case *ast.CallExpr:
+		if len(x.Args) == 1 && match.IsPkgFunc(info, x, "time", "Sleep") {
+			return x, false
+		}
+	case *ast.UnaryExpr:
+		if call, ok := ast.Unparen(x.X).(*ast.CallExpr); ok && x.Op == token.ARROW && len(call.Args) == 1 && match.IsPkgFunc(info, call, "time", "After") {
+			return call, true
+		}
+	}
+	return nil, false
+}
+
+// UsesClock reports whether root, or a function of the package it calls
+// (transitively), waits on the time package: time.Sleep, After, Tick,
+// NewTimer, NewTicker, AfterFunc, or a context with a timeout or deadline.
+func (a *Analysis) UsesClock(root ast.Node) bool {
+	seen := map[*ast.FuncDecl]bool{}
+	var uses func(n ast.Node) bool
+	uses = func(root ast.Node) bool {
+		found := false
+		ast.Inspect(root, func(n ast.Node) bool {
+			if found {
+				return false
+			}
+			id, ok := n.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			fn, ok := a.info.Uses[id].(*types.Func)
+			if !ok || fn.Pkg() == nil {
+				return true
+			}
+			fn = fn.Origin()
+			switch path, name := fn.Pkg().Path(), fn.Name(); {
+			case path == "time" && fn.Type().(*types.Signature).Recv() == nil:
+				switch name {
+				case "Sleep", "After", "Tick", "NewTimer", "NewTicker", "AfterFunc":
+					found = true
+				}
+			case path == "context":
+				switch name {
+				case "WithTimeout", "WithDeadline", "WithTimeoutCause", "WithDeadlineCause":
+					found = true
+				}
+			case fn.Pkg() == a.pass.Pkg:
+				if decl := a.decls[fn]; decl != nil && decl.Body != nil && !seen[decl] {
+					seen[decl] = true
+					found = uses(decl.Body)
+				}
+			}
+			return !found
+		})
+		return found
+	}
+	return uses(root)
+}
+
+// Wrap rewrites the body of t, after a leading t.Parallel(), as
+//
+//	synctest.Test(t, func(t *testing.T) { body })
+func (a *Analysis) Wrap(t *Target) {
+	var body *dst.BlockStmt
+	switch fn := a.pass.Dst(t.fn).(type) {
+	case *dst.FuncDecl:
+		body = fn.Body
+	case *dst.FuncLit:
+		body = fn.Body
+	default:
+		panic(fmt.Sprintf("bubble: a test of type %T", fn))
+	}
+	start := 0
+	if t.parallel != nil {
+		start = 1
+	}
+	moved := append([]dst.Stmt(nil), body.List[start:]...)
+	if len(moved) == 0 {
+		return
+	}
+	lead := moved[0].Decorations().Before
+	moved[0].Decorations().Before = dst.NewLine
+	param := &dst.Field{
+		Names: []*dst.Ident{dst.NewIdent(t.param)},
+		Type:  &dst.StarExpr{X: &dst.Ident{Path: "testing", Name: "T"}},
+	}
+	lit := &dst.FuncLit{
+		Type: &dst.FuncType{Func: true, Params: &dst.FieldList{List: []*dst.Field{param}}},
+		Body: &dst.BlockStmt{List: moved},
+	}
+	call := &dst.ExprStmt{X: &dst.CallExpr{
+		Fun:  &dst.Ident{Path: "testing/synctest", Name: "Test"},
+		Args: []dst.Expr{dst.NewIdent(t.param), lit},
+	}}
+	call.Decs.Before = lead
+	body.List = append(body.List[:start:start], call)
+}
+
+// subtestName names a subtest for messages: Parent/name.
+func subtestName(parent string, call *ast.CallExpr) string {
+	if lit, ok := call.Args[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+		if s, err := strconv.Unquote(lit.Value); err == nil {
+			return parent + "/" + s
+		}
+	}
+	return parent + "/…"
+}

@@ -1,0 +1,710 @@
+package wallclock
+
+import (
+	_ "embed"
+	"flag"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strings"
+
+	"github.com/dave/dst"
+
+	"github.com/unflake/unflake/internal/bubble"
+	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule"
+)
+
+//go:embed doc.md
+var doc string
+
+// Rule finds assertions on elapsed wall time in tests and runs the test
+// on a virtual clock or removes the budget.
+var Rule = &rule.Rule{
+	Name:      "wallclock",
+	Doc:       doc,
+	Default:   true,
+	Flags:     newFlags(),
+	Prefilter: prefilter,
+	Run:       run,
+}
+
+const benchFlag = "wallclock-bench"
+
+func newFlags() (fs flag.FlagSet) {
+	fs.Init("wallclock", flag.ContinueOnError)
+	fs.Bool(benchFlag, false, "when removing a wall-clock budget, also add a benchmark of the timed code")
+	return fs
+}
+
+// wantBench reads the --wallclock-bench flag of the running rule.
+func wantBench(pass *rule.Pass) bool {
+	if pass.Rule == nil {
+		return false
+	}
+	f := pass.Rule.Flags.Lookup(benchFlag)
+	return f != nil && f.Value.String() == "true"
+}
+
+// prefilter: elapsed time is measured with time.Since, Time.Sub or
+// testify's WithinDuration.
+func prefilter(src []byte) bool {
+	return rule.ContainsAny(src, "Since(", ".Sub(", "WithinDuration")
+}
+
+// A timing is a local variable set once from time.Now() or time.Since:
+// the start of a timed region, or the elapsed time.
+type timing struct {
+	v      *types.Var
+	decl   *ast.AssignStmt // v := time.Now() or v := time.Since(start)
+	parent ast.Node        // the block holding decl
+	start  *timing         // for an elapsed time, its start, or nil
+}
+
+// A site is an assertion on elapsed wall time.
+type site struct {
+	stmt   ast.Stmt // the if statement or the testify call statement
+	parent ast.Node // the block holding stmt
+	file   *ast.File
+	budget ast.Expr
+	lower  bool    // the elapsed time must be at least the budget
+	start  *timing // the start of the timed region, or nil when unknown
+	via    *timing // the elapsed-time variable the assertion reads, or nil
+}
+
+// checker holds what a run needs across sites.
+type checker struct {
+	pass    *rule.Pass
+	info    *types.Info
+	bubbles *bubble.Analysis
+	timings map[*types.Var]*timing
+	uses    map[*types.Var][]*ast.Ident
+	removed map[ast.Node]bool       // statements deleted by applied fixes
+	wrapped map[*bubble.Target]bool // tests wrapped by applied fixes
+	benched map[*ast.FuncDecl]bool  // tests that got a benchmark
+	names   map[string]bool         // package-level names, for new benchmarks
+}
+
+func run(pass *rule.Pass) {
+	c := &checker{
+		pass:    pass,
+		info:    pass.TypesInfo,
+		bubbles: bubble.New(pass),
+		timings: map[*types.Var]*timing{},
+		uses:    map[*types.Var][]*ast.Ident{},
+		removed: map[ast.Node]bool{},
+		wrapped: map[*bubble.Target]bool{},
+		benched: map[*ast.FuncDecl]bool{},
+		names:   map[string]bool{},
+	}
+	var sites []*site
+	for _, f := range pass.Files {
+		if !c.bubbles.Editable(f) {
+			continue
+		}
+		c.findTimings(f)
+	}
+	for _, f := range pass.Files {
+		if !c.bubbles.Editable(f) {
+			continue
+		}
+		match.WithStack(f, func(n ast.Node, stack []ast.Node) bool {
+			if lit, ok := n.(*ast.FuncLit); ok && c.bubbles.InBubble(lit) {
+				return false // on the virtual clock already: the assertion is exact
+			}
+			if len(stack) == 0 {
+				return true
+			}
+			if s := c.site(n); s != nil {
+				s.parent, s.file = stack[len(stack)-1], f
+				if len(match.StmtList(s.parent)) > 0 {
+					sites = append(sites, s)
+				}
+			}
+			return true
+		})
+	}
+	if len(sites) == 0 {
+		return
+	}
+	for id, obj := range c.info.Uses {
+		if v, ok := obj.(*types.Var); ok && c.timings[v] != nil {
+			c.uses[v] = append(c.uses[v], id)
+		}
+	}
+	for _, o := range pass.Pkg.Scope().Names() {
+		c.names[o] = true
+	}
+	c.bubbles.Analyze()
+	for _, s := range sites {
+		c.report(s)
+	}
+}
+
+// findTimings records the variables of f set once by start := time.Now()
+// or elapsed := time.Since(start) (or time.Now().Sub(start)).
+func (c *checker) findTimings(f *ast.File) {
+	match.WithStack(f, func(n ast.Node, stack []ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok || as.Tok != token.DEFINE || len(as.Lhs) != 1 || len(as.Rhs) != 1 || len(stack) == 0 {
+			return true
+		}
+		id, ok := as.Lhs[0].(*ast.Ident)
+		if !ok {
+			return true
+		}
+		v, ok := c.info.Defs[id].(*types.Var)
+		if !ok {
+			return true
+		}
+		tm := &timing{v: v, decl: as, parent: stack[len(stack)-1]}
+		if call, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr); ok && len(call.Args) == 0 && match.IsPkgFunc(c.info, call, "time", "Now") {
+			c.timings[v] = tm
+		} else if start, ok := c.elapsed(as.Rhs[0]); ok {
+			tm.start = c.startOf(start)
+			c.timings[v] = tm
+		}
+		return true
+	})
+	// A variable assigned again is not a plain timing.
+	for v := range c.assigned(f) {
+		delete(c.timings, v)
+	}
+}
+
+// assigned returns the variables root assigns (other than by declaring
+// them), increments or takes the address of.
+func (c *checker) assigned(root ast.Node) map[*types.Var]bool {
+	out := map[*types.Var]bool{}
+	ast.Inspect(root, func(n ast.Node) bool {
+		var lhs []ast.Expr
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			lhs = n.Lhs
+		case *ast.IncDecStmt:
+			lhs = []ast.Expr{n.X}
+		case *ast.UnaryExpr:
+			if n.Op == token.AND {
+				lhs = []ast.Expr{n.X}
+			}
+		}
+		for _, e := range lhs {
+			if id, ok := ast.Unparen(e).(*ast.Ident); ok {
+				if v, ok := c.info.Uses[id].(*types.Var); ok {
+					out[v] = true
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// elapsed reports whether e is time.Since(start) or time.Now().Sub(start)
+// and returns start.
+func (c *checker) elapsed(e ast.Expr) (ast.Expr, bool) {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok || len(call.Args) != 1 {
+		return nil, false
+	}
+	if match.IsPkgFunc(c.info, call, "time", "Since") {
+		return call.Args[0], true
+	}
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && match.IsMethod(c.info, call, "time", "Sub") {
+		if now, ok := ast.Unparen(sel.X).(*ast.CallExpr); ok && len(now.Args) == 0 && match.IsPkgFunc(c.info, now, "time", "Now") {
+			return call.Args[0], true
+		}
+	}
+	return nil, false
+}
+
+// startOf returns the start timing e names, or nil.
+func (c *checker) startOf(e ast.Expr) *timing {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	if !ok {
+		return nil
+	}
+	v, _ := c.info.Uses[id].(*types.Var)
+	if tm := c.timings[v]; tm != nil && tm.start == nil && !isElapsed(tm) {
+		return tm
+	}
+	return nil
+}
+
+func isElapsed(tm *timing) bool {
+	_, ok := ast.Unparen(tm.decl.Rhs[0]).(*ast.CallExpr)
+	return ok && tm.start != nil
+}
+
+// elapsedOperand reports whether e is elapsed wall time: time.Since(x),
+// time.Now().Sub(x), or a variable set once to one of them. It returns
+// the start of the timed region (nil when unknown) and the variable.
+func (c *checker) elapsedOperand(e ast.Expr) (ok bool, start, via *timing) {
+	if x, ok := c.elapsed(e); ok {
+		return true, c.startOf(x), nil
+	}
+	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
+		if v, ok := c.info.Uses[id].(*types.Var); ok {
+			if tm := c.timings[v]; tm != nil {
+				if _, ok := c.elapsed(tm.decl.Rhs[0]); ok {
+					return true, tm.start, tm
+				}
+			}
+		}
+	}
+	return false, nil, nil
+}
+
+func (c *checker) isDuration(e ast.Expr) bool {
+	tv, ok := c.info.Types[e]
+	return ok && tv.Type != nil && match.IsNamed(tv.Type, "time", "Duration")
+}
+
+// compare matches a comparison of elapsed time with a duration. It
+// returns the budget and whether the comparison holds when the elapsed
+// time is at least (not below) the budget.
+func (c *checker) compare(e ast.Expr) (s *site, holdsWhenSlow bool) {
+	b, ok := ast.Unparen(e).(*ast.BinaryExpr)
+	if !ok {
+		return nil, false
+	}
+	var slow bool // the comparison holds for a large elapsed time on the left
+	switch b.Op {
+	case token.GTR, token.GEQ:
+		slow = true
+	case token.LSS, token.LEQ:
+	default:
+		return nil, false
+	}
+	if ok, start, via := c.elapsedOperand(b.X); ok && c.isDuration(b.Y) {
+		return &site{budget: b.Y, start: start, via: via}, slow
+	}
+	if ok, start, via := c.elapsedOperand(b.Y); ok && c.isDuration(b.X) {
+		return &site{budget: b.X, start: start, via: via}, !slow
+	}
+	return nil, false
+}
+
+// site matches an assertion on elapsed wall time at n.
+func (c *checker) site(n ast.Node) *site {
+	switch n := n.(type) {
+	case *ast.IfStmt:
+		// Have: an if statement. It must fail the test, and do nothing else.
+		if n.Init != nil || n.Else != nil || !c.fails(n.Body) {
+			return nil
+		}
+		s, slow := c.compare(n.Cond)
+		if s == nil {
+			return nil
+		}
+		// Have: if <elapsed cmp budget> { t.Fatal(...) }. The test fails
+		// when the comparison holds: a slow failure is an upper bound.
+		s.stmt, s.lower = n, !slow
+		return s
+	case *ast.ExprStmt:
+		call, ok := n.X.(*ast.CallExpr)
+		if !ok {
+			return nil
+		}
+		fn := match.Callee(c.info, call)
+		if fn == nil || fn.Pkg() == nil || fn.Type().(*types.Signature).Recv() != nil {
+			return nil
+		}
+		if p := fn.Pkg().Path(); !strings.HasSuffix(p, "testify/assert") && !strings.HasSuffix(p, "testify/require") {
+			return nil
+		}
+		s := c.testify(strings.TrimSuffix(fn.Name(), "f"), call.Args)
+		if s != nil {
+			s.stmt = n
+		}
+		return s
+	}
+	return nil
+}
+
+// testify matches a testify assertion named name (without its trailing
+// f) on elapsed time.
+func (c *checker) testify(name string, args []ast.Expr) *site {
+	switch name {
+	case "Less", "LessOrEqual", "Greater", "GreaterOrEqual":
+		if len(args) < 3 {
+			return nil
+		}
+		// Less(t, a, b) holds when a < b.
+		big := name == "Greater" || name == "GreaterOrEqual"
+		if ok, start, via := c.elapsedOperand(args[1]); ok && c.isDuration(args[2]) {
+			return &site{budget: args[2], start: start, via: via, lower: big}
+		}
+		if ok, start, via := c.elapsedOperand(args[2]); ok && c.isDuration(args[1]) {
+			return &site{budget: args[1], start: start, via: via, lower: !big}
+		}
+	case "True":
+		if len(args) < 2 {
+			return nil
+		}
+		if s, slow := c.compare(args[1]); s != nil {
+			s.lower = slow // it must hold: holding when slow is a lower bound
+			return s
+		}
+	case "WithinDuration":
+		if len(args) < 4 || !c.isDuration(args[3]) {
+			return nil
+		}
+		// WithinDuration(t, start, time.Now(), d): at most d since start.
+		for _, pair := range [][2]ast.Expr{{args[1], args[2]}, {args[2], args[1]}} {
+			if now, ok := ast.Unparen(pair[1]).(*ast.CallExpr); ok && len(now.Args) == 0 && match.IsPkgFunc(c.info, now, "time", "Now") {
+				if start := c.startOf(pair[0]); start != nil {
+					return &site{budget: args[3], start: start}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// fails reports whether body only fails the test: its statements are
+// calls of t.Error*, t.Fatal*, t.Fail*, t.Log* (at least one failing).
+func (c *checker) fails(body *ast.BlockStmt) bool {
+	failing := false
+	for _, st := range body.List {
+		es, ok := st.(*ast.ExprStmt)
+		if !ok {
+			return false
+		}
+		call, ok := es.X.(*ast.CallExpr)
+		if !ok {
+			return false
+		}
+		switch {
+		case match.IsMethod(c.info, call, "testing", "Error", "Errorf", "Fatal", "Fatalf", "Fail", "FailNow"):
+			failing = true
+		case match.IsMethod(c.info, call, "testing", "Log", "Logf", "Helper"):
+		default:
+			return false
+		}
+	}
+	return failing
+}
+
+// budgetText renders the budget for messages.
+func (c *checker) budgetText(s *site) string {
+	if d, ok := match.ConstDuration(c.info, s.budget); ok {
+		return match.FormatDuration(d)
+	}
+	return types.ExprString(s.budget)
+}
+
+// report reports s with its fix or the reason it has none.
+func (c *checker) report(s *site) {
+	t := c.bubbles.TargetOf(s.stmt.Pos())
+	if t == nil {
+		return // in a helper, a benchmark or an example: not a test's assertion
+	}
+	budget := c.budgetText(s)
+	d := rule.Diagnostic{Pos: s.stmt.Pos(), End: s.stmt.End()}
+	if s.lower {
+		d.Message = fmt.Sprintf("the test asserts that at least %s of wall time elapses", budget)
+	} else {
+		d.Message = fmt.Sprintf("the test asserts that the timed code takes less than %s of wall time", budget)
+	}
+	waits := false
+	if s.start != nil {
+		for _, st := range c.region(s) {
+			if c.bubbles.UsesClock(st) {
+				waits = true
+			}
+		}
+	}
+	// Have: the assertion, its test, and whether the timed region waits
+	// on the clock.
+	switch {
+	case s.lower || waits:
+		why := t.Blocked()
+		if why == "" {
+			why = c.bubbles.VersionReason(t.File())
+		}
+		what := "the timed region waits on the real clock"
+		if s.lower {
+			what = "the assertion is a lower bound on real time"
+		}
+		if why != "" {
+			d.NotFixed = what + " and the test cannot run in a synctest bubble: " + why
+			break
+		}
+		d.Fix = &rule.Fix{
+			Message:  fmt.Sprintf("run the test in a synctest bubble, where the %s budget holds exactly in virtual time", budget),
+			Unproven: t.Unproven(),
+			Apply: func() {
+				if !c.wrapped[t] {
+					c.wrapped[t] = true
+					c.bubbles.Wrap(t)
+				}
+			},
+		}
+	case s.start == nil:
+		d.NotFixed = "the rule cannot see where the timed region starts (a local start := time.Now() in the test), so it cannot tell whether the region waits on the clock"
+	default:
+		d.Fix = c.removeFix(s, t, budget)
+	}
+	c.pass.Report(d)
+}
+
+// region returns the statements timed by s: those after the start in its
+// block, up to the one holding the assertion.
+func (c *checker) region(s *site) []ast.Stmt {
+	var out []ast.Stmt
+	after := false
+	for _, st := range match.StmtList(s.start.parent) {
+		if st.Pos() >= s.stmt.Pos() && st.End() <= s.stmt.End() {
+			break
+		}
+		if after {
+			out = append(out, st)
+			if st.Pos() <= s.stmt.Pos() && s.stmt.End() <= st.End() {
+				break // the statement holding the assertion
+			}
+		}
+		if st == s.start.decl {
+			after = true
+		}
+	}
+	return out
+}
+
+// removeFix removes the assertion and the timing variables only it used.
+func (c *checker) removeFix(s *site, t *bubble.Target, budget string) *rule.Fix {
+	del := []ast.Node{s.stmt}
+	del = append(del, match.AdjacentComments(s.file, s.parent, s.stmt)...)
+	var gone []string
+	for _, tm := range []*timing{s.via, s.start} {
+		if tm == nil {
+			continue
+		}
+		del = append(del, tm.decl)
+		del = append(del, match.AdjacentComments(s.file, tm.parent, tm.decl)...)
+		if c.onlyIn(tm.v, map[ast.Node]bool{s.stmt: true, s.via.declOrNil(): true}) {
+			gone = append(gone, tm.v.Name())
+		}
+	}
+	msg := fmt.Sprintf("remove a %s wall-clock budget, keeping the timed code and its result assertions", budget)
+	if len(gone) > 0 {
+		msg = fmt.Sprintf("remove a %s wall-clock budget and the timing variable%s %s, keeping the timed code and its result assertions", budget, plural(len(gone)), strings.Join(gone, ", "))
+	}
+	bench := ""
+	if wantBench(c.pass) {
+		bench = c.benchable(s, t)
+		if bench == "" {
+			msg += "; add " + c.benchName(t)
+		} else {
+			msg += "; no benchmark added: " + bench
+		}
+	}
+	return &rule.Fix{
+		Message: msg,
+		Deletes: del,
+		Apply: func() {
+			if wantBench(c.pass) && bench == "" {
+				c.addBench(s, t)
+			}
+			c.delete(s.stmt, s.parent)
+			for _, tm := range []*timing{s.via, s.start} {
+				if tm != nil && !c.removed[tm.decl] && c.onlyIn(tm.v, c.removed) {
+					c.delete(tm.decl, tm.parent)
+				}
+			}
+		},
+	}
+}
+
+func (tm *timing) declOrNil() ast.Node {
+	if tm == nil {
+		return nil
+	}
+	return tm.decl
+}
+
+func plural(n int) string {
+	if n > 1 {
+		return "s"
+	}
+	return ""
+}
+
+// onlyIn reports whether every use of v lies in one of the nodes.
+func (c *checker) onlyIn(v *types.Var, nodes map[ast.Node]bool) bool {
+	for _, id := range c.uses[v] {
+		in := false
+		for n := range nodes {
+			if n != nil && n.Pos() <= id.Pos() && id.End() <= n.End() {
+				in = true
+			}
+		}
+		if !in {
+			return false
+		}
+	}
+	return true
+}
+
+// delete removes stmt from parent in the decorated file.
+func (c *checker) delete(stmt ast.Stmt, parent ast.Node) {
+	c.removed[stmt] = true
+	match.DeleteStmt(c.pass.Dst(parent), c.pass.Dst(stmt).(dst.Stmt))
+}
+
+// benchRegion returns the timed statements a benchmark would repeat: the
+// region without the statement holding the assertion and the timing
+// variables' declarations.
+func (c *checker) benchRegion(s *site) []ast.Stmt {
+	var out []ast.Stmt
+	for _, st := range c.region(s) {
+		if st.Pos() <= s.stmt.Pos() && s.stmt.End() <= st.End() || s.via != nil && st == s.via.decl {
+			continue
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// benchName names the benchmark of the test t.
+func (c *checker) benchName(t *bubble.Target) string {
+	return "Benchmark" + strings.TrimPrefix(t.Name(), "Test")
+}
+
+// benchable says why the timed code of s cannot become a benchmark, or "".
+func (c *checker) benchable(s *site, t *bubble.Target) string {
+	fd, ok := t.Fn().(*ast.FuncDecl)
+	switch {
+	case !ok || fd.Recv != nil:
+		return "the assertion is not in a top-level test function"
+	case s.start.parent != s.parent:
+		return "the timed region and the assertion are in different blocks"
+	case c.names[c.benchName(t)]:
+		return c.benchName(t) + " already exists"
+	case version(c.pass, t.File()) < 24:
+		return "b.Loop needs go1.24"
+	}
+	region := c.benchRegion(s)
+	if len(region) == 0 {
+		return "the timed region is empty"
+	}
+	_, why := c.benchInputs(s, t, region)
+	return why
+}
+
+// benchInputs returns the declarations, before the region, of the test's
+// variables the region reads, each set once to a constant (in := "1,2"),
+// or why the region reads another variable of the test.
+func (c *checker) benchInputs(s *site, t *bubble.Target, region []ast.Stmt) ([]ast.Stmt, string) {
+	consts := map[*types.Var]ast.Stmt{}
+	for _, st := range match.StmtList(s.parent) {
+		if st.Pos() >= region[0].Pos() {
+			break
+		}
+		as, ok := st.(*ast.AssignStmt)
+		if !ok || as.Tok != token.DEFINE || len(as.Lhs) != 1 || len(as.Rhs) != 1 {
+			continue
+		}
+		if tv := c.info.Types[as.Rhs[0]]; tv.Value == nil {
+			continue
+		}
+		if id, ok := as.Lhs[0].(*ast.Ident); ok {
+			if v, ok := c.info.Defs[id].(*types.Var); ok {
+				consts[v] = as
+			}
+		}
+	}
+	assigned := c.assigned(t.Body())
+	var inputs []ast.Stmt
+	from, to := region[0].Pos(), region[len(region)-1].End()
+	why := ""
+	for _, st := range region {
+		ast.Inspect(st, func(n ast.Node) bool {
+			id, ok := n.(*ast.Ident)
+			if !ok || why != "" {
+				return why == ""
+			}
+			v, ok := c.info.Uses[id].(*types.Var)
+			if !ok || v.IsField() || match.IsPackageLevel(v) || from <= v.Pos() && v.Pos() < to {
+				return true
+			}
+			if decl := consts[v]; decl != nil && !assigned[v] {
+				for _, d := range inputs {
+					if d == decl {
+						return true
+					}
+				}
+				inputs = append(inputs, decl)
+				return true
+			}
+			why = fmt.Sprintf("the timed code uses %s, a variable of the test not set to a constant", v.Name())
+			return true
+		})
+	}
+	return inputs, why
+}
+
+// version returns the minor go version of f's file (22 for go1.22), or 0.
+func version(pass *rule.Pass, f *ast.File) int {
+	var minor int
+	v := pass.FileVersion(f)
+	if _, err := fmt.Sscanf(strings.TrimPrefix(v, "go1."), "%d", &minor); err != nil {
+		return 0
+	}
+	return minor
+}
+
+// addBench adds, after the test, a benchmark repeating the timed code of s.
+func (c *checker) addBench(s *site, t *bubble.Target) {
+	fd := t.Fn().(*ast.FuncDecl)
+	if c.benched[fd] {
+		return
+	}
+	c.benched[fd] = true
+	region := c.benchRegion(s)
+	inputs, _ := c.benchInputs(s, t, region)
+	var pre []dst.Stmt
+	for _, st := range inputs {
+		clone := dst.Clone(c.pass.Dst(st)).(dst.Stmt)
+		clone.Decorations().Before = dst.NewLine
+		clone.Decorations().Start.Clear()
+		clone.Decorations().End.Clear()
+		pre = append(pre, clone)
+	}
+	var body []dst.Stmt
+	for _, st := range region {
+		clone := dst.Clone(c.pass.Dst(st)).(dst.Stmt)
+		body = append(body, clone)
+		// Variables the test's assertions read after the region are
+		// unused in the benchmark.
+		if as, ok := st.(*ast.AssignStmt); ok && as.Tok == token.DEFINE {
+			for _, l := range as.Lhs {
+				if id, ok := l.(*ast.Ident); ok && id.Name != "_" {
+					body = append(body, &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent("_")}, Tok: token.ASSIGN, Rhs: []dst.Expr{dst.NewIdent(id.Name)}})
+				}
+			}
+		}
+	}
+	if len(body) > 0 {
+		body[0].Decorations().Before = dst.NewLine
+	}
+	param := &dst.Field{Names: []*dst.Ident{dst.NewIdent("b")}, Type: &dst.StarExpr{X: &dst.Ident{Path: "testing", Name: "B"}}}
+	bench := &dst.FuncDecl{
+		Name: dst.NewIdent(c.benchName(t)),
+		Type: &dst.FuncType{Func: true, Params: &dst.FieldList{List: []*dst.Field{param}}},
+		Body: &dst.BlockStmt{List: append(pre, &dst.ForStmt{
+			Cond: &dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent("b"), Sel: dst.NewIdent("Loop")}},
+			Body: &dst.BlockStmt{List: body},
+		})},
+	}
+	bench.Decs.Before = dst.EmptyLine
+	file := c.pass.Dst(s.file).(*dst.File)
+	test := c.pass.Dst(fd)
+	for i, d := range file.Decls {
+		if d == test {
+			file.Decls = append(file.Decls[:i+1], append([]dst.Decl{bench}, file.Decls[i+1:]...)...)
+			return
+		}
+	}
+}
