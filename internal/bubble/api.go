@@ -141,6 +141,55 @@ func (a *Analysis) UsesClock(root ast.Node) bool {
 	return uses(root)
 }
 
+// Opaque returns the first call root makes, directly or through functions
+// of the package, into code the analysis cannot see (a function of another
+// non-standard package, a method called through an interface, a function
+// value), described for a message, or "" when it can see everything root
+// runs. Such code may wait on the clock without UsesClock knowing.
+func (a *Analysis) Opaque(root ast.Node) string {
+	seen := map[*ast.FuncDecl]bool{}
+	var opaque func(n ast.Node) string
+	opaque = func(root ast.Node) string {
+		found := ""
+		ast.Inspect(root, func(n ast.Node) bool {
+			if found != "" {
+				return false
+			}
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			if tv, ok := a.info.Types[call.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
+				return true // a conversion or a builtin
+			}
+			fn := match.Callee(a.info, call)
+			switch {
+			case fn == nil:
+				found = "a function value (" + types.ExprString(call.Fun) + ")"
+			case fn.Pkg() == nil:
+			case fn.Pkg() == a.pass.Pkg:
+				recv := fn.Type().(*types.Signature).Recv()
+				if recv != nil && types.IsInterface(recv.Type()) {
+					found = match.PkgFuncName(fn) + " through an interface"
+				} else if decl := a.decls[fn.Origin()]; decl != nil && decl.Body != nil && !seen[decl] {
+					seen[decl] = true
+					found = opaque(decl.Body)
+				}
+			case match.IsStd(fn.Pkg().Path()):
+				if recv := fn.Type().(*types.Signature).Recv(); recv != nil && types.IsInterface(recv.Type()) {
+					found = match.PkgFuncName(fn) + " through an interface"
+				}
+			case knownPure(fn.Pkg().Path(), fn.Name()):
+			default:
+				found = match.PkgFuncName(fn)
+			}
+			return found == ""
+		})
+		return found
+	}
+	return opaque(root)
+}
+
 // Wrap rewrites the body of t, after a leading t.Parallel(), as
 //
 //	synctest.Test(t, func(t *testing.T) { body })
