@@ -285,7 +285,7 @@ func TestRules(t *testing.T) {
 		t.Errorf("rules: exit %d\n%s", code, stdout)
 	}
 	code, stdout, _ = run(t, "rules", "attemptloop")
-	if code != 0 || !strings.HasPrefix(stdout, "# attemptloop\n") || !strings.Contains(stdout, "## Before") || !strings.Contains(stdout, "## After") {
+	if code != 0 || !strings.HasPrefix(stdout, "# attemptloop: ") || !strings.Contains(stdout, "## Before") || !strings.Contains(stdout, "## After") {
 		t.Errorf("rules attemptloop: exit %d\n%s", code, stdout)
 	}
 }

@@ -30,7 +30,7 @@ func newRulesCmd(opts *options) *cobra.Command {
 				if !r.Default {
 					set = "opt-in"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, set, r.Summary())
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, set, r.Short())
 			}
 			return tw.Flush()
 		},

@@ -28,7 +28,8 @@ type Rule struct {
 	Name string
 
 	// Doc is the rule's documentation in Markdown. It starts with a
-	// "# name" title, then a one-paragraph summary, and has "## Before" and
+	// "# name: what it does" title (the line `unflake rules` lists), then
+	// a one-paragraph summary, and has "## Before" and
 	// "## After" sections with a Go example each. It feeds `unflake rules`,
 	// docs/rules.md and the help text, so it lives once, beside the rule.
 	Doc string
@@ -141,8 +142,8 @@ func Validate(rules []*Rule) error {
 		if r.Run == nil || r.Prefilter == nil {
 			return fmt.Errorf("rule %q: Run and Prefilter must be set", r.Name)
 		}
-		if !strings.HasPrefix(r.Doc, "# "+r.Name+"\n") {
-			return fmt.Errorf("rule %q: doc must start with %q", r.Name, "# "+r.Name)
+		if !strings.HasPrefix(r.Doc, "# "+r.Name+": ") || r.Short() == "" {
+			return fmt.Errorf("rule %q: doc must start with %q", r.Name, "# "+r.Name+": what it does")
 		}
 		if r.Summary() == "" {
 			return fmt.Errorf("rule %q: doc has no summary paragraph", r.Name)
@@ -164,6 +165,13 @@ func Validate(rules []*Rule) error {
 		}
 	}
 	return nil
+}
+
+// Short returns what the rule does, from the doc's title "# name: ...".
+func (r *Rule) Short() string {
+	title, _, _ := strings.Cut(r.Doc, "\n")
+	_, short, _ := strings.Cut(title, ": ")
+	return strings.TrimSpace(short)
 }
 
 // Summary returns the first paragraph after the doc's title, on one line.

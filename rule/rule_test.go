@@ -7,7 +7,7 @@ import (
 	"github.com/unflake/unflake/rule"
 )
 
-const goodDoc = "# good\n\nFinds good\nthings.\n\nMore prose.\n\n## Before\n\n```go\nx\n```\n\n## After\n\n```go\ny\n```\n"
+const goodDoc = "# good: does good\n\nFinds good\nthings.\n\nMore prose.\n\n## Before\n\n```go\nx\n```\n\n## After\n\n```go\ny\n```\n"
 
 func newRule(name, doc string) *rule.Rule {
 	return &rule.Rule{Name: name, Doc: doc, Prefilter: func([]byte) bool { return true }, Run: func(*rule.Pass) {}}
@@ -15,6 +15,9 @@ func newRule(name, doc string) *rule.Rule {
 
 func TestDocSections(t *testing.T) {
 	r := newRule("good", goodDoc)
+	if got := r.Short(); got != "does good" {
+		t.Errorf("Short() = %q", got)
+	}
 	if got := r.Summary(); got != "Finds good things." {
 		t.Errorf("Summary() = %q", got)
 	}
@@ -34,7 +37,7 @@ func TestValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	withFlag := func(name, flag string) *rule.Rule {
-		r := newRule(name, strings.Replace(goodDoc, "# good", "# "+name, 1))
+		r := newRule(name, strings.Replace(goodDoc, "# good:", "# "+name+":", 1))
 		r.Flags.String(flag, "", "")
 		return r
 	}
@@ -45,8 +48,9 @@ func TestValidate(t *testing.T) {
 		{[]*rule.Rule{newRule("Bad", goodDoc)}, "invalid name"},
 		{[]*rule.Rule{newRule("good", goodDoc), newRule("good", goodDoc)}, "duplicate name"},
 		{[]*rule.Rule{newRule("other", goodDoc)}, "doc must start with"},
-		{[]*rule.Rule{newRule("good", "# good\n\n## Before\n\nx\n\n## After\n\ny\n")}, "no summary"},
-		{[]*rule.Rule{newRule("good", "# good\n\nSummary.\n\n## After\n\ny\n")}, `no "## Before"`},
+		{[]*rule.Rule{newRule("good", "# good: x\n\n## Before\n\nx\n\n## After\n\ny\n")}, "no summary"},
+		{[]*rule.Rule{newRule("good", "# good: x\n\nSummary.\n\n## After\n\ny\n")}, `no "## Before"`},
+		{[]*rule.Rule{newRule("good", "# good\n\nSummary.\n\n## Before\n\nx\n\n## After\n\ny\n")}, "doc must start with"},
 		{[]*rule.Rule{{Name: "good", Doc: goodDoc}}, "must be set"},
 		{[]*rule.Rule{withFlag("one", "x"), withFlag("two", "x")}, "already defined"},
 	} {

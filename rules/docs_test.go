@@ -48,7 +48,7 @@ func rulesDoc() string {
 		if !r.Default {
 			set = "opt-in"
 		}
-		b.WriteString("| [" + r.Name + "](#" + r.Name + ") | " + set + " | " + r.Summary() + " |\n")
+		b.WriteString("| [" + r.Name + "](#" + anchor(r) + ") | " + set + " | " + r.Short() + " |\n")
 	}
 	for _, r := range rules.All() {
 		b.WriteString("\n")
@@ -109,4 +109,19 @@ func TestDemoShowsEveryRule(t *testing.T) {
 			t.Errorf("the demo has no case rule %s fixes", r.Name)
 		}
 	}
+}
+
+// anchor is the GitHub anchor of the rule's heading "name: what it does".
+func anchor(r *rule.Rule) string {
+	title, _, _ := strings.Cut(r.Doc, "\n")
+	var b strings.Builder
+	for _, c := range strings.ToLower(strings.TrimPrefix(title, "# ")) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '_':
+			b.WriteRune(c)
+		case c == ' ':
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
 }
