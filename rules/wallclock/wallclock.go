@@ -291,7 +291,7 @@ func (c *checker) site(n ast.Node) *site {
 	switch n := n.(type) {
 	case *ast.IfStmt:
 		// Have: an if statement. It must fail the test, and do nothing else.
-		if n.Init != nil || n.Else != nil || !c.fails(n.Body) {
+		if n.Else != nil || !c.fails(n.Body) || n.Init != nil && !c.elapsedInit(n.Init) {
 			return nil
 		}
 		s, slow := c.compare(n.Cond)
@@ -321,6 +321,23 @@ func (c *checker) site(n ast.Node) *site {
 		return s
 	}
 	return nil
+}
+
+// elapsedInit reports whether an if statement's init only declares elapsed
+// time (if d := time.Since(start); d > budget {...}), which goes with the
+// if when the assertion is removed.
+func (c *checker) elapsedInit(init ast.Stmt) bool {
+	as, ok := init.(*ast.AssignStmt)
+	if !ok || as.Tok != token.DEFINE || len(as.Lhs) != 1 {
+		return false
+	}
+	id, ok := as.Lhs[0].(*ast.Ident)
+	if !ok {
+		return false
+	}
+	v, _ := c.info.Defs[id].(*types.Var)
+	tm := c.timings[v]
+	return tm != nil && isElapsed(tm)
 }
 
 // testify matches a testify assertion named name (without its trailing
