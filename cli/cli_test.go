@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/tools/txtar"
+	"github.com/unflake/unflake/internal/testmod"
 
 	"github.com/unflake/unflake/cli"
 	"github.com/unflake/unflake/rewrite"
@@ -77,23 +77,6 @@ func TestBroken(t *testing.T) {
 }
 `
 
-func writeModule(t *testing.T, archives ...string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, a := range archives {
-		for _, f := range txtar.Parse([]byte(a)).Files {
-			path := filepath.Join(dir, f.Name)
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, f.Data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return dir
-}
-
 func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
@@ -101,27 +84,9 @@ func run(t *testing.T, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
-// snapshot returns the contents of every file under dir.
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		m[path] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 func TestUsageErrors(t *testing.T) {
-	dir := writeModule(t, poll)
-	before := snapshot(t, dir)
+	dir := testmod.Write(t, poll)
+	before := testmod.Snapshot(t, dir)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -145,7 +110,7 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%v: stderr %q, want one line containing %q", tc.args, stderr, tc.want)
 		}
 	}
-	if after := snapshot(t, dir); len(after) != len(before) {
+	if after := testmod.Snapshot(t, dir); len(after) != len(before) {
 		t.Errorf("a usage error touched files")
 	} else {
 		for k, v := range before {
@@ -157,7 +122,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	dir := writeModule(t, poll)
+	dir := testmod.Write(t, poll)
 	code, stdout, stderr := run(t, "-C", dir, "check", "--rules", "attemptloop", "./...")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
@@ -194,8 +159,8 @@ func TestCheck(t *testing.T) {
 }
 
 func TestFixDiffApplies(t *testing.T) {
-	dir := writeModule(t, poll)
-	before := snapshot(t, dir)
+	dir := testmod.Write(t, poll)
+	before := testmod.Snapshot(t, dir)
 	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "./...")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
@@ -203,7 +168,7 @@ func TestFixDiffApplies(t *testing.T) {
 	if !strings.HasPrefix(diff, "--- a/m_test.go\n+++ b/m_test.go\n@@ ") {
 		t.Errorf("diff:\n%s", diff)
 	}
-	for k, v := range snapshot(t, dir) {
+	for k, v := range testmod.Snapshot(t, dir) {
 		if before[k] != v {
 			t.Fatalf("--diff wrote %s", k)
 		}
@@ -229,7 +194,7 @@ func TestFixDiffApplies(t *testing.T) {
 }
 
 func TestFixInPlace(t *testing.T) {
-	dir := writeModule(t, poll)
+	dir := testmod.Write(t, poll)
 	path := filepath.Join(dir, "m_test.go")
 	if err := os.Chmod(path, 0o600); err != nil {
 		t.Fatal(err)
@@ -261,7 +226,7 @@ func TestFixInPlace(t *testing.T) {
 }
 
 func TestFailedPackageIsLeftUntouched(t *testing.T) {
-	dir := writeModule(t, poll, broken)
+	dir := testmod.Write(t, poll, broken)
 	brokenPath := filepath.Join(dir, "broken", "broken_test.go")
 	old, _ := os.ReadFile(brokenPath)
 	code, _, stderr := run(t, "-C", dir, "fix", "./...")

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/unflake/unflake/internal/testmod"
 )
 
 // sealModule reads a variable through a wrapper, one by a name that is not
@@ -59,8 +61,8 @@ func TestSealDiffApplies(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
-	dir := writeModule(t, sealModule)
-	before := snapshot(t, dir)
+	dir := testmod.Write(t, sealModule)
+	before := testmod.Snapshot(t, dir)
 	code, diff, stderr := run(t, "-C", dir, "seal", "--diff", "./...")
 	if code != 1 {
 		t.Fatalf("seal --diff: exit %d, want 1; stderr:\n%s", code, stderr)
@@ -74,14 +76,14 @@ func TestSealDiffApplies(t *testing.T) {
 		!strings.Contains(diff, "--- a/app/app_test.go\n+++ b/app/app_test.go\n") {
 		t.Errorf("diff:\n%s", diff)
 	}
-	for k, v := range snapshot(t, dir) {
+	for k, v := range testmod.Snapshot(t, dir) {
 		if before[k] != v {
 			t.Errorf("--diff changed %s", k)
 		}
 	}
 
 	// The diff applied with git apply gives what seal writes in place.
-	applied := writeModule(t, sealModule)
+	applied := testmod.Write(t, sealModule)
 	cmd := exec.Command("git", "apply", "-")
 	cmd.Dir = applied
 	cmd.Stdin = strings.NewReader(diff)
@@ -91,7 +93,7 @@ func TestSealDiffApplies(t *testing.T) {
 	if code, stdout, stderr := run(t, "-C", dir, "seal", "./..."); code != 0 || stdout != "" {
 		t.Fatalf("seal: exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
-	sealed, got := snapshot(t, dir), snapshot(t, applied)
+	sealed, got := testmod.Snapshot(t, dir), testmod.Snapshot(t, applied)
 	if len(sealed) != len(got) {
 		t.Errorf("in place: %d files, applied diff: %d", len(sealed), len(got))
 	}
@@ -112,8 +114,8 @@ func TestSealDiffApplies(t *testing.T) {
 }
 
 func TestSealUsageErrors(t *testing.T) {
-	dir := writeModule(t, sealModule)
-	before := snapshot(t, dir)
+	dir := testmod.Write(t, sealModule)
+	before := testmod.Snapshot(t, dir)
 	for _, args := range [][]string{
 		{"seal", "--no-such-flag", "./..."},
 		{"seal", "./nothing/..."},
@@ -123,7 +125,7 @@ func TestSealUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
 		}
 	}
-	for k, v := range snapshot(t, dir) {
+	for k, v := range testmod.Snapshot(t, dir) {
 		if before[k] != v {
 			t.Errorf("a usage error changed %s", k)
 		}

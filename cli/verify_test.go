@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unflake/unflake/internal/testmod"
+
 	"github.com/unflake/unflake/rewrite"
 )
 
@@ -65,7 +67,7 @@ func TestB(t *testing.T) {
 `
 
 func TestFixVerify(t *testing.T) {
-	dir := writeModule(t, polls)
+	dir := testmod.Write(t, polls)
 	a, b := filepath.Join(dir, "a", "a_test.go"), filepath.Join(dir, "b", "b_test.go")
 	oldA, _ := os.ReadFile(a)
 	oldB, _ := os.ReadFile(b)
@@ -112,8 +114,8 @@ func TestFixVerify(t *testing.T) {
 }
 
 func TestFixVerifyDiff(t *testing.T) {
-	dir := writeModule(t, polls)
-	before := snapshot(t, dir)
+	dir := testmod.Write(t, polls)
+	before := testmod.Snapshot(t, dir)
 	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--verify", "--verify-count=1", "--rules=attemptloop", "./a")
 	if code != 1 || !strings.HasPrefix(diff, "--- a/a/a_test.go\n+++ b/a/a_test.go\n@@ ") {
 		t.Fatalf("exit %d, diff:\n%s\nstderr:\n%s", code, diff, stderr)
@@ -121,7 +123,7 @@ func TestFixVerifyDiff(t *testing.T) {
 	if !strings.Contains(stderr, "unflake: would rewrite 1 file (1 fix); verified 1 test: 1 kept, 0 reverted; measured ") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
-	for k, v := range snapshot(t, dir) {
+	for k, v := range testmod.Snapshot(t, dir) {
 		if before[k] != v {
 			t.Errorf("--diff --verify wrote %s", k)
 		}

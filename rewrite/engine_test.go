@@ -11,65 +11,55 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unflake/unflake/internal/testmod"
+
 	"github.com/dave/dst"
-	"golang.org/x/tools/txtar"
 
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
 )
 
-// writeModule extracts a txtar archive into a new temporary directory.
-func writeModule(t *testing.T, archive string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, f := range txtar.Parse([]byte(archive)).Files {
-		path := filepath.Join(dir, f.Name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 // sleepZero is a test rule: it rewrites time.Sleep(d) to time.Sleep(0),
 // with the argument given by replacement.
 func sleepZero(name string, replacement func() dst.Expr) *rule.Rule {
+	return testRule(name, func(src []byte) bool { return bytes.Contains(src, []byte("Sleep")) }, func(pass *rule.Pass) {
+		for _, f := range pass.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				fn, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Func)
+				if !ok || fn.Pkg().Path() != "time" || fn.Name() != "Sleep" {
+					return true
+				}
+				if lit, ok := call.Args[0].(*ast.BasicLit); ok && lit.Value == "0" {
+					return true
+				}
+				pass.Report(rule.Diagnostic{
+					Pos: call.Pos(), End: call.End(),
+					Message: "sleeps",
+					Fix: &rule.Fix{Message: "sleep zero", Apply: func() {
+						pass.Dst(call).(*dst.CallExpr).Args[0] = replacement()
+					}},
+				})
+				return true
+			})
+		}
+	})
+}
+
+// testRule is a rule for the engine's tests: its doc is a placeholder.
+func testRule(name string, prefilter func([]byte) bool, run func(*rule.Pass)) *rule.Rule {
 	return &rule.Rule{
 		Name:      name,
-		Doc:       "# " + name + "\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
-		Prefilter: func(src []byte) bool { return bytes.Contains(src, []byte("Sleep")) },
-		Run: func(pass *rule.Pass) {
-			for _, f := range pass.Files {
-				ast.Inspect(f, func(n ast.Node) bool {
-					call, ok := n.(*ast.CallExpr)
-					if !ok {
-						return true
-					}
-					sel, ok := call.Fun.(*ast.SelectorExpr)
-					if !ok {
-						return true
-					}
-					fn, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Func)
-					if !ok || fn.Pkg().Path() != "time" || fn.Name() != "Sleep" {
-						return true
-					}
-					if lit, ok := call.Args[0].(*ast.BasicLit); ok && lit.Value == "0" {
-						return true
-					}
-					pass.Report(rule.Diagnostic{
-						Pos: call.Pos(), End: call.End(),
-						Message: "sleeps",
-						Fix: &rule.Fix{Message: "sleep zero", Apply: func() {
-							pass.Dst(call).(*dst.CallExpr).Args[0] = replacement()
-						}},
-					})
-					return true
-				})
-			}
-		},
+		Doc:       "# " + name + ": a test rule\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
+		Prefilter: prefilter,
+		Run:       run,
 	}
 }
 
@@ -147,7 +137,7 @@ func TestG(t *testing.T) { G() }
 `
 
 func TestRunFixesAndReports(t *testing.T) {
-	dir := writeModule(t, module)
+	dir := testmod.Write(t, module)
 	res := runZero(t, dir)
 	if len(res.Errors) > 0 {
 		t.Fatalf("errors: %v", res.Errors)
@@ -179,7 +169,7 @@ func TestRunFixesAndReports(t *testing.T) {
 }
 
 func TestPrefilterDoesNotChangeResult(t *testing.T) {
-	dir := writeModule(t, module)
+	dir := testmod.Write(t, module)
 	run := func(noPrefilter bool) *rewrite.Result {
 		res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}, NoPrefilter: noPrefilter})
 		if err != nil {
@@ -207,7 +197,7 @@ func TestPrefilterDoesNotChangeResult(t *testing.T) {
 }
 
 func TestRunFilter(t *testing.T) {
-	dir := writeModule(t, module)
+	dir := testmod.Write(t, module)
 	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}, Run: "TestA/one"})
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +209,7 @@ func TestRunFilter(t *testing.T) {
 }
 
 func TestBrokenFixIsNotWritten(t *testing.T) {
-	dir := writeModule(t, module)
+	dir := testmod.Write(t, module)
 	broken := sleepZero("broken", func() dst.Expr { return &dst.BasicLit{Kind: 9 /* token.STRING */, Value: `"soon"`} })
 	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{broken}})
 	if err != nil {
@@ -239,7 +229,7 @@ func TestBrokenFixIsNotWritten(t *testing.T) {
 }
 
 func TestLostCommentIsAnInternalError(t *testing.T) {
-	dir := writeModule(t, `
+	dir := testmod.Write(t, `
 -- go.mod --
 module example.com/m
 
@@ -266,7 +256,7 @@ func TestA(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
-	dir := writeModule(t, `
+	dir := testmod.Write(t, `
 -- go.mod --
 module example.com/m
 
@@ -325,7 +315,7 @@ func TestB(t *testing.T) { time.Sleep(1) }
 }
 
 func TestDiffApplies(t *testing.T) {
-	dir := writeModule(t, module)
+	dir := testmod.Write(t, module)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
 	}
@@ -355,7 +345,7 @@ func TestWorkspaceAndCgo(t *testing.T) {
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("no C compiler")
 	}
-	dir := writeModule(t, `
+	dir := testmod.Write(t, `
 -- go.work --
 go 1.22
 
@@ -424,7 +414,7 @@ func TestB(t *testing.T) {
 }
 
 func TestBuildTags(t *testing.T) {
-	dir := writeModule(t, `
+	dir := testmod.Write(t, `
 -- go.mod --
 module example.com/m
 
@@ -456,7 +446,7 @@ func TestTagged(t *testing.T) { time.Sleep(1) }
 func TestFileThatDoesNotRoundTrip(t *testing.T) {
 	// dst prints a path imported under two names with one of them; the
 	// fix must still change only its own lines, or be reported.
-	dir := writeModule(t, `
+	dir := testmod.Write(t, `
 -- go.mod --
 module example.com/m
 
@@ -537,7 +527,7 @@ func TestC(t *testing.T) {
 }
 
 func TestCRLFLineEndings(t *testing.T) {
-	dir := writeModule(t, `
+	dir := testmod.Write(t, `
 -- go.mod --
 module example.com/m
 
@@ -558,7 +548,7 @@ go 1.22
 }
 
 func TestVendoredModule(t *testing.T) {
-	root := writeModule(t, `
+	root := testmod.Write(t, `
 -- dep/go.mod --
 module example.com/dep
 
@@ -626,7 +616,7 @@ func TestVendored(t *testing.T) { time.Sleep(1) }
 func TestLaterRoundFindingsPointAtOriginalLines(t *testing.T) {
 	// The first rule deletes a line above; the second rule's finding,
 	// made on the rewritten file, must name its line in the original.
-	dir := writeModule(t, `
+	dir := testmod.Write(t, `
 -- go.mod --
 module example.com/m
 
@@ -644,45 +634,35 @@ func TestA(t *testing.T) {
 	time.Sleep(2)
 }
 `)
-	dropFirst := &rule.Rule{
-		Name:      "drop",
-		Doc:       "# drop\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
-		Prefilter: func([]byte) bool { return true },
-		Run: func(pass *rule.Pass) {
-			for _, f := range pass.Files {
-				ast.Inspect(f, func(n ast.Node) bool {
-					fd, ok := n.(*ast.FuncDecl)
-					if !ok || len(fd.Body.List) != 2 {
-						return true
-					}
-					first := fd.Body.List[0]
-					pass.Report(rule.Diagnostic{Pos: first.Pos(), Message: "drops", Fix: &rule.Fix{
-						Message: "drop it", Deletes: []ast.Node{first},
-						Apply: func() {
-							body := pass.Dst(fd.Body).(*dst.BlockStmt)
-							body.List = body.List[1:]
-						},
-					}})
-					return false
-				})
-			}
-		},
-	}
-	report := &rule.Rule{
-		Name:      "report",
-		Doc:       "# report\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
-		Prefilter: func([]byte) bool { return true },
-		Run: func(pass *rule.Pass) {
-			for _, f := range pass.Files {
-				ast.Inspect(f, func(n ast.Node) bool {
-					if lit, ok := n.(*ast.BasicLit); ok && lit.Value == "2" {
-						pass.Report(rule.Diagnostic{Pos: lit.Pos(), Message: "two", NotFixed: "never"})
-					}
+	dropFirst := testRule("drop", func([]byte) bool { return true }, func(pass *rule.Pass) {
+		for _, f := range pass.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				fd, ok := n.(*ast.FuncDecl)
+				if !ok || len(fd.Body.List) != 2 {
 					return true
-				})
-			}
-		},
-	}
+				}
+				first := fd.Body.List[0]
+				pass.Report(rule.Diagnostic{Pos: first.Pos(), Message: "drops", Fix: &rule.Fix{
+					Message: "drop it", Deletes: []ast.Node{first},
+					Apply: func() {
+						body := pass.Dst(fd.Body).(*dst.BlockStmt)
+						body.List = body.List[1:]
+					},
+				}})
+				return false
+			})
+		}
+	})
+	report := testRule("report", func([]byte) bool { return true }, func(pass *rule.Pass) {
+		for _, f := range pass.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				if lit, ok := n.(*ast.BasicLit); ok && lit.Value == "2" {
+					pass.Report(rule.Diagnostic{Pos: lit.Pos(), Message: "two", NotFixed: "never"})
+				}
+				return true
+			})
+		}
+	})
 	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{dropFirst, report}})
 	if err != nil {
 		t.Fatal(err)

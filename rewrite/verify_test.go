@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unflake/unflake/internal/testmod"
+
 	"github.com/dave/dst"
 
 	"github.com/unflake/unflake/rewrite"
@@ -17,38 +19,33 @@ import (
 // checkTwo is a test rule with an unproven fix: it rewrites check(1) to
 // check(2), which some tests notice and others do not.
 func checkTwo() *rule.Rule {
-	return &rule.Rule{
-		Name:      "checktwo",
-		Doc:       "# checktwo\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
-		Prefilter: func(src []byte) bool { return strings.Contains(string(src), "check(1)") },
-		Run: func(pass *rule.Pass) {
-			for _, f := range pass.Files {
-				ast.Inspect(f, func(n ast.Node) bool {
-					call, ok := n.(*ast.CallExpr)
-					if !ok || len(call.Args) != 1 {
-						return true
-					}
-					id, ok := call.Fun.(*ast.Ident)
-					lit, ok2 := call.Args[0].(*ast.BasicLit)
-					if !ok || !ok2 || id.Name != "check" || lit.Value != "1" {
-						return true
-					}
-					pass.Report(rule.Diagnostic{
-						Pos: call.Pos(), End: call.End(),
-						Message: "checks one",
-						Fix: &rule.Fix{
-							Message:  "check two",
-							Unproven: "the analysis cannot tell whether the value matters",
-							Apply: func() {
-								pass.Dst(call).(*dst.CallExpr).Args[0] = &dst.BasicLit{Kind: token.INT, Value: "2"}
-							},
-						},
-					})
+	return testRule("checktwo", func(src []byte) bool { return strings.Contains(string(src), "check(1)") }, func(pass *rule.Pass) {
+		for _, f := range pass.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok || len(call.Args) != 1 {
 					return true
+				}
+				id, ok := call.Fun.(*ast.Ident)
+				lit, ok2 := call.Args[0].(*ast.BasicLit)
+				if !ok || !ok2 || id.Name != "check" || lit.Value != "1" {
+					return true
+				}
+				pass.Report(rule.Diagnostic{
+					Pos: call.Pos(), End: call.End(),
+					Message: "checks one",
+					Fix: &rule.Fix{
+						Message:  "check two",
+						Unproven: "the analysis cannot tell whether the value matters",
+						Apply: func() {
+							pass.Dst(call).(*dst.CallExpr).Args[0] = &dst.BasicLit{Kind: token.INT, Value: "2"}
+						},
+					},
 				})
-			}
-		},
-	}
+				return true
+			})
+		}
+	})
 }
 
 // verifyModule has, in package m, a test that does not care about the
@@ -139,8 +136,8 @@ func BenchmarkH(b *testing.B) {
 `
 
 func TestRunVerified(t *testing.T) {
-	dir := writeModule(t, verifyModule)
-	before := snapshotDir(t, dir)
+	dir := testmod.Write(t, verifyModule)
+	before := testmod.Snapshot(t, dir)
 	counter := filepath.Join(t.TempDir(), "runs")
 	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{checkTwo()}, Env: append(os.Environ(), "UNFLAKE_RUNS="+counter)}
 	var progress []int
@@ -151,7 +148,7 @@ func TestRunVerified(t *testing.T) {
 	if len(res.Errors) > 0 {
 		t.Fatalf("errors: %v", res.Errors)
 	}
-	if after := snapshotDir(t, dir); !equalMaps(before, after) {
+	if after := testmod.Snapshot(t, dir); !equalMaps(before, after) {
 		t.Errorf("verification touched the working tree")
 	}
 	if len(progress) == 0 {
@@ -247,7 +244,7 @@ func TestRunVerified(t *testing.T) {
 }
 
 func TestUnprovenFixNeedsVerify(t *testing.T) {
-	dir := writeModule(t, verifyModule)
+	dir := testmod.Write(t, verifyModule)
 	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./p"}, Rules: []*rule.Rule{checkTwo()}})
 	if err != nil {
 		t.Fatal(err)
@@ -265,7 +262,7 @@ func TestUnprovenFixNeedsVerify(t *testing.T) {
 func TestVerifyBuildFailure(t *testing.T) {
 	// Verify does not type-check: a change that does not compile has
 	// every fix of its package reverted.
-	dir := writeModule(t, verifyModule)
+	dir := testmod.Write(t, verifyModule)
 	path := filepath.Join(dir, "p", "p_test.go")
 	src, _ := os.ReadFile(path)
 	res := &rewrite.Result{
@@ -283,23 +280,6 @@ func TestVerifyBuildFailure(t *testing.T) {
 	if len(v.Tests) != 1 || v.Tests[0].Kept {
 		t.Errorf("tests: %+v", v.Tests)
 	}
-}
-
-func snapshotDir(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		m[path] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 func equalMaps(a, b map[string]string) bool {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/unflake/unflake/internal/testmod"
+
 	"golang.org/x/tools/txtar"
 
 	"github.com/unflake/unflake/cli"
@@ -102,15 +104,9 @@ func (c goldenCase) check(t *testing.T) {
 	dir := t.TempDir()
 	input := map[string][]byte{}
 	for _, f := range c.archive.Files {
-		path := filepath.Join(dir, f.Name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
 		input[f.Name] = f.Data
 	}
+	testmod.WriteFiles(t, dir, c.archive.Files)
 	args := append([]string{"--rules", c.rule}, c.flags...)
 	args = append(args, "./...")
 

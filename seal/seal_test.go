@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unflake/unflake/internal/testmod"
+
 	"golang.org/x/tools/txtar"
 
 	"github.com/unflake/unflake/seal"
@@ -22,15 +24,7 @@ func writeModule(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for _, f := range a.Files {
-		path := filepath.Join(dir, f.Name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testmod.WriteFiles(t, dir, a.Files)
 	return dir
 }
 

@@ -8,12 +8,6 @@ import (
 	"github.com/unflake/unflake/rule"
 )
 
-func TestValidate(t *testing.T) {
-	if err := rule.Validate([]*rule.Rule{Rule}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestPollTimeoutFlag(t *testing.T) {
 	r := &rule.Rule{Flags: newFlags()}
 	pass := &rule.Pass{Rule: r}

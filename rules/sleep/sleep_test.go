@@ -2,15 +2,7 @@ package sleep
 
 import (
 	"testing"
-
-	"github.com/unflake/unflake/rule"
 )
-
-func TestValidate(t *testing.T) {
-	if err := rule.Validate([]*rule.Rule{Rule}); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func TestPrefilter(t *testing.T) {
 	for src, want := range map[string]bool{

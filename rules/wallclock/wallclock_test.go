@@ -8,15 +8,7 @@ import (
 	"testing"
 
 	"golang.org/x/tools/txtar"
-
-	"github.com/unflake/unflake/rule"
 )
-
-func TestValidate(t *testing.T) {
-	if err := rule.Validate([]*rule.Rule{Rule}); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func TestPrefilter(t *testing.T) {
 	for src, want := range map[string]bool{
