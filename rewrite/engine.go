@@ -110,6 +110,8 @@ func Run(cfg *Config) (*Result, error) {
 	}
 	jobs := cfg.jobs(pkgs, res)
 	res.Loaded = len(jobs)
+	mods := newModules(cfg)
+	defer mods.cleanup() // the changes hold what they need of the copies
 
 	results := make([]*jobResult, len(jobs))
 	var wg sync.WaitGroup
@@ -122,7 +124,7 @@ func Run(cfg *Config) (*Result, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i] = j.run(cfg, runFilter)
+			results[i] = j.run(cfg, runFilter, mods)
 			if cfg.Progress != nil {
 				mu.Lock()
 				done++
@@ -133,10 +135,36 @@ func Run(cfg *Config) (*Result, error) {
 	}
 	wg.Wait()
 
-	for _, r := range results {
+	// The modules the applied fixes need, by module: go.mod changes once
+	// per module, however many packages asked.
+	used := map[*module]map[string]bool{}
+	var order []*module
+	for i, r := range results {
 		res.Findings = append(res.Findings, r.findings...)
 		res.Changes = append(res.Changes, r.changes...)
 		res.Errors = append(res.Errors, r.errors...)
+		if len(r.requires) == 0 {
+			continue
+		}
+		m := mods.get(jobs[i].pkg)
+		if m == nil {
+			continue // Require refused: no fix with Requires was applied
+		}
+		if used[m] == nil {
+			used[m] = map[string]bool{}
+			order = append(order, m)
+		}
+		for _, p := range r.requires {
+			used[m][p] = true
+		}
+	}
+	for _, m := range order {
+		cs, err := mods.changes(m, used[m])
+		if err != nil {
+			res.Errors = append(res.Errors, err)
+			continue
+		}
+		res.Changes = append(res.Changes, cs...)
 	}
 	sortFindings(res.Findings)
 	sort.Slice(res.Changes, func(i, j int) bool { return res.Changes[i].Path < res.Changes[j].Path })
@@ -217,6 +245,7 @@ type jobResult struct {
 	findings []Finding
 	changes  []Change
 	errors   []error
+	requires []string // modules the applied fixes need (rule.Fix.Requires)
 }
 
 // state is a package's syntax and types at one point of the rewrite.
@@ -226,11 +255,11 @@ type state struct {
 	info   *types.Info
 }
 
-func (j *job) run(cfg *Config, filter *testFilter) *jobResult {
+func (j *job) run(cfg *Config, filter *testFilter, mods *modules) *jobResult {
 	out := &jobResult{}
 	p := j.pkg
 	cur := &state{syntax: p.Syntax, types: p.Types, info: p.TypesInfo}
-	checker := newChecker(p)
+	checker := newChecker(p, cfg.Env, mods)
 	originals := map[string][]byte{}
 	modes := map[string]os.FileMode{}
 	for _, path := range j.files {
@@ -254,8 +283,9 @@ func (j *job) run(cfg *Config, filter *testFilter) *jobResult {
 		changed := false
 		last = nil
 		for _, r := range cfg.Rules {
-			step := j.step(cfg, r, cur, current, checker, filter)
+			step := j.step(cfg, r, cur, current, checker, filter, mods)
 			out.errors = append(out.errors, step.errors...)
+			out.requires = append(out.requires, step.requires...)
 			last = append(last, step.findings...)
 			if step.next != nil {
 				cur = step.next

@@ -26,16 +26,17 @@ type stepResult struct {
 	next     *state            // the package after the fixes, or nil if none applied
 	contents map[string][]byte // new contents of the files the fixes changed
 	errors   []error
+	requires []string // modules the applied fixes need
 }
 
 // step runs rule r on the package state cur and applies the fixes it may.
 // If the fixes together do not type-check, each fix is tried on its own,
 // so one bad fix does not hold back the others; a fix that breaks the build
 // is reported as an internal error naming the rule and never applied.
-func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string][]byte, ck *checker, filter *testFilter) stepResult {
+func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string][]byte, ck *checker, filter *testFilter, mods *modules) stepResult {
 	fset := j.pkg.Fset
 	files := j.fileIndex(fset, cur)
-	s := j.newSession(r, cur, files)
+	s := j.newSession(r, cur, files, mods)
 	r.Run(s.pass)
 
 	var out stepResult
@@ -47,12 +48,22 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string][]b
 			continue
 		}
 		f.seen = string(current[f.File])
+		var reqErr error // a module the fix needs and cannot have
+		if d.Fix != nil {
+			reqErr = s.requireError(d.Fix)
+		}
 		switch {
 		case d.Fix == nil:
 		case cfg.Skip != nil && cfg.Skip(filepath.Dir(f.File), r.Name, f.Test):
 			f.Fix, f.Reason = "", "reverted: "+cfg.skipReason(filepath.Dir(f.File), r.Name, f.Test)
 		case d.Fix.Unproven != "" && !cfg.Speculative:
 			f.Fix, f.Reason = "", d.Fix.Unproven+" (fix --verify can try it)"
+		case reqErr != nil:
+			f.Fix, f.Reason = "", reqErr.Error()
+			var unchecked *uncheckedError
+			if errors.As(reqErr, &unchecked) {
+				out.errors = append(out.errors, fmt.Errorf("%s:%d:%d: internal error: rule %s: %v", f.File, f.Line, f.Col, r.Name, reqErr))
+			}
 		default:
 			f.Unproven = d.Fix.Unproven != ""
 			fixable = append(fixable, i)
@@ -73,7 +84,7 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string][]b
 		var good []int
 		for _, i := range fixable {
 			try := append(append([]int(nil), good...), i)
-			s := j.newSession(r, cur, files)
+			s := j.newSession(r, cur, files, mods)
 			r.Run(s.pass)
 			if len(s.diags) != want {
 				break // the rule is not deterministic; give up on the rest
@@ -98,6 +109,7 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string][]b
 	for _, i := range applied {
 		f := &out.findings[findingOf[i]]
 		f.Fixed = true
+		out.requires = append(out.requires, s.diags[i].Fix.Requires...)
 	}
 	if len(applied) > 0 {
 		out.next, out.contents = next, contents
@@ -113,18 +125,20 @@ func (e *unrelatedError) Error() string { return e.why }
 
 // session is one run of a rule with its lazily decorated files.
 type session struct {
-	pass  *rule.Pass
-	dec   *decorator.Decorator
-	files map[string]*ast.File
-	dsts  map[*ast.File]*dst.File
-	diags []rule.Diagnostic
+	pass     *rule.Pass
+	dec      *decorator.Decorator
+	files    map[string]*ast.File
+	dsts     map[*ast.File]*dst.File
+	diags    []rule.Diagnostic
+	required map[string]error // Pass.Require's answers in this run
 }
 
-func (j *job) newSession(r *rule.Rule, cur *state, files map[string]*ast.File) *session {
+func (j *job) newSession(r *rule.Rule, cur *state, files map[string]*ast.File, mods *modules) *session {
 	s := &session{
-		dec:   decorator.NewDecoratorWithImports(j.pkg.Fset, j.pkg.PkgPath, gotypes.New(cur.info.Uses)),
-		files: files,
-		dsts:  map[*ast.File]*dst.File{},
+		dec:      decorator.NewDecoratorWithImports(j.pkg.Fset, j.pkg.PkgPath, gotypes.New(cur.info.Uses)),
+		files:    files,
+		dsts:     map[*ast.File]*dst.File{},
+		required: map[string]error{},
 	}
 	var list []*ast.File
 	for _, f := range cur.syntax {
@@ -148,8 +162,38 @@ func (j *job) newSession(r *rule.Rule, cur *state, files map[string]*ast.File) *
 		GoVersion: goVersion,
 		Report:    func(d rule.Diagnostic) { s.diags = append(s.diags, d) },
 		Dst:       s.dst,
+		Require: func(modPath string) (bool, error) {
+			missing, err := mods.require(j.pkg, modPath)
+			s.required[modPath] = err
+			return missing, err
+		},
 	}
 	return s
+}
+
+// requireError says why fix cannot be applied for want of a module: one
+// of its Requires that Pass.Require refused (its error, for the finding),
+// or one the rule never asked for (a bug of the rule: the engine has not
+// made the module importable).
+func (s *session) requireError(fix *rule.Fix) error {
+	for _, p := range fix.Requires {
+		err, asked := s.required[p]
+		if !asked {
+			return &uncheckedError{p}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// uncheckedError is a fix's requirement the rule never passed to
+// Pass.Require.
+type uncheckedError struct{ modPath string }
+
+func (e *uncheckedError) Error() string {
+	return "the fix requires " + e.modPath + ", which the rule did not check with Pass.Require"
 }
 
 // dst returns the decorated node of n, decorating its file on first use.

@@ -19,13 +19,15 @@ import (
 // go command's export data, seeded with the same packages.
 type checker struct {
 	pkg    *packages.Package
+	env    []string                  // the go command's environment (Config.Env)
+	mods   *modules                  // requirements added to the package's module
 	byPath map[string]*types.Package // import path as written → package
 	seen   map[string]*types.Package // package path → package, for export data
 	mu     sync.Mutex
 }
 
-func newChecker(p *packages.Package) *checker {
-	c := &checker{pkg: p, byPath: map[string]*types.Package{}, seen: map[string]*types.Package{}}
+func newChecker(p *packages.Package, env []string, mods *modules) *checker {
+	c := &checker{pkg: p, env: env, mods: mods, byPath: map[string]*types.Package{}, seen: map[string]*types.Package{}}
 	for path, imp := range p.Imports {
 		if imp.Types != nil {
 			c.byPath[path] = imp.Types
@@ -73,7 +75,18 @@ var exportDataMu sync.Mutex
 func (c *checker) importExportData(path string) (*types.Package, error) {
 	exportDataMu.Lock()
 	defer exportDataMu.Unlock()
-	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedExportFile, Dir: c.pkg.Dir}
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedExportFile, Dir: c.pkg.Dir, Env: c.env}
+	// A package of a module a fix added to the temporary go.mod is found
+	// through that copy; the module stays locked while the go command
+	// reads it.
+	if m := c.mods.get(c.pkg); m != nil {
+		modfile, unlock := m.modfile()
+		defer unlock()
+		if modfile != "" {
+			cfg.BuildFlags = []string{"-modfile=" + modfile}
+			cfg.Env = c.mods.env
+		}
+	}
 	pkgs, err := packages.Load(cfg, path)
 	if err != nil {
 		return nil, err

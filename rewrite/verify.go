@@ -139,12 +139,19 @@ func RunVerified(cfg *Config, opts VerifyOptions) (*Result, *Verification, error
 		}
 		contents := dirContents(res.Changes)
 		todo := &Result{}
+		pkgChanges := 0
 		for _, c := range res.Changes {
-			if d := filepath.Dir(c.Path); contents[d] != verified[d] {
+			switch d := filepath.Dir(c.Path); {
+			case isModFile(c.Path):
+				// Every package verified needs its module's new go.mod,
+				// whether or not go.mod changed since the last round.
 				todo.Changes = append(todo.Changes, c)
+			case contents[d] != verified[d]:
+				todo.Changes = append(todo.Changes, c)
+				pkgChanges++
 			}
 		}
-		if len(todo.Changes) == 0 {
+		if pkgChanges == 0 {
 			break
 		}
 		todo.Findings = res.Findings
@@ -154,7 +161,9 @@ func RunVerified(cfg *Config, opts VerifyOptions) (*Result, *Verification, error
 		}
 		out.Rounds++
 		for _, c := range todo.Changes {
-			verified[filepath.Dir(c.Path)] = contents[filepath.Dir(c.Path)]
+			if !isModFile(c.Path) {
+				verified[filepath.Dir(c.Path)] = contents[filepath.Dir(c.Path)]
+			}
 		}
 		byDir := map[string][]TestRun{}
 		for _, r := range v.Tests {
@@ -236,10 +245,15 @@ func covered(runs []TestRun, test string) (bool, int64, int64) {
 	return n > 0, before.Milliseconds(), after.Milliseconds()
 }
 
-// dirContents keys the new contents of the changed files by directory.
+// dirContents keys the new contents of the changed files by directory;
+// go.mod and go.sum belong to a module, not to the package in their
+// directory, and are left out.
 func dirContents(changes []Change) map[string]string {
 	m := map[string]string{}
 	for _, c := range changes {
+		if isModFile(c.Path) {
+			continue
+		}
 		d := filepath.Dir(c.Path)
 		m[d] += c.Path + "\x00" + string(c.New) + "\x00"
 	}
@@ -259,6 +273,7 @@ func isTestName(name string) bool { return testFuncRE.MatchString(name) }
 type pkgWork struct {
 	dir      string
 	changes  []Change
+	mod      []Change  // its module's go.mod and go.sum, when they change
 	findings []Finding // the fixed findings in dir
 	tests    []string  // affected top-level tests, sorted
 	all      bool      // a fix outside any test: every test is affected
@@ -274,7 +289,13 @@ func Verify(cfg *Config, res *Result, opts VerifyOptions) (*Verification, error)
 	opts = opts.withDefaults()
 	var work []*pkgWork
 	byDir := map[string]*pkgWork{}
+	modChanges := map[string][]Change{} // module directory → its changes
 	for _, c := range res.Changes {
+		if isModFile(c.Path) {
+			d := filepath.Dir(c.Path)
+			modChanges[d] = append(modChanges[d], c)
+			continue
+		}
 		d := filepath.Dir(c.Path)
 		w := byDir[d]
 		if w == nil {
@@ -297,6 +318,11 @@ func Verify(cfg *Config, res *Result, opts VerifyOptions) (*Verification, error)
 		}
 	}
 	sort.Slice(work, func(i, j int) bool { return work[i].dir < work[j].dir })
+	if len(modChanges) > 0 {
+		for _, w := range work {
+			w.mod = modChanges[moduleDir(w.dir)]
+		}
+	}
 
 	type outcome struct {
 		runs    []TestRun
@@ -362,15 +388,19 @@ func (w *pkgWork) verify(cfg *Config, opts VerifyOptions) ([]TestRun, []Revert, 
 	if err != nil {
 		return nil, nil, err
 	}
+	modfile, err := writeModFile(tmp, w.mod)
+	if err != nil {
+		return nil, nil, err
+	}
 	before := filepath.Join(tmp, "before.test")
 	after := filepath.Join(tmp, "after.test")
-	if out, err := buildTest(cfg, w.dir, before, ""); err != nil {
+	if out, err := buildTest(cfg, w.dir, before, "", ""); err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
 			return nil, nil, err
 		}
 		return w.failAll("the tests do not build before the rewrite: " + buildError(out, err))
 	}
-	if out, err := buildTest(cfg, w.dir, after, overlay); err != nil {
+	if out, err := buildTest(cfg, w.dir, after, overlay, modfile); err != nil {
 		return w.failAll("the tests do not build after the rewrite: " + buildError(out, err))
 	}
 	tests := w.tests
@@ -487,15 +517,65 @@ func writeOverlay(tmp string, changes []Change) (string, error) {
 	return path, os.WriteFile(path, data, 0o644)
 }
 
+// moduleDir returns the directory of the go.mod that governs dir (the
+// nearest one above it), or "" if there is none.
+func moduleDir(dir string) string {
+	for {
+		if fi, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && !fi.IsDir() {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// writeModFile writes a module's changed go.mod, and its go.sum, to
+// tmp/mod for `go build -modfile` (an overlay cannot replace go.mod), and
+// returns its path, or "" when the module's go.mod does not change.
+func writeModFile(tmp string, changes []Change) (string, error) {
+	var mod, sum *Change
+	for i, c := range changes {
+		switch filepath.Base(c.Path) {
+		case "go.mod":
+			mod = &changes[i]
+		case "go.sum":
+			sum = &changes[i]
+		}
+	}
+	if mod == nil {
+		return "", nil
+	}
+	dir := filepath.Join(tmp, "mod")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", err
+	}
+	// -modfile reads the go.sum beside it: the new one, or the one on disk.
+	var sumData []byte
+	if sum != nil {
+		sumData = sum.New
+	} else if b, err := os.ReadFile(sumPath(mod.Path)); err == nil {
+		sumData = b
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	return writeModCopy(dir, mod.New, sumData)
+}
+
 // buildTest builds the test binary of the package in dir to out, with the
-// overlay file if it is not "".
-func buildTest(cfg *Config, dir, out, overlay string) ([]byte, error) {
+// overlay file and the replacement go.mod if they are not "".
+func buildTest(cfg *Config, dir, out, overlay, modfile string) ([]byte, error) {
 	args := []string{"test", "-c", "-vet=off", "-o", out}
 	if len(cfg.Tags) > 0 {
 		args = append(args, "-tags="+strings.Join(cfg.Tags, ","))
 	}
 	if overlay != "" {
 		args = append(args, "-overlay="+overlay)
+	}
+	if modfile != "" {
+		args = append(args, "-modfile="+modfile)
 	}
 	cmd := exec.Command("go", append(args, ".")...)
 	cmd.Dir = dir

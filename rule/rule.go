@@ -70,6 +70,15 @@ type Pass struct {
 	// Dst returns the decorated node for n, a node of one of Files, so a
 	// fix can edit it. The file is decorated on first use.
 	Dst func(n ast.Node) dst.Node
+
+	// Require reports whether the packages of module modPath (such as
+	// "golang.org/x/sync") can be imported by the package's test files:
+	// err is nil when its module already requires modPath (missing is
+	// false), or when the engine can add the requirement to go.mod
+	// without raising the module's go version (missing is true);
+	// otherwise err says why not, for the finding. A fix that imports
+	// such a package lists modPath in Fix.Requires.
+	Require func(modPath string) (missing bool, err error)
 }
 
 // FileVersion returns the go version that governs f ("go1.22"), taking
@@ -121,6 +130,11 @@ type Fix struct {
 	// keeps it only if the affected tests pass every time after it;
 	// otherwise the finding is reported as not fixed with this reason.
 	Unproven string
+
+	// Requires lists the modules the fix's new imports need (see
+	// Pass.Require); the engine adds those the module's go.mod lacks
+	// when it applies the fix.
+	Requires []string
 }
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]*$`)

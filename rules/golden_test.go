@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -130,8 +131,16 @@ func (c goldenCase) check(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(now, input[name]) {
-			got.Files = append(got.Files, txtar.File{Name: name, Data: now})
+			got.Files = append(got.Files, txtar.File{Name: name, Data: stable(name, now)})
 		}
+	}
+	// Files the fix created (go.sum, when a requirement is added).
+	for _, name := range newFiles(t, dir, input) {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Files = append(got.Files, txtar.File{Name: name, Data: stable(name, data)})
 	}
 	goldenPath := filepath.Join("..", "golden", c.rule, c.name+".golden")
 	if update {
@@ -160,6 +169,48 @@ func (c goldenCase) check(t *testing.T) {
 	if c.fail {
 		goCmd(t, dir, false, "test", "-count=1", "./...")
 	}
+}
+
+// newFiles lists the files under dir that are not in input.
+func newFiles(t *testing.T, dir string, input map[string][]byte) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		if _, ok := input[filepath.ToSlash(rel)]; !ok {
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// moduleVersion and sumHash match what the module proxy decides, not
+// unflake: the version chosen for a new requirement and its hashes.
+var (
+	moduleVersion = regexp.MustCompile(`(golang\.org/x/sync) v[0-9][0-9A-Za-z.+-]*`)
+	sumHash       = regexp.MustCompile(`h1:[A-Za-z0-9+/=]+`)
+)
+
+// stable hides, in go.mod and go.sum, what changes when the proxy
+// publishes a new release.
+func stable(name string, data []byte) []byte {
+	base := filepath.Base(name)
+	if base != "go.mod" && base != "go.sum" {
+		return data
+	}
+	data = moduleVersion.ReplaceAll(data, []byte("$1 VERSION"))
+	return sumHash.ReplaceAll(data, []byte("h1:HASH"))
 }
 
 // goCmd runs the go command in dir and checks whether it succeeded.

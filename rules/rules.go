@@ -10,6 +10,7 @@ import (
 	"github.com/unflake/unflake/rules/parallel"
 	"github.com/unflake/unflake/rules/setenv"
 	"github.com/unflake/unflake/rules/sleep"
+	"github.com/unflake/unflake/rules/spawn"
 	"github.com/unflake/unflake/rules/wallclock"
 )
 
@@ -23,6 +24,7 @@ func All() []*rule.Rule {
 		// its wall-clock assertions, exact on the virtual clock.
 		wallclock.Rule,
 		setenv.Rule,
+		spawn.Rule,
 		// parallel is opt-in: a test made parallel can expose races in
 		// code that was fine sequentially. It runs after setenv, whose
 		// removals can leave a test free to run in parallel.

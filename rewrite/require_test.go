@@ -1,0 +1,437 @@
+package rewrite_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dave/dst"
+
+	"github.com/unflake/unflake/internal/testmod"
+	"github.com/unflake/unflake/rewrite"
+	"github.com/unflake/unflake/rule"
+)
+
+const (
+	syncModule  = "golang.org/x/sync"
+	pflagModule = "github.com/spf13/pflag"
+)
+
+// useErrgroup is a test rule whose fix imports a package of a module the
+// test module may not require: it replaces each call pause() with
+// new(errgroup.Group).Wait(). Its fix always lists the module, even when
+// Pass.Require refused it, so the engine must hold it back; with ask false
+// the rule never calls Pass.Require at all (a bug the engine must catch).
+func useErrgroup(ask bool) *rule.Rule {
+	return requiring("errgroup", "pause", syncModule, ask, func() dst.Expr {
+		group := &dst.CallExpr{Fun: dst.NewIdent("new"), Args: []dst.Expr{&dst.Ident{Name: "Group", Path: syncModule + "/errgroup"}}}
+		return &dst.CallExpr{Fun: &dst.SelectorExpr{X: group, Sel: dst.NewIdent("Wait")}}
+	})
+}
+
+// requiring returns a test rule that replaces each call fn() with the
+// expression new returns, a fix that needs module modPath.
+func requiring(name, fn, modPath string, ask bool, new func() dst.Expr) *rule.Rule {
+	return testRule(name, func(src []byte) bool { return bytes.Contains(src, []byte(fn+"()")) }, func(pass *rule.Pass) {
+		if ask {
+			_, _ = pass.Require(modPath) // the engine applies the answer
+		}
+		for _, f := range pass.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != fn {
+					return true
+				}
+				pass.Report(rule.Diagnostic{
+					Pos: call.Pos(), End: call.End(),
+					Message: "calls " + fn,
+					Fix: &rule.Fix{
+						Message:  "call something of " + modPath,
+						Requires: []string{modPath},
+						Apply: func() {
+							*pass.Dst(call).(*dst.CallExpr) = *new().(*dst.CallExpr)
+						},
+					},
+				})
+				return true
+			})
+		}
+	})
+}
+
+// offlineEnv is the environment of these tests: modules come from a
+// proxy directory holding only the versions of golang.org/x/sync and
+// github.com/spf13/pflag this repository builds with, copied from the
+// module cache, never from the network, whatever the ambient settings say.
+// (The module cache itself is no proxy to trust: its version lists grow
+// with every query anyone makes, listing versions whose zips it lacks.)
+// It also returns this repository's go version, which the test modules
+// declare: the dependencies' go lines cannot be newer.
+func offlineEnv(t *testing.T, gowork string) ([]string, string) {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(strings.TrimSpace(string(out)), "cache", "download")
+	list := exec.Command("go", "list", "-m", "-json", "github.com/unflake/unflake", syncModule, pflagModule)
+	list.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOWORK=off")
+	out, err = list.Output()
+	if err != nil {
+		t.Fatalf("go list -m: %v", err)
+	}
+	proxy := t.TempDir()
+	goVersion := ""
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var m struct{ Path, Version, GoVersion string }
+		if err := dec.Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Version == "" {
+			goVersion = m.GoVersion // the main module
+			continue
+		}
+		from, to := filepath.Join(cache, m.Path, "@v"), filepath.Join(proxy, m.Path, "@v")
+		if err := os.MkdirAll(to, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, ext := range []string{".info", ".mod", ".zip"} {
+			b, err := os.ReadFile(filepath.Join(from, m.Version+ext))
+			if err != nil {
+				t.Skipf("%s %s is not in the module cache: %v", m.Path, m.Version, err)
+			}
+			if err := os.WriteFile(filepath.Join(to, m.Version+ext), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(to, "list"), []byte(m.Version+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := append(os.Environ(),
+		"GOPROXY=file://"+filepath.ToSlash(proxy),
+		"GOSUMDB=off", "GOPRIVATE=", "GONOPROXY=", "GONOSUMDB=",
+		"GOFLAGS=", "GOTOOLCHAIN=local", "GOWORK="+gowork,
+	)
+	return env, goVersion
+}
+
+// pauseArchive is pauseModule declaring go version v.
+func pauseArchive(v string) string { return strings.Replace(pauseModule, "go GOVERSION", "go "+v, 1) }
+
+// pauseModule has the call the rule rewrites in two packages; tests
+// replace its go version (pauseArchive).
+const pauseModule = `
+-- go.mod --
+module example.com/m
+
+go GOVERSION
+-- m.go --
+package m
+
+func pause() {}
+-- m_test.go --
+package m
+
+import "testing"
+
+func TestA(t *testing.T) {
+	pause()
+}
+-- sub/sub.go --
+package sub
+
+func pause() {}
+-- sub/sub_test.go --
+package sub
+
+import "testing"
+
+func TestB(t *testing.T) {
+	pause()
+}
+`
+
+func runErrgroup(t *testing.T, dir string, env []string, ask bool) *rewrite.Result {
+	t.Helper()
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Env: env, Rules: []*rule.Rule{useErrgroup(ask)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestRequireAddsModule(t *testing.T) {
+	env, goVersion := offlineEnv(t, "off")
+	dir := testmod.Write(t, pauseArchive(goVersion))
+	res := runErrgroup(t, dir, env, true)
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors: %v", res.Errors)
+	}
+	for _, f := range res.Findings {
+		if !f.Fixed {
+			t.Errorf("finding not fixed: %+v", f)
+		}
+	}
+	var names []string
+	for _, c := range res.Changes {
+		rel, _ := filepath.Rel(dir, c.Path)
+		names = append(names, filepath.ToSlash(rel))
+	}
+	// Once per module although both packages required it, sorted by path.
+	if got, want := strings.Join(names, " "), "go.mod go.sum m_test.go sub/sub_test.go"; got != want {
+		t.Fatalf("changes %s, want %s", got, want)
+	}
+	mod, sum := res.Changes[0], res.Changes[1]
+	if !strings.Contains(string(mod.New), "require "+syncModule+" v") || !strings.Contains(string(mod.New), "go "+goVersion+"\n") {
+		t.Errorf("go.mod does not require %s at the same go version:\n%s", syncModule, mod.New)
+	}
+	if sum.Old != nil || !strings.Contains(string(sum.New), syncModule+" v") {
+		t.Errorf("go.sum: want a new file with %s's hashes, got old %q new %q", syncModule, sum.Old, sum.New)
+	}
+	var diff bytes.Buffer
+	if err := rewrite.WriteDiff(&diff, "go.sum", sum.Old, sum.New); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(diff.String(), "--- /dev/null\n+++ b/go.sum\n") {
+		t.Errorf("go.sum diff does not create the file:\n%s", diff.String())
+	}
+
+	for _, c := range res.Changes {
+		if err := c.Write(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vet := exec.Command("go", "vet", "./...")
+	vet.Dir, vet.Env = dir, env
+	if out, err := vet.CombinedOutput(); err != nil {
+		t.Fatalf("go vet after writing the changes: %v\n%s", err, out)
+	}
+
+	// Now the module requires it: a new fix changes no go.mod.
+	more := "package m\n\nimport \"testing\"\n\nfunc TestC(t *testing.T) {\n\tpause()\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "more_test.go"), []byte(more), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = runErrgroup(t, dir, env, true)
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors: %v", res.Errors)
+	}
+	if len(res.Changes) != 1 || filepath.Base(res.Changes[0].Path) != "more_test.go" {
+		t.Errorf("want only more_test.go changed, got %d changes", len(res.Changes))
+	}
+}
+
+func TestRequireRefused(t *testing.T) {
+	tests := []struct {
+		name, dir, gowork string
+		archive           func(goVersion string) string
+		reason            string // part of the findings' reason
+	}{
+		{
+			name:    "vendor",
+			archive: func(v string) string { return pauseArchive(v) + "-- vendor/modules.txt --\n" },
+			gowork:  "off",
+			reason:  "vendor directory",
+		},
+		{
+			name: "workspace",
+			archive: func(v string) string {
+				return "-- go.work --\ngo " + v + "\n\nuse ./m\n" + strings.ReplaceAll(pauseArchive(v), "-- ", "-- m/")
+			},
+			dir:    "m",
+			reason: "workspace",
+		},
+		{
+			// golang.org/x/sync has needed a newer go for years.
+			name:    "go version",
+			archive: func(string) string { return pauseArchive("1.20") },
+			gowork:  "off",
+			reason:  ", newer than the module's go 1.20",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env, goVersion := offlineEnv(t, tt.gowork)
+			root := testmod.Write(t, tt.archive(goVersion))
+			before := testmod.Snapshot(t, root)
+			res := runErrgroup(t, filepath.Join(root, tt.dir), env, true)
+			if len(res.Errors) > 0 {
+				t.Fatalf("errors: %v", res.Errors)
+			}
+			if len(res.Findings) != 2 {
+				t.Fatalf("want 2 findings, got %+v", res.Findings)
+			}
+			for _, f := range res.Findings {
+				if f.Fixed || !strings.Contains(f.Reason, tt.reason) || strings.Contains(f.Reason, "\n") {
+					t.Errorf("finding fixed %v, reason %q: want not fixed, saying %q", f.Fixed, f.Reason, tt.reason)
+				}
+			}
+			if len(res.Changes) > 0 {
+				t.Errorf("want no change, got %d", len(res.Changes))
+			}
+			if after := testmod.Snapshot(t, root); len(after) != len(before) {
+				t.Errorf("the run left files behind: %d files before, %d after", len(before), len(after))
+			}
+		})
+	}
+}
+
+// A fix that needs a module the rule never passed to Pass.Require is a bug
+// of the rule: it is held back and reported.
+func TestRequireNotAsked(t *testing.T) {
+	env, goVersion := offlineEnv(t, "off")
+	dir := testmod.Write(t, pauseArchive(goVersion))
+	res := runErrgroup(t, dir, env, false)
+	if len(res.Changes) > 0 {
+		t.Errorf("want no change, got %d", len(res.Changes))
+	}
+	if len(res.Errors) != 2 || !strings.Contains(res.Errors[0].Error(), "internal error: rule errgroup") {
+		t.Errorf("want an internal error for each fix, got %v", res.Errors)
+	}
+	for _, f := range res.Findings {
+		if f.Fixed {
+			t.Errorf("finding fixed: %+v", f)
+		}
+	}
+}
+
+// Verification builds the rewritten tests with the new go.mod, which an
+// overlay cannot replace.
+func TestRequireVerified(t *testing.T) {
+	env, goVersion := offlineEnv(t, "off")
+	dir := testmod.Write(t, pauseArchive(goVersion))
+	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Env: env, Rules: []*rule.Rule{useErrgroup(true)}}
+	res, v, err := rewrite.RunVerified(cfg, rewrite.VerifyOptions{Count: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Reverts) > 0 || len(v.Tests) != 2 {
+		t.Fatalf("want both tests verified and kept, got tests %+v reverts %+v", v.Tests, v.Reverts)
+	}
+	for _, f := range res.Findings {
+		if !f.Fixed || !f.Verified {
+			t.Errorf("finding not fixed and verified: %+v", f)
+		}
+	}
+	if len(res.Changes) != 4 {
+		t.Errorf("want go.mod, go.sum and two test files changed, got %d changes", len(res.Changes))
+	}
+}
+
+// A module Pass.Require added for a fix that was not applied (here one
+// silenced by //unflake:ignore) stays out of go.mod.
+func TestRequireOnlyForAppliedFixes(t *testing.T) {
+	env, goVersion := offlineEnv(t, "off")
+	dir := testmod.Write(t, pauseArchive(goVersion)+`
+-- idle.go --
+package m
+
+func idle() {}
+-- idle_test.go --
+package m
+
+import "testing"
+
+func TestIdle(t *testing.T) {
+	//unflake:ignore flags the test is about idling
+	idle()
+}
+`)
+	useFlags := requiring("flags", "idle", pflagModule, true, func() dst.Expr {
+		set := &dst.CallExpr{Fun: dst.NewIdent("new"), Args: []dst.Expr{&dst.Ident{Name: "FlagSet", Path: pflagModule}}}
+		return &dst.CallExpr{Fun: &dst.SelectorExpr{X: set, Sel: dst.NewIdent("Parsed")}}
+	})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Env: env, Rules: []*rule.Rule{useErrgroup(true), useFlags}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors: %v", res.Errors)
+	}
+	if len(res.Changes) != 4 || filepath.Base(res.Changes[0].Path) != "go.mod" {
+		t.Fatalf("want go.mod, go.sum and two test files changed, got %d changes", len(res.Changes))
+	}
+	for _, c := range res.Changes[:2] {
+		if s := string(c.New); !strings.Contains(s, syncModule+" v") || strings.Contains(s, pflagModule) {
+			t.Errorf("%s: want %s and not %s:\n%s", filepath.Base(c.Path), syncModule, pflagModule, s)
+		}
+	}
+	for _, c := range res.Changes {
+		if err := c.Write(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vet := exec.Command("go", "vet", "./...")
+	vet.Dir, vet.Env = dir, env
+	if out, err := vet.CombinedOutput(); err != nil {
+		t.Fatalf("go vet after writing the changes: %v\n%s", err, out)
+	}
+}
+
+// The newest version whose own go line the module's go directive allows is
+// chosen, walking down from latest.
+func TestRequireChoosesVersionForGoLine(t *testing.T) {
+	const dep = "example.com/dep"
+	proxy := t.TempDir()
+	at := filepath.Join(proxy, dep, "@v")
+	if err := os.MkdirAll(at, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var list []string
+	for _, v := range []struct{ version, goVersion string }{{"v1.0.0", "1.20"}, {"v1.1.0", "1.21"}, {"v1.2.0", "1.99"}} {
+		mod := "module " + dep + "\n\ngo " + v.goVersion + "\n"
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		for name, data := range map[string]string{"go.mod": mod, "dep.go": "package dep\n\nfunc F() {}\n"} {
+			w, err := zw.Create(dep + "@" + v.version + "/" + name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Write([]byte(data))
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		info := fmt.Sprintf(`{"Version":%q,"Time":"2024-01-01T00:00:00Z"}`, v.version)
+		for ext, data := range map[string][]byte{".info": []byte(info), ".mod": []byte(mod), ".zip": buf.Bytes()} {
+			if err := os.WriteFile(filepath.Join(at, v.version+ext), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		list = append(list, v.version)
+	}
+	if err := os.WriteFile(filepath.Join(at, "list"), []byte(strings.Join(list, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(),
+		"GOPROXY=file://"+filepath.ToSlash(proxy),
+		"GOSUMDB=off", "GOPRIVATE=", "GONOPROXY=", "GONOSUMDB=",
+		"GOFLAGS=", "GOTOOLCHAIN=local", "GOWORK=off",
+	)
+	dir := testmod.Write(t, pauseArchive("1.21"))
+	useDep := requiring("dep", "pause", dep, true, func() dst.Expr {
+		return &dst.CallExpr{Fun: &dst.Ident{Name: "F", Path: dep}}
+	})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Env: env, Rules: []*rule.Rule{useDep}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors: %v", res.Errors)
+	}
+	if len(res.Changes) == 0 || !strings.Contains(string(res.Changes[0].New), dep+" v1.1.0") || !strings.Contains(string(res.Changes[0].New), "go 1.21\n") {
+		t.Fatalf("want go.mod requiring %s v1.1.0 at go 1.21, got %d changes", dep, len(res.Changes))
+	}
+}
