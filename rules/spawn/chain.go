@@ -78,32 +78,47 @@ func (c *checker) reportChain(ch *chain) {
 		End:     ch.units[0].call.End(),
 		Message: fmt.Sprintf("%d child processes run one after another", len(ch.units)),
 	}
-	if why := c.analyze(ch); why != "" {
+	why, proven := c.analyze(ch)
+	if proven {
+		return // the children depend on each other: nothing to fix or report
+	}
+	if why != "" {
 		d.NotFixed = why
 	} else {
 		d.Message = fmt.Sprintf("%d independent child processes run one after another", len(ch.units))
 		d.Fix = c.chainFix(ch)
+		if d.Fix != nil {
+			d.Fix.Unproven = c.unproven(ch.units)
+			if d.Fix.Unproven != "" {
+				d.Message = fmt.Sprintf("%d child processes run one after another", len(ch.units))
+			}
+		}
 	}
 	c.pass.Report(d)
 }
 
-// line returns the line of pos, for reasons.
-func (c *checker) line(pos ast.Node) int {
-	return c.pass.Fset.Position(pos.Pos()).Line
+// ordinal names the i-th child (from 0) in a reason. Reasons carry no
+// line numbers: a finding made in a later round sees rewritten lines, and
+// the engine maps back only the finding's own position.
+func ordinal(i int) string {
+	names := []string{"first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"}
+	if i < len(names) {
+		return names[i]
+	}
+	return fmt.Sprintf("%dth", i+1)
 }
 
 // analyze decides whether the units of ch are independent and, if they
-// are, plans the rewrite; it returns why not otherwise.
-func (c *checker) analyze(ch *chain) string {
-	for _, u := range ch.units {
-		if u.why != "" {
-			return fmt.Sprintf("the child at line %d runs in %s and so must stay on the test goroutine (return an error instead)", c.line(u.call), u.why)
-		}
-	}
+// are, plans the rewrite; it returns why not otherwise. proven says the
+// units depend on each other for certain (one reads what another sets),
+// which is not worth a finding; other reasons are doubts the user can
+// resolve.
+func (c *checker) analyze(ch *chain) (why string, proven bool) {
 	n := len(ch.units)
 	// Split each gap into setup (which may run before the earlier
 	// children) and handlers (which must run after them).
 	ch.handlers = make([][]ast.Stmt, n)
+	var doubt string                 // the first reason to doubt independence
 	var sRefs []map[*types.Var][]ref // each unit's own code
 	touched := map[*types.Var]bool{} // set by a unit so far, or by a handler
 	for i, u := range ch.units {
@@ -146,7 +161,7 @@ func (c *checker) analyze(ch *chain) string {
 				}
 				for k := 0; k <= i; k++ {
 					if _, ok := sRefs[k][v]; ok {
-						return fmt.Sprintf("the code at line %d sets %s, which the child at line %d uses before it", c.line(s), v.Name(), c.line(ch.units[k].call))
+						return fmt.Sprintf("the code after the %s child sets %s, which the %s child uses before it", ordinal(i), v.Name(), ordinal(k)), true
 					}
 				}
 			}
@@ -193,22 +208,30 @@ func (c *checker) analyze(ch *chain) string {
 					if !written(rs) {
 						w, o = j, i
 					}
-					return fmt.Sprintf("the child at line %d uses %s, which the code of the child at line %d sets", c.line(ch.units[o].call), v.Name(), c.line(ch.units[w].call))
+					return fmt.Sprintf("the %s child uses %s, which the code of the %s child sets", ordinal(o), v.Name(), ordinal(w)), true
 				}
-				if !c.programNameOnly(ch.units[j], v, rs2) {
-					return fmt.Sprintf("the children at lines %d and %d are both given %s; one may change what the other reads", c.line(ch.units[min(i, j)].call), c.line(ch.units[max(i, j)].call), v.Name())
+				if !c.programNameOnly(ch.units[j], v, rs2) && doubt == "" {
+					doubt = fmt.Sprintf("the %s and %s children are both given %s; one may change what the other reads", ordinal(min(i, j)), ordinal(max(i, j)), v.Name())
 				}
 			}
 			// A handler of an earlier child must not change what this one
 			// reads.
 			for k := 0; k < i; k++ {
 				if hr, ok := hRefs[k][v]; ok && written(hr) && !(len(shared[v]) > 1 && setsFirst(rs)) {
-					return fmt.Sprintf("the code at line %d, after the child at line %d, sets %s, which the child at line %d uses", c.line(hr[0].id), c.line(ch.units[k].call), v.Name(), c.line(ch.units[i].call))
+					return fmt.Sprintf("the code after the %s child sets %s, which the %s child uses", ordinal(k), v.Name(), ordinal(i)), true
 				}
 			}
 		}
 	}
-	return c.plan(ch, sRefs, hRefs, shared)
+	for i, u := range ch.units {
+		if u.why != "" {
+			return fmt.Sprintf("the %s child runs in %s and so must stay on the test goroutine (return an error instead)", ordinal(i), u.why), false
+		}
+	}
+	if doubt != "" {
+		return doubt, false
+	}
+	return c.plan(ch, sRefs, hRefs, shared), false
 }
 
 // programNameOnly reports whether every mention of v in u is within the

@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"strings"
 
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
@@ -47,6 +48,12 @@ func (c *checker) loop(rs *ast.RangeStmt) {
 	} else {
 		d.Message = "each iteration of the loop runs an independent child process, one after another"
 		d.Fix = c.loopFix(ls)
+		if d.Fix != nil {
+			d.Fix.Unproven = c.loopUnproven(ls)
+			if d.Fix.Unproven != "" {
+				d.Message = "each iteration of the loop runs a child process, one after another"
+			}
+		}
 	}
 	c.pass.Report(d)
 }
@@ -78,8 +85,8 @@ func (c *checker) analyzeLoop(ls *loopSite) string {
 	if !c.sameTwice(rs.X) {
 		return "the ranged expression is not a plain value the rewrite can read twice"
 	}
-	if m := match.Modifies(c.info, rs.Body, match.Vars(c.info, rs.X)); m != nil {
-		return fmt.Sprintf("the loop body changes what it ranges over (line %d)", c.line(m))
+	if match.Modifies(c.info, rs.Body, match.Vars(c.info, rs.X)) != nil {
+		return "the loop body changes what it ranges over"
 	}
 	if why := c.effect(blockOf(ls.rest), true); why != "" {
 		return "the code after the child " + why + "; the next child may depend on it"
@@ -200,4 +207,35 @@ func (c *checker) sameTwice(e ast.Expr) bool {
 func isFieldKey(e ast.Expr) bool {
 	_, ok := e.(*ast.Ident)
 	return ok
+}
+
+// loopUnproven says why the analysis cannot be sure the iterations'
+// children share no files: they run the same program (or one from the
+// table, which may repeat) in the same directory, or in a helper.
+func (c *checker) loopUnproven(ls *loopSite) string {
+	u := ls.u
+	if u.prog == progUnknown {
+		return c.unproven([]*unit{u})
+	}
+	if u.prog == progSelf {
+		return ""
+	}
+	// A directory taken from the row is each child's own.
+	if u.dir != "" && c.perIteration(ls, u.dir) {
+		return ""
+	}
+	return fmt.Sprintf("every child runs %s in the same directory; one may change what another reads", u.prog)
+}
+
+// perIteration reports whether the expression text names a variable the
+// loop declares (its key or value).
+func (c *checker) perIteration(ls *loopSite, expr string) bool {
+	for _, e := range []ast.Expr{ls.rs.Key, ls.rs.Value} {
+		if id, ok := e.(*ast.Ident); ok && id.Name != "_" {
+			if expr == id.Name || strings.HasPrefix(expr, id.Name+".") || strings.HasPrefix(expr, id.Name+"[") {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -121,8 +121,10 @@ type unit struct {
 	stmts []ast.Stmt      // in order; the last one runs or waits for the child
 	call  *ast.CallExpr   // the call that runs the child (or the helper)
 	why   string          // non-empty: the unit cannot run off the test goroutine
-	name  ast.Expr        // the program's name argument, or nil (a helper)
 	cmds  []*ast.CallExpr // the exec.Command calls
+	prog  string          // what it runs: progSelf, "name" of a constant program, an expression, or progUnknown
+	dir   string          // the expression of its working directory, "" for the test's own
+	in    string          // the helper it runs in, if any
 }
 
 // stmtKinds: what a statement of a test is to this rule.
@@ -177,20 +179,130 @@ func (c *checker) unitAt(list []ast.Stmt, i int) (*unit, int) {
 		}
 	}
 	c.addCmds(u, list[i:j+1])
+	if fn := match.Callee(c.info, call); fn != nil && fn.Pkg() == c.pass.Pkg {
+		u.in = fn.Name()
+		u.prog = c.helperProgram(fn)
+	}
 	return u, j + 1
 }
 
-// addCmds records the exec.Command calls of stmts and the program name of
-// the first.
+// addCmds records the exec.Command calls of stmts, the program the first
+// runs and the directory it runs in.
 func (c *checker) addCmds(u *unit, stmts []ast.Stmt) {
 	for _, s := range stmts {
 		ast.Inspect(s, func(n ast.Node) bool {
-			if call, ok := n.(*ast.CallExpr); ok && match.IsPkgFunc(c.info, call, "os/exec", "Command", "CommandContext") {
-				u.cmds = append(u.cmds, call)
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				if match.IsPkgFunc(c.info, n, "os/exec", "Command", "CommandContext") {
+					u.cmds = append(u.cmds, n)
+				}
+			case *ast.AssignStmt:
+				if len(n.Lhs) == 1 && len(n.Rhs) == 1 {
+					if sel, ok := ast.Unparen(n.Lhs[0]).(*ast.SelectorExpr); ok && sel.Sel.Name == "Dir" && match.IsNamed(c.info.TypeOf(sel.X), "os/exec", "Cmd") {
+						u.dir = types.ExprString(n.Rhs[0])
+					}
+				}
 			}
 			return true
 		})
 	}
+	u.prog = progUnknown
+	if len(u.cmds) > 0 {
+		u.prog = c.program(u.cmds[0])
+		return
+	}
+	// The command comes from a package function: cmd := child("a").
+	for _, s := range stmts {
+		ast.Inspect(s, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || u.prog != progUnknown {
+				return u.prog == progUnknown
+			}
+			if fn := match.Callee(c.info, call); fn != nil && fn.Pkg() == c.pass.Pkg && match.IsNamed(c.info.TypeOf(call), "os/exec", "Cmd") {
+				u.prog = c.helperProgram(fn)
+			}
+			return true
+		})
+	}
+}
+
+// Programs a unit may run.
+const (
+	progSelf    = "the test binary" // os.Args[0]: the package's own helper process
+	progUnknown = ""                // hidden in a helper the analysis cannot read
+)
+
+// program says what an exec.Command call runs.
+func (c *checker) program(call *ast.CallExpr) string {
+	name := c.programName(call)
+	if name == nil {
+		return progUnknown
+	}
+	if ix, ok := ast.Unparen(name).(*ast.IndexExpr); ok {
+		if sel, ok := ast.Unparen(ix.X).(*ast.SelectorExpr); ok {
+			if v, ok := c.info.Uses[sel.Sel].(*types.Var); ok && v.Pkg() != nil && v.Pkg().Path() == "os" && v.Name() == "Args" {
+				if n, ok := match.ConstInt(c.info, ix.Index); ok && n == 0 {
+					return progSelf
+				}
+			}
+		}
+	}
+	if s, ok := match.ConstString(c.info, name); ok {
+		return s
+	}
+	return types.ExprString(name)
+}
+
+// helperProgram says what the package function fn runs: progSelf when
+// every command it makes runs the test binary, else progUnknown.
+func (c *checker) helperProgram(fn *types.Func) string {
+	fd := c.decls[fn.Origin()]
+	if fd == nil || fd.Body == nil {
+		return progUnknown
+	}
+	prog := progUnknown
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if match.IsPkgFunc(c.info, call, "os/exec", "Command", "CommandContext") {
+			if c.program(call) != progSelf {
+				prog = "?"
+				return false
+			}
+			if prog == progUnknown {
+				prog = progSelf
+			}
+		}
+		return true
+	})
+	if prog != progSelf {
+		return progUnknown
+	}
+	return prog
+}
+
+// unproven says why the analysis cannot be sure that units running the
+// same program do not share files: they run it in the same directory, or
+// the program hides in a helper. It returns "" when every unit runs the
+// test binary, a different program, or in a directory of its own.
+func (c *checker) unproven(us []*unit) string {
+	for i, u := range us {
+		if u.prog == progUnknown {
+			what := "code"
+			if u.in != "" {
+				what = u.in
+			}
+			return fmt.Sprintf("the %s child runs in %s, whose commands, files and environment the analysis cannot see", ordinal(i), what)
+		}
+		for j, w := range us[i+1:] {
+			if w.prog != progUnknown && u.prog == w.prog && u.prog != progSelf && u.dir == w.dir {
+				return fmt.Sprintf("the %s and %s children both run %s in the same directory; one may change what the other reads", ordinal(i), ordinal(i+1+j), u.prog)
+			}
+		}
+	}
+	return ""
 }
 
 // programName returns the argument of an exec.Command call that names the
