@@ -179,7 +179,7 @@ func (a *Analysis) Opaque(root ast.Node) string {
 				if recv := fn.Type().(*types.Signature).Recv(); recv != nil && types.IsInterface(recv.Type()) {
 					found = match.PkgFuncName(fn) + " through an interface"
 				}
-			case knownPure(fn.Pkg().Path(), fn.Name()):
+			case match.IsAssertion(fn.Pkg().Path(), fn.Name()):
 			default:
 				found = match.PkgFuncName(fn)
 			}

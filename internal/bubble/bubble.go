@@ -316,25 +316,12 @@ func (w *walker) fn(fn *types.Func, where string) {
 		}
 		return
 	}
-	if match.IsStd(path) || knownPure(path, fn.Name()) {
+	if match.IsStd(path) || match.IsAssertion(path, fn.Name()) {
 		return
 	}
 	w.unprove("the test calls " + match.PkgFuncName(fn) + ", whose code the analysis cannot see" + where)
 }
 
-// knownPure reports whether fn belongs to a widely used assertion or
-// comparison library and neither starts goroutines nor touches a clock:
-// testify's assert and require (but Eventually and Never, which poll on a
-// ticker from a goroutine) and go-cmp.
-func knownPure(path, name string) bool {
-	switch path {
-	case "github.com/stretchr/testify/assert", "github.com/stretchr/testify/require":
-		return !strings.HasPrefix(name, "Eventually") && !strings.HasPrefix(name, "Never")
-	case "github.com/google/go-cmp/cmp", "github.com/google/go-cmp/cmp/cmpopts":
-		return true
-	}
-	return false
-}
 
 // global checks a package-level variable: values made outside the bubble
 // that belong to the real clock or to no bubble cannot be used inside.

@@ -523,3 +523,18 @@ func AdjacentComments(file *ast.File, parent ast.Node, stmt ast.Stmt) []ast.Node
 	}
 	return out
 }
+
+// IsAssertion reports whether the function or method name of package path
+// belongs to a widely used assertion or comparison library and neither
+// starts goroutines, touches a clock nor changes anything outside its
+// arguments: testify's assert and require (but Eventually and Never,
+// which poll on a ticker from a goroutine) and go-cmp.
+func IsAssertion(path, name string) bool {
+	switch path {
+	case "github.com/stretchr/testify/assert", "github.com/stretchr/testify/require":
+		return !strings.HasPrefix(name, "Eventually") && !strings.HasPrefix(name, "Never")
+	case "github.com/google/go-cmp/cmp", "github.com/google/go-cmp/cmp/cmpopts":
+		return true
+	}
+	return false
+}

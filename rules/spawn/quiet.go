@@ -3,7 +3,6 @@ package spawn
 import (
 	"go/ast"
 	"go/types"
-	"strings"
 
 	"github.com/unflake/unflake/internal/match"
 )
@@ -90,7 +89,7 @@ func (c *checker) callEffect(call *ast.CallExpr, onTest bool) string {
 			// Making a command starts nothing.
 			return ""
 		}
-	case knownPure(path, name):
+	case match.IsAssertion(path, name):
 		if onTest {
 			return ""
 		}
@@ -104,17 +103,6 @@ func (c *checker) callEffect(call *ast.CallExpr, onTest bool) string {
 	return "calls " + match.PkgFuncName(fn) + ", whose effects the analysis cannot see"
 }
 
-// knownPure reports whether fn belongs to a widely used assertion or
-// comparison library: testify's assert and require, go-cmp.
-func knownPure(path, name string) bool {
-	switch path {
-	case "github.com/stretchr/testify/assert", "github.com/stretchr/testify/require":
-		return !strings.HasPrefix(name, "Eventually") && !strings.HasPrefix(name, "Never")
-	case "github.com/google/go-cmp/cmp", "github.com/google/go-cmp/cmp/cmpopts":
-		return true
-	}
-	return false
-}
 
 // funcEffect returns the first effect of the package function fn, or ""
 // if it is quiet. A function being followed counts as quiet (recursion
