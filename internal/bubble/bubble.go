@@ -322,7 +322,6 @@ func (w *walker) fn(fn *types.Func, where string) {
 	w.unprove("the test calls " + match.PkgFuncName(fn) + ", whose code the analysis cannot see" + where)
 }
 
-
 // global checks a package-level variable: values made outside the bubble
 // that belong to the real clock or to no bubble cannot be used inside.
 func (w *walker) global(v *types.Var, where string) {

@@ -103,7 +103,6 @@ func (c *checker) callEffect(call *ast.CallExpr, onTest bool) string {
 	return "calls " + match.PkgFuncName(fn) + ", whose effects the analysis cannot see"
 }
 
-
 // funcEffect returns the first effect of the package function fn, or ""
 // if it is quiet. A function being followed counts as quiet (recursion
 // adds nothing).
