@@ -1,55 +1,73 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
-
-	"github.com/unflake/unflake/rewrite"
 )
 
 func newCheckCmd(opts *options) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON bool
+		format string
+	)
 	cmd := &cobra.Command{
 		Use:   "check [flags] PATTERNS",
 		Short: "Report flaky test code without changing anything",
 		Long: `Check reports what fix would do for the packages matching PATTERNS
 (default "."), one finding per line as file:line:col: rule: message, with
 either the fix or the reason there is none. It exits 1 when there is a
-finding. With --json it prints an array of finding objects. With --verify it
-runs the affected tests as fix --verify does and reports what fix --verify
-would keep.`,
+finding. With --verify it runs the affected tests as fix --verify does and
+reports what fix --verify would keep.
+
+--format json prints an array of finding objects (--json is the same);
+--format sarif a SARIF 2.1.0 log (for code scanning); --format github one
+GitHub Actions ::warning command per finding. With --changed-since REV only
+the test files changed since the git revision REV are looked at.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return checkRun(opts, args, asJSON)
+			if asJSON {
+				if cmd.Flags().Changed("format") && format != formatJSON {
+					return fmt.Errorf("--json conflicts with --format %s", format)
+				}
+				format = formatJSON
+			}
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			return checkRun(opts, args, format)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print findings as a JSON array")
+	addFormatFlag(cmd, &format)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print findings as a JSON array (deprecated: use --format json)")
 	addAnalysisFlags(cmd, opts)
+	addChangedSinceFlag(cmd, opts)
 	addVerifyFlags(cmd, opts)
 	return cmd
 }
 
-func checkRun(opts *options, patterns []string, asJSON bool) error {
+func checkRun(opts *options, patterns []string, format string) error {
+	selected, err := opts.selectedRules()
+	if err != nil {
+		return err
+	}
 	res, _, base, err := opts.analyse(patterns)
 	if err != nil {
 		return err
 	}
 	errs := opts.reportErrors(res, base)
-	findings := make([]rewrite.Finding, len(res.Findings))
-	for i, f := range res.Findings {
-		f.File = rel(base, f.File)
-		findings[i] = f
+	findings := relFindings(res.Findings, base)
+	switch format {
+	case formatJSON:
+		err = writeJSON(opts.stdout, findings)
+	case formatSARIF:
+		err = writeSARIF(opts.stdout, selected, findings)
+	case formatGitHub:
+		err = writeGitHub(opts.stdout, findings)
+	default:
+		err = writeText(opts.stdout, findings)
 	}
-	if asJSON {
-		if err := writeJSON(opts.stdout, findings); err != nil {
-			return err
-		}
-	} else {
-		for _, f := range findings {
-			fmt.Fprintln(opts.stdout, formatFinding(f))
-		}
+	if err != nil {
+		return err
 	}
 	if errs != nil {
 		return errs
@@ -58,23 +76,4 @@ func checkRun(opts *options, patterns []string, asJSON bool) error {
 		return errFindings
 	}
 	return nil
-}
-
-// formatFinding prints a finding as file:line:col: rule: message, then the
-// fix or the reason there is none.
-func formatFinding(f rewrite.Finding) string {
-	s := fmt.Sprintf("%s:%d:%d: %s: %s", f.File, f.Line, f.Col, f.Rule, f.Message)
-	if f.Fixed {
-		return s + "; fix: " + f.Fix
-	}
-	return s + "; not fixed: " + f.Reason
-}
-
-func writeJSON(w io.Writer, findings []rewrite.Finding) error {
-	if findings == nil {
-		findings = []rewrite.Finding{}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(findings)
 }

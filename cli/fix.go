@@ -10,10 +10,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/unflake/unflake/rewrite"
+	"github.com/unflake/unflake/rule"
 )
 
 func newFixCmd(opts *options) *cobra.Command {
-	var diff bool
+	var (
+		diff     bool
+		format   string
+		planPath string
+		batch    int
+	)
 	cmd := &cobra.Command{
 		Use:   "fix [flags] PATTERNS",
 		Short: "Rewrite flaky test code in place (or print a diff with --diff)",
@@ -28,13 +34,45 @@ files are given to go test through -overlay; the working tree is not touched
 until the end). Each affected top-level test runs in its own process,
 --verify-count times. A fix is kept only if its test passes every time
 before and after; the others are reverted and reported with what failed
-(see unflake check).`,
+(see unflake check).
+
+With --diff, --format json prints {"findings": [...], "diff": "..."};
+--format sarif the findings as a SARIF 2.1.0 log; --format github a
+GitHub Actions ::warning command per finding, then the diff in a log group.
+With --changed-since REV only the test files changed since the git revision
+REV are looked at.
+
+With --plan PLAN.json --batch K (a plan saved by unflake plan --json) it
+applies exactly batch K: only the batch's files are analysed and rewritten.
+A file that changed since the plan was made is analysed again; if it now
+has a fix the plan did not list, it is held back and reported (exit 1).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return fixRun(opts, args, diff)
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			if format != formatText && !diff {
+				return fmt.Errorf("--format needs --diff")
+			}
+			switch {
+			case planPath != "" && batch == 0:
+				return fmt.Errorf("--plan needs --batch K")
+			case planPath == "" && batch != 0:
+				return fmt.Errorf("--batch needs --plan PLAN.json")
+			case planPath != "":
+				if format != formatText {
+					return fmt.Errorf("--plan: --format %s is not supported, only the text diff", format)
+				}
+				return batchRun(opts, args, planPath, batch, diff)
+			}
+			return fixRun(opts, args, diff, format)
 		},
 	}
 	cmd.Flags().BoolVar(&diff, "diff", false, "print a unified diff instead of writing files")
+	addFormatFlag(cmd, &format)
+	cmd.Flags().StringVar(&planPath, "plan", "", "apply one batch of the plan in `PLAN.json` (with --batch)")
+	cmd.Flags().IntVar(&batch, "batch", 0, "with --plan, the batch `K` to apply")
 	addAnalysisFlags(cmd, opts)
+	addChangedSinceFlag(cmd, opts)
 	addVerifyFlags(cmd, opts)
 	return cmd
 }
@@ -60,13 +98,22 @@ func addVerifyFlags(cmd *cobra.Command, opts *options) {
 	}
 }
 
-func fixRun(opts *options, patterns []string, diff bool) error {
+func fixRun(opts *options, patterns []string, diff bool, format string) error {
+	selected, err := opts.selectedRules()
+	if err != nil {
+		return err
+	}
 	res, v, base, err := opts.analyse(patterns)
 	if err != nil {
 		return err
 	}
 	errs := opts.reportErrors(res, base)
-	if err := opts.emit(res.Changes, base, diff); err != nil {
+	if diff && format != formatText {
+		err = opts.emitDiff(res, base, selected, format)
+	} else {
+		err = opts.emit(res.Changes, base, diff)
+	}
+	if err != nil {
 		return err
 	}
 	if v != nil {
@@ -162,13 +209,11 @@ func plural(n int, word string) string {
 // file atomically.
 func (o *options) emit(changes []rewrite.Change, base string, diff bool) error {
 	if diff {
-		var buf bytes.Buffer
-		for _, c := range changes {
-			if err := rewrite.WriteDiff(&buf, rel(base, c.Path), c.Old, c.New); err != nil {
-				return err
-			}
+		d, err := unifiedDiff(changes, base)
+		if err != nil {
+			return err
 		}
-		_, err := o.stdout.Write(buf.Bytes())
+		_, err = io.WriteString(o.stdout, d)
 		return err
 	}
 	for _, c := range changes {
@@ -177,4 +222,38 @@ func (o *options) emit(changes []rewrite.Change, base string, diff bool) error {
 		}
 	}
 	return nil
+}
+
+// emitDiff prints the findings and the changes of fix --diff in a format
+// other than text.
+func (o *options) emitDiff(res *rewrite.Result, base string, selected []*rule.Rule, format string) error {
+	d, err := unifiedDiff(res.Changes, base)
+	if err != nil {
+		return err
+	}
+	findings := relFindings(res.Findings, base)
+	switch format {
+	case formatJSON:
+		return writeFixJSON(o.stdout, findings, d)
+	case formatSARIF:
+		return writeSARIF(o.stdout, selected, findings)
+	case formatGitHub:
+		if err := writeGitHub(o.stdout, findings); err != nil {
+			return err
+		}
+		return writeGitHubDiff(o.stdout, d)
+	}
+	return fmt.Errorf("internal error: format %q", format)
+}
+
+// unifiedDiff returns the changes as one unified diff, with paths relative
+// to base.
+func unifiedDiff(changes []rewrite.Change, base string) (string, error) {
+	var buf bytes.Buffer
+	for _, c := range changes {
+		if err := rewrite.WriteDiff(&buf, rel(base, c.Path), c.Old, c.New); err != nil {
+			return "", err
+		}
+	}
+	return buf.String(), nil
 }

@@ -62,6 +62,8 @@ type options struct {
 	skip  []string
 	run   string
 
+	changedSince string // --changed-since: only test files changed since this git revision
+
 	verify        bool
 	verifyCount   int
 	verifyTimeout time.Duration
@@ -89,7 +91,7 @@ Exit codes: 0 clean, 1 findings (check) or changes (fix --diff), 2 error.`,
 	root.CompletionOptions.DisableDefaultCmd = true
 	pf := root.PersistentFlags()
 	pf.StringVarP(&opts.dir, "dir", "C", "", "run as if started in `DIR`")
-	root.AddCommand(newFixCmd(opts), newCheckCmd(opts), newSealCmd(opts), newRulesCmd(opts))
+	root.AddCommand(newFixCmd(opts), newCheckCmd(opts), newPlanCmd(opts), newSealCmd(opts), newRulesCmd(opts))
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	return root
 }
@@ -133,6 +135,11 @@ func (o *options) engineConfig(patterns []string) (*rewrite.Config, error) {
 	}
 	cfg := &rewrite.Config{Dir: dir, Patterns: patterns, Tags: o.tags, Rules: selected, Run: o.run}
 	cfg.Progress = progress(o.stderr)
+	if o.changedSince != "" {
+		if cfg.Only, err = changedFilter(dir, o.changedSince); err != nil {
+			return nil, err
+		}
+	}
 	return cfg, nil
 }
 

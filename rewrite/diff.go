@@ -148,3 +148,16 @@ func splitLines(s string) []string {
 	}
 	return lines
 }
+
+// CountChangedLines returns the number of lines added plus the number of
+// lines removed in the line diff of old and new. It uses the same diff as
+// WriteDiff, so the size a plan reports is the size a reviewer sees.
+func CountChangedLines(old, new []byte) int {
+	n := 0
+	for _, o := range lineOps(splitLines(string(old)), splitLines(string(new))) {
+		if o.kind != ' ' {
+			n++
+		}
+	}
+	return n
+}

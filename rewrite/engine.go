@@ -47,6 +47,13 @@ type Config struct {
 	// (rule.Fix.Unproven); a verifier must then run the tests.
 	Speculative bool
 
+	// Only, if set, limits the run to the test files (absolute paths) for
+	// which it returns true: other files are neither rewritten nor
+	// reported on, and packages without such a file are not type-checked.
+	// Campaigns use it to apply one batch, pull requests to look at the
+	// files they change.
+	Only func(path string) bool
+
 	// Skip, if set, reports whether to leave alone the fixes of rule in the
 	// test (or function) named test of the package in directory dir;
 	// verification uses it to revert.
@@ -198,6 +205,9 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result) []*job {
 				continue
 			}
 			claimed[path] = true
+			if cfg.Only != nil && !cfg.Only(path) {
+				continue
+			}
 			f := p.Syntax[i]
 			if isVendored(path) || isGenerated(f) || strings.HasPrefix(path, goroot) {
 				continue

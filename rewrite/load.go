@@ -69,6 +69,9 @@ func (c *Config) listCandidates(rules []*rule.Rule, prefilter bool) (*candidates
 				continue
 			}
 			seen[f] = true
+			if c.Only != nil && !c.Only(f) {
+				continue
+			}
 			if ok, err := worthLoading(f, rules, prefilter); err != nil {
 				out.errors = append(out.errors, err)
 			} else if ok {

@@ -223,13 +223,15 @@ func (c *checker) analyze(ch *chain) (why string, proven bool) {
 			}
 		}
 	}
+	// A shared value says more than a helper that must stay on the test
+	// goroutine: the children may not be independent at all.
+	if doubt != "" {
+		return doubt, false
+	}
 	for i, u := range ch.units {
 		if u.why != "" {
 			return fmt.Sprintf("the %s child runs in %s and so must stay on the test goroutine (return an error instead)", ordinal(i), u.why), false
 		}
-	}
-	if doubt != "" {
-		return doubt, false
 	}
 	return c.plan(ch, sRefs, hRefs, shared), false
 }
