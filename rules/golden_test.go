@@ -43,11 +43,12 @@ func unflake(t *testing.T, dir string, args ...string) (int, string, string) {
 //	flags: --poll-timeout=5s   extra command-line flags
 //	run                        the rewritten module's tests must pass
 //	fail                       the rewritten module's tests must fail (a mutation)
+//	race                       the rewritten module's tests must pass with -race, twice
 type goldenCase struct {
-	rule, name string
-	archive    *txtar.Archive
-	flags      []string
-	run, fail  bool
+	rule, name      string
+	archive         *txtar.Archive
+	flags           []string
+	run, fail, race bool
 }
 
 func loadCases(t *testing.T, ruleName string) []goldenCase {
@@ -71,6 +72,8 @@ func loadCases(t *testing.T, ruleName string) []goldenCase {
 				c.run = true
 			case line == "fail":
 				c.fail = true
+			case line == "race":
+				c.race = true
 			}
 		}
 		cases = append(cases, c)
@@ -168,6 +171,10 @@ func (c goldenCase) check(t *testing.T) {
 	}
 	if c.fail {
 		goCmd(t, dir, false, "test", "-count=1", "./...")
+	}
+	if c.race {
+		// A leak shows as a race with the next run, or its failure.
+		goCmd(t, dir, true, "test", "-race", "-count=2", "./...")
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rules/attemptloop"
+	"github.com/unflake/unflake/rules/leak"
 	"github.com/unflake/unflake/rules/parallel"
 	"github.com/unflake/unflake/rules/setenv"
 	"github.com/unflake/unflake/rules/sleep"
@@ -19,6 +20,10 @@ import (
 func All() []*rule.Rule {
 	return []*rule.Rule{
 		attemptloop.Rule,
+		// leak runs before sleep: a test that ends what it starts is one
+		// a bubble can hold, and under --verify both fixes are tried
+		// together.
+		leak.Rule,
 		sleep.Rule,
 		// wallclock runs after sleep: a test sleep wraps in a bubble keeps
 		// its wall-clock assertions, exact on the virtual clock.

@@ -1,0 +1,508 @@
+package leak
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+
+	"github.com/dave/dst"
+
+	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule"
+)
+
+// goroutines reports the go statements of fd whose goroutine the test
+// never waits for: it joins those that end when the test ends something,
+// and reports those that never end.
+func (c *checker) goroutines(fd *ast.FuncDecl) {
+	match.WithStack(fd.Body, func(n ast.Node, stack []ast.Node) bool {
+		g, ok := n.(*ast.GoStmt)
+		if !ok || len(stack) == 0 {
+			return true
+		}
+		lit, ok := g.Call.Fun.(*ast.FuncLit)
+		if !ok || len(g.Call.Args) > 0 {
+			return true
+		}
+		switch stack[len(stack)-1].(type) {
+		case *ast.BlockStmt, *ast.CaseClause, *ast.CommClause:
+			c.checkGo(g, lit, stack[len(stack)-1])
+		}
+		return true
+	})
+}
+
+// checkGo reports one go statement.
+func (c *checker) checkGo(g *ast.GoStmt, lit *ast.FuncLit, owner ast.Node) {
+	typ, body, _ := c.enclosingFunc(g)
+	t := c.testParam(typ)
+	if t == "" || c.waited(lit, body) {
+		return
+	}
+	d := rule.Diagnostic{Pos: g.Pos(), End: g.Go + token.Pos(len("go")), Message: "the goroutine is never waited for; it outlives the test"}
+	end, why := c.endOf(lit, body, g)
+	switch {
+	case why == "never":
+		d.Message = "the goroutine never ends; it outlives the test"
+		d.NotFixed = "nothing the test does stops its loop: give it a way to stop (t.Context(), a channel the test closes) and wait for it at cleanup"
+	case why != "":
+		d.NotFixed = why
+	case end != "":
+		d.Fix = c.joinFix(g, lit, owner, body, t, end)
+	default:
+		return // the analysis cannot tell when it ends: say nothing
+	}
+	c.pass.Report(d)
+}
+
+// waited reports whether the test waits for the goroutine: it calls Done
+// on a sync.WaitGroup, or sends on or closes a channel the test receives
+// from.
+func (c *checker) waited(lit *ast.FuncLit, body *ast.BlockStmt) bool {
+	var chans []types.Object
+	done := false
+	ast.Inspect(lit.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if match.IsMethod(c.info, n, "sync", "Done") {
+				done = true
+			}
+			if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "close" && len(n.Args) == 1 {
+				if o := rootObj(c.info, n.Args[0]); o != nil {
+					chans = append(chans, o)
+				}
+			}
+		case *ast.SendStmt:
+			if o := rootObj(c.info, n.Chan); o != nil {
+				chans = append(chans, o)
+			}
+		}
+		return true
+	})
+	if done {
+		return true
+	}
+	received := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if n == lit {
+			return false
+		}
+		var ch ast.Expr
+		switch n := n.(type) {
+		case *ast.UnaryExpr:
+			if n.Op == token.ARROW {
+				ch = n.X
+			}
+		case *ast.RangeStmt:
+			ch = n.X
+		}
+		if ch != nil {
+			o := rootObj(c.info, ch)
+			for _, w := range chans {
+				if o == w {
+					received = true
+				}
+			}
+		}
+		return !received
+	})
+	return received
+}
+
+func rootObj(info *types.Info, e ast.Expr) types.Object {
+	if v := match.Root(info, e); v != nil {
+		return v
+	}
+	return nil
+}
+
+// endOf says how the goroutine ends: end names what ends it ("the test's
+// context", "cancel", "close(done)"); why says why it cannot be joined
+// ("never" for a loop nothing stops); both empty when the analysis cannot
+// tell.
+func (c *checker) endOf(lit *ast.FuncLit, body *ast.BlockStmt, g *ast.GoStmt) (end, why string) {
+	stmts := lit.Body.List
+	for len(stmts) > 0 {
+		if _, ok := stmts[0].(*ast.DeferStmt); ok {
+			stmts = stmts[1:]
+			continue
+		}
+		break
+	}
+	if len(stmts) != 1 {
+		return "", ""
+	}
+	switch loop := stmts[0].(type) {
+	case *ast.ForStmt:
+		if loop.Cond != nil || loop.Init != nil || loop.Post != nil {
+			return "", ""
+		}
+		sel := onlySelect(loop.Body)
+		if sel == nil {
+			if !leaves(loop.Body) {
+				return "", "never"
+			}
+			return "", ""
+		}
+		var exit ast.Expr
+		for _, cc := range sel.Body.List {
+			comm := cc.(*ast.CommClause)
+			if recv := recvOf(comm.Comm); recv != nil && endsWithReturn(comm.Body) {
+				exit = recv
+			}
+		}
+		if exit == nil {
+			if !leaves(loop.Body) {
+				return "", "never"
+			}
+			return "", ""
+		}
+		if chanOps(loop.Body, sel) {
+			return "", ""
+		}
+		return c.endedBy(exit, body, g)
+	case *ast.RangeStmt:
+		if _, ok := types.Unalias(c.info.TypeOf(loop.X)).Underlying().(*types.Chan); !ok {
+			return "", ""
+		}
+		if chanOps(loop.Body, nil) {
+			return "", ""
+		}
+		return c.endedBy(loop.X, body, g)
+	}
+	return "", ""
+}
+
+// onlySelect returns the select statement that is the loop body's only
+// statement, or nil.
+func onlySelect(b *ast.BlockStmt) *ast.SelectStmt {
+	if len(b.List) != 1 {
+		return nil
+	}
+	s, _ := b.List[0].(*ast.SelectStmt)
+	return s
+}
+
+// recvOf returns the channel expression of a receive case (<-X, v := <-X,
+// v, ok := <-X), or nil.
+func recvOf(comm ast.Stmt) ast.Expr {
+	var e ast.Expr
+	switch s := comm.(type) {
+	case *ast.ExprStmt:
+		e = s.X
+	case *ast.AssignStmt:
+		if len(s.Rhs) == 1 {
+			e = s.Rhs[0]
+		}
+	}
+	if u, ok := ast.Unparen(e).(*ast.UnaryExpr); ok && u.Op == token.ARROW {
+		return u.X
+	}
+	return nil
+}
+
+func endsWithReturn(list []ast.Stmt) bool {
+	if len(list) == 0 {
+		return false
+	}
+	_, ok := list[len(list)-1].(*ast.ReturnStmt)
+	return ok
+}
+
+// leaves reports whether a loop body has a way out: return, a break or
+// goto that may leave it, or a call that may not return (panic, Goexit).
+func leaves(b *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(b, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			found = true
+		case *ast.BranchStmt:
+			if n.Tok == token.BREAK || n.Tok == token.GOTO {
+				found = true
+			}
+		case *ast.CallExpr:
+			if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "panic" {
+				found = true
+			}
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "Goexit" || sel.Sel.Name == "Fatal" || sel.Sel.Name == "Fatalf" || sel.Sel.Name == "Exit") {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// chanOps reports whether the loop body sends or receives outside the
+// select's cases: such a goroutine may block forever once the test stops
+// reading, and a join would then hang.
+func chanOps(b *ast.BlockStmt, sel *ast.SelectStmt) bool {
+	found := false
+	ast.Inspect(b, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CommClause:
+			if sel != nil {
+				// The case itself is the select's; its body is not.
+				for _, s := range n.Body {
+					if chanOps(&ast.BlockStmt{List: []ast.Stmt{s}}, nil) {
+						found = true
+					}
+				}
+				return false
+			}
+		case *ast.SendStmt:
+			found = true
+		case *ast.UnaryExpr:
+			if n.Op == token.ARROW {
+				found = true
+			}
+		case *ast.SelectStmt:
+			if n != sel {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// endedBy says whether the test ends what ch (a channel or X.Done())
+// stands for, and how, once the test function returns.
+func (c *checker) endedBy(ch ast.Expr, body *ast.BlockStmt, g *ast.GoStmt) (end, why string) {
+	// t.Context().Done(), ctx.Done()
+	if call, ok := ast.Unparen(ch).(*ast.CallExpr); ok {
+		if !match.IsMethod(c.info, call, "context", "Done") {
+			return "", ""
+		}
+		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+		if !ok {
+			return "", ""
+		}
+		if inner, ok := ast.Unparen(sel.X).(*ast.CallExpr); ok && match.IsMethod(c.info, inner, "testing", "Context") {
+			return "the test's context", ""
+		}
+		v := match.Root(c.info, sel.X)
+		if v == nil {
+			return "", ""
+		}
+		return c.ctxEnd(v, body, g)
+	}
+	v := match.Root(c.info, ch)
+	if v == nil {
+		return "", ""
+	}
+	return c.closedBy(v, body, g)
+}
+
+// ctxEnd says how the context variable v is cancelled.
+func (c *checker) ctxEnd(v *types.Var, body *ast.BlockStmt, g *ast.GoStmt) (end, why string) {
+	var cancel *types.Var
+	never := false
+	fromT := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		a, ok := n.(*ast.AssignStmt)
+		if !ok || len(a.Rhs) != 1 {
+			return true
+		}
+		call, ok := ast.Unparen(a.Rhs[0]).(*ast.CallExpr)
+		if !ok || len(a.Lhs) == 0 {
+			return true
+		}
+		if id, ok := a.Lhs[0].(*ast.Ident); !ok || c.info.ObjectOf(id) != types.Object(v) {
+			return true
+		}
+		switch {
+		case match.IsPkgFunc(c.info, call, "context", "WithCancel", "WithTimeout", "WithDeadline", "WithCancelCause") && len(a.Lhs) == 2:
+			if id, ok := a.Lhs[1].(*ast.Ident); ok {
+				cancel, _ = c.info.ObjectOf(id).(*types.Var)
+			}
+		case match.IsPkgFunc(c.info, call, "context", "Background", "TODO"):
+			never = true
+		case match.IsMethod(c.info, call, "testing", "Context"):
+			fromT = true
+		}
+		return true
+	})
+	switch {
+	case fromT:
+		return "the test's context", ""
+	case never:
+		return "", "never"
+	case cancel == nil:
+		return "", ""
+	}
+	return c.calledAtEnd(cancel, body, g, func(call *ast.CallExpr) bool {
+		id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+		return ok && c.info.Uses[id] == types.Object(cancel)
+	}, cancel.Name()+"()")
+}
+
+// closedBy says how the channel variable v is closed.
+func (c *checker) closedBy(v *types.Var, body *ast.BlockStmt, g *ast.GoStmt) (end, why string) {
+	return c.calledAtEnd(v, body, g, func(call *ast.CallExpr) bool {
+		id, ok := call.Fun.(*ast.Ident)
+		if !ok || id.Name != "close" || len(call.Args) != 1 {
+			return false
+		}
+		a, ok := ast.Unparen(call.Args[0]).(*ast.Ident)
+		return ok && c.info.Uses[a] == types.Object(v)
+	}, "close("+v.Name()+")")
+}
+
+// calledAtEnd looks for the call that ends the goroutine (is(call)) where
+// it surely runs before a cleanup registered at the go statement: deferred,
+// a statement of the test body after the go statement, or a t.Cleanup
+// registered after it (cleanups run last registered first).
+func (c *checker) calledAtEnd(v *types.Var, body *ast.BlockStmt, g *ast.GoStmt, is func(*ast.CallExpr) bool, what string) (end, why string) {
+	early := false
+	for _, st := range body.List {
+		switch st := st.(type) {
+		case *ast.DeferStmt:
+			if is(st.Call) {
+				return what, ""
+			}
+			if lit, ok := st.Call.Fun.(*ast.FuncLit); ok && callsIn(lit.Body, is) {
+				return what, ""
+			}
+		case *ast.ExprStmt:
+			call, ok := ast.Unparen(st.X).(*ast.CallExpr)
+			if !ok {
+				continue
+			}
+			if is(call) && st.Pos() > g.End() {
+				return what, ""
+			}
+			if match.IsMethod(c.info, call, "testing", "Cleanup") && len(call.Args) == 1 {
+				registers := false
+				if lit, ok := call.Args[0].(*ast.FuncLit); ok && callsIn(lit.Body, is) {
+					registers = true
+				}
+				if id, ok := call.Args[0].(*ast.Ident); ok && c.info.Uses[id] == types.Object(v) {
+					registers = true // t.Cleanup(cancel)
+				}
+				if registers {
+					if st.Pos() > g.End() {
+						return what, ""
+					}
+					early = true
+				}
+			}
+		}
+	}
+	if early {
+		return "", fmt.Sprintf("%s is registered with t.Cleanup before the goroutine starts, so it would run after a join registered there: move it after the go statement", what)
+	}
+	return "", ""
+}
+
+func callsIn(b *ast.BlockStmt, is func(*ast.CallExpr) bool) bool {
+	found := false
+	ast.Inspect(b, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok && is(call) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// joinFix waits for the goroutine at cleanup:
+//
+//	var wg sync.WaitGroup
+//	t.Cleanup(wg.Wait)
+//	wg.Go(func() { ... })   // go1.25; before: wg.Add(1); go func() { defer wg.Done(); ... }()
+//
+// Cleanups run after the test function returns (and its deferred calls),
+// so the goroutine has been told to stop by then.
+func (c *checker) joinFix(g *ast.GoStmt, lit *ast.FuncLit, owner ast.Node, body *ast.BlockStmt, t, end string) *rule.Fix {
+	name := c.freshName("wg")
+	wgGo := !versionBefore(c.pass.FileVersion(c.file), 25)
+	return &rule.Fix{
+		Message: fmt.Sprintf("wait for it at cleanup with a sync.WaitGroup (it ends when %s)", endPhrase(end)),
+		Apply: func() {
+			list := dstList(c.pass.Dst(owner))
+			if list == nil {
+				return
+			}
+			dg := c.pass.Dst(g).(*dst.GoStmt)
+			dlit := c.pass.Dst(lit).(*dst.FuncLit)
+			before, start := dg.Decs.Before, dg.Decs.Start
+			dg.Decs.Start = nil
+			decl := &dst.DeclStmt{Decl: &dst.GenDecl{Tok: token.VAR, Specs: []dst.Spec{&dst.ValueSpec{Names: []*dst.Ident{dst.NewIdent(name)}, Type: &dst.Ident{Name: "WaitGroup", Path: "sync"}}}}}
+			cleanup := &dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Cleanup")}, Args: []dst.Expr{&dst.SelectorExpr{X: dst.NewIdent(name), Sel: dst.NewIdent("Wait")}}}}
+			var repl []dst.Stmt
+			if wgGo {
+				st := &dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent(name), Sel: dst.NewIdent("Go")}, Args: []dst.Expr{dlit}}}
+				st.Decs.Before = dst.NewLine
+				st.Decs.End = dg.Decs.End
+				repl = []dst.Stmt{st}
+			} else {
+				add := &dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent(name), Sel: dst.NewIdent("Add")}, Args: []dst.Expr{&dst.BasicLit{Kind: token.INT, Value: "1"}}}}
+				done := &dst.DeferStmt{Call: &dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent(name), Sel: dst.NewIdent("Done")}}}
+				done.Decs.Before = dst.NewLine
+				dlit.Body.List = append([]dst.Stmt{done}, dlit.Body.List...)
+				add.Decs.Before = dst.NewLine
+				dg.Decs.Before = dst.NewLine
+				repl = []dst.Stmt{add, dg}
+			}
+			decl.Decs.Before, decl.Decs.Start = before, start
+			cleanup.Decs.Before = dst.NewLine
+			for i, st := range *list {
+				if st == dst.Stmt(dg) {
+					out := append([]dst.Stmt(nil), (*list)[:i]...)
+					out = append(out, decl, cleanup)
+					out = append(out, repl...)
+					out = append(out, (*list)[i+1:]...)
+					*list = out
+					return
+				}
+			}
+		},
+	}
+}
+
+func endPhrase(end string) string {
+	if end == "the test's context" {
+		return "the test's context is done"
+	}
+	return end + " runs"
+}
+
+// freshName returns base, or base2, base3, ..., the first not used in the
+// function or the package.
+func (c *checker) freshName(base string) string {
+	used := map[string]bool{}
+	ast.Inspect(c.fn, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			used[id.Name] = true
+		}
+		return true
+	})
+	name := base
+	for k := 2; used[name] || c.pass.Pkg.Scope().Lookup(name) != nil; k++ {
+		name = fmt.Sprintf("%s%d", base, k)
+	}
+	return name
+}
+
+// versionBefore reports whether the go version v ("go1.N...") is older
+// than go1.minor; an unknown version counts as old.
+func versionBefore(v string, minor int) bool {
+	if len(v) < 5 {
+		return true
+	}
+	n := 0
+	for _, r := range v[len("go1."):] {
+		if r < '0' || r > '9' {
+			break
+		}
+		n = n*10 + int(r-'0')
+	}
+	return n < minor
+}

@@ -1,0 +1,154 @@
+package leak
+
+import (
+	_ "embed"
+	"go/ast"
+	"go/types"
+	"strings"
+
+	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule"
+)
+
+//go:embed doc.md
+var doc string
+
+// Rule makes tests end what they start.
+var Rule = &rule.Rule{
+	Name:      "leak",
+	Doc:       doc,
+	Default:   true,
+	Prefilter: prefilter,
+	Run:       run,
+}
+
+// prefilter: a leak needs something started: a value with a lifecycle
+// method (whose construction the bytes cannot show) or a go statement. The
+// words below cover the usual constructors and go statements; a test that
+// creates a value of its own package's type with Close has "Close" in the
+// package, typically in the same file's other tests.
+func prefilter(src []byte) bool {
+	return rule.ContainsAny(src, "go func", "Close", "Stop", "Shutdown", "Cancel", "NewServer", "NewTicker", "NewTimer", "Listen", "Open", "Dial", "New")
+}
+
+func run(pass *rule.Pass) {
+	c := &checker{
+		pass:  pass,
+		info:  pass.TypesInfo,
+		decls: match.FuncDecls(pass.TypesInfo, pass.AllFiles),
+	}
+	c.reportStyle = c.closeErrorsReported()
+	for _, f := range pass.Files {
+		if !strings.HasSuffix(pass.Fset.File(f.Pos()).Name(), "_test.go") || ast.IsGenerated(f) {
+			continue
+		}
+		c.file = f
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil || fd.Name.Name == "TestMain" || strings.HasPrefix(fd.Name.Name, "Benchmark") {
+				continue
+			}
+			c.fn = fd
+			c.values(fd)
+			c.goroutines(fd)
+		}
+	}
+}
+
+// checker checks the tests of one package.
+type checker struct {
+	pass  *rule.Pass
+	info  *types.Info
+	decls map[*types.Func]*ast.FuncDecl
+	file  *ast.File
+	fn    *ast.FuncDecl
+
+	// reportStyle: the package's tests check the error of Close with
+	// t.Error and the like, so a cleanup does too.
+	reportStyle bool
+}
+
+// testParam returns the name of fn's *testing.T, *testing.B, *testing.F or
+// testing.TB parameter, or "".
+func (c *checker) testParam(typ *ast.FuncType) string {
+	if typ == nil || typ.Params == nil {
+		return ""
+	}
+	for _, p := range typ.Params.List {
+		if !match.IsNamed(c.info.TypeOf(p.Type), "testing", "T", "B", "F", "TB") {
+			continue
+		}
+		for _, n := range p.Names {
+			if n.Name != "_" {
+				return n.Name
+			}
+		}
+	}
+	return ""
+}
+
+// enclosingFunc returns the innermost function (declaration or literal)
+// of c.fn that contains pos, and the statement path to it.
+func (c *checker) enclosingFunc(pos ast.Node) (typ *ast.FuncType, body *ast.BlockStmt, inGo bool) {
+	typ, body = c.fn.Type, c.fn.Body
+	match.WithStack(c.fn.Body, func(n ast.Node, stack []ast.Node) bool {
+		if n.Pos() > pos.Pos() || n.End() < pos.End() {
+			return false
+		}
+		if lit, ok := n.(*ast.FuncLit); ok {
+			typ, body = lit.Type, lit.Body
+			inGo = false
+			if len(stack) >= 2 {
+				if _, ok := stack[len(stack)-2].(*ast.GoStmt); ok {
+					inGo = true
+				}
+			}
+		}
+		return true
+	})
+	return typ, body, inGo
+}
+
+// closeErrorsReported reports whether the package's tests already fail on
+// an error from Close: `if err := x.Close(); err != nil { t.Error... }` or
+// require/assert.NoError(t, x.Close()).
+func (c *checker) closeErrorsReported() bool {
+	found := false
+	for _, f := range c.pass.AllFiles {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if found {
+				return false
+			}
+			switch n := n.(type) {
+			case *ast.IfStmt:
+				if a, ok := n.Init.(*ast.AssignStmt); ok && len(a.Rhs) == 1 && isCloseCall(a.Rhs[0]) {
+					ast.Inspect(n.Body, func(m ast.Node) bool {
+						if call, ok := m.(*ast.CallExpr); ok && match.IsMethod(c.info, call, "testing", "Error", "Errorf", "Fatal", "Fatalf") {
+							found = true
+						}
+						return !found
+					})
+				}
+			case *ast.CallExpr:
+				if fn := match.Callee(c.info, n); fn != nil && fn.Name() == "NoError" && fn.Pkg() != nil && strings.HasSuffix(fn.Pkg().Path(), "testify/require") || fn != nil && fn.Name() == "NoError" && fn.Pkg() != nil && strings.HasSuffix(fn.Pkg().Path(), "testify/assert") {
+					for _, a := range n.Args {
+						if isCloseCall(a) {
+							found = true
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	return found
+}
+
+func isCloseCall(e ast.Expr) bool {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	return ok && sel.Sel.Name == "Close" && len(call.Args) == 0
+}

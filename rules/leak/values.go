@@ -1,0 +1,492 @@
+package leak
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strings"
+
+	"github.com/dave/dst"
+
+	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule"
+)
+
+// A lifecycle is the method that ends a value.
+type lifecycle struct {
+	method string
+	result string // "", "error" or "bool"
+	ctx    bool   // the method takes a context: Shutdown(ctx)
+}
+
+// lifecycleNames are the methods that end a value, in the order the rule
+// prefers them: Close ends at once, Shutdown may wait for work in flight.
+var lifecycleNames = []string{"Close", "Shutdown", "Stop", "Cancel"}
+
+// lifecycleOf returns how a value of type t is ended, or nil.
+func (c *checker) lifecycleOf(t types.Type) *lifecycle {
+	for _, name := range lifecycleNames {
+		obj, _, _ := types.LookupFieldOrMethod(t, true, c.pass.Pkg, name)
+		fn, ok := obj.(*types.Func)
+		if !ok || !fn.Exported() {
+			continue
+		}
+		sig := fn.Type().(*types.Signature)
+		lc := &lifecycle{method: name}
+		switch {
+		case sig.Variadic():
+			continue
+		case name == "Shutdown":
+			if sig.Params().Len() != 1 || !match.IsNamed(sig.Params().At(0).Type(), "context", "Context") {
+				continue
+			}
+			lc.ctx = true
+		case sig.Params().Len() != 0:
+			continue
+		}
+		switch sig.Results().Len() {
+		case 0:
+		case 1:
+			r := sig.Results().At(0).Type()
+			switch {
+			case types.Identical(r, types.Universe.Lookup("error").Type()):
+				lc.result = "error"
+			case types.Identical(r, types.Typ[types.Bool]):
+				lc.result = "bool"
+			default:
+				continue
+			}
+		default:
+			continue
+		}
+		return lc
+	}
+	return nil
+}
+
+// A site is a value a test creates.
+type site struct {
+	v          *types.Var
+	id         *ast.Ident
+	stmt       ast.Stmt   // the statement that creates it
+	list       []ast.Stmt // the statement list holding stmt
+	owner      ast.Node   // the block or clause of list
+	idx        int        // stmt's index in list
+	call       *ast.CallExpr
+	errV       *types.Var // the error the call returns beside it, if named
+	errIgnored bool       // the call returns an error the test drops
+	lc         *lifecycle
+}
+
+// values reports the values fd creates with a lifecycle method that it
+// never ends.
+func (c *checker) values(fd *ast.FuncDecl) {
+	for _, s := range c.sites(fd) {
+		c.checkSite(s)
+	}
+}
+
+// sites finds the short variable declarations in fd whose value comes
+// from a call and has a lifecycle method.
+func (c *checker) sites(fd *ast.FuncDecl) []*site {
+	var out []*site
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		var list []ast.Stmt
+		switch b := n.(type) {
+		case *ast.BlockStmt:
+			list = b.List
+		case *ast.CaseClause:
+			list = b.Body
+		case *ast.CommClause:
+			list = b.Body
+		default:
+			return true
+		}
+		for i, st := range list {
+			a, ok := st.(*ast.AssignStmt)
+			if !ok || a.Tok != token.DEFINE || len(a.Rhs) != 1 {
+				continue
+			}
+			call, ok := ast.Unparen(a.Rhs[0]).(*ast.CallExpr)
+			if !ok {
+				continue
+			}
+			if tv, ok := c.info.Types[call.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
+				continue
+			}
+			var errV *types.Var
+			errIgnored := false
+			for _, l := range a.Lhs {
+				id, ok := l.(*ast.Ident)
+				if !ok {
+					continue
+				}
+				t := c.info.TypeOf(l)
+				if t != nil && types.Identical(t, types.Universe.Lookup("error").Type()) {
+					if v, ok := c.info.ObjectOf(id).(*types.Var); ok && id.Name != "_" {
+						errV = v
+					} else {
+						errIgnored = true
+					}
+				}
+			}
+			for _, l := range a.Lhs {
+				id, ok := l.(*ast.Ident)
+				if !ok || id.Name == "_" {
+					continue
+				}
+				v, ok := c.info.Defs[id].(*types.Var)
+				if !ok {
+					continue
+				}
+				lc := c.lifecycleOf(v.Type())
+				if lc == nil {
+					continue
+				}
+				out = append(out, &site{v: v, id: id, stmt: st, list: list, owner: n, idx: i, call: call, errV: errV, errIgnored: errIgnored, lc: lc})
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// use kinds of a value after its creation.
+type uses struct {
+	ended     bool // ended for sure: defer, t.Cleanup, or a statement of the creating block
+	endedSome bool // ended only inside a branch or loop
+	owned     bool // handed to other code: returned, stored, passed, address taken, ended in a func literal
+}
+
+// checkSite reports s if the test never ends the value.
+func (c *checker) checkSite(s *site) {
+	u := c.usesOf(s)
+	if u.ended || u.owned {
+		return
+	}
+	d := rule.Diagnostic{
+		Pos:     s.id.Pos(),
+		End:     s.id.End(),
+		Message: fmt.Sprintf("%s (%s) is never %s; it outlives the test", s.v.Name(), c.typeName(s.v.Type()), pastTense(s.lc.method)),
+	}
+	if u.endedSome {
+		d.Message = fmt.Sprintf("%s (%s) is %s on some paths only", s.v.Name(), c.typeName(s.v.Type()), pastTense(s.lc.method))
+		d.NotFixed = fmt.Sprintf("the test calls %s only inside a branch or loop, and a cleanup as well might end it twice: end it once, with t.Cleanup or defer right after it is created", s.lc.method)
+		c.pass.Report(d)
+		return
+	}
+	fix, why := c.cleanupFix(s)
+	if fix == nil {
+		d.NotFixed = why
+	} else {
+		d.Fix = fix
+	}
+	c.pass.Report(d)
+}
+
+// endVerb is the fix's verb phrase for a lifecycle method.
+func endVerb(method string) string {
+	switch method {
+	case "Close":
+		return "close it"
+	case "Stop":
+		return "stop it"
+	case "Shutdown":
+		return "shut it down"
+	}
+	return "cancel it"
+}
+
+// typeName prints t with package names, not paths.
+func (c *checker) typeName(t types.Type) string {
+	return types.TypeString(t, func(p *types.Package) string {
+		if p == c.pass.Pkg {
+			return ""
+		}
+		return p.Name()
+	})
+}
+
+func pastTense(method string) string {
+	switch method {
+	case "Close":
+		return "closed"
+	case "Stop":
+		return "stopped"
+	case "Shutdown":
+		return "shut down"
+	}
+	return "cancelled"
+}
+
+// usesOf classifies what the test does with the value after creating it.
+func (c *checker) usesOf(s *site) uses {
+	var u uses
+	match.WithStack(c.fn.Body, func(n ast.Node, stack []ast.Node) bool {
+		id, ok := n.(*ast.Ident)
+		if !ok || id == s.id || c.info.Uses[id] != types.Object(s.v) {
+			return true
+		}
+		if len(stack) == 0 {
+			return true
+		}
+		parent := stack[len(stack)-1]
+		switch p := parent.(type) {
+		case *ast.SelectorExpr:
+			if p.X != id {
+				return true
+			}
+			if !isLifecycleName(p.Sel.Name) {
+				return true // another method or field: using it, not owning it
+			}
+			c.classifyEnd(s, p, stack[:len(stack)-1], &u)
+			return true
+		case *ast.ReturnStmt, *ast.AssignStmt, *ast.ValueSpec, *ast.CompositeLit, *ast.KeyValueExpr, *ast.SendStmt:
+			u.owned = true
+		case *ast.UnaryExpr:
+			if p.Op == token.AND {
+				u.owned = true
+			}
+		case *ast.CallExpr:
+			if c.nonOwning(p) {
+				return true
+			}
+			u.owned = true
+		}
+		return true
+	})
+	return u
+}
+
+func isLifecycleName(name string) bool {
+	for _, n := range lifecycleNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// classifyEnd records a mention v.Close (called or taken as a value) with
+// the nodes enclosing it, outermost first.
+func (c *checker) classifyEnd(s *site, sel *ast.SelectorExpr, stack []ast.Node, u *uses) {
+	for _, n := range stack {
+		switch n := n.(type) {
+		case *ast.DeferStmt:
+			u.ended = true
+			return
+		case *ast.CallExpr:
+			if match.IsMethod(c.info, n, "testing", "Cleanup") {
+				u.ended = true
+				return
+			}
+		}
+	}
+	for i := len(stack) - 1; i >= 0; i-- {
+		n := stack[i]
+		if n == s.owner {
+			u.ended = true // a statement of the block that created it
+			return
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			u.owned = true // ended by code the test hands it to
+			return
+		case *ast.IfStmt:
+			// The init and condition always run: if err := v.Close(); ...
+			if within(sel, n.Init) || within(sel, n.Cond) {
+				continue
+			}
+			u.endedSome = true
+			return
+		case *ast.SwitchStmt:
+			if within(sel, n.Init) || within(sel, n.Tag) {
+				continue
+			}
+			u.endedSome = true
+			return
+		case *ast.ForStmt, *ast.RangeStmt, *ast.TypeSwitchStmt, *ast.SelectStmt, *ast.CaseClause, *ast.CommClause:
+			u.endedSome = true
+			return
+		}
+	}
+	u.ended = true
+}
+
+// nonOwning reports whether call only looks at its arguments: logging,
+// formatting, assertions.
+func (c *checker) nonOwning(call *ast.CallExpr) bool {
+	fn := match.Callee(c.info, call)
+	if fn == nil || fn.Pkg() == nil {
+		return false
+	}
+	switch path := fn.Pkg().Path(); {
+	case path == "testing", path == "fmt", path == "reflect", path == "errors", path == "log":
+		return true
+	case match.IsAssertion(path, fn.Name()):
+		return true
+	}
+	return false
+}
+
+// cleanupFix ends the value right after it is created (and its error
+// checked): t.Cleanup where a *testing.T (or B, F, TB) is in scope, else
+// defer.
+func (c *checker) cleanupFix(s *site) (*rule.Fix, string) {
+	typ, _, inGo := c.enclosingFunc(s.stmt)
+	if inGo {
+		return nil, "it is created in a goroutine, where the test cannot register its end"
+	}
+	t := c.testParam(typ)
+	if t == "" {
+		if _, ok := c.enclosingNode(s.stmt).(*ast.FuncLit); ok {
+			return nil, "it is created in a function literal without a *testing.T to register its end with"
+		}
+	}
+	at := s.idx
+	if s.errV != nil {
+		next := s.idx + 1
+		if next >= len(s.list) || !c.errCheck(s.list[next], s.errV) {
+			return nil, fmt.Sprintf("the test does not stop when %s fails, so %s may be nil at cleanup", calleeName(c.info, s.call), s.v.Name())
+		}
+		at = next
+	} else if s.errIgnored {
+		return nil, fmt.Sprintf("the error of %s is dropped, so %s may be nil at cleanup", calleeName(c.info, s.call), s.v.Name())
+	}
+	how := "t.Cleanup"
+	if t == "" {
+		how = "defer"
+	}
+	return &rule.Fix{
+		Message: fmt.Sprintf("%s with %s right after it is created", endVerb(s.lc.method), how),
+		Apply: func() {
+			stmt := c.endStmt(s, t)
+			owner := c.pass.Dst(s.owner)
+			list := dstList(owner)
+			if list == nil {
+				return
+			}
+			after := c.pass.Dst(s.list[at]).(dst.Stmt)
+			for i, st := range *list {
+				if st == after {
+					stmt.Decorations().Before = dst.NewLine
+					*list = append((*list)[:i+1], append([]dst.Stmt{stmt}, (*list)[i+1:]...)...)
+					return
+				}
+			}
+		},
+	}, ""
+}
+
+// enclosingNode returns the innermost function node around n.
+func (c *checker) enclosingNode(n ast.Node) ast.Node {
+	var inner ast.Node = c.fn
+	ast.Inspect(c.fn.Body, func(m ast.Node) bool {
+		if m == nil || m.Pos() > n.Pos() || m.End() < n.End() {
+			return false
+		}
+		if lit, ok := m.(*ast.FuncLit); ok {
+			inner = lit
+		}
+		return true
+	})
+	return inner
+}
+
+// errCheck reports whether stmt is `if err != nil { ...; t.Fatal(...) }`
+// (or return, FailNow, Skip, panic): the test stops when err is set.
+func (c *checker) errCheck(stmt ast.Stmt, errV *types.Var) bool {
+	is, ok := stmt.(*ast.IfStmt)
+	if !ok || is.Init != nil {
+		return false
+	}
+	b, ok := ast.Unparen(is.Cond).(*ast.BinaryExpr)
+	if !ok || b.Op != token.NEQ {
+		return false
+	}
+	x, ok := ast.Unparen(b.X).(*ast.Ident)
+	if !ok || c.info.Uses[x] != types.Object(errV) {
+		return false
+	}
+	if y, ok := ast.Unparen(b.Y).(*ast.Ident); !ok || y.Name != "nil" {
+		return false
+	}
+	if len(is.Body.List) == 0 {
+		return false
+	}
+	switch last := is.Body.List[len(is.Body.List)-1].(type) {
+	case *ast.ReturnStmt:
+		return true
+	case *ast.ExprStmt:
+		call, ok := ast.Unparen(last.X).(*ast.CallExpr)
+		if !ok {
+			return false
+		}
+		if match.IsMethod(c.info, call, "testing", "Fatal", "Fatalf", "FailNow", "Skip", "Skipf", "SkipNow") {
+			return true
+		}
+		if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "panic" {
+			return true
+		}
+		if fn := match.Callee(c.info, call); fn != nil && fn.Pkg() != nil && strings.HasSuffix(fn.Pkg().Path(), "testify/require") {
+			return true
+		}
+	}
+	return false
+}
+
+func calleeName(info *types.Info, call *ast.CallExpr) string {
+	if fn := match.Callee(info, call); fn != nil {
+		return match.PkgFuncName(fn)
+	}
+	return "the call"
+}
+
+// endStmt builds the statement that ends the value: t.Cleanup(v.Close),
+// t.Cleanup(func() { v.Close() }), or defer v.Close().
+func (c *checker) endStmt(s *site, t string) dst.Stmt {
+	recv := dst.NewIdent(s.v.Name())
+	var args []dst.Expr
+	if s.lc.ctx {
+		args = []dst.Expr{&dst.CallExpr{Fun: &dst.Ident{Name: "Background", Path: "context"}}}
+	}
+	end := &dst.CallExpr{Fun: &dst.SelectorExpr{X: recv, Sel: dst.NewIdent(s.lc.method)}, Args: args}
+	if t == "" {
+		return &dst.DeferStmt{Call: end}
+	}
+	cleanup := func(arg dst.Expr) dst.Stmt {
+		return &dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Cleanup")}, Args: []dst.Expr{arg}}}
+	}
+	if s.lc.result == "" && !s.lc.ctx {
+		return cleanup(&dst.SelectorExpr{X: dst.NewIdent(s.v.Name()), Sel: dst.NewIdent(s.lc.method)})
+	}
+	var body dst.Stmt = &dst.ExprStmt{X: end}
+	if s.lc.result == "error" && c.reportStyle {
+		// The package's tests fail on a close error: so does the cleanup.
+		body = &dst.IfStmt{
+			Init: &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent("err")}, Tok: token.DEFINE, Rhs: []dst.Expr{end}},
+			Cond: &dst.BinaryExpr{X: dst.NewIdent("err"), Op: token.NEQ, Y: dst.NewIdent("nil")},
+			Body: &dst.BlockStmt{List: []dst.Stmt{&dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Error")}, Args: []dst.Expr{dst.NewIdent("err")}}}}},
+		}
+	}
+	return cleanup(&dst.FuncLit{Type: &dst.FuncType{Params: &dst.FieldList{}}, Body: &dst.BlockStmt{List: []dst.Stmt{body}}})
+}
+
+// dstList returns the statement list of a decorated block or clause.
+func dstList(n dst.Node) *[]dst.Stmt {
+	switch p := n.(type) {
+	case *dst.BlockStmt:
+		return &p.List
+	case *dst.CaseClause:
+		return &p.Body
+	case *dst.CommClause:
+		return &p.Body
+	}
+	return nil
+}
+
+// within reports whether n lies inside outer (which may be nil).
+func within(n ast.Node, outer ast.Node) bool {
+	return outer != nil && outer.Pos() <= n.Pos() && n.End() <= outer.End()
+}
