@@ -127,7 +127,7 @@ func fixRun(opts *options, patterns []string, diff bool, format string) error {
 	if errs == nil || len(res.Changes) > 0 {
 		s := summary(res, diff)
 		if v != nil {
-			s += "; " + verifySummary(v)
+			s += "; " + verifySummary(v, base)
 		}
 		fmt.Fprintln(opts.stderr, s)
 	}
@@ -163,7 +163,7 @@ func summary(res *rewrite.Result, diff bool) string {
 
 // verifySummary says what verification ran, kept and measured:
 // "verified 3 tests: 2 kept, 1 reverted; measured 12.3s → 0.4s".
-func verifySummary(v *rewrite.Verification) string {
+func verifySummary(v *rewrite.Verification, base string) string {
 	kept := 0
 	var before, after time.Duration
 	for _, t := range v.Tests {
@@ -176,6 +176,13 @@ func verifySummary(v *rewrite.Verification) string {
 	s := fmt.Sprintf("verified %s: %d kept, %d reverted", plural(len(v.Tests), "test"), kept, len(v.Tests)-kept)
 	if kept > 0 {
 		s += fmt.Sprintf("; measured %.1fs → %.1fs", before.Seconds(), after.Seconds())
+	}
+	for _, g := range v.Gains {
+		fixes := fmt.Sprintf("%d %s fixes", g.Fixes, g.Rule)
+		if g.Fixes == 1 {
+			fixes = "1 " + g.Rule + " fix"
+		}
+		s += fmt.Sprintf("; with %s, %s kept in %s (%s retried)", strings.Join(g.Companions, ", "), fixes, rel(base, g.Dir), plural(g.Tests, "test"))
 	}
 	return s
 }

@@ -133,7 +133,7 @@ func (o *options) engineConfig(patterns []string) (*rewrite.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := &rewrite.Config{Dir: dir, Patterns: patterns, Tags: o.tags, Rules: selected, Run: o.run}
+	cfg := &rewrite.Config{Dir: dir, Patterns: patterns, Tags: o.tags, Rules: selected, Run: o.run, Lookup: rules.Lookup}
 	cfg.Progress = progress(o.stderr)
 	if o.changedSince != "" {
 		if cfg.Only, err = changedFilter(dir, o.changedSince); err != nil {

@@ -129,3 +129,79 @@ func TestFixVerifyDiff(t *testing.T) {
 		}
 	}
 }
+
+// leakyWorker is a module whose test sleeps and leaves a worker goroutine
+// blocked: wrapped in a bubble alone it dies of the leak ("deadlock: main
+// bubble goroutine has exited but blocked goroutines remain"); with leak's
+// t.Cleanup(w.Close) it passes.
+const leakyWorker = `
+-- go.mod --
+module example.com/comp
+
+go 1.25
+-- worker.go --
+package comp
+
+import "sync/atomic"
+
+// Worker counts the jobs sent to it until it is closed.
+type Worker struct {
+	jobs chan int
+	n    atomic.Int64
+}
+
+// Start starts a worker.
+func Start() *Worker {
+	w := &Worker{jobs: make(chan int)}
+	go func() {
+		for range w.jobs {
+			w.n.Add(1)
+		}
+	}()
+	return w
+}
+
+// Do hands the worker a job.
+func (w *Worker) Do() { w.jobs <- 1 }
+
+// N is the number of jobs done.
+func (w *Worker) N() int64 { return w.n.Load() }
+
+// Close stops the worker.
+func (w *Worker) Close() { close(w.jobs) }
+-- worker_test.go --
+package comp
+
+import (
+	"testing"
+	"time"
+)
+
+func TestWorker(t *testing.T) {
+	w := Start()
+	w.Do()
+	time.Sleep(100 * time.Millisecond)
+	if w.N() != 1 {
+		t.Fatalf("N = %d, want 1", w.N())
+	}
+}
+`
+
+// TestVerifyRetriesWithCompanions: with only the sleep rule, the bubble
+// fails verification; the engine retries the test with leak's fixes (sleep's
+// companion) and keeps the pair, and says so.
+func TestVerifyRetriesWithCompanions(t *testing.T) {
+	dir := testmod.Write(t, leakyWorker)
+	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--rules", "sleep", "--verify", "--verify-count", "1", "./...")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (a diff)\n%s", code, stderr)
+	}
+	for _, want := range []string{"synctest.Test(t, func(t *testing.T) {", "t.Cleanup(w.Close)"} {
+		if !strings.Contains(diff, want) {
+			t.Errorf("diff lacks %q:\n%s", want, diff)
+		}
+	}
+	if !strings.Contains(stderr, "with leak, 1 sleep fix kept in . (1 test retried)") {
+		t.Errorf("stderr does not count the gain:\n%s", stderr)
+	}
+}

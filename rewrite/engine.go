@@ -54,6 +54,10 @@ type Config struct {
 	// files they change.
 	Only func(path string) bool
 
+	// Lookup, if set, finds a rule by name: RunVerified uses it to run a
+	// rule's Companions.
+	Lookup func(name string) *rule.Rule
+
 	// Skip, if set, reports whether to leave alone the fixes of rule in the
 	// test (or function) named test of the package in directory dir;
 	// verification uses it to revert.

@@ -80,6 +80,17 @@ type Verification struct {
 	Tests   []TestRun // each affected test, sorted by directory and name
 	Reverts []Revert  // fixes to take back
 	Rounds  int       // verification rounds run (RunVerified)
+	Gains   []Gain    // what companion rules made possible, by package
+}
+
+// A Gain is what a rule's companions made possible in one package: fixes
+// of Rule that failed alone and passed with the companions' fixes.
+type Gain struct {
+	Dir        string
+	Rule       string
+	Companions []string
+	Fixes      int // Rule's fixes kept with the companions
+	Tests      int // tests retried
 }
 
 // A TestRun is the verification of one top-level test (or benchmark, fuzz
@@ -113,15 +124,38 @@ const maxVerifyRounds = 3
 // verified again). It sets cfg.Speculative, cfg.Skip and cfg.SkipReason.
 // Fixed findings whose tests passed carry Verified, BeforeMs and AfterMs;
 // reverted ones are not fixed, with the reason "reverted: ...".
+//
+// When a rule's fix is taken back in a test and one of the rule's
+// Companions did not run, the affected packages are verified once more
+// with the companions added, their fixes limited to those tests; the
+// Verification's Gains count what that made possible.
 func RunVerified(cfg *Config, opts VerifyOptions) (*Result, *Verification, error) {
+	res, v, err := runVerified(cfg, opts, nil)
+	if err != nil || cfg.Lookup == nil {
+		return res, v, err
+	}
+	return retryWithCompanions(cfg, opts, res, v)
+}
+
+// runVerified is RunVerified without companions. pre, if set, is asked
+// before the reverts whether to leave a fix alone.
+func runVerified(cfg *Config, opts VerifyOptions, pre func(dir, rule, test string) bool) (*Result, *Verification, error) {
 	type key struct{ dir, rule, test string }
 	reverts := map[key]string{}
 	cfg.Speculative = true
 	cfg.Skip = func(dir, rule, test string) bool {
+		if pre != nil && pre(dir, rule, test) {
+			return true
+		}
 		_, ok := reverts[key{dir, rule, topLevel(test)}]
 		return ok
 	}
-	cfg.SkipReason = func(dir, rule, test string) string { return reverts[key{dir, rule, topLevel(test)}] }
+	cfg.SkipReason = func(dir, rule, test string) string {
+		if pre != nil && pre(dir, rule, test) {
+			return "a companion fix, tried only where it may help another rule's fix"
+		}
+		return reverts[key{dir, rule, topLevel(test)}]
+	}
 
 	opts.before = &runCache{m: map[[2]string]result{}}
 	out := &Verification{}

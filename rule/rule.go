@@ -48,6 +48,13 @@ type Rule struct {
 
 	// Run inspects pass.Files and calls pass.Report for each finding.
 	Run func(pass *Pass)
+
+	// Companions names rules whose fixes can make this rule's fixes pass
+	// (leak's closed values and joined goroutines let sleep's bubbles
+	// end). When verification takes back this rule's fix in a test and a
+	// companion did not run, the engine tries that test again with the
+	// companion's fixes too, and keeps them together only if it passes.
+	Companions []string
 }
 
 // A Pass is one run of a rule on one package.
@@ -176,6 +183,13 @@ func Validate(rules []*Rule) error {
 		})
 		if err != nil {
 			return err
+		}
+	}
+	for _, r := range rules {
+		for _, c := range r.Companions {
+			if !names[c] || c == r.Name {
+				return fmt.Errorf("rule %q: companion %q is not another registered rule", r.Name, c)
+			}
 		}
 	}
 	return nil

@@ -104,47 +104,8 @@ func (c *checker) sites(fd *ast.FuncDecl) []*site {
 			return true
 		}
 		for i, st := range list {
-			a, ok := st.(*ast.AssignStmt)
-			if !ok || a.Tok != token.DEFINE || len(a.Rhs) != 1 {
-				continue
-			}
-			call, ok := ast.Unparen(a.Rhs[0]).(*ast.CallExpr)
-			if !ok {
-				continue
-			}
-			if tv, ok := c.info.Types[call.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
-				continue
-			}
-			var errV *types.Var
-			errIgnored := false
-			for _, l := range a.Lhs {
-				id, ok := l.(*ast.Ident)
-				if !ok {
-					continue
-				}
-				t := c.info.TypeOf(l)
-				if t != nil && types.Identical(t, types.Universe.Lookup("error").Type()) {
-					if v, ok := c.info.ObjectOf(id).(*types.Var); ok && id.Name != "_" {
-						errV = v
-					} else {
-						errIgnored = true
-					}
-				}
-			}
-			for _, l := range a.Lhs {
-				id, ok := l.(*ast.Ident)
-				if !ok || id.Name == "_" {
-					continue
-				}
-				v, ok := c.info.Defs[id].(*types.Var)
-				if !ok {
-					continue
-				}
-				lc := c.lifecycleOf(v.Type())
-				if lc == nil {
-					continue
-				}
-				out = append(out, &site{v: v, id: id, stmt: st, list: list, owner: n, idx: i, call: call, errV: errV, errIgnored: errIgnored, lc: lc})
+			for _, d := range c.decls0(st) {
+				c.addSites(&out, d.lhs, d.call, st, list, n, i)
 			}
 		}
 		return true
@@ -162,7 +123,7 @@ type uses struct {
 // checkSite reports s if the test never ends the value.
 func (c *checker) checkSite(s *site) {
 	u := c.usesOf(s)
-	if u.ended || u.owned {
+	if u.ended || u.owned || !c.started(s) {
 		return
 	}
 	d := rule.Diagnostic{
@@ -397,6 +358,23 @@ func (c *checker) enclosingNode(n ast.Node) ast.Node {
 // errCheck reports whether stmt is `if err != nil { ...; t.Fatal(...) }`
 // (or return, FailNow, Skip, panic): the test stops when err is set.
 func (c *checker) errCheck(stmt ast.Stmt, errV *types.Var) bool {
+	// require.NoError(t, err) and require.Nil(t, err) stop the test too.
+	if es, ok := stmt.(*ast.ExprStmt); ok {
+		call, ok := ast.Unparen(es.X).(*ast.CallExpr)
+		if !ok {
+			return false
+		}
+		fn := match.Callee(c.info, call)
+		if fn == nil || fn.Pkg() == nil || !strings.HasSuffix(fn.Pkg().Path(), "testify/require") || (fn.Name() != "NoError" && fn.Name() != "Nil") {
+			return false
+		}
+		for _, a := range call.Args {
+			if id, ok := ast.Unparen(a).(*ast.Ident); ok && c.info.Uses[id] == types.Object(errV) {
+				return true
+			}
+		}
+		return false
+	}
 	is, ok := stmt.(*ast.IfStmt)
 	if !ok || is.Init != nil {
 		return false
@@ -489,4 +467,151 @@ func dstList(n dst.Node) *[]dst.Stmt {
 // within reports whether n lies inside outer (which may be nil).
 func within(n ast.Node, outer ast.Node) bool {
 	return outer != nil && outer.Pos() <= n.Pos() && n.End() <= outer.End()
+}
+
+// startNames are methods that begin a value's lifecycle: a type that has
+// one is running only once the test has called it.
+var startNames = []string{"Start", "Run", "Serve"}
+
+// started reports whether the value is running, as far as the test shows.
+// A type outside the standard library with a Start (Run, Serve) method
+// starts its work there, and its Stop may well block when nothing was
+// started (a send on a channel only the started loop receives): such a
+// value counts as running only if the test calls that method on it.
+func (c *checker) started(s *site) bool {
+	t := s.v.Type()
+	if p, ok := types.Unalias(t).(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	named, ok := types.Unalias(t).(*types.Named)
+	if !ok || named.Obj().Pkg() == nil || match.IsStd(named.Obj().Pkg().Path()) {
+		return true
+	}
+	var starts []string
+	for _, name := range startNames {
+		if obj, _, _ := types.LookupFieldOrMethod(s.v.Type(), true, c.pass.Pkg, name); obj != nil {
+			if _, ok := obj.(*types.Func); ok {
+				starts = append(starts, name)
+			}
+		}
+	}
+	if len(starts) == 0 {
+		return true
+	}
+	called := false
+	ast.Inspect(c.fn.Body, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok || called {
+			return !called
+		}
+		if id, ok := ast.Unparen(sel.X).(*ast.Ident); ok && c.info.Uses[id] == types.Object(s.v) {
+			for _, name := range starts {
+				if sel.Sel.Name == name {
+					called = true
+				}
+			}
+		}
+		return !called
+	})
+	return called
+}
+
+// A declaration is the left-hand names of a short variable declaration
+// or a var spec, and the one call that gives their values.
+type declaration struct {
+	lhs  []ast.Expr
+	call *ast.CallExpr
+}
+
+// decls0 returns the declarations of st whose values come from calls:
+// v, err := f(), var v = f(), var ( a = f(); b = g() ).
+func (c *checker) decls0(st ast.Stmt) []declaration {
+	var out []declaration
+	call := func(e ast.Expr) *ast.CallExpr {
+		call, ok := ast.Unparen(e).(*ast.CallExpr)
+		if !ok {
+			return nil
+		}
+		if tv, ok := c.info.Types[call.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
+			return nil
+		}
+		return call
+	}
+	switch st := st.(type) {
+	case *ast.AssignStmt:
+		if st.Tok == token.DEFINE && len(st.Rhs) == 1 {
+			if cl := call(st.Rhs[0]); cl != nil {
+				out = append(out, declaration{st.Lhs, cl})
+			}
+		}
+	case *ast.DeclStmt:
+		g, ok := st.Decl.(*ast.GenDecl)
+		if !ok || g.Tok != token.VAR {
+			return nil
+		}
+		for _, spec := range g.Specs {
+			vs, ok := spec.(*ast.ValueSpec)
+			if !ok {
+				continue
+			}
+			names := make([]ast.Expr, len(vs.Names))
+			for i, n := range vs.Names {
+				names[i] = n
+			}
+			switch {
+			case len(vs.Values) == 1 && len(vs.Names) > 1:
+				if cl := call(vs.Values[0]); cl != nil {
+					out = append(out, declaration{names, cl})
+				}
+			case len(vs.Values) == len(vs.Names):
+				for i, v := range vs.Values {
+					if cl := call(v); cl != nil {
+						out = append(out, declaration{names[i : i+1], cl})
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// addSites records the names of one declaration whose type has a
+// lifecycle method.
+func (c *checker) addSites(out *[]*site, lhs []ast.Expr, call *ast.CallExpr, st ast.Stmt, list []ast.Stmt, owner ast.Node, idx int) {
+	var errV *types.Var
+	errIgnored := false
+	for _, l := range lhs {
+		id, ok := l.(*ast.Ident)
+		if !ok {
+			continue
+		}
+		t := c.info.TypeOf(l)
+		if t != nil && types.Identical(t, types.Universe.Lookup("error").Type()) {
+			if v, ok := c.info.ObjectOf(id).(*types.Var); ok && id.Name != "_" {
+				errV = v
+			} else {
+				errIgnored = true
+			}
+		}
+	}
+	if len(lhs) == 1 {
+		// A single name: the call's other results (an error) are dropped
+		// only if the call has them, which a one-name declaration cannot.
+		errIgnored = false
+	}
+	for _, l := range lhs {
+		id, ok := l.(*ast.Ident)
+		if !ok || id.Name == "_" {
+			continue
+		}
+		v, ok := c.info.Defs[id].(*types.Var)
+		if !ok {
+			continue
+		}
+		lc := c.lifecycleOf(v.Type())
+		if lc == nil {
+			continue
+		}
+		*out = append(*out, &site{v: v, id: id, stmt: st, list: list, owner: owner, idx: idx, call: call, errV: errV, errIgnored: errIgnored, lc: lc})
+	}
 }

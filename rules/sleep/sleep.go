@@ -25,7 +25,10 @@ var Rule = &rule.Rule{
 	Doc:       doc,
 	Default:   true,
 	Prefilter: prefilter,
-	Run:       run,
+	// A bubble ends only when every goroutine in it has: leak's
+	// cleanups and joins are what let many tests end.
+	Companions: []string{"leak"},
+	Run:        run,
 }
 
 // prefilter: a file that sleeps names Sleep or After.

@@ -27,7 +27,10 @@ var Rule = &rule.Rule{
 	Default:   true,
 	Flags:     newFlags(),
 	Prefilter: prefilter,
-	Run:       run,
+	// A bubble ends only when every goroutine in it has: leak's
+	// cleanups and joins are what let many tests end.
+	Companions: []string{"leak"},
+	Run:        run,
 }
 
 const benchFlag = "wallclock-bench"
