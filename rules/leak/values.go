@@ -610,8 +610,61 @@ func (c *checker) addSites(out *[]*site, lhs []ast.Expr, call *ast.CallExpr, st 
 		}
 		lc := c.lifecycleOf(v.Type())
 		if lc == nil {
+			c.unstoppable(v, id, call)
 			continue
 		}
 		*out = append(*out, &site{v: v, id: id, stmt: st, list: list, owner: owner, idx: idx, call: call, errV: errV, errIgnored: errIgnored, lc: lc})
 	}
+}
+
+// unstoppable reports a value without a lifecycle method made by a
+// package function that always starts a goroutine: nothing the test can
+// call ends that goroutine.
+func (c *checker) unstoppable(v *types.Var, id *ast.Ident, call *ast.CallExpr) {
+	fn := match.Callee(c.info, call)
+	if fn == nil || fn.Pkg() != c.pass.Pkg || !c.alwaysStarts(fn, 0) {
+		return
+	}
+	if _, ok := types.Unalias(v.Type()).Underlying().(*types.Basic); ok {
+		return // a count or a name: not what holds the goroutine
+	}
+	c.pass.Report(rule.Diagnostic{
+		Pos:      id.Pos(),
+		End:      id.End(),
+		Message:  fmt.Sprintf("%s starts a goroutine that outlives the test", fn.Name()),
+		NotFixed: fmt.Sprintf("%s has no Close, Stop or Shutdown method to end it; give it one and end it with t.Cleanup", c.typeName(v.Type())),
+	})
+}
+
+// alwaysStarts reports whether the package function fn starts a goroutine
+// on every call: a go statement, or a call of a package function that
+// always starts one, at the top level of its body (not under a condition).
+func (c *checker) alwaysStarts(fn *types.Func, depth int) bool {
+	fd := c.decls[fn.Origin()]
+	if fd == nil || fd.Body == nil || depth > 2 {
+		return false
+	}
+	for _, st := range fd.Body.List {
+		switch st := st.(type) {
+		case *ast.GoStmt:
+			return true
+		case *ast.ExprStmt, *ast.AssignStmt, *ast.ReturnStmt, *ast.DeclStmt:
+			found := false
+			ast.Inspect(st, func(n ast.Node) bool {
+				if _, ok := n.(*ast.FuncLit); ok {
+					return false
+				}
+				if call, ok := n.(*ast.CallExpr); ok {
+					if callee := match.Callee(c.info, call); callee != nil && callee.Pkg() == c.pass.Pkg && callee.Origin() != fn.Origin() && c.alwaysStarts(callee, depth+1) {
+						found = true
+					}
+				}
+				return !found
+			})
+			if found {
+				return true
+			}
+		}
+	}
+	return false
 }
