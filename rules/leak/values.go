@@ -625,8 +625,15 @@ func (c *checker) unstoppable(v *types.Var, id *ast.Ident, call *ast.CallExpr) {
 	if fn == nil || fn.Pkg() != c.pass.Pkg || !c.alwaysStarts(fn, 0) {
 		return
 	}
-	if _, ok := types.Unalias(v.Type()).Underlying().(*types.Basic); ok {
-		return // a count or a name: not what holds the goroutine
+	// Only a handle of the package's own making holds the goroutine: not
+	// an error, a response or a count.
+	t := types.Unalias(v.Type())
+	if p, ok := t.(*types.Pointer); ok {
+		t = types.Unalias(p.Elem())
+	}
+	named, ok := t.(*types.Named)
+	if !ok || named.Obj().Pkg() != c.pass.Pkg {
+		return
 	}
 	c.pass.Report(rule.Diagnostic{
 		Pos:      id.Pos(),
@@ -636,9 +643,11 @@ func (c *checker) unstoppable(v *types.Var, id *ast.Ident, call *ast.CallExpr) {
 	})
 }
 
-// alwaysStarts reports whether the package function fn starts a goroutine
-// on every call: a go statement, or a call of a package function that
-// always starts one, at the top level of its body (not under a condition).
+// alwaysStarts reports whether the package function fn starts a
+// long-lived goroutine on every call: a go statement of a function literal
+// that loops without end (for { ... } or for range), or a call of a
+// package function that always starts one, at the top level of its body
+// (not under a condition).
 func (c *checker) alwaysStarts(fn *types.Func, depth int) bool {
 	fd := c.decls[fn.Origin()]
 	if fd == nil || fd.Body == nil || depth > 2 {
@@ -647,7 +656,9 @@ func (c *checker) alwaysStarts(fn *types.Func, depth int) bool {
 	for _, st := range fd.Body.List {
 		switch st := st.(type) {
 		case *ast.GoStmt:
-			return true
+			if lit, ok := st.Call.Fun.(*ast.FuncLit); ok && loopsOn(lit.Body) {
+				return true
+			}
 		case *ast.ExprStmt, *ast.AssignStmt, *ast.ReturnStmt, *ast.DeclStmt:
 			found := false
 			ast.Inspect(st, func(n ast.Node) bool {
@@ -664,6 +675,22 @@ func (c *checker) alwaysStarts(fn *types.Func, depth int) bool {
 			if found {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// loopsOn reports whether a goroutine body has a loop at its top level
+// that runs until something else stops it: for { ... } or for range.
+func loopsOn(b *ast.BlockStmt) bool {
+	for _, st := range b.List {
+		switch st := st.(type) {
+		case *ast.ForStmt:
+			if st.Cond == nil {
+				return true
+			}
+		case *ast.RangeStmt:
+			return true
 		}
 	}
 	return false
