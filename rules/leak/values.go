@@ -123,7 +123,7 @@ type uses struct {
 // checkSite reports s if the test never ends the value.
 func (c *checker) checkSite(s *site) {
 	u := c.usesOf(s)
-	if u.ended || u.owned || !c.started(s) {
+	if u.ended || u.owned || !c.started(s) || c.takesT(s.call) {
 		return
 	}
 	d := rule.Diagnostic{
@@ -192,7 +192,20 @@ func (c *checker) usesOf(s *site) uses {
 		if len(stack) == 0 {
 			return true
 		}
-		parent := stack[len(stack)-1]
+		// The value flows through parentheses, type assertions and
+		// conversions unchanged: c.(*conn) returned is c returned.
+		k := len(stack) - 1
+		var child ast.Node = id
+		for k > 0 && flows(c.info, stack[k], child) {
+			child = stack[k]
+			k--
+		}
+		parent := stack[k]
+		if child != ast.Node(id) {
+			if _, ok := parent.(*ast.SelectorExpr); ok {
+				return true // a method or field of the converted value
+			}
+		}
 		switch p := parent.(type) {
 		case *ast.SelectorExpr:
 			if p.X != id {
@@ -319,7 +332,17 @@ func (c *checker) cleanupFix(s *site) (*rule.Fix, string) {
 	if t == "" {
 		how = "defer"
 	}
+	// An interface value from code outside the standard library may be a
+	// test double whose Close panics or blocks ("unimplemented"): only
+	// running the test can tell.
+	unproven := ""
+	if types.IsInterface(s.v.Type()) {
+		if fn := match.Callee(c.info, s.call); fn == nil || fn.Pkg() == nil || !match.IsStd(fn.Pkg().Path()) {
+			unproven = fmt.Sprintf("%s is an interface value made by %s; the analysis cannot see which %s it runs (it may be a test double)", s.v.Name(), calleeName(c.info, s.call), s.lc.method)
+		}
+	}
 	return &rule.Fix{
+		Unproven: unproven,
 		Message: fmt.Sprintf("%s with %s right after it is created", endVerb(s.lc.method), how),
 		Apply: func() {
 			stmt := c.endStmt(s, t)
@@ -690,6 +713,35 @@ func loopsOn(b *ast.BlockStmt) bool {
 				return true
 			}
 		case *ast.RangeStmt:
+			return true
+		}
+	}
+	return false
+}
+
+// takesT reports whether a constructor is given the test's *testing.T (or
+// B, F, TB): a helper that takes t registers the value's end itself, by
+// the common convention (t.Cleanup(srv.Stop) before returning srv), and a
+// second end could fail or panic.
+func (c *checker) takesT(call *ast.CallExpr) bool {
+	for _, a := range call.Args {
+		if match.IsNamed(c.info.TypeOf(a), "testing", "T", "B", "F", "TB") {
+			return true
+		}
+	}
+	return false
+}
+
+// flows reports whether node passes the value of its operand child on
+// unchanged: (x), x.(T), T(x).
+func flows(info *types.Info, node, child ast.Node) bool {
+	switch n := node.(type) {
+	case *ast.ParenExpr:
+		return true
+	case *ast.TypeAssertExpr:
+		return n.X == child
+	case *ast.CallExpr:
+		if tv, ok := info.Types[n.Fun]; ok && tv.IsType() {
 			return true
 		}
 	}
