@@ -343,7 +343,7 @@ func (c *checker) cleanupFix(s *site) (*rule.Fix, string) {
 	}
 	return &rule.Fix{
 		Unproven: unproven,
-		Message: fmt.Sprintf("%s with %s right after it is created", endVerb(s.lc.method), how),
+		Message:  fmt.Sprintf("%s with %s right after it is created", endVerb(s.lc.method), how),
 		Apply: func() {
 			stmt := c.endStmt(s, t)
 			owner := c.pass.Dst(s.owner)
