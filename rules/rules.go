@@ -7,11 +7,14 @@ import (
 
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rules/attemptloop"
+	"github.com/unflake/unflake/rules/freeport"
 	"github.com/unflake/unflake/rules/leak"
 	"github.com/unflake/unflake/rules/parallel"
+	"github.com/unflake/unflake/rules/readiness"
 	"github.com/unflake/unflake/rules/setenv"
 	"github.com/unflake/unflake/rules/sleep"
 	"github.com/unflake/unflake/rules/spawn"
+	"github.com/unflake/unflake/rules/testscope"
 	"github.com/unflake/unflake/rules/wallclock"
 )
 
@@ -30,6 +33,9 @@ func All() []*rule.Rule {
 		wallclock.Rule,
 		setenv.Rule,
 		spawn.Rule,
+		freeport.Rule,
+		testscope.Rule,
+		readiness.Rule,
 		// parallel is opt-in: a test made parallel can expose races in
 		// code that was fine sequentially. It runs after setenv, whose
 		// removals can leave a test free to run in parallel.

@@ -1,0 +1,632 @@
+package freeport
+
+import (
+	_ "embed"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/dave/dst"
+	"github.com/dave/dst/dstutil"
+
+	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule"
+)
+
+//go:embed doc.md
+var doc string
+
+// Rule makes tests listen on a port the system picks.
+var Rule = &rule.Rule{
+	Name:      "freeport",
+	Doc:       doc,
+	Default:   true,
+	Prefilter: prefilter,
+	Run:       run,
+}
+
+// Every shape the rule reports names one of these functions or methods.
+func prefilter(src []byte) bool {
+	return rule.ContainsAny(src, "Listen")
+}
+
+// A site is a call that listens on a constant address with a fixed port.
+type site struct {
+	file *ast.File
+	fd   *ast.FuncDecl // the function holding the call
+	call *ast.CallExpr
+	arg  ast.Expr // the address argument, or nil for an http.Server's Addr
+	addr string
+	host string
+	port string
+	what string // the listening function, for messages: "net.Listen"
+	http bool   // an http shape: reported, never rewritten
+}
+
+type checker struct {
+	pass  *rule.Pass
+	info  *types.Info
+	sites []*site
+}
+
+func run(pass *rule.Pass) {
+	c := &checker{pass: pass, info: pass.TypesInfo}
+	for _, f := range pass.Files {
+		name := pass.Fset.File(f.Pos()).Name()
+		if !strings.HasSuffix(name, "_test.go") || ast.IsGenerated(f) {
+			continue
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+				c.findSites(f, fd)
+			}
+		}
+	}
+	for _, s := range c.sites {
+		c.report(s)
+	}
+}
+
+// findSites records the fixed-port listens of fd.
+func (c *checker) findSites(f *ast.File, fd *ast.FuncDecl) {
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		s := &site{file: f, fd: fd, call: call}
+		switch {
+		case match.IsPkgFunc(c.info, call, "net", "Listen", "ListenPacket") && len(call.Args) == 2,
+			match.IsPkgFunc(c.info, call, "crypto/tls", "Listen") && len(call.Args) == 3:
+			s.arg = call.Args[1]
+		case match.IsPkgFunc(c.info, call, "net/http", "ListenAndServe", "ListenAndServeTLS") && len(call.Args) > 0:
+			s.arg, s.http = call.Args[0], true
+		case match.IsMethod(c.info, call, "net/http", "ListenAndServe", "ListenAndServeTLS"):
+			sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+			if !ok || !match.IsNamed(c.info.TypeOf(sel.X), "net/http", "Server") {
+				return true
+			}
+			s.arg, s.http = c.serverAddr(fd, sel.X), true
+			if s.arg == nil {
+				return true
+			}
+		default:
+			return true
+		}
+		addr, ok := match.ConstString(c.info, s.arg)
+		if !ok {
+			return true // a computed address: nothing to prove
+		}
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil || port == "" || port == "0" {
+			return true
+		}
+		s.addr, s.host, s.port = addr, host, port
+		s.what = match.PkgFuncName(match.Callee(c.info, call))
+		c.sites = append(c.sites, s)
+		return true
+	})
+}
+
+// serverAddr returns the Addr field's value of the http.Server literal x
+// is, points to, or (for a variable) was given in fd, or nil.
+func (c *checker) serverAddr(fd *ast.FuncDecl, x ast.Expr) ast.Expr {
+	lit := serverLit(x)
+	if lit == nil {
+		id, ok := ast.Unparen(x).(*ast.Ident)
+		if !ok {
+			return nil
+		}
+		v, _ := c.info.Uses[id].(*types.Var)
+		if v == nil {
+			return nil
+		}
+		// The variable's literal, where the function gives it one.
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			if as, ok := n.(*ast.AssignStmt); ok && len(as.Lhs) == len(as.Rhs) {
+				for i, l := range as.Lhs {
+					if lid, ok := l.(*ast.Ident); ok && c.info.ObjectOf(lid) == v {
+						if l := serverLit(as.Rhs[i]); l != nil {
+							lit = l
+						}
+					}
+				}
+			}
+			return true
+		})
+		if lit == nil {
+			return nil
+		}
+	}
+	for _, e := range lit.Elts {
+		if kv, ok := e.(*ast.KeyValueExpr); ok {
+			if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "Addr" {
+				return kv.Value
+			}
+		}
+	}
+	return nil
+}
+
+// serverLit returns the composite literal x is or points to (&T{...}), or
+// nil.
+func serverLit(x ast.Expr) *ast.CompositeLit {
+	x = ast.Unparen(x)
+	if u, ok := x.(*ast.UnaryExpr); ok && u.Op == token.AND {
+		x = ast.Unparen(u.X)
+	}
+	lit, _ := x.(*ast.CompositeLit)
+	return lit
+}
+
+// report reports s, with a fix where every use of its port can follow the
+// listener.
+func (c *checker) report(s *site) {
+	d := rule.Diagnostic{
+		Pos:     s.call.Pos(),
+		End:     s.call.End(),
+		Message: fmt.Sprintf("%s on the fixed address %q fails when another process, or another copy of the suite, holds port %s", s.what, s.addr, s.port),
+	}
+	if s.http {
+		d.NotFixed = "listen with net.Listen on port 0 and serve on the listener; dial ln.Addr().String()"
+		c.pass.Report(d)
+		return
+	}
+	fix, why := c.plan(s)
+	if why != "" {
+		d.NotFixed = why
+	} else {
+		d.Fix = fix
+	}
+	c.pass.Report(d)
+}
+
+// A use is a constant expression that mentions the port.
+type use struct {
+	expr  ast.Expr
+	value string
+	stack []ast.Node // the nodes enclosing expr, outermost first
+}
+
+// plan returns the fix for s, or why there is none.
+func (c *checker) plan(s *site) (*rule.Fix, string) {
+	if _, err := strconv.Atoi(s.port); err != nil {
+		return nil, fmt.Sprintf("the port %q is a service name, whose other uses the rule cannot find", s.port)
+	}
+	// An address another package declares is one its code may use.
+	if obj := constObj(c.info, s.arg); obj != nil && obj.Pkg() != c.pass.Pkg {
+		return nil, fmt.Sprintf("the address is the constant %s.%s, which the code under test may use too", obj.Pkg().Name(), obj.Name())
+	}
+
+	// The variable holding the listener, if any.
+	var ln *types.Var
+	match.WithStack(s.fd.Body, func(n ast.Node, stack []ast.Node) bool {
+		if n != s.call || len(stack) == 0 {
+			return true
+		}
+		switch p := stack[len(stack)-1].(type) {
+		case *ast.AssignStmt:
+			if len(p.Rhs) == 1 && p.Rhs[0] == n && len(p.Lhs) > 0 {
+				if id, ok := p.Lhs[0].(*ast.Ident); ok {
+					ln, _ = c.info.ObjectOf(id).(*types.Var)
+				}
+			}
+		case *ast.ValueSpec:
+			if len(p.Values) == 1 && p.Values[0] == n && len(p.Names) > 0 {
+				ln, _ = c.info.ObjectOf(p.Names[0]).(*types.Var)
+			}
+		}
+		return false
+	})
+	if ln != nil && ln.Name() == "_" {
+		ln = nil
+	}
+	method := "Addr"
+	if match.IsPkgFunc(c.info, s.call, "net", "ListenPacket") {
+		method = "LocalAddr"
+	}
+	lnWhy := ""
+	switch {
+	case ln == nil:
+		lnWhy = "the listener is not kept in a variable, so the test's later uses of the address cannot follow it"
+	case match.IsPackageLevel(ln):
+		lnWhy = fmt.Sprintf("the listener is kept in the package-level variable %s, which other code may change", ln.Name())
+	case c.assignments(s.fd, ln) != 1:
+		lnWhy = fmt.Sprintf("%s is assigned more than once, so %s.%s() may name another listener", ln.Name(), ln.Name(), method)
+	}
+
+	// Every mention of the port in the function must be the listen's
+	// argument or a use the fix points at the listener.
+	type edit struct {
+		expr           ast.Expr
+		prefix, suffix string
+	}
+	var edits []edit
+	for _, u := range c.uses(s.fd, s.port) {
+		if s.arg.Pos() <= u.expr.Pos() && u.expr.End() <= s.arg.End() {
+			continue // the address the fix replaces
+		}
+		if c.inServerAddr(u) {
+			// http.Server's Addr only matters to ListenAndServe, a site
+			// of its own.
+			continue
+		}
+		if why := c.contract(u); why != "" {
+			return nil, why
+		}
+		e := edit{expr: u.expr}
+		switch {
+		case u.value == s.addr && isConstName(c.info, u.expr, true):
+		case isLit(u.expr):
+			var ok bool
+			e.prefix, e.suffix, ok = splitURL(u.value, s.addr, s.port)
+			if !ok {
+				return nil, fmt.Sprintf("the test uses port %s in %s, which the rule cannot point at the listener", s.port, strconv.Quote(u.value))
+			}
+		case !isString(c.info.TypeOf(u.expr)):
+			return nil, fmt.Sprintf("the test uses port %s as a number, which the rule cannot point at the listener", s.port)
+		default:
+			return nil, fmt.Sprintf("the test uses port %s in %s, which the rule cannot point at the listener", s.port, types.ExprString(u.expr))
+		}
+		if u.expr.Pos() < s.call.End() {
+			return nil, fmt.Sprintf("the test uses the address in %s before it listens", types.ExprString(u.expr))
+		}
+		if lnWhy != "" {
+			return nil, lnWhy
+		}
+		if !c.resolves(ln, u.expr.Pos()) {
+			return nil, fmt.Sprintf("%s is not in scope where the test uses the address in %s", ln.Name(), types.ExprString(u.expr))
+		}
+		edits = append(edits, e)
+	}
+
+	// Outside the function the port is another test's business only when
+	// that test listens on it itself.
+	if why := c.elsewhere(s); why != "" {
+		return nil, why
+	}
+	if ln != nil && len(edits) > 0 {
+		if obj, _, _ := types.LookupFieldOrMethod(ln.Type(), true, ln.Pkg(), method); obj == nil {
+			return nil, fmt.Sprintf("%s has no %s method to name the listener's address", ln.Name(), method)
+		}
+	}
+
+	newAddr := net.JoinHostPort(s.host, "0")
+	msg := fmt.Sprintf("listen on %q, a port the system picks", newAddr)
+	if len(edits) > 0 {
+		msg += fmt.Sprintf(", and use %s.%s().String() where the test used the address", ln.Name(), method)
+	}
+	return &rule.Fix{
+		Message: msg,
+		Apply: func() {
+			lit := &dst.BasicLit{Kind: token.STRING, Value: strconv.Quote(newAddr)}
+			repl := map[dst.Node]dst.Node{c.pass.Dst(s.arg): lit}
+			for _, e := range edits {
+				var n dst.Expr = addrCall(ln.Name(), method)
+				if e.prefix != "" {
+					n = &dst.BinaryExpr{X: strLit(e.prefix), Op: token.ADD, Y: n}
+				}
+				if e.suffix != "" {
+					n = &dst.BinaryExpr{X: n, Op: token.ADD, Y: strLit(e.suffix)}
+				}
+				repl[c.pass.Dst(e.expr)] = n
+			}
+			dstutil.Apply(c.pass.Dst(s.fd.Body), func(cur *dstutil.Cursor) bool {
+				old := cur.Node()
+				if n, ok := repl[old]; ok {
+					// Comments around the old expression stay with its
+					// replacement.
+					n.Decorations().Before = old.Decorations().Before
+					n.Decorations().After = old.Decorations().After
+					n.Decorations().Start = old.Decorations().Start
+					n.Decorations().End = old.Decorations().End
+					cur.Replace(n)
+					return false
+				}
+				return true
+			}, nil)
+		},
+	}, ""
+}
+
+// resolves reports whether v's name at pos names v.
+func (c *checker) resolves(v *types.Var, pos token.Pos) bool {
+	scope := c.pass.Pkg.Scope().Innermost(pos)
+	if scope == nil {
+		return false
+	}
+	_, obj := scope.LookupParent(v.Name(), pos)
+	return obj == types.Object(v)
+}
+
+// addrCall builds ln.Addr().String() (ln.LocalAddr().String() for a
+// packet connection).
+func addrCall(ln, method string) *dst.CallExpr {
+	return &dst.CallExpr{Fun: &dst.SelectorExpr{
+		X:   &dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent(ln), Sel: dst.NewIdent(method)}},
+		Sel: dst.NewIdent("String"),
+	}}
+}
+
+func strLit(s string) *dst.BasicLit {
+	return &dst.BasicLit{Kind: token.STRING, Value: strconv.Quote(s)}
+}
+
+// splitURL splits v, a URL that holds addr as its host and port, around
+// the address: "http://localhost:8080/x" gives "http://" and "/x". The
+// port must appear nowhere else in v.
+func splitURL(v, addr, port string) (prefix, suffix string, ok bool) {
+	i := strings.Index(v, addr)
+	if i < 0 || strings.Count(v, addr) != 1 {
+		return "", "", false
+	}
+	prefix, suffix = v[:i], v[i+len(addr):]
+	if !strings.HasSuffix(prefix, "://") || !(suffix == "" || strings.ContainsAny(suffix[:1], "/?#")) {
+		return "", "", false
+	}
+	if hasPort(prefix, port) || hasPort(suffix, port) {
+		return "", "", false
+	}
+	return prefix, suffix, true
+}
+
+// hasPort reports whether s holds port as a number of its own: "8080" is
+// in "localhost:8080" but not in "18080".
+func hasPort(s, port string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], port)
+		if j < 0 {
+			return false
+		}
+		j += i
+		before := j == 0 || !isDigit(s[j-1])
+		after := j+len(port) == len(s) || !isDigit(s[j+len(port)])
+		if before && after {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func isDigit(b byte) bool { return '0' <= b && b <= '9' }
+
+// uses returns the constant expressions of root that mention port: string
+// constants holding it, integer constants equal to it. A sum of strings is
+// looked into, so in "http://"+addr the use is addr. Constant
+// declarations are not uses; the names they declare are, where they
+// appear.
+func (c *checker) uses(root ast.Node, port string) []use {
+	n, _ := strconv.Atoi(port)
+	var out []use
+	match.WithStack(root, func(node ast.Node, stack []ast.Node) bool {
+		if gd, ok := node.(*ast.GenDecl); ok && gd.Tok == token.CONST {
+			return false
+		}
+		e, ok := node.(ast.Expr)
+		if !ok {
+			return true
+		}
+		tv, ok := c.info.Types[e]
+		if !ok || tv.Value == nil {
+			return true
+		}
+		if b, ok := ast.Unparen(e).(*ast.BinaryExpr); ok && b.Op == token.ADD && isString(tv.Type) {
+			return true // look at the operands
+		}
+		if _, ok := e.(*ast.ParenExpr); ok {
+			return true
+		}
+		if v, ok := match.ConstString(c.info, e); ok {
+			if hasPort(v, port) {
+				out = append(out, use{expr: e, value: v, stack: append([]ast.Node(nil), stack...)})
+			}
+		} else if i, ok := match.ConstInt(c.info, e); ok && i == int64(n) {
+			out = append(out, use{expr: e, value: port, stack: append([]ast.Node(nil), stack...)})
+		}
+		return false
+	})
+	return out
+}
+
+func isString(t types.Type) bool {
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&types.IsString != 0
+}
+
+// context returns the node holding u's value once it leaves the sums and
+// parentheses it is part of, and the child it holds.
+func context(u use) (parent, child ast.Node) {
+	child = u.expr
+	for i := len(u.stack) - 1; i >= 0; i-- {
+		switch p := u.stack[i].(type) {
+		case *ast.ParenExpr:
+		case *ast.BinaryExpr:
+			if p.Op != token.ADD {
+				return p, child
+			}
+		default:
+			return p, child
+		}
+		child = u.stack[i]
+	}
+	return nil, child
+}
+
+// contract returns why u makes the fixed port part of what the test
+// checks or configures, or "".
+func (c *checker) contract(u use) string {
+	parent, child := context(u)
+	switch p := parent.(type) {
+	case *ast.BinaryExpr:
+		if p.Op == token.EQL || p.Op == token.NEQ {
+			return fmt.Sprintf("the test compares against %s, so the fixed port is part of what it checks", types.ExprString(u.expr))
+		}
+	case *ast.CaseClause:
+		return fmt.Sprintf("the test compares against %s, so the fixed port is part of what it checks", types.ExprString(u.expr))
+	case *ast.CallExpr:
+		if fn := match.Callee(c.info, p); fn != nil && fn.Pkg() != nil && child != p.Fun && isComparison(fn) {
+			return fmt.Sprintf("the test asserts on %s with %s, so the fixed port is part of what it checks", types.ExprString(u.expr), match.PkgFuncName(fn))
+		}
+	case *ast.KeyValueExpr:
+		if child == p.Value && c.isStructLit(u, p) {
+			return fmt.Sprintf("the test passes %s to a configuration field %s that the code under test reads, and that code would keep the fixed port", types.ExprString(u.expr), types.ExprString(p.Key))
+		}
+	case *ast.CompositeLit:
+		if isStruct(c.info.TypeOf(p)) {
+			return fmt.Sprintf("the test passes %s in a struct that the code under test reads, and that code would keep the fixed port", types.ExprString(u.expr))
+		}
+	case *ast.AssignStmt:
+		for _, l := range p.Lhs {
+			if sel, ok := l.(*ast.SelectorExpr); ok {
+				if s := c.info.Selections[sel]; s != nil && s.Kind() == types.FieldVal {
+					return fmt.Sprintf("the test assigns %s to the field %s that the code under test reads, and that code would keep the fixed port", types.ExprString(u.expr), types.ExprString(l))
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// isStructLit reports whether kv, an element around u, is a field of a
+// struct literal.
+func (c *checker) isStructLit(u use, kv *ast.KeyValueExpr) bool {
+	for i := len(u.stack) - 1; i > 0; i-- {
+		if u.stack[i] == kv {
+			lit, ok := u.stack[i-1].(*ast.CompositeLit)
+			return ok && isStruct(c.info.TypeOf(lit))
+		}
+	}
+	return false
+}
+
+func isStruct(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	_, ok := t.Underlying().(*types.Struct)
+	return ok
+}
+
+// isComparison reports whether fn compares its arguments: an assertion
+// library's function, reflect.DeepEqual, or a string or byte comparison.
+func isComparison(fn *types.Func) bool {
+	path := fn.Pkg().Path()
+	switch {
+	case match.IsAssertion(path, fn.Name()):
+		return true
+	case path == "reflect" && fn.Name() == "DeepEqual":
+		return true
+	case path == "strings" || path == "bytes":
+		switch fn.Name() {
+		case "Contains", "HasPrefix", "HasSuffix", "EqualFold", "Equal", "Compare", "Index":
+			return true
+		}
+	}
+	return false
+}
+
+// inServerAddr reports whether u is the Addr field of an http.Server
+// literal.
+func (c *checker) inServerAddr(u use) bool {
+	parent, child := context(u)
+	kv, ok := parent.(*ast.KeyValueExpr)
+	if !ok || child != kv.Value || len(u.stack) < 2 {
+		return false
+	}
+	for i := len(u.stack) - 1; i >= 0; i-- {
+		if u.stack[i] == kv && i > 0 {
+			lit, ok := u.stack[i-1].(*ast.CompositeLit)
+			return ok && match.IsNamed(c.info.TypeOf(lit), "net/http", "Server")
+		}
+	}
+	return false
+}
+
+// elsewhere returns why the port's mentions outside s's function stop the
+// fix: a helper that listens and a test that dials, or code of the
+// package that uses the port, would part.
+func (c *checker) elsewhere(s *site) string {
+	for _, f := range c.pass.AllFiles {
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d == s.fd || d.Body == nil || len(c.uses(d.Body, s.port)) == 0 || c.listensOn(d, s.port) {
+					continue
+				}
+				return fmt.Sprintf("port %s also appears in %s, which may reach the listener this call opens", s.port, d.Name.Name)
+			case *ast.GenDecl:
+				if d.Tok == token.VAR && len(c.uses(d, s.port)) > 0 {
+					return fmt.Sprintf("port %s also appears in a package-level variable", s.port)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// listensOn reports whether fd has a listen site of its own on port.
+func (c *checker) listensOn(fd *ast.FuncDecl, port string) bool {
+	for _, s := range c.sites {
+		if s.fd == fd && s.port == port {
+			return true
+		}
+	}
+	return false
+}
+
+// assignments counts the statements of fd that give v a value.
+func (c *checker) assignments(fd *ast.FuncDecl, v *types.Var) int {
+	n := 0
+	ast.Inspect(fd.Body, func(node ast.Node) bool {
+		switch node := node.(type) {
+		case *ast.AssignStmt:
+			for _, l := range node.Lhs {
+				if id, ok := l.(*ast.Ident); ok && c.info.ObjectOf(id) == v {
+					n++
+				}
+			}
+		case *ast.ValueSpec:
+			for _, id := range node.Names {
+				if c.info.ObjectOf(id) == v && len(node.Values) > 0 {
+					n++
+				}
+			}
+		case *ast.UnaryExpr:
+			if id, ok := ast.Unparen(node.X).(*ast.Ident); ok && node.Op == token.AND && c.info.ObjectOf(id) == v {
+				n += 2 // its address escapes: anything may assign it
+			}
+		}
+		return true
+	})
+	return n
+}
+
+// constObj returns the named constant e is, or nil.
+func constObj(info *types.Info, e ast.Expr) *types.Const {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		c, _ := info.Uses[e].(*types.Const)
+		return c
+	case *ast.SelectorExpr:
+		c, _ := info.Uses[e.Sel].(*types.Const)
+		return c
+	}
+	return nil
+}
+
+// isConstName reports whether e is a string literal or names a constant.
+func isConstName(info *types.Info, e ast.Expr, lit bool) bool {
+	return constObj(info, e) != nil || lit && isLit(e)
+}
+
+func isLit(e ast.Expr) bool {
+	b, ok := ast.Unparen(e).(*ast.BasicLit)
+	return ok && b.Kind == token.STRING
+}

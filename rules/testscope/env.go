@@ -1,0 +1,268 @@
+package testscope
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strconv"
+
+	"github.com/dave/dst"
+
+	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule"
+)
+
+// A key identifies an environment variable name in the code: a constant,
+// or a variable; "" when unknown.
+type key string
+
+func (c *checker) keyOf(e ast.Expr) key {
+	if s, ok := match.ConstString(c.info, e); ok {
+		return key("c:" + s)
+	}
+	if v := c.used(e); v != nil {
+		return key(fmt.Sprintf("v:%p", v))
+	}
+	return ""
+}
+
+// An envWrite is a change to the process environment in a scope: a call,
+// or a package function named there that makes one.
+type envWrite struct {
+	node ast.Node // the call, or the identifier of the function
+	k    key
+	all  bool // os.Clearenv, or a name the analysis cannot tell
+}
+
+func (w envWrite) touches(k key) bool {
+	return w.all || k == "" || w.k == k
+}
+
+// envWrites returns the environment writes in root (closures included),
+// following the package functions it names.
+func (c *checker) envWrites(root ast.Node, seen map[*types.Func]bool, fn string) []envWrite {
+	var out []envWrite
+	ast.Inspect(root, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.Ident:
+			if f, ok := c.info.Uses[n].(*types.Func); ok {
+				for _, w := range c.funcWrites(f.Origin(), seen) {
+					w.node = n
+					out = append(out, w)
+				}
+			}
+		case *ast.CallExpr:
+			switch {
+			case match.IsPkgFunc(c.info, n, "os", "Setenv", "Unsetenv") || match.IsPkgFunc(c.info, n, "syscall", "Setenv", "Unsetenv"):
+				w := envWrite{node: n}
+				if len(n.Args) > 0 {
+					w.k = c.keyOf(n.Args[0])
+				}
+				// Inside another function a variable key is not the
+				// caller's variable.
+				if w.k == "" || fn != "" && w.k[0] == 'v' {
+					w.all = true
+				}
+				out = append(out, w)
+			case match.IsPkgFunc(c.info, n, "os", "Clearenv") || match.IsPkgFunc(c.info, n, "syscall", "Clearenv"):
+				out = append(out, envWrite{node: n, all: true})
+			}
+		}
+		return true
+	})
+	return out
+}
+
+func (c *checker) funcWrites(fn *types.Func, seen map[*types.Func]bool) []envWrite {
+	if ws, ok := c.memo[fn]; ok {
+		return ws
+	}
+	fd := c.decls[fn]
+	if fd == nil || fd.Body == nil || seen[fn] {
+		return nil
+	}
+	seen[fn] = true
+	ws := c.envWrites(fd.Body, seen, fn.Name())
+	delete(seen, fn)
+	c.memo[fn] = ws
+	return ws
+}
+
+// A setenv is an os.Setenv statement of a scope.
+type setenv struct {
+	site
+	call  *ast.CallExpr
+	k     key
+	ifErr bool // if err := os.Setenv(...); err != nil { ... }
+}
+
+// env rewrites os.Setenv to t.Setenv and reports os.Unsetenv.
+func (c *checker) env(sc *scope, sites []site) {
+	var sets []*setenv
+	for _, s := range sites {
+		switch st := s.stmt.(type) {
+		case *ast.ExprStmt:
+			call, ok := ast.Unparen(st.X).(*ast.CallExpr)
+			if !ok {
+				continue
+			}
+			if match.IsPkgFunc(c.info, call, "os", "Setenv") && len(call.Args) == 2 {
+				sets = append(sets, &setenv{site: s, call: call, k: c.keyOf(call.Args[0])})
+			}
+			if match.IsPkgFunc(c.info, call, "os", "Unsetenv") && len(call.Args) == 1 {
+				c.pass.Report(rule.Diagnostic{
+					Pos:      call.Pos(),
+					End:      call.End(),
+					Message:  fmt.Sprintf("os.Unsetenv(%s) changes the environment of every later test", c.text(call.Args[0])),
+					NotFixed: "unsetting is not scoped to the test; t.Setenv(k, \"\") empties it for the test",
+				})
+			}
+		case *ast.IfStmt:
+			call := callOfStmt(st)
+			if call != nil && match.IsPkgFunc(c.info, call, "os", "Setenv") && len(call.Args) == 2 && c.errIf(st, call) != nil {
+				sets = append(sets, &setenv{site: s, call: call, k: c.keyOf(call.Args[0]), ifErr: true})
+			}
+		}
+	}
+	if len(sets) == 0 {
+		return
+	}
+	writes := c.envWrites(sc.body, map[*types.Func]bool{}, "")
+	mine := map[ast.Node]bool{}
+	for _, s := range sets {
+		mine[s.call] = true
+	}
+	// The restores, each claimed by the first os.Setenv of its name.
+	type restore struct {
+		stmt    ast.Stmt
+		call    *ast.CallExpr
+		capture *capture
+	}
+	restores := map[*setenv][]restore{}
+	claimed := map[ast.Stmt]bool{}
+	for _, s := range sets {
+		list := match.StmtList(s.parent)
+		idx := indexOf(list, s.stmt)
+		for _, st := range list {
+			if claimed[st] {
+				continue
+			}
+			call := c.restoreCall(st)
+			if call == nil || len(call.Args) == 0 || s.k == "" || c.keyOf(call.Args[0]) != s.k {
+				continue
+			}
+			r := restore{stmt: st, call: call}
+			switch {
+			case match.IsPkgFunc(c.info, call, "os", "Unsetenv") && len(call.Args) == 1:
+			case match.IsPkgFunc(c.info, call, "os", "Setenv") && len(call.Args) == 2:
+				old := c.used(call.Args[1])
+				if old == nil {
+					continue
+				}
+				r.capture = c.findCapture(list, idx, old, func(call *ast.CallExpr) bool {
+					return match.IsPkgFunc(c.info, call, "os", "Getenv", "LookupEnv") && len(call.Args) == 1 && c.keyOf(call.Args[0]) == s.k
+				})
+				if r.capture == nil {
+					continue
+				}
+			default:
+				continue
+			}
+			claimed[st] = true
+			mine[call] = true
+			restores[s] = append(restores[s], r)
+		}
+	}
+	for _, s := range sets {
+		name := c.text(s.call.Args[0])
+		d := rule.Diagnostic{
+			Pos:     s.call.Pos(),
+			End:     s.call.End(),
+			Message: fmt.Sprintf("os.Setenv(%s, ...) changes the environment of every later test", name),
+		}
+		var why string
+		for _, w := range writes {
+			if !mine[w.node] && w.touches(s.k) {
+				why = fmt.Sprintf("the test also changes %s in a way the rule does not recognise as a restore", name)
+				break
+			}
+		}
+		var dels []ast.Stmt
+		var delNodes []ast.Node
+		for _, r := range restores[s] {
+			dels = append(dels, r.stmt)
+			if r.capture != nil {
+				more, ok := c.removable(r.capture, r.stmt)
+				if !ok {
+					why = "the value saved for the restore is needed elsewhere"
+				}
+				dels = append(dels, more...)
+			}
+		}
+		for _, st := range dels {
+			delNodes = append(delNodes, c.deletes(s.parent, st)...)
+		}
+		switch {
+		case why != "":
+		case sc.inParallel():
+			why = "the test runs in parallel; t.Setenv would panic"
+		case !c.atLeast("go1.17"):
+			why = c.tooOld("t.Setenv", "go1.17")
+		case !c.resolves(sc.t.Name(), s.stmt.Pos(), sc.t):
+			why = fmt.Sprintf("%s does not name the test's %s here", sc.t.Name(), types.TypeString(sc.t.Type(), types.RelativeTo(c.pass.Pkg)))
+		}
+		if why != "" {
+			d.NotFixed = why
+			c.pass.Report(d)
+			continue
+		}
+		msg := fmt.Sprintf("use t.Setenv, which restores %s when the test ends", name)
+		if len(restores[s]) > 0 {
+			msg += "; remove the restore"
+		}
+		s, t := s, sc.t.Name()
+		if s.ifErr {
+			delNodes = append(delNodes, s.stmt.(*ast.IfStmt).Body)
+		}
+		d.Fix = &rule.Fix{
+			Message: msg,
+			Deletes: delNodes,
+			Apply: func() {
+				call := c.pass.Dst(s.call).(*dst.CallExpr)
+				call.Fun = &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Setenv")}
+				if s.ifErr {
+					// t.Setenv fails the test itself.
+					old := c.pass.Dst(s.stmt).(*dst.IfStmt)
+					es := &dst.ExprStmt{X: call}
+					es.Decs.NodeDecs = old.Decs.NodeDecs
+					c.replaceStmt(s.parent, s.stmt, es)
+				}
+				c.deleteStmts(s.parent, dels...)
+			},
+		}
+		c.pass.Report(d)
+	}
+}
+
+func indexOf(list []ast.Stmt, st ast.Stmt) int {
+	for i, s := range list {
+		if s == st {
+			return i
+		}
+	}
+	return -1
+}
+
+// text returns the source of e, shortened to a constant's value when it is
+// one.
+func (c *checker) text(e ast.Expr) string {
+	if s, ok := match.ConstString(c.info, e); ok {
+		if _, lit := e.(*ast.BasicLit); lit {
+			return strconv.Quote(s)
+		}
+	}
+	return types.ExprString(e)
+}
+
+var _ = token.ASSIGN

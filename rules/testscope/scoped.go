@@ -1,0 +1,357 @@
+package testscope
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+
+	"github.com/dave/dst"
+
+	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule"
+)
+
+// tempDirs rewrites os.MkdirTemp("", p) removed at the end of the test to
+// t.TempDir(), and reports os.TempDir() used by a test.
+func (c *checker) tempDirs(sc *scope, sites []site) {
+	parents := map[ast.Node]bool{}
+	for _, s := range sites {
+		a, ok := s.stmt.(*ast.AssignStmt)
+		if !ok || len(a.Lhs) != 2 || len(a.Rhs) != 1 {
+			continue
+		}
+		call, ok := ast.Unparen(a.Rhs[0]).(*ast.CallExpr)
+		if !ok || len(call.Args) != 2 || !(match.IsPkgFunc(c.info, call, "os", "MkdirTemp") || match.IsPkgFunc(c.info, call, "io/ioutil", "TempDir")) {
+			continue
+		}
+		if !c.defaultTempRoot(call.Args[0]) {
+			continue // the test chose where the directory lives
+		}
+		parents[call.Args[0]] = true
+		dirID, ok := a.Lhs[0].(*ast.Ident)
+		if !ok || dirID.Name == "_" {
+			continue
+		}
+		dir, _ := c.info.ObjectOf(dirID).(*types.Var)
+		list := match.StmtList(s.parent)
+		idx := indexOf(list, s.stmt)
+		// The directory is removed at the end: defer os.RemoveAll(dir).
+		var remove ast.Stmt
+		for _, st := range list[idx+1:] {
+			if rc := c.restoreCall(st); rc != nil && len(rc.Args) == 1 && match.IsPkgFunc(c.info, rc, "os", "RemoveAll") && c.used(rc.Args[0]) == dir {
+				remove = st
+				break
+			}
+		}
+		if remove == nil {
+			continue // never removed: it may be meant to outlive the test
+		}
+		if !c.reads(c.fd.Body, dir, []ast.Node{s.stmt, remove}) {
+			continue // only removed: there is nothing to scope
+		}
+		d := rule.Diagnostic{
+			Pos:     call.Pos(),
+			End:     call.End(),
+			Message: fmt.Sprintf("%s creates a directory the test must remove itself", types.ExprString(call.Fun)),
+		}
+		dels := []ast.Stmt{remove}
+		var why string
+		if !isBlank(a.Lhs[1]) {
+			errV, _ := c.info.ObjectOf(a.Lhs[1].(*ast.Ident)).(*types.Var)
+			var check ast.Stmt
+			if idx+1 < len(list) && errV != nil && c.errCheck(list[idx+1], errV) {
+				check = list[idx+1]
+				dels = append(dels, check)
+			}
+			skip := []ast.Node{s.stmt}
+			if check != nil {
+				skip = append(skip, check)
+			}
+			readElsewhere := errV != nil && c.reads(c.fd.Body, errV, skip)
+			definedHere := c.info.Defs[a.Lhs[1].(*ast.Ident)] != nil
+			switch {
+			case errV == nil:
+				why = "the error is not assigned to a variable"
+			case definedHere && readElsewhere:
+				why = fmt.Sprintf("%s is read after it, and the fix would remove its declaration", errV.Name())
+			case !definedHere && !readElsewhere && !match.IsPackageLevel(errV):
+				why = fmt.Sprintf("%s would be left unused", errV.Name())
+			}
+		}
+		if why == "" && !c.atLeast("go1.15") {
+			why = c.tooOld("t.TempDir", "go1.15")
+		}
+		if why == "" && !c.resolves(sc.t.Name(), s.stmt.Pos(), sc.t) {
+			why = fmt.Sprintf("%s does not name the test's t here", sc.t.Name())
+		}
+		if why != "" {
+			d.NotFixed = why
+			c.pass.Report(d)
+			continue
+		}
+		tok := token.DEFINE
+		if c.info.Defs[dirID] == nil {
+			tok = token.ASSIGN
+		}
+		var delNodes []ast.Node
+		for _, st := range dels {
+			delNodes = append(delNodes, c.deletes(s.parent, st)...)
+		}
+		s, t := s, sc.t.Name()
+		d.Fix = &rule.Fix{
+			Message: "use t.TempDir, which the test removes when it ends; remove the RemoveAll",
+			Deletes: append(delNodes, call),
+			Apply: func() {
+				da := c.pass.Dst(a).(*dst.AssignStmt)
+				da.Lhs = da.Lhs[:1]
+				da.Tok = tok
+				da.Rhs = []dst.Expr{tCall(t, "TempDir")}
+				c.deleteStmts(s.parent, dels...)
+			},
+		}
+		c.pass.Report(d)
+	}
+	// os.TempDir() elsewhere: the test may write into the shared directory.
+	for _, s := range sites {
+		ast.Inspect(s.stmt, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncLit, *ast.BlockStmt, *ast.CaseClause, *ast.CommClause:
+				return n == s.stmt // nested statements are sites of their own
+			case *ast.CallExpr:
+				if match.IsPkgFunc(c.info, n, "os", "TempDir") && !parents[n] {
+					c.pass.Report(rule.Diagnostic{
+						Pos:      n.Pos(),
+						End:      n.End(),
+						Message:  "os.TempDir() is shared by every test and process; what the test writes there outlives it",
+						NotFixed: "the rule cannot tell whether the test writes there; t.TempDir() gives the test its own directory, removed when it ends",
+					})
+				}
+			}
+			return true
+		})
+	}
+}
+
+// defaultTempRoot reports whether e is "" or os.TempDir(): the system's
+// temporary directory, where t.TempDir creates its directories too.
+func (c *checker) defaultTempRoot(e ast.Expr) bool {
+	if s, ok := match.ConstString(c.info, e); ok {
+		return s == ""
+	}
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	return ok && len(call.Args) == 0 && match.IsPkgFunc(c.info, call, "os", "TempDir")
+}
+
+// chdirs rewrites os.Chdir to t.Chdir (go1.24) and removes its restore.
+func (c *checker) chdirs(sc *scope, sites []site) {
+	type chdir struct {
+		site
+		call  *ast.CallExpr
+		ifErr bool
+	}
+	var cds []*chdir
+	for _, s := range sites {
+		switch st := s.stmt.(type) {
+		case *ast.ExprStmt:
+			if call, ok := ast.Unparen(st.X).(*ast.CallExpr); ok && match.IsPkgFunc(c.info, call, "os", "Chdir") && len(call.Args) == 1 {
+				cds = append(cds, &chdir{site: s, call: call})
+			}
+		case *ast.IfStmt:
+			if call := callOfStmt(st); call != nil && match.IsPkgFunc(c.info, call, "os", "Chdir") && len(call.Args) == 1 && c.errIf(st, call) != nil {
+				cds = append(cds, &chdir{site: s, call: call, ifErr: true})
+			}
+		}
+	}
+	if len(cds) == 0 {
+		return
+	}
+	mine := map[ast.Node]bool{}
+	for _, cd := range cds {
+		mine[cd.call] = true
+	}
+	type restore struct {
+		stmt    ast.Stmt
+		capture *capture
+	}
+	restores := map[*chdir]*restore{}
+	claimed := map[ast.Stmt]bool{}
+	for _, cd := range cds {
+		list := match.StmtList(cd.parent)
+		idx := indexOf(list, cd.stmt)
+		for _, st := range list {
+			rc := c.restoreCall(st)
+			if claimed[st] || rc == nil || len(rc.Args) != 1 || !match.IsPkgFunc(c.info, rc, "os", "Chdir") {
+				continue
+			}
+			wd := c.used(rc.Args[0])
+			if wd == nil {
+				continue
+			}
+			cp := c.findCapture(list, idx, wd, func(call *ast.CallExpr) bool {
+				return match.IsPkgFunc(c.info, call, "os", "Getwd")
+			})
+			if cp == nil {
+				continue
+			}
+			claimed[st] = true
+			mine[rc] = true
+			restores[cd] = &restore{stmt: st, capture: cp}
+			break
+		}
+	}
+	// Any other change of directory in the test (or a function it names).
+	var others []ast.Node
+	ast.Inspect(sc.body, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok && !mine[call] && match.IsPkgFunc(c.info, call, "os", "Chdir") {
+			others = append(others, call)
+		}
+		return true
+	})
+	for _, cd := range cds {
+		d := rule.Diagnostic{
+			Pos:     cd.call.Pos(),
+			End:     cd.call.End(),
+			Message: "os.Chdir changes the working directory of every later test",
+		}
+		var why string
+		var dels []ast.Stmt
+		if r := restores[cd]; r != nil {
+			dels = append(dels, r.stmt)
+			more, ok := c.removable(r.capture, r.stmt)
+			if !ok {
+				why = "the value saved for the restore is needed elsewhere"
+			}
+			dels = append(dels, more...)
+		}
+		switch {
+		case why != "":
+		case len(others) > 0:
+			why = "the test also changes directory in a way the rule does not recognise as a restore"
+		case sc.inParallel():
+			why = "the test runs in parallel; t.Chdir would panic"
+		case !c.atLeast("go1.24"):
+			why = c.tooOld("t.Chdir", "go1.24")
+		case !c.resolves(sc.t.Name(), cd.stmt.Pos(), sc.t):
+			why = fmt.Sprintf("%s does not name the test's t here", sc.t.Name())
+		}
+		if why != "" {
+			d.NotFixed = why
+			c.pass.Report(d)
+			continue
+		}
+		var delNodes []ast.Node
+		for _, st := range dels {
+			delNodes = append(delNodes, c.deletes(cd.parent, st)...)
+		}
+		if cd.ifErr {
+			delNodes = append(delNodes, cd.stmt.(*ast.IfStmt).Body)
+		}
+		msg := "use t.Chdir, which restores the working directory when the test ends"
+		if restores[cd] != nil {
+			msg += "; remove the restore"
+		}
+		cd, t := cd, sc.t.Name()
+		d.Fix = &rule.Fix{
+			Message: msg,
+			Deletes: delNodes,
+			Apply: func() {
+				call := c.pass.Dst(cd.call).(*dst.CallExpr)
+				call.Fun = &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Chdir")}
+				if cd.ifErr {
+					old := c.pass.Dst(cd.stmt).(*dst.IfStmt)
+					es := &dst.ExprStmt{X: call}
+					es.Decs.NodeDecs = old.Decs.NodeDecs
+					c.replaceStmt(cd.parent, cd.stmt, es)
+				}
+				c.deleteStmts(cd.parent, dels...)
+			},
+		}
+		c.pass.Report(d)
+	}
+}
+
+// contexts rewrites ctx, cancel := context.WithCancel(context.Background())
+// with defer cancel() in a test to ctx := t.Context() (go1.24).
+func (c *checker) contexts(sc *scope, sites []site) {
+	if !sc.test {
+		return // a helper's ctx would outlive the helper
+	}
+	for _, s := range sites {
+		a, ok := s.stmt.(*ast.AssignStmt)
+		if !ok || a.Tok != token.DEFINE || len(a.Lhs) != 2 || len(a.Rhs) != 1 {
+			continue
+		}
+		call, ok := ast.Unparen(a.Rhs[0]).(*ast.CallExpr)
+		if !ok || len(call.Args) != 1 || !match.IsPkgFunc(c.info, call, "context", "WithCancel") {
+			continue
+		}
+		parent, ok := ast.Unparen(call.Args[0]).(*ast.CallExpr)
+		if !ok || !match.IsPkgFunc(c.info, parent, "context", "Background", "TODO") {
+			continue
+		}
+		ctx, cancel := c.defined(a.Lhs[0]), c.defined(a.Lhs[1])
+		if ctx == nil || cancel == nil {
+			continue
+		}
+		// cancel is used once, in defer cancel() in the same list.
+		list := match.StmtList(s.parent)
+		var deferStmt ast.Stmt
+		for _, st := range list {
+			if ds, ok := st.(*ast.DeferStmt); ok && len(ds.Call.Args) == 0 && c.used(ds.Call.Fun) == cancel {
+				deferStmt = ds
+			}
+		}
+		if deferStmt == nil || c.reads(c.fd.Body, cancel, []ast.Node{deferStmt}) {
+			continue
+		}
+		d := rule.Diagnostic{
+			Pos:     call.Pos(),
+			End:     call.End(),
+			Message: "the test builds its own context, cancelled by a defer, where t.Context() is the test's",
+		}
+		var why string
+		switch {
+		case c.usedInCleanup(sc, ctx):
+			why = fmt.Sprintf("%s is used in a t.Cleanup, and t.Context() is cancelled before cleanups run", ctx.Name())
+		case !c.atLeast("go1.24"):
+			why = c.tooOld("t.Context", "go1.24")
+		case !c.resolves(sc.t.Name(), s.stmt.Pos(), sc.t):
+			why = fmt.Sprintf("%s does not name the test's t here", sc.t.Name())
+		}
+		if why != "" {
+			d.NotFixed = why
+			c.pass.Report(d)
+			continue
+		}
+		s, t := s, sc.t.Name()
+		d.Fix = &rule.Fix{
+			Message: "use t.Context(), cancelled when the test ends; remove the cancel",
+			Deletes: append(c.deletes(s.parent, deferStmt), call),
+			Apply: func() {
+				da := c.pass.Dst(a).(*dst.AssignStmt)
+				da.Lhs = da.Lhs[:1]
+				da.Rhs = []dst.Expr{tCall(t, "Context")}
+				c.deleteStmts(s.parent, deferStmt)
+			},
+		}
+		c.pass.Report(d)
+	}
+}
+
+// usedInCleanup reports whether v is read inside the function passed to a
+// t.Cleanup in the test.
+func (c *checker) usedInCleanup(sc *scope, v *types.Var) bool {
+	found := false
+	ast.Inspect(c.fd.Body, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok && match.IsMethod(c.info, call, "testing", "Cleanup") {
+			for _, arg := range call.Args {
+				if c.reads(arg, v, nil) {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
+}

@@ -1,0 +1,242 @@
+package testscope
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strings"
+
+	"github.com/dave/dst"
+
+	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule"
+)
+
+// vars saves and restores, with t.Cleanup, the package-level variables a
+// test assigns and never restores.
+func (c *checker) vars(sc *scope, sites []site) {
+	type write struct {
+		s  site
+		id *ast.Ident
+	}
+	first := map[*types.Var]write{}
+	var order []*types.Var
+	for _, s := range sites {
+		a, ok := s.stmt.(*ast.AssignStmt)
+		if !ok || a.Tok != token.ASSIGN {
+			continue
+		}
+		for _, l := range a.Lhs {
+			var id *ast.Ident
+			switch l := ast.Unparen(l).(type) {
+			case *ast.Ident:
+				id = l
+			case *ast.SelectorExpr:
+				if _, isField := c.info.Selections[l]; !isField {
+					id = l.Sel // pkg.V
+				}
+			}
+			if id == nil {
+				continue
+			}
+			v, _ := c.info.Uses[id].(*types.Var)
+			if !match.IsPackageLevel(v) {
+				continue
+			}
+			if _, seen := first[v]; !seen {
+				first[v] = write{s, id}
+				order = append(order, v)
+			}
+		}
+	}
+	for _, v := range order {
+		w := first[v]
+		if c.restored(sc, v) {
+			continue
+		}
+		name := v.Name()
+		if v.Pkg() != c.pass.Pkg {
+			name = v.Pkg().Name() + "." + v.Name()
+		}
+		d := rule.Diagnostic{
+			Pos:     w.s.stmt.Pos(),
+			End:     w.s.stmt.End(),
+			Message: fmt.Sprintf("the test changes the package-level variable %s and never restores it", name),
+		}
+		top := topStmt(sc.body, w.s.stmt)
+		var why string
+		switch {
+		case v.Pkg() != c.pass.Pkg:
+			why = fmt.Sprintf("%s belongs to package %s; the rule restores only the package's own variables", name, v.Pkg().Path())
+		case sc.inParallel():
+			why = "the test runs in parallel; restoring the variable would not make the write safe"
+		case hasLock(v.Type(), 0):
+			why = fmt.Sprintf("saving %s would copy a lock", name)
+		case top == nil:
+			why = "the write is not in the test's statements"
+		case !c.atLeast("go1.14"):
+			why = c.tooOld("t.Cleanup", "go1.14")
+		case !c.resolves(sc.t.Name(), top.Pos(), sc.t) || !c.resolves(v.Name(), top.Pos(), v):
+			why = fmt.Sprintf("%s or %s does not name what it should where the save would go", sc.t.Name(), v.Name())
+		}
+		if why != "" {
+			d.NotFixed = why
+			c.pass.Report(d)
+			continue
+		}
+		saved := c.freshName(v.Name())
+		t := sc.t.Name()
+		d.Fix = &rule.Fix{
+			Message: fmt.Sprintf("save %s first and restore it with t.Cleanup", name),
+			Apply: func() {
+				save := &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent(saved)}, Tok: token.DEFINE, Rhs: []dst.Expr{dst.NewIdent(v.Name())}}
+				body := &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent(v.Name())}, Tok: token.ASSIGN, Rhs: []dst.Expr{dst.NewIdent(saved)}}
+				cleanup := &dst.ExprStmt{X: tCall(t, "Cleanup", &dst.FuncLit{Type: &dst.FuncType{Params: &dst.FieldList{}}, Body: &dst.BlockStmt{List: []dst.Stmt{body}}})}
+				c.insertBefore(sc.body, top, save, cleanup)
+			},
+		}
+		c.pass.Report(d)
+	}
+}
+
+// topStmt returns the statement of body's list that holds st.
+func topStmt(body *ast.BlockStmt, st ast.Stmt) ast.Stmt {
+	for _, s := range body.List {
+		if s.Pos() <= st.Pos() && st.End() <= s.End() {
+			return s
+		}
+	}
+	return nil
+}
+
+// restored reports whether the code puts v back: an assignment to it in
+// a deferred call or a t.Cleanup (or a package function they name) of the
+// test or a test enclosing it; for a helper, anywhere in the package,
+// since a restore in the caller would run before the helper's cleanup.
+func (c *checker) restored(sc *scope, v *types.Var) bool {
+	roots := []ast.Node{}
+	if sc.test {
+		for s := sc; s != nil; s = s.parent {
+			roots = append(roots, s.body)
+		}
+	} else {
+		for _, f := range c.pass.AllFiles {
+			roots = append(roots, f)
+		}
+	}
+	found := false
+	for _, root := range roots {
+		ast.Inspect(root, func(n ast.Node) bool {
+			if found {
+				return false
+			}
+			var at ast.Node
+			switch n := n.(type) {
+			case *ast.DeferStmt:
+				at = n.Call
+			case *ast.CallExpr:
+				if match.IsMethod(c.info, n, "testing", "Cleanup") {
+					at = n
+				}
+			}
+			if at != nil && c.assigns(at, v, 0) {
+				found = true
+			}
+			return !found
+		})
+	}
+	return found
+}
+
+// assigns reports whether root (or a package function it names, two levels
+// deep) assigns v.
+func (c *checker) assigns(root ast.Node, v *types.Var, depth int) bool {
+	if match.Modifies(c.info, root, []*types.Var{v}) != nil {
+		return true
+	}
+	if depth >= 2 {
+		return false
+	}
+	found := false
+	ast.Inspect(root, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			if fn, ok := c.info.Uses[id].(*types.Func); ok {
+				if fd := c.decls[fn.Origin()]; fd != nil && fd.Body != nil && c.assigns(fd.Body, v, depth+1) {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// freshName returns a name for the saved value of v that nothing in the
+// function uses.
+func (c *checker) freshName(v string) string {
+	used := map[string]bool{}
+	ast.Inspect(c.fd, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			used[id.Name] = true
+		}
+		return true
+	})
+	for i := 0; ; i++ {
+		name := "saved"
+		switch {
+		case i == 1:
+			name = "saved" + strings.ToUpper(v[:1]) + v[1:]
+		case i > 1:
+			name = fmt.Sprintf("saved%d", i)
+		}
+		if !used[name] && !c.taken[name] && c.pass.Pkg.Scope().Lookup(name) == nil {
+			c.taken[name] = true
+			return name
+		}
+	}
+}
+
+// hasLock reports whether a value of type t holds a sync lock.
+func hasLock(t types.Type, depth int) bool {
+	if depth > 8 {
+		return false
+	}
+	if match.IsNamed(t, "sync", "Mutex", "RWMutex", "WaitGroup", "Once", "Cond", "Map", "Pool") {
+		return true
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Struct:
+		for i := 0; i < u.NumFields(); i++ {
+			if hasLock(u.Field(i).Type(), depth+1) {
+				return true
+			}
+		}
+	case *types.Array:
+		return hasLock(u.Elem(), depth+1)
+	}
+	return false
+}
+
+// isTest reports whether fd is a top-level test, benchmark or fuzz target.
+func isTest(info *types.Info, fd *ast.FuncDecl) bool {
+	if fd.Recv != nil || fd.Type.Params == nil || len(fd.Type.Params.List) != 1 || len(fd.Type.Params.List[0].Names) > 1 {
+		return false
+	}
+	t := info.TypeOf(fd.Type.Params.List[0].Type)
+	for _, k := range []struct{ prefix, typ string }{{"Test", "T"}, {"Benchmark", "B"}, {"Fuzz", "F"}} {
+		if hasTestPrefix(fd.Name.Name, k.prefix) && match.IsNamed(t, "testing", k.typ) {
+			_, ptr := types.Unalias(t).(*types.Pointer)
+			return ptr
+		}
+	}
+	return false
+}
+
+func hasTestPrefix(name, prefix string) bool {
+	if !strings.HasPrefix(name, prefix) {
+		return false
+	}
+	rest := name[len(prefix):]
+	return rest == "" || !(rest[0] >= 'a' && rest[0] <= 'z')
+}
