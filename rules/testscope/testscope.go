@@ -2,6 +2,7 @@ package testscope
 
 import (
 	_ "embed"
+	"flag"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -24,9 +25,26 @@ var Rule = &rule.Rule{
 	Name:      "testscope",
 	Doc:       doc,
 	Default:   true,
+	Flags:     newFlags(),
 	Prefilter: prefilter,
 	Run:       run,
 }
+
+const globalsFlag = "scope-globals"
+
+func newFlags() (fs flag.FlagSet) {
+	fs.Init("testscope", flag.ContinueOnError)
+	fs.BoolVar(&scopeGlobals, globalsFlag, false, "testscope: also restore the package-level variables tests change (reads every test file: slower on big repositories)")
+	return fs
+}
+
+// scopeGlobals is --scope-globals. A write to a package-level variable
+// looks like any other assignment, so looking for them means
+// type-checking every package with tests: opt-in, to keep the default run
+// fast on big repositories.
+var scopeGlobals bool
+
+func globals() bool { return scopeGlobals }
 
 // assignRE matches a line that assigns to a plain or qualified name: a
 // write to a package-level variable looks like any other assignment, so
@@ -34,7 +52,7 @@ var Rule = &rule.Rule{
 var assignRE = regexp.MustCompile(`(?m)^\s*[A-Za-z_][A-Za-z0-9_.]*(\s*,\s*[A-Za-z_][A-Za-z0-9_.]*)*\s*=[^=]`)
 
 func prefilter(src []byte) bool {
-	return rule.ContainsAny(src, "Setenv", "Unsetenv", "MkdirTemp", "TempDir", "Chdir", "WithCancel") || assignRE.Match(src)
+	return rule.ContainsAny(src, "Setenv", "Unsetenv", "MkdirTemp", "TempDir", "Chdir", "WithCancel") || globals() && assignRE.Match(src)
 }
 
 func run(pass *rule.Pass) {
@@ -158,7 +176,9 @@ func (c *checker) checkScope(sc *scope) {
 	c.tempDirs(sc, sites)
 	c.chdirs(sc, sites)
 	c.contexts(sc, sites)
-	c.vars(sc, sites)
+	if globals() {
+		c.vars(sc, sites)
+	}
 	for _, sub := range subs {
 		c.checkScope(sub)
 	}
