@@ -483,6 +483,21 @@ func DeleteStmt(parent dst.Node, stmt dst.Stmt) bool {
 	return false
 }
 
+// DstStmtList returns a pointer to the statement list of a decorated
+// block, case clause or comm clause, so a fix can splice it; nil for
+// other nodes.
+func DstStmtList(n dst.Node) *[]dst.Stmt {
+	switch p := n.(type) {
+	case *dst.BlockStmt:
+		return &p.List
+	case *dst.CaseClause:
+		return &p.Body
+	case *dst.CommClause:
+		return &p.Body
+	}
+	return nil
+}
+
 // StmtList returns the statement list of parent (a block, case clause or
 // comm clause), or nil.
 func StmtList(parent ast.Node) []ast.Stmt {

@@ -426,7 +426,7 @@ func (c *checker) joinFix(g *ast.GoStmt, lit *ast.FuncLit, owner ast.Node, body 
 	return &rule.Fix{
 		Message: fmt.Sprintf("wait for it at cleanup with a sync.WaitGroup (it ends when %s)", endPhrase(end)),
 		Apply: func() {
-			list := dstList(c.pass.Dst(owner))
+			list := match.DstStmtList(c.pass.Dst(owner))
 			if list == nil {
 				return
 			}

@@ -347,7 +347,7 @@ func (c *checker) cleanupFix(s *site) (*rule.Fix, string) {
 		Apply: func() {
 			stmt := c.endStmt(s, t)
 			owner := c.pass.Dst(s.owner)
-			list := dstList(owner)
+			list := match.DstStmtList(owner)
 			if list == nil {
 				return
 			}
@@ -472,19 +472,6 @@ func (c *checker) endStmt(s *site, t string) dst.Stmt {
 		}
 	}
 	return cleanup(&dst.FuncLit{Type: &dst.FuncType{Params: &dst.FieldList{}}, Body: &dst.BlockStmt{List: []dst.Stmt{body}}})
-}
-
-// dstList returns the statement list of a decorated block or clause.
-func dstList(n dst.Node) *[]dst.Stmt {
-	switch p := n.(type) {
-	case *dst.BlockStmt:
-		return &p.List
-	case *dst.CaseClause:
-		return &p.Body
-	case *dst.CommClause:
-		return &p.Body
-	}
-	return nil
 }
 
 // within reports whether n lies inside outer (which may be nil).

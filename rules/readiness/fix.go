@@ -93,7 +93,7 @@ func (c *checker) fix(s *site, n *notify, t string) *rule.Fix {
 			closeR.Decs.After = dst.EmptyLine
 			wait := []dst.Stmt{deadline, read, closeR}
 
-			list := dstList(c.pass.Dst(s.owner))
+			list := match.DstStmtList(c.pass.Dst(s.owner))
 			dStart := c.pass.Dst(start).(dst.Stmt)
 			dAfter := c.pass.Dst(s.list[s.after]).(dst.Stmt)
 			dSleep := c.pass.Dst(sleep).(dst.Stmt)
@@ -123,7 +123,7 @@ func (c *checker) fix(s *site, n *notify, t string) *rule.Fix {
 // insertChild writes the readiness line into the helper, right after its
 // signal.Notify, once per helper.
 func (c *checker) insertChild(n *notify) {
-	list := dstList(c.pass.Dst(n.owner))
+	list := match.DstStmtList(c.pass.Dst(n.owner))
 	at := c.pass.Dst(n.stmt).(dst.Stmt)
 	for i, st := range *list {
 		if st != at {
@@ -350,19 +350,6 @@ func (c *checker) blockScope(owner ast.Node) *types.Scope {
 		return nil
 	}
 	return c.pass.Pkg.Scope().Innermost(at)
-}
-
-// dstList returns the statement list of a decorated block or clause.
-func dstList(n dst.Node) *[]dst.Stmt {
-	switch p := n.(type) {
-	case *dst.BlockStmt:
-		return &p.List
-	case *dst.CaseClause:
-		return &p.Body
-	case *dst.CommClause:
-		return &p.Body
-	}
-	return nil
 }
 
 func fatalIf(t, errName string) dst.Stmt {

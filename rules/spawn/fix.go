@@ -8,6 +8,7 @@ import (
 
 	"github.com/dave/dst"
 
+	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
 )
 
@@ -90,7 +91,7 @@ func (c *checker) chainFix(ch *chain) *rule.Fix {
 					d.Name = name
 				}
 			}
-			dl := dstList(c.pass.Dst(ch.parent))
+			dl := match.DstStmtList(c.pass.Dst(ch.parent))
 			if dl == nil {
 				return
 			}
@@ -210,7 +211,7 @@ func (c *checker) loopFix(ls *loopSite) *rule.Fix {
 		Requires: requires,
 		Apply: func() {
 			rs := c.pass.Dst(ls.rs).(*dst.RangeStmt)
-			dl := dstList(c.pass.Dst(ls.parent))
+			dl := match.DstStmtList(c.pass.Dst(ls.parent))
 			idx := ls.idx
 			results := ls.names["results"]
 			var pre []dst.Stmt
@@ -503,19 +504,6 @@ func (c *checker) named(obj *types.TypeName, args []types.Type) dst.Expr {
 		return &dst.IndexExpr{X: x, Index: idx[0]}
 	}
 	return &dst.IndexListExpr{X: x, Indices: idx}
-}
-
-// dstList returns the statement list of a decorated block or clause.
-func dstList(n dst.Node) *[]dst.Stmt {
-	switch p := n.(type) {
-	case *dst.BlockStmt:
-		return &p.List
-	case *dst.CaseClause:
-		return &p.Body
-	case *dst.CommClause:
-		return &p.Body
-	}
-	return nil
 }
 
 func varDecl(name string, typ dst.Expr) dst.Stmt {

@@ -278,7 +278,7 @@ func (c *checker) deleteStmts(parent ast.Node, stmts ...ast.Stmt) {
 
 // replaceStmt puts repl in the place of old in parent's statement list.
 func (c *checker) replaceStmt(parent ast.Node, old ast.Stmt, repl dst.Stmt) {
-	list := dstList(c.pass.Dst(parent))
+	list := match.DstStmtList(c.pass.Dst(parent))
 	o := c.pass.Dst(old)
 	for i, s := range *list {
 		if s == o {
@@ -291,7 +291,7 @@ func (c *checker) replaceStmt(parent ast.Node, old ast.Stmt, repl dst.Stmt) {
 
 // insertBefore inserts stmts before at in parent's statement list.
 func (c *checker) insertBefore(parent ast.Node, at ast.Stmt, stmts ...dst.Stmt) {
-	list := dstList(c.pass.Dst(parent))
+	list := match.DstStmtList(c.pass.Dst(parent))
 	a := c.pass.Dst(at)
 	for i, s := range *list {
 		if s == a {
@@ -303,19 +303,6 @@ func (c *checker) insertBefore(parent ast.Node, at ast.Stmt, stmts ...dst.Stmt) 
 		}
 	}
 	panic("testscope: statement not in its parent's list")
-}
-
-// dstList returns the statement list of a decorated block or clause.
-func dstList(n dst.Node) *[]dst.Stmt {
-	switch p := n.(type) {
-	case *dst.BlockStmt:
-		return &p.List
-	case *dst.CaseClause:
-		return &p.Body
-	case *dst.CommClause:
-		return &p.Body
-	}
-	return nil
 }
 
 // deletes lists stmts with the comments next to them, which go with them.
