@@ -85,6 +85,9 @@ type Change struct {
 // ErrNoPackages is returned when the patterns match no package.
 var ErrNoPackages = errors.New("patterns matched no packages")
 
+// loadChunk is how many candidate packages are type-checked at once.
+const loadChunk = 256
+
 // maxRounds bounds the fixed-point iteration: rules run again on their own
 // output until a round changes nothing.
 const maxRounds = 5
@@ -115,49 +118,63 @@ func Run(cfg *Config) (*Result, error) {
 	if len(cands.paths) == 0 {
 		return res, nil
 	}
-	pkgs, err := packages.Load(cfg.loadConfig(typedMode), cands.paths...)
-	if err != nil {
-		return nil, err
-	}
-	jobs := cfg.jobs(pkgs, res)
-	res.Loaded = len(jobs)
 	mods := newModules(cfg)
 	defer mods.cleanup() // the changes hold what they need of the copies
 
-	results := make([]*jobResult, len(jobs))
-	var wg sync.WaitGroup
+	// Packages are type-checked a chunk at a time and let go when their
+	// jobs end: peak memory follows the chunk, not the repository. Every
+	// variant of a package (p, p [p.test], p_test) comes from the same
+	// import path, so they land in the same chunk.
+	var results []*jobResult
+	claimed := map[string]bool{}
 	var mu sync.Mutex
 	done := 0
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, j := range jobs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			results[i] = j.run(cfg, runFilter, mods)
-			if cfg.Progress != nil {
-				mu.Lock()
-				done++
-				cfg.Progress(done, len(jobs))
-				mu.Unlock()
-			}
-		}()
+	for start := 0; start < len(cands.paths); start += loadChunk {
+		end := min(start+loadChunk, len(cands.paths))
+		pkgs, err := packages.Load(cfg.loadConfig(typedMode), cands.paths[start:end]...)
+		if err != nil {
+			return nil, err
+		}
+		jobs := cfg.jobs(pkgs, res, claimed)
+		res.Loaded += len(jobs)
+		chunk := make([]*jobResult, len(jobs))
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+		for i, j := range jobs {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				r := j.run(cfg, runFilter, mods)
+				if len(r.requires) > 0 {
+					r.module = mods.get(j.pkg)
+				}
+				chunk[i] = r
+				if cfg.Progress != nil {
+					mu.Lock()
+					done++
+					cfg.Progress(done, len(cands.paths))
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		results = append(results, chunk...)
 	}
-	wg.Wait()
 
 	// The modules the applied fixes need, by module: go.mod changes once
 	// per module, however many packages asked.
 	used := map[*module]map[string]bool{}
 	var order []*module
-	for i, r := range results {
+	for _, r := range results {
 		res.Findings = append(res.Findings, r.findings...)
 		res.Changes = append(res.Changes, r.changes...)
 		res.Errors = append(res.Errors, r.errors...)
 		if len(r.requires) == 0 {
 			continue
 		}
-		m := mods.get(jobs[i].pkg)
+		m := r.module
 		if m == nil {
 			continue // Require refused: no fix with Requires was applied
 		}
@@ -185,9 +202,8 @@ func Run(cfg *Config) (*Result, error) {
 // jobs turns loaded packages into work: one job per package variant that
 // holds test files unflake may rewrite, each file claimed once even when
 // several variants list it.
-func (cfg *Config) jobs(pkgs []*packages.Package, res *Result) []*job {
+func (cfg *Config) jobs(pkgs []*packages.Package, res *Result, claimed map[string]bool) []*job {
 	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].ID < pkgs[j].ID })
-	claimed := map[string]bool{}
 	var jobs []*job
 	goroot := filepath.Clean(runtime.GOROOT()) + string(filepath.Separator)
 	for _, p := range pkgs {
@@ -260,6 +276,7 @@ type jobResult struct {
 	changes  []Change
 	errors   []error
 	requires []string // modules the applied fixes need (rule.Fix.Requires)
+	module   *module  // their module, when requires is not empty
 }
 
 // state is a package's syntax and types at one point of the rewrite.
