@@ -57,6 +57,24 @@ type Rule struct {
 	Companions []string
 }
 
+// Bool reports whether the pass's rule has the boolean flag name set;
+// false when there is no rule or no such flag.
+func (p *Pass) Bool(name string) bool {
+	if p.Rule == nil {
+		return false
+	}
+	f := p.Rule.Flags.Lookup(name)
+	if f == nil {
+		return false
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return false
+	}
+	b, _ := g.Get().(bool)
+	return b
+}
+
 // A Pass is one run of a rule on one package.
 type Pass struct {
 	Rule      *Rule

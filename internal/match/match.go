@@ -553,3 +553,30 @@ func IsAssertion(path, name string) bool {
 	}
 	return false
 }
+
+// IsTestFunc reports whether fd is a top-level test, benchmark or fuzz
+// target: func TestX(t *testing.T), BenchmarkX(b *testing.B),
+// FuzzX(f *testing.F), named as the go command requires.
+func IsTestFunc(info *types.Info, fd *ast.FuncDecl) bool {
+	if fd.Recv != nil || fd.Type.Params == nil || len(fd.Type.Params.List) != 1 || len(fd.Type.Params.List[0].Names) > 1 {
+		return false
+	}
+	t := info.TypeOf(fd.Type.Params.List[0].Type)
+	for _, k := range []struct{ prefix, typ string }{{"Test", "T"}, {"Benchmark", "B"}, {"Fuzz", "F"}} {
+		if hasTestPrefix(fd.Name.Name, k.prefix) && IsNamed(t, "testing", k.typ) {
+			_, ptr := types.Unalias(t).(*types.Pointer)
+			return ptr
+		}
+	}
+	return false
+}
+
+// hasTestPrefix reports whether name is prefix followed by nothing or by a
+// character that is not a lower-case letter, as the go command requires.
+func hasTestPrefix(name, prefix string) bool {
+	if !strings.HasPrefix(name, prefix) {
+		return false
+	}
+	rest := name[len(prefix):]
+	return rest == "" || !(rest[0] >= 'a' && rest[0] <= 'z')
+}

@@ -38,22 +38,6 @@ func newFlags() (fs flag.FlagSet) {
 	return fs
 }
 
-func noNewDeps(pass *rule.Pass) bool {
-	if pass.Rule == nil {
-		return false
-	}
-	f := pass.Rule.Flags.Lookup(noNewDepsFlag)
-	if f == nil {
-		return false
-	}
-	g, ok := f.Value.(flag.Getter)
-	if !ok {
-		return false
-	}
-	b, _ := g.Get().(bool)
-	return b
-}
-
 // prefilter: a file that runs a child imports os/exec; a helper that does
 // it for the test lives in a file of the same package that does.
 func prefilter(src []byte) bool {

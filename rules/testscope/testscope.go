@@ -80,7 +80,7 @@ func run(pass *rule.Pass) {
 			}
 			c.fd = fd
 			c.taken = map[string]bool{}
-			sc := &scope{body: fd.Body, t: t, test: isTest(c.info, fd)}
+			sc := &scope{body: fd.Body, t: t, test: match.IsTestFunc(c.info, fd)}
 			if !sc.test {
 				fn, _ := c.info.Defs[fd.Name].(*types.Func)
 				sc.helperParallel = fn != nil && c.parallelCallers[fn]

@@ -217,26 +217,3 @@ func hasLock(t types.Type, depth int) bool {
 	}
 	return false
 }
-
-// isTest reports whether fd is a top-level test, benchmark or fuzz target.
-func isTest(info *types.Info, fd *ast.FuncDecl) bool {
-	if fd.Recv != nil || fd.Type.Params == nil || len(fd.Type.Params.List) != 1 || len(fd.Type.Params.List[0].Names) > 1 {
-		return false
-	}
-	t := info.TypeOf(fd.Type.Params.List[0].Type)
-	for _, k := range []struct{ prefix, typ string }{{"Test", "T"}, {"Benchmark", "B"}, {"Fuzz", "F"}} {
-		if hasTestPrefix(fd.Name.Name, k.prefix) && match.IsNamed(t, "testing", k.typ) {
-			_, ptr := types.Unalias(t).(*types.Pointer)
-			return ptr
-		}
-	}
-	return false
-}
-
-func hasTestPrefix(name, prefix string) bool {
-	if !strings.HasPrefix(name, prefix) {
-		return false
-	}
-	rest := name[len(prefix):]
-	return rest == "" || !(rest[0] >= 'a' && rest[0] <= 'z')
-}

@@ -41,15 +41,6 @@ func newFlags() (fs flag.FlagSet) {
 	return fs
 }
 
-// wantBench reads the --wallclock-bench flag of the running rule.
-func wantBench(pass *rule.Pass) bool {
-	if pass.Rule == nil {
-		return false
-	}
-	f := pass.Rule.Flags.Lookup(benchFlag)
-	return f != nil && f.Value.String() == "true"
-}
-
 // prefilter: elapsed time is measured with time.Since, Time.Sub or
 // testify's WithinDuration.
 func prefilter(src []byte) bool {
@@ -520,7 +511,7 @@ func (c *checker) removeFix(s *site, t *bubble.Target, budget string) *rule.Fix 
 		msg = fmt.Sprintf("remove a %s wall-clock budget and the timing variable%s %s, keeping the timed code and its result assertions", budget, plural(len(gone)), strings.Join(gone, ", "))
 	}
 	bench := ""
-	if wantBench(c.pass) {
+	if c.pass.Bool(benchFlag) {
 		bench = c.benchable(s, t)
 		if bench == "" {
 			msg += "; add " + c.benchName(t)
@@ -532,7 +523,7 @@ func (c *checker) removeFix(s *site, t *bubble.Target, budget string) *rule.Fix 
 		Message: msg,
 		Deletes: del,
 		Apply: func() {
-			if wantBench(c.pass) && bench == "" {
+			if c.pass.Bool(benchFlag) && bench == "" {
 				c.addBench(s, t)
 			}
 			c.delete(s.stmt, s.parent)
