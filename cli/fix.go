@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -213,31 +215,108 @@ func plural(n int, word string) string {
 }
 
 // emit prints the changes as a unified diff (diff) or writes them, each
-// file atomically.
+// file atomically. A file that cannot be written (or, for a diff, a
+// symlink, whose hunk neither git apply nor patch would apply as meant)
+// does not stop the others: each is reported on its own line as
+// "FILE: why", then one line says what was written and what was not, and
+// emit returns errReported.
 func (o *options) emit(changes []rewrite.Change, base string, diff bool) error {
 	if diff {
-		d, err := unifiedDiff(changes, base)
-		if err != nil {
+		ok, err := o.diffable(changes, base)
+		if err := o.printDiff(ok, base); err != nil {
 			return err
 		}
-		_, err = io.WriteString(o.stdout, d)
 		return err
 	}
+	// go.mod and go.sum first: a test file that needs a new requirement
+	// must not be written without it.
+	changes = append([]rewrite.Change(nil), changes...)
+	sort.SliceStable(changes, func(i, j int) bool { return !isTestPath(changes[i].Path) && isTestPath(changes[j].Path) })
+	var heldBy []string // directories of modules whose go.mod or go.sum failed
+	var written int
+	var failed []string
 	for _, c := range changes {
-		if err := c.Write(); err != nil {
-			return fmt.Errorf("writing %s: %v", rel(base, c.Path), err)
+		err := heldBack(c, heldBy)
+		if err == nil {
+			err = c.Write()
+		}
+		if err != nil {
+			if !isTestPath(c.Path) {
+				heldBy = append(heldBy, filepath.Dir(c.Path))
+			}
+			failed = append(failed, rel(base, c.Path))
+			fmt.Fprintln(o.stderr, oneLine(relError(err, c.Path, base)))
+			continue
+		}
+		written++
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	fmt.Fprintf(o.stderr, "unflake: wrote %s; not written: %s\n", plural(written, "file"), strings.Join(failed, ", "))
+	return errReported
+}
+
+// heldBack refuses to write a test file under a module directory whose
+// go.mod or go.sum change failed.
+func heldBack(c rewrite.Change, heldBy []string) error {
+	for _, d := range heldBy {
+		if isTestPath(c.Path) && strings.HasPrefix(c.Path, d+string(filepath.Separator)) {
+			return fmt.Errorf("%s: needs the go.mod change that was not written; not rewritten", c.Path)
 		}
 	}
 	return nil
 }
 
-// emitDiff prints the findings and the changes of fix --diff in a format
-// other than text.
-func (o *options) emitDiff(res *rewrite.Result, base string, selected []*rule.Rule, format string) error {
-	d, err := unifiedDiff(res.Changes, base)
+func isTestPath(path string) bool { return strings.HasSuffix(path, "_test.go") }
+
+// relError is err's message with path shown relative to base.
+func relError(err error, path, base string) string {
+	return strings.ReplaceAll(err.Error(), path, rel(base, path))
+}
+
+// diffable returns the changes whose diff applies as meant, and prints
+// the others (symlinks); it returns errReported if it left any out.
+func (o *options) diffable(changes []rewrite.Change, base string) ([]rewrite.Change, error) {
+	var ok []rewrite.Change
+	var err error
+	for _, c := range changes {
+		if e := c.Diffable(); e != nil {
+			fmt.Fprintln(o.stderr, oneLine(relError(e, c.Path, base)))
+			err = errReported
+			continue
+		}
+		ok = append(ok, c)
+	}
+	return ok, err
+}
+
+// printDiff prints the changes as one unified diff.
+func (o *options) printDiff(changes []rewrite.Change, base string) error {
+	d, err := unifiedDiff(changes, base)
 	if err != nil {
 		return err
 	}
+	_, err = io.WriteString(o.stdout, d)
+	return err
+}
+
+// emitDiff prints the findings and the changes of fix --diff in a format
+// other than text.
+func (o *options) emitDiff(res *rewrite.Result, base string, selected []*rule.Rule, format string) error {
+	changes, skipped := o.diffable(res.Changes, base)
+	d, err := unifiedDiff(changes, base)
+	if err != nil {
+		return err
+	}
+	if err := o.emitDiffAs(res, d, selected, format, base); err != nil {
+		return err
+	}
+	return skipped
+}
+
+// emitDiffAs prints the findings and the diff d in format.
+func (o *options) emitDiffAs(res *rewrite.Result, d string, selected []*rule.Rule, format, base string) error {
 	findings := relFindings(res.Findings, base)
 	switch format {
 	case formatJSON:

@@ -232,6 +232,10 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result, claimed map[strin
 			if isVendored(path) || isGenerated(f) || strings.HasPrefix(path, goroot) {
 				continue
 			}
+			if err := outsideModule(p, path); err != nil {
+				res.Errors = append(res.Errors, err)
+				continue
+			}
 			j.files = append(j.files, path)
 		}
 		if len(j.files) > 0 {

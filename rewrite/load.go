@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -50,6 +51,9 @@ type candidates struct {
 func (c *Config) listCandidates(rules []*rule.Rule, prefilter bool) (*candidates, error) {
 	pkgs, err := packages.Load(c.loadConfig(listMode), c.Patterns...)
 	if err != nil {
+		return nil, goCommandError(err)
+	}
+	if err := c.analysable(pkgs); err != nil {
 		return nil, err
 	}
 	out := &candidates{}
@@ -89,6 +93,99 @@ func (c *Config) listCandidates(rules []*rule.Rule, prefilter bool) (*candidates
 	out.paths = compact(out.paths)
 	return out, nil
 }
+
+// analysable returns an error when the listed packages hold nothing
+// unflake can work on although the patterns matched something: packages
+// loaded in GOPATH mode, or only packages outside the main modules (the
+// standard library, dependencies). A clean run there would be a lie.
+func (c *Config) analysable(pkgs []*packages.Package) error {
+	goroot := filepath.Clean(runtime.GOROOT()) + string(filepath.Separator)
+	ours, others := 0, 0
+	for _, p := range pkgs {
+		if len(p.Errors) > 0 {
+			return nil // reported as it is
+		}
+		if p.Name == "main" && strings.HasSuffix(p.ID, ".test") {
+			continue // the synthesized test main package
+		}
+		switch {
+		case p.Module != nil && p.Module.Main:
+			ours++
+		case p.Module == nil && hasFileOutside(p, goroot):
+			return fmt.Errorf("%s: the go command loads these packages in GOPATH mode (GO111MODULE=off, or no go.mod); unflake works on modules only; see 'go help modules'",
+				strings.Join(c.Patterns, " "))
+		default:
+			others++
+		}
+	}
+	if ours == 0 && others > 0 {
+		return fmt.Errorf("%s: matched only packages outside the main module (the standard library or dependencies); unflake rewrites only a module's own tests",
+			strings.Join(c.Patterns, " "))
+	}
+	return nil
+}
+
+// hasFileOutside reports whether p has a Go file outside the directory
+// tree dir.
+func hasFileOutside(p *packages.Package, dir string) bool {
+	for _, f := range p.GoFiles {
+		if !strings.HasPrefix(f, dir) {
+			return true
+		}
+	}
+	return false
+}
+
+// outsideModule returns an error when the real path of file, a file of
+// p, lies outside the real directory tree of p's module: a pattern that
+// names a symbolic link to a directory elsewhere (unflake fix ./q, with q
+// -> /elsewhere) loads files under the link's path, and writing them would
+// change files outside the module being fixed.
+func outsideModule(p *packages.Package, file string) error {
+	if p.Module == nil || p.Module.Dir == "" {
+		return nil
+	}
+	root, err := filepath.EvalSymlinks(p.Module.Dir)
+	if err != nil {
+		return err
+	}
+	real, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return err
+	}
+	if real == root || strings.HasPrefix(real, root+string(filepath.Separator)) {
+		return nil
+	}
+	return &PosError{Pos: file, Msg: fmt.Sprintf("its real path %s is outside module %s (%s); not analysed or rewritten", real, p.Module.Path, p.Module.Dir)}
+}
+
+// goCommandError turns the error packages.Load returns when the go
+// command itself fails into the go command's own words. go/packages
+// (x/tools internal/gocommand) wraps them as
+// "err: exit status 1: stderr: go: go.mod file not found ..."; the text
+// after ": stderr: " is what the go command printed. TestGoCommandError
+// pins the wrapper against a real failing load.
+func goCommandError(err error) error {
+	s := err.Error()
+	const wrap = ": stderr: "
+	if !strings.HasPrefix(s, "err: ") {
+		return err
+	}
+	i := strings.Index(s, wrap)
+	if i < 0 {
+		return err
+	}
+	if msg := strings.TrimSpace(s[i+len(wrap):]); msg != "" {
+		return &GoError{Msg: msg}
+	}
+	return err
+}
+
+// A GoError is a failure of the go command (no go.mod, a broken go.work,
+// a bad build flag), in its own words.
+type GoError struct{ Msg string }
+
+func (e *GoError) Error() string { return e.Msg }
 
 // matchesAny reports whether some listed package matches the pattern, as
 // far as it can tell: directory patterns by directory, import path
@@ -176,7 +273,15 @@ func isGenerated(f *ast.File) bool { return ast.IsGenerated(f) }
 // PackageErrors returns the load errors of p as errors that print as
 // "file:line:col: message" (*PosError), leaving out the go command's own
 // report of a failure that also has parse or type errors.
+//
+// When a package p imports (directly or not) could not be listed (a
+// missing go.sum entry, a module not required), the go command's report of
+// that is returned instead of p's own errors, which only say "could not
+// import X (invalid package name: "")"; go build and go vet say the same.
 func PackageErrors(p *packages.Package) []error {
+	if errs := importErrors(p); len(errs) > 0 {
+		return errs
+	}
 	precise := false
 	for _, e := range p.Errors {
 		precise = precise || e.Kind == packages.ParseError || e.Kind == packages.TypeError
@@ -188,6 +293,32 @@ func PackageErrors(p *packages.Package) []error {
 		}
 		errs = append(errs, &PosError{Pos: e.Pos, Msg: e.Msg})
 	}
+	return errs
+}
+
+// importErrors returns the go command's errors for the packages p
+// imports, directly or not, that could not be listed.
+func importErrors(p *packages.Package) []error {
+	var errs []error
+	seen := map[*packages.Package]bool{}
+	var visit func(q *packages.Package)
+	visit = func(q *packages.Package) {
+		for _, dep := range q.Imports {
+			if seen[dep] {
+				continue
+			}
+			seen[dep] = true
+			for _, e := range dep.Errors {
+				if e.Kind == packages.ListError {
+					// The position is relative to the directory the go
+					// command ran in, as the CLI prints paths.
+					errs = append(errs, &PosError{Pos: e.Pos, Msg: e.Msg})
+				}
+			}
+			visit(dep)
+		}
+	}
+	visit(p)
 	return errs
 }
 
