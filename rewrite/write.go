@@ -108,11 +108,15 @@ func (c Change) Write() (err error) {
 	if err := writeTemp(tmp, c.New, mode); err != nil {
 		return &WriteError{Path: c.Path, Reason: WriteIO, Err: err}
 	}
-	if err := os.Rename(name, c.Path); err != nil {
+	if err := rename(name, c.Path); err != nil {
 		return &WriteError{Path: c.Path, Reason: WriteIO, Err: err}
 	}
 	return nil
 }
+
+// rename is os.Rename; a test makes it fail after the temporary file is
+// written.
+var rename = os.Rename
 
 // check compares the file on disk with what unflake read, and returns the
 // mode the new file gets.
