@@ -86,6 +86,8 @@ Exit codes: 0 clean, 1 findings (check) or changes (fix --diff), 2 error.`,
 		Args:          cobra.NoArgs,
 		RunE:          func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
+	root.Version = version()
+	root.SetVersionTemplate("unflake {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.CompletionOptions.DisableDefaultCmd = true
