@@ -1,0 +1,238 @@
+package cli_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/unflake/unflake/internal/testmod"
+)
+
+// pollPkg is a package NAME with one attempt-count poll that
+// attemptloop fixes.
+func pollPkg(name string) string {
+	return strings.ReplaceAll(`
+-- NAME/NAME.go --
+package NAME
+
+import "sync/atomic"
+
+var ready atomic.Bool
+
+func Start() { go ready.Store(true) }
+-- NAME/NAME_test.go --
+package NAME
+
+import (
+	"testing"
+	"time"
+)
+
+func TestReady(t *testing.T) {
+	Start()
+	for i := 0; i < 20; i++ {
+		if ready.Load() {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !ready.Load() {
+		t.Fatal("never ready")
+	}
+}
+`, "NAME", name)
+}
+
+const gomod = `
+-- go.mod --
+module example.com/m
+
+go 1.22
+`
+
+func read(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func rewritten(t *testing.T, path string) bool {
+	t.Helper()
+	return strings.Contains(read(t, path), "time.Now().Before(")
+}
+
+// TestFixReadOnlyFileAmongOthers: a 0444 file in the middle of a
+// three-package fix is refused, named, and the other two are written.
+func TestFixReadOnlyFileAmongOthers(t *testing.T) {
+	dir := testmod.Write(t, gomod, pollPkg("a"), pollPkg("b"), pollPkg("c"))
+	ro := filepath.Join(dir, "b", "b_test.go")
+	if err := os.Chmod(ro, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	old := read(t, ro)
+	code, _, stderr := run(t, "-C", dir, "fix", "--rules", "attemptloop", "./...")
+	if code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+	want := "b/b_test.go: not writable (mode 0444); not rewritten\nunflake: wrote 2 files; not written: b/b_test.go\n"
+	if stderr != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", stderr, want)
+	}
+	if read(t, ro) != old {
+		t.Errorf("the read-only file was rewritten")
+	}
+	for _, p := range []string{"a/a_test.go", "c/c_test.go"} {
+		if !rewritten(t, filepath.Join(dir, p)) {
+			t.Errorf("%s not written", p)
+		}
+	}
+}
+
+// TestFixSymlinkedTestFile: a test file that is a link (to a file inside
+// the module) is neither replaced nor written through, with --diff too,
+// where its hunk would not apply as meant.
+func TestFixSymlinkedTestFile(t *testing.T) {
+	dir := testmod.Write(t, gomod, pollPkg("a"), pollPkg("b"))
+	link := filepath.Join(dir, "b", "b_test.go")
+	target := filepath.Join(dir, "shared", "b_test.go.txt")
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(link, target); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../shared/b_test.go.txt", link); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	old := read(t, target)
+
+	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--rules", "attemptloop", "./...")
+	if code != 2 || !strings.HasPrefix(stderr, "b/b_test.go: is a symlink; not rewritten\n") {
+		t.Errorf("--diff: exit %d, stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(diff, "+++ b/a/a_test.go") || strings.Contains(diff, "b_test.go") {
+		t.Errorf("--diff:\n%s", diff)
+	}
+
+	code, _, stderr = run(t, "-C", dir, "fix", "--rules", "attemptloop", "./...")
+	want := "b/b_test.go: is a symlink; not rewritten\nunflake: wrote 1 file; not written: b/b_test.go\n"
+	if code != 2 || stderr != want {
+		t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", code, stderr, want)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v, %v", fi, err)
+	}
+	if read(t, target) != old {
+		t.Errorf("written through the link")
+	}
+	if !rewritten(t, filepath.Join(dir, "a", "a_test.go")) {
+		t.Errorf("a/a_test.go not written")
+	}
+}
+
+// TestFixSymlinkedDirectoryOutsideModule: fix ./q, with q a link to a
+// directory outside the module, writes nothing there.
+func TestFixSymlinkedDirectoryOutsideModule(t *testing.T) {
+	dir := testmod.Write(t, gomod)
+	outside := testmod.Write(t, pollPkg("q"))
+	if err := os.Symlink(filepath.Join(outside, "q"), filepath.Join(dir, "q")); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	before := testmod.Snapshot(t, outside)
+	code, _, stderr := run(t, "-C", dir, "fix", "--rules", "attemptloop", "./q")
+	if code != 2 || !strings.HasPrefix(stderr, "q/q_test.go: its real path ") || !strings.Contains(stderr, "is outside module example.com/m") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	for k, v := range testmod.Snapshot(t, outside) {
+		if before[k] != v {
+			t.Errorf("%s outside the module was written", k)
+		}
+	}
+}
+
+// TestFixRemovesStaleTemp: a temporary file a killed run left beside a
+// file the next run writes is removed.
+func TestFixRemovesStaleTemp(t *testing.T) {
+	dir := testmod.Write(t, gomod, pollPkg("a"))
+	stale := filepath.Join(dir, "a", ".a_test.go.unflake-2871")
+	if err := os.WriteFile(stale, []byte("package a // half written"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, "-C", dir, "fix", "--rules", "attemptloop", "./..."); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Lstat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale temporary file kept: %v", err)
+	}
+	if code, _, stderr := run(t, "-C", dir, "check", "--rules", "attemptloop", "./..."); code != 0 {
+		t.Errorf("check after fix: exit %d: %s", code, stderr)
+	}
+}
+
+// TestNoSilentCleanRun: GOPATH mode is an error, not "no findings".
+func TestNoSilentCleanRun(t *testing.T) {
+	dir := testmod.Write(t, gomod, pollPkg("a"))
+	t.Setenv("GO111MODULE", "off")
+	t.Setenv("GOFLAGS", "")
+	code, stdout, stderr := run(t, "-C", dir, "check", "./...")
+	if code != 2 || stdout != "" || !strings.Contains(stderr, "GOPATH mode") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// TestGoCommandMessages: load failures in the go command's own words,
+// without go/packages' "err: exit status 1: stderr:" wrapper or the
+// type checker's "could not import".
+func TestGoCommandMessages(t *testing.T) {
+	t.Setenv("GOFLAGS", "")
+	t.Setenv("GO111MODULE", "on")
+	t.Setenv("GOWORK", "off")
+	code, _, stderr := run(t, "-C", t.TempDir(), "check", ".")
+	want := "unflake: go: go.mod file not found in current directory or any parent directory; see 'go help modules'\n"
+	if code != 2 || stderr != want {
+		t.Errorf("no go.mod: exit %d, stderr %q, want %q", code, stderr, want)
+	}
+
+	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := testmod.Write(t, `
+-- go.mod --
+module example.com/m
+
+go 1.22
+
+require github.com/spf13/pflag v1.0.9
+-- m_test.go --
+package m
+
+import (
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+func TestA(t *testing.T) { _ = pflag.Bool; time.Sleep(time.Second) }
+`)
+	t.Setenv("GOPROXY", "off")
+	t.Setenv("GOMODCACHE", strings.TrimSpace(string(modcache)))
+	code, _, stderr = run(t, "-C", dir, "check", "./...")
+	want = "m_test.go:7:2: missing go.sum entry for module providing package github.com/spf13/pflag (imported by example.com/m); to add: go get -t example.com/m\n"
+	if code != 2 || stderr != want {
+		t.Errorf("missing go.sum entry: exit %d, stderr %q, want %q", code, stderr, want)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, stdout, _ := run(t, "--version")
+	if code != 0 || !strings.HasPrefix(stdout, "unflake ") || strings.Count(stdout, "\n") != 1 {
+		t.Errorf("--version: exit %d, %q", code, stdout)
+	}
+}
