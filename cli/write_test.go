@@ -178,7 +178,7 @@ func TestFixRemovesStaleTemp(t *testing.T) {
 func TestNoSilentCleanRun(t *testing.T) {
 	dir := testmod.Write(t, gomod, pollPkg("a"))
 	t.Setenv("GO111MODULE", "off")
-	t.Setenv("GOFLAGS", "")
+	t.Setenv("GOFLAGS", "-buildvcs=false") // no -mod flag: GOPATH mode refuses it
 	code, stdout, stderr := run(t, "-C", dir, "check", "./...")
 	if code != 2 || stdout != "" || !strings.Contains(stderr, "GOPATH mode") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
@@ -189,7 +189,7 @@ func TestNoSilentCleanRun(t *testing.T) {
 // without go/packages' "err: exit status 1: stderr:" wrapper or the
 // type checker's "could not import".
 func TestGoCommandMessages(t *testing.T) {
-	t.Setenv("GOFLAGS", "")
+	t.Setenv("GOFLAGS", "-mod=readonly") // never -mod=mod, which would fetch the go.sum entry
 	t.Setenv("GO111MODULE", "on")
 	t.Setenv("GOWORK", "off")
 	code, _, stderr := run(t, "-C", t.TempDir(), "check", ".")
