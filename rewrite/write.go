@@ -29,6 +29,9 @@ const (
 	WriteChanged
 	// WriteNotRegular: the path is not a regular file.
 	WriteNotRegular
+	// WriteOutside: the file's real path lies outside the real directory
+	// of the module its path is in (a directory link leads elsewhere).
+	WriteOutside
 )
 
 // A WriteError is a change that was not written, and why.
@@ -50,6 +53,8 @@ func (e *WriteError) Error() string {
 		why = "changed since unflake read it; run again"
 	case WriteNotRegular:
 		why = "not a regular file; not rewritten"
+	case WriteOutside:
+		why = "its real path is outside its module; not rewritten"
 	default:
 		why = e.Err.Error()
 	}
@@ -90,6 +95,9 @@ func (c Change) Write() (err error) {
 	defer unlock()
 	removeStaleTemps(c.Path)
 
+	if !insideModule(c.Path) {
+		return &WriteError{Path: c.Path, Reason: WriteOutside}
+	}
 	mode, werr := c.check()
 	if werr != nil {
 		return werr
@@ -155,6 +163,32 @@ func (c Change) check() (fs.FileMode, *WriteError) {
 		return 0, &WriteError{Path: c.Path, Reason: WriteChanged}
 	}
 	return fi.Mode().Perm(), nil
+}
+
+// insideModule reports whether the real directory of path lies inside
+// the real directory of the module path names: the nearest directory
+// above it, by name, that holds a go.mod. The engine refuses such files
+// before analysing them; this is the last check before the disk. A path
+// under no go.mod is not judged.
+func insideModule(path string) bool {
+	dir := filepath.Dir(path)
+	root := dir
+	for {
+		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(root)
+		if parent == root {
+			return true
+		}
+		root = parent
+	}
+	realRoot, err1 := filepath.EvalSymlinks(root)
+	realDir, err2 := filepath.EvalSymlinks(dir)
+	if err1 != nil || err2 != nil {
+		return true // check reports what is missing
+	}
+	return realDir == realRoot || strings.HasPrefix(realDir, realRoot+string(filepath.Separator))
 }
 
 // writeTemp fills the temporary file, flushes it to disk and sets its mode.

@@ -318,3 +318,32 @@ func TestA(t *testing.T) { _ = pflag.Bool; time.Sleep(1) }
 		t.Errorf("a package that did not load was changed")
 	}
 }
+
+// TestWriteRefusesOutsideModule: the last check before the disk, for any
+// caller: a path inside the module whose real directory is elsewhere.
+func TestWriteRefusesOutsideModule(t *testing.T) {
+	dir := testmod.Write(t, "-- go.mod --\nmodule example.com/m\n")
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(dir, "q")); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	writeFile(t, filepath.Join(outside, "x_test.go"), "old\n", 0o644)
+	err := (rewrite.Change{Path: filepath.Join(dir, "q", "x_test.go"), Old: []byte("old\n"), New: []byte("new\n")}).Write()
+	if reason(t, err) != rewrite.WriteOutside {
+		t.Errorf("Write: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(outside, "x_test.go")); string(got) != "old\n" {
+		t.Errorf("written outside the module: %q", got)
+	}
+	// Through a link that stays inside the module: written.
+	if err := os.Mkdir(filepath.Join(dir, "real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real", filepath.Join(dir, "in")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "real", "y_test.go"), "old\n", 0o644)
+	if err := (rewrite.Change{Path: filepath.Join(dir, "in", "y_test.go"), Old: []byte("old\n"), New: []byte("new\n")}).Write(); err != nil {
+		t.Errorf("Write through a link inside the module: %v", err)
+	}
+}
