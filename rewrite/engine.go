@@ -133,7 +133,7 @@ func Run(cfg *Config) (*Result, error) {
 		end := min(start+loadChunk, len(cands.paths))
 		pkgs, err := packages.Load(cfg.loadConfig(typedMode), cands.paths[start:end]...)
 		if err != nil {
-			return nil, err
+			return nil, GoCommandError(err)
 		}
 		jobs := cfg.jobs(pkgs, res, claimed)
 		res.Loaded += len(jobs)

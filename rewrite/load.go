@@ -51,7 +51,7 @@ type candidates struct {
 func (c *Config) listCandidates(rules []*rule.Rule, prefilter bool) (*candidates, error) {
 	pkgs, err := packages.Load(c.loadConfig(listMode), c.Patterns...)
 	if err != nil {
-		return nil, goCommandError(err)
+		return nil, GoCommandError(err)
 	}
 	if err := c.analysable(pkgs); err != nil {
 		return nil, err
@@ -159,13 +159,13 @@ func outsideModule(p *packages.Package, file string) error {
 	return &PosError{Pos: file, Msg: fmt.Sprintf("its real path %s is outside module %s (%s); not analysed or rewritten", real, p.Module.Path, p.Module.Dir)}
 }
 
-// goCommandError turns the error packages.Load returns when the go
+// GoCommandError turns the error packages.Load returns when the go
 // command itself fails into the go command's own words. go/packages
 // (x/tools internal/gocommand) wraps them as
 // "err: exit status 1: stderr: go: go.mod file not found ..."; the text
 // after ": stderr: " is what the go command printed. TestGoCommandError
 // pins the wrapper against a real failing load.
-func goCommandError(err error) error {
+func GoCommandError(err error) error {
 	s := err.Error()
 	const wrap = ": stderr: "
 	if !strings.HasPrefix(s, "err: ") {

@@ -90,7 +90,7 @@ func Run(cfg *Config) (*Result, error) {
 	}
 	listed, err := cfg.load(listMode, patterns)
 	if err != nil {
-		return nil, err
+		return nil, rewrite.GoCommandError(err)
 	}
 	res := &Result{}
 	errs := errorSet{}
