@@ -18,6 +18,7 @@ type lifecycle struct {
 	method string
 	result string // "", "error" or "bool"
 	ctx    bool   // the method takes a context: Shutdown(ctx)
+	fn     *types.Func
 }
 
 // lifecycleNames are the methods that end a value, in the order the rule
@@ -33,7 +34,7 @@ func (c *checker) lifecycleOf(t types.Type) *lifecycle {
 			continue
 		}
 		sig := fn.Type().(*types.Signature)
-		lc := &lifecycle{method: name}
+		lc := &lifecycle{method: name, fn: fn}
 		switch {
 		case sig.Variadic():
 			continue
@@ -126,6 +127,30 @@ func (c *checker) checkSite(s *site) {
 	if u.ended || u.owned || !c.started(s) || c.takesT(s.call) {
 		return
 	}
+	// The test ends it another way: by hand, through the fields its
+	// lifecycle method uses, or by ending a parent that owns it. A
+	// cleanup would end it a second time, and "never closed" is false.
+	if u.endedSome {
+		// reported below
+	} else if how, always := c.endedByTest(s); always || c.endedParent(s.call, 0) != nil {
+		return
+	} else if how != "" {
+		// A method the test calls ends it on some paths: a cleanup may
+		// be its second end, safe only if that can neither block, panic
+		// nor fail.
+		d := rule.Diagnostic{
+			Pos:     s.id.Pos(),
+			End:     s.id.End(),
+			Message: fmt.Sprintf("%s (%s) is %s only when %s does it; it may outlive the test", s.v.Name(), c.typeName(s.v.Type()), pastTense(s.lc.method), how),
+		}
+		if !c.safeTwice(s) {
+			d.NotFixed = fmt.Sprintf("%s may already have ended it, and a second %s may block, panic or return an error", how, s.lc.method)
+			c.pass.Report(d)
+			return
+		}
+		c.fixSite(s, d)
+		return
+	}
 	d := rule.Diagnostic{
 		Pos:     s.id.Pos(),
 		End:     s.id.End(),
@@ -137,7 +162,22 @@ func (c *checker) checkSite(s *site) {
 		c.pass.Report(d)
 		return
 	}
+	c.fixSite(s, d)
+}
+
+// fixSite reports d with the cleanup that ends s, or the reason there is
+// none.
+func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 	fix, why := c.cleanupFix(s)
+	if fix != nil {
+		notFixed, unproven := c.secondEnd(s)
+		switch {
+		case notFixed != "":
+			fix, why = nil, notFixed
+		case unproven != "" && fix.Unproven == "":
+			fix.Unproven = unproven
+		}
+	}
 	if fix == nil {
 		d.NotFixed = why
 	} else {
@@ -331,6 +371,9 @@ func (c *checker) cleanupFix(s *site) (*rule.Fix, string) {
 	how := "t.Cleanup"
 	if t == "" {
 		how = "defer"
+		if s.lc.result == "error" && c.style.kind != drop && c.style.kind != dropBlank {
+			return nil, fmt.Sprintf("%s returns an error, and no *testing.T is in scope to report it with, as the package's tests do", s.lc.method)
+		}
 	}
 	// An interface value from code outside the standard library may be a
 	// test double whose Close panics or blocks ("unimplemented"): only
@@ -463,12 +506,19 @@ func (c *checker) endStmt(s *site, t string) dst.Stmt {
 		return cleanup(&dst.SelectorExpr{X: dst.NewIdent(s.v.Name()), Sel: dst.NewIdent(s.lc.method)})
 	}
 	var body dst.Stmt = &dst.ExprStmt{X: end}
-	if s.lc.result == "error" && c.reportStyle {
-		// The package's tests fail on a close error: so does the cleanup.
-		body = &dst.IfStmt{
-			Init: &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent("err")}, Tok: token.DEFINE, Rhs: []dst.Expr{end}},
-			Cond: &dst.BinaryExpr{X: dst.NewIdent("err"), Op: token.NEQ, Y: dst.NewIdent("nil")},
-			Body: &dst.BlockStmt{List: []dst.Stmt{&dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Error")}, Args: []dst.Expr{dst.NewIdent("err")}}}}},
+	if s.lc.result == "error" {
+		// The error is handled as the package's tests handle it.
+		switch st := c.style; st.kind {
+		case report:
+			body = &dst.IfStmt{
+				Init: &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent("err")}, Tok: token.DEFINE, Rhs: []dst.Expr{end}},
+				Cond: &dst.BinaryExpr{X: dst.NewIdent("err"), Op: token.NEQ, Y: dst.NewIdent("nil")},
+				Body: &dst.BlockStmt{List: []dst.Stmt{&dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent(st.method)}, Args: []dst.Expr{dst.NewIdent("err")}}}}},
+			}
+		case assert:
+			body = &dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.Ident{Name: st.assert.Name(), Path: st.assert.Pkg().Path()}, Args: []dst.Expr{dst.NewIdent(t), end}}}
+		case dropBlank:
+			body = &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent("_")}, Tok: token.ASSIGN, Rhs: []dst.Expr{end}}
 		}
 	}
 	return cleanup(&dst.FuncLit{Type: &dst.FuncType{Params: &dst.FieldList{}}, Body: &dst.BlockStmt{List: []dst.Stmt{body}}})
