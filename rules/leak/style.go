@@ -2,6 +2,7 @@ package leak
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
 	"strings"
 
@@ -74,7 +75,7 @@ func (c *checker) closeStyle() errStyle {
 					}
 				}
 				if len(stack) >= 2 {
-					if ifs, ok := stack[len(stack)-2].(*ast.IfStmt); ok && ifs.Init == p {
+					if ifs, ok := stack[len(stack)-2].(*ast.IfStmt); ok && ifs.Init == p && c.errNotNil(ifs.Cond, p) {
 						if m := c.reportCall(ifs.Body); m != "" {
 							k, found = key{kind: report, method: m}, true
 						}
@@ -125,4 +126,21 @@ func (c *checker) reportCall(b *ast.BlockStmt) string {
 		return out == ""
 	})
 	return out
+}
+
+// errNotNil reports whether cond is `err != nil` for the variable the
+// assignment a declares: if err := x.Close(); err != nil { ... } reports
+// the error, while `err == nil` expects one.
+func (c *checker) errNotNil(cond ast.Expr, a *ast.AssignStmt) bool {
+	b, ok := ast.Unparen(cond).(*ast.BinaryExpr)
+	if !ok || b.Op != token.NEQ || len(a.Lhs) != 1 {
+		return false
+	}
+	x, ok := ast.Unparen(b.X).(*ast.Ident)
+	l, ok2 := a.Lhs[0].(*ast.Ident)
+	if !ok || !ok2 || c.info.ObjectOf(x) == nil || c.info.ObjectOf(x) != c.info.ObjectOf(l) {
+		return false
+	}
+	y, ok := ast.Unparen(b.Y).(*ast.Ident)
+	return ok && y.Name == "nil"
 }
