@@ -3,6 +3,7 @@ package leak
 import (
 	_ "embed"
 	"go/ast"
+	"go/token"
 	"go/types"
 	"strings"
 
@@ -73,10 +74,11 @@ func mentions(f *ast.File) bool {
 
 func run(pass *rule.Pass) {
 	c := &checker{
-		pass:  pass,
-		info:  pass.TypesInfo,
-		decls: match.FuncDecls(pass.TypesInfo, pass.AllFiles),
-		sums:  map[*types.Func]*summary{},
+		pass:   pass,
+		info:   pass.TypesInfo,
+		decls:  match.FuncDecls(pass.TypesInfo, pass.AllFiles),
+		sums:   map[*types.Func]*summary{},
+		others: map[*types.Func]token.Pos{},
 	}
 	c.style = c.closeStyle()
 	for _, f := range pass.Files {
@@ -109,6 +111,9 @@ type checker struct {
 
 	// sums holds the summaries of the package's methods (stop.go).
 	sums map[*types.Func]*summary
+
+	// others memoizes otherCall.
+	others map[*types.Func]token.Pos
 
 	// style is how the package's tests handle an error from Close, so
 	// that a cleanup handles it the same way.

@@ -217,7 +217,12 @@ func fieldOf(info *types.Info, e ast.Expr, v *types.Var) *types.Var {
 		return nil
 	}
 	f, _ := s.Obj().(*types.Var)
-	return f
+	if f == nil {
+		return nil
+	}
+	// A field of an instance (policy[int].stop) is the field of the
+	// generic type's methods (policy[V].stop).
+	return f.Origin()
 }
 
 func (w *walker) risky(guarded bool, format string, args ...any) {
@@ -407,6 +412,7 @@ func (c *checker) touches(v *types.Var) (fields []touch, methods []*ast.Selector
 		if f == nil {
 			return true
 		}
+		f = f.Origin()
 		var act action
 		switch p := stack[len(stack)-1].(type) {
 		case *ast.SendStmt:
@@ -581,6 +587,15 @@ func (c *checker) secondEnd(s *site) (notFixed, unproven string) {
 // value: code under test that may end the value on its own.
 func (c *checker) otherCall(fn *types.Func) token.Pos {
 	fn = fn.Origin()
+	if pos, ok := c.others[fn]; ok {
+		return pos
+	}
+	pos := c.findOtherCall(fn)
+	c.others[fn] = pos
+	return pos
+}
+
+func (c *checker) findOtherCall(fn *types.Func) token.Pos {
 	for _, f := range c.pass.AllFiles {
 		if strings.HasSuffix(c.pass.Fset.File(f.Pos()).Name(), "_test.go") {
 			continue
@@ -654,6 +669,11 @@ func (c *checker) endedParent(call *ast.CallExpr, depth int) *types.Var {
 		return nil
 	}
 	if c.testEnds(pv) {
+		return pv
+	}
+	if def := c.defCall(pv); def != nil && c.lifecycleOf(pv.Type()) != nil {
+		// The test made the parent, which has a lifecycle method: the
+		// rule reports the parent, and ending it ends this value too.
 		return pv
 	}
 	if def := c.defCall(pv); def != nil {
