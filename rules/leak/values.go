@@ -27,6 +27,11 @@ var lifecycleNames = []string{"Close", "Shutdown", "Stop", "Cancel"}
 
 // lifecycleOf returns how a value of type t is ended, or nil.
 func (c *checker) lifecycleOf(t types.Type) *lifecycle {
+	if match.IsNamed(t, "reflect", "Value") {
+		// reflect.Value.Close closes the channel it holds, and panics
+		// on anything else: it is not a resource to end.
+		return nil
+	}
 	for _, name := range lifecycleNames {
 		obj, _, _ := types.LookupFieldOrMethod(t, true, c.pass.Pkg, name)
 		fn, ok := obj.(*types.Func)
