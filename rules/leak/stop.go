@@ -529,12 +529,21 @@ func (c *checker) endedByTest(s *site) (how string, always bool) {
 	return how, false
 }
 
-// safeTwice reports whether a second call of the lifecycle method can
-// neither block, panic nor return an error: its body is in the package,
-// does nothing risky outside a guard, and its guard returns no error.
-func (c *checker) safeTwice(s *site) bool {
+// unsafeTwice says why a second call of the lifecycle method may block,
+// panic or fail ("Close closes s.quit without a guard"), or "" when it
+// cannot: its body is in the package, does nothing risky outside a
+// guard, and its guard returns no error (or the method returns none).
+func (c *checker) unsafeTwice(s *site) string {
 	lc := c.summarize(s.lc.fn)
-	return lc != nil && len(lc.risky) == 0 && (!lc.errTwice || s.lc.result != "error")
+	switch {
+	case lc == nil:
+		return fmt.Sprintf("the analysis cannot see what a second %s does", s.lc.method)
+	case len(lc.risky) > 0:
+		return fmt.Sprintf("a second %s may block or panic: it %s without a guard", s.lc.method, lc.risky[0])
+	case lc.errTwice && s.lc.result == "error":
+		return fmt.Sprintf("a second %s returns an error", s.lc.method)
+	}
+	return ""
 }
 
 func actVerb(a action) string {

@@ -135,26 +135,15 @@ func (c *checker) checkSite(s *site) {
 	// The test ends it another way: by hand, through the fields its
 	// lifecycle method uses, or by ending a parent that owns it. A
 	// cleanup would end it a second time, and "never closed" is false.
-	if u.endedSome {
-		// reported below
-	} else if how, always := c.endedByTest(s); always || c.endedParent(s.call, 0) != nil {
-		return
-	} else if how != "" {
-		// A method the test calls ends it on some paths: a cleanup may
-		// be its second end, safe only if that can neither block, panic
-		// nor fail.
-		d := rule.Diagnostic{
-			Pos:     s.id.Pos(),
-			End:     s.id.End(),
-			Message: fmt.Sprintf("%s (%s) is %s only when %s does it; it may outlive the test", s.v.Name(), c.typeName(s.v.Type()), pastTense(s.lc.method), how),
-		}
-		if !c.safeTwice(s) {
-			d.NotFixed = fmt.Sprintf("%s may already have ended it, and a second %s may block, panic or return an error", how, s.lc.method)
-			c.pass.Report(d)
+	if !u.endedSome {
+		how, always := c.endedByTest(s)
+		switch {
+		case always || c.endedParent(s.call, 0) != nil:
+			return
+		case how != "":
+			c.mayEnd(s, how)
 			return
 		}
-		c.fixSite(s, d)
-		return
 	}
 	d := rule.Diagnostic{
 		Pos:     s.id.Pos(),
@@ -164,6 +153,23 @@ func (c *checker) checkSite(s *site) {
 	if u.endedSome {
 		d.Message = fmt.Sprintf("%s (%s) is %s on some paths only", s.v.Name(), c.typeName(s.v.Type()), pastTense(s.lc.method))
 		d.NotFixed = fmt.Sprintf("the test calls %s only inside a branch or loop, and a cleanup as well might end it twice: end it once, with t.Cleanup or defer right after it is created", s.lc.method)
+		c.pass.Report(d)
+		return
+	}
+	c.fixSite(s, d)
+}
+
+// mayEnd reports a value that a method the test calls ends on some paths
+// only: a cleanup may be its second end, safe only if that can neither
+// block, panic nor fail.
+func (c *checker) mayEnd(s *site, how string) {
+	d := rule.Diagnostic{
+		Pos:     s.id.Pos(),
+		End:     s.id.End(),
+		Message: fmt.Sprintf("%s (%s) is %s only when %s does it; it may outlive the test", s.v.Name(), c.typeName(s.v.Type()), pastTense(s.lc.method), how),
+	}
+	if why := c.unsafeTwice(s); why != "" {
+		d.NotFixed = fmt.Sprintf("%s may already have ended it, and %s", how, why)
 		c.pass.Report(d)
 		return
 	}
