@@ -382,6 +382,12 @@ func (c *checker) cleanupFix(s *site) (*rule.Fix, string) {
 	how := "t.Cleanup"
 	if t == "" {
 		how = "defer"
+		if lit := c.litUsing(s); lit != nil {
+			// go func() { ln.Accept() }(); return ln.Addr().String(): a
+			// defer would end the value under the goroutine, when the
+			// helper returns.
+			return nil, fmt.Sprintf("a function literal uses %s and may run after the function returns (a goroutine), and a defer would end it first", s.v.Name())
+		}
 		if s.lc.result == "error" && c.style.kind != drop && c.style.kind != dropBlank {
 			return nil, fmt.Sprintf("%s returns an error, and no *testing.T is in scope to report it with, as the package's tests do", s.lc.method)
 		}
@@ -415,6 +421,33 @@ func (c *checker) cleanupFix(s *site) (*rule.Fix, string) {
 			}
 		},
 	}, ""
+}
+
+// litUsing returns a function literal, in the function that creates the
+// value, that uses it, or nil.
+func (c *checker) litUsing(s *site) *ast.FuncLit {
+	var body *ast.BlockStmt
+	switch fn := c.enclosingNode(s.stmt).(type) {
+	case *ast.FuncDecl:
+		body = fn.Body
+	case *ast.FuncLit:
+		body = fn.Body
+	}
+	var found *ast.FuncLit
+	ast.Inspect(body, func(n ast.Node) bool {
+		lit, ok := n.(*ast.FuncLit)
+		if !ok || found != nil {
+			return found == nil
+		}
+		ast.Inspect(lit.Body, func(m ast.Node) bool {
+			if id, ok := m.(*ast.Ident); ok && c.info.Uses[id] == types.Object(s.v) {
+				found = lit
+			}
+			return found == nil
+		})
+		return false
+	})
+	return found
 }
 
 // enclosingNode returns the innermost function node around n.
