@@ -68,6 +68,11 @@ type summary struct {
 	ends   bool     // it may call a method that ends the receiver
 	always bool     // it calls one on every path (a statement of its body)
 
+	// starts: it has a go statement. A method that stops the loop and
+	// starts it again (a cache's Clear) does what Close does to the stop
+	// channel without ending the value.
+	starts bool
+
 	// errTwice: a guard makes a second call return an error at once
 	// (if !atomic.CompareAndSwapInt32(&c.exitFlag, 0, 1) { return
 	// errExiting }): a cleanup reporting it would fail the test.
@@ -238,8 +243,11 @@ func (w *walker) node(n ast.Node, guarded bool) {
 	info := w.c.info
 	ast.Inspect(n, func(m ast.Node) bool {
 		switch m := m.(type) {
-		case *ast.FuncLit, *ast.GoStmt:
-			return false // runs later, or on another goroutine
+		case *ast.GoStmt:
+			w.s.starts = true
+			return false // runs on another goroutine
+		case *ast.FuncLit:
+			return false // runs later
 		case *ast.BlockStmt:
 			w.stmts(m.List, guarded)
 			return false
@@ -518,7 +526,7 @@ func (c *checker) endedByTest(s *site) (how string, always bool) {
 		if m.ends && how == "" {
 			how = fmt.Sprintf("%s.%s", s.v.Name(), name)
 		}
-		if lc != nil {
+		if lc != nil && !m.starts {
 			for f, a := range m.fields {
 				if mirrors(a&^acSet, lc.fields[f]) && how == "" {
 					how = fmt.Sprintf("%s.%s", s.v.Name(), name)
