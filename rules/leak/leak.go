@@ -3,6 +3,7 @@ package leak
 import (
 	_ "embed"
 	"go/ast"
+	"go/token"
 	"go/types"
 	"strings"
 
@@ -73,11 +74,13 @@ func mentions(f *ast.File) bool {
 
 func run(pass *rule.Pass) {
 	c := &checker{
-		pass:  pass,
-		info:  pass.TypesInfo,
-		decls: match.FuncDecls(pass.TypesInfo, pass.AllFiles),
+		pass:   pass,
+		info:   pass.TypesInfo,
+		decls:  match.FuncDecls(pass.TypesInfo, pass.AllFiles),
+		sums:   map[*types.Func]*summary{},
+		others: map[*types.Func]token.Pos{},
 	}
-	c.reportStyle = c.closeErrorsReported()
+	c.style = c.closeStyle()
 	for _, f := range pass.Files {
 		if !strings.HasSuffix(pass.Fset.File(f.Pos()).Name(), "_test.go") || ast.IsGenerated(f) {
 			continue
@@ -106,9 +109,15 @@ type checker struct {
 	file  *ast.File
 	fn    *ast.FuncDecl
 
-	// reportStyle: the package's tests check the error of Close with
-	// t.Error and the like, so a cleanup does too.
-	reportStyle bool
+	// sums holds the summaries of the package's methods (stop.go).
+	sums map[*types.Func]*summary
+
+	// others memoizes otherCall.
+	others map[*types.Func]token.Pos
+
+	// style is how the package's tests handle an error from Close, so
+	// that a cleanup handles it the same way.
+	style errStyle
 }
 
 // testParam returns the name of fn's *testing.T, *testing.B, *testing.F or
@@ -150,48 +159,4 @@ func (c *checker) enclosingFunc(pos ast.Node) (typ *ast.FuncType, body *ast.Bloc
 		return true
 	})
 	return typ, body, inGo
-}
-
-// closeErrorsReported reports whether the package's tests already fail on
-// an error from Close: `if err := x.Close(); err != nil { t.Error... }` or
-// require/assert.NoError(t, x.Close()).
-func (c *checker) closeErrorsReported() bool {
-	found := false
-	for _, f := range c.pass.AllFiles {
-		ast.Inspect(f, func(n ast.Node) bool {
-			if found {
-				return false
-			}
-			switch n := n.(type) {
-			case *ast.IfStmt:
-				if a, ok := n.Init.(*ast.AssignStmt); ok && len(a.Rhs) == 1 && isCloseCall(a.Rhs[0]) {
-					ast.Inspect(n.Body, func(m ast.Node) bool {
-						if call, ok := m.(*ast.CallExpr); ok && match.IsMethod(c.info, call, "testing", "Error", "Errorf", "Fatal", "Fatalf") {
-							found = true
-						}
-						return !found
-					})
-				}
-			case *ast.CallExpr:
-				if fn := match.Callee(c.info, n); fn != nil && fn.Name() == "NoError" && fn.Pkg() != nil && strings.HasSuffix(fn.Pkg().Path(), "testify/require") || fn != nil && fn.Name() == "NoError" && fn.Pkg() != nil && strings.HasSuffix(fn.Pkg().Path(), "testify/assert") {
-					for _, a := range n.Args {
-						if isCloseCall(a) {
-							found = true
-						}
-					}
-				}
-			}
-			return true
-		})
-	}
-	return found
-}
-
-func isCloseCall(e ast.Expr) bool {
-	call, ok := ast.Unparen(e).(*ast.CallExpr)
-	if !ok {
-		return false
-	}
-	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
-	return ok && sel.Sel.Name == "Close" && len(call.Args) == 0
 }

@@ -18,6 +18,7 @@ type lifecycle struct {
 	method string
 	result string // "", "error" or "bool"
 	ctx    bool   // the method takes a context: Shutdown(ctx)
+	fn     *types.Func
 }
 
 // lifecycleNames are the methods that end a value, in the order the rule
@@ -26,6 +27,11 @@ var lifecycleNames = []string{"Close", "Shutdown", "Stop", "Cancel"}
 
 // lifecycleOf returns how a value of type t is ended, or nil.
 func (c *checker) lifecycleOf(t types.Type) *lifecycle {
+	if match.IsNamed(t, "reflect", "Value") {
+		// reflect.Value.Close closes the channel it holds, and panics
+		// on anything else: it is not a resource to end.
+		return nil
+	}
 	for _, name := range lifecycleNames {
 		obj, _, _ := types.LookupFieldOrMethod(t, true, c.pass.Pkg, name)
 		fn, ok := obj.(*types.Func)
@@ -33,7 +39,7 @@ func (c *checker) lifecycleOf(t types.Type) *lifecycle {
 			continue
 		}
 		sig := fn.Type().(*types.Signature)
-		lc := &lifecycle{method: name}
+		lc := &lifecycle{method: name, fn: fn}
 		switch {
 		case sig.Variadic():
 			continue
@@ -126,6 +132,19 @@ func (c *checker) checkSite(s *site) {
 	if u.ended || u.owned || !c.started(s) || c.takesT(s.call) {
 		return
 	}
+	// The test ends it another way: by hand, through the fields its
+	// lifecycle method uses, or by ending a parent that owns it. A
+	// cleanup would end it a second time, and "never closed" is false.
+	if !u.endedSome {
+		how, always := c.endedByTest(s)
+		switch {
+		case always || c.endedParent(s.call, 0) != nil:
+			return
+		case how != "":
+			c.mayEnd(s, how)
+			return
+		}
+	}
 	d := rule.Diagnostic{
 		Pos:     s.id.Pos(),
 		End:     s.id.End(),
@@ -137,7 +156,39 @@ func (c *checker) checkSite(s *site) {
 		c.pass.Report(d)
 		return
 	}
+	c.fixSite(s, d)
+}
+
+// mayEnd reports a value that a method the test calls ends on some paths
+// only: a cleanup may be its second end, safe only if that can neither
+// block, panic nor fail.
+func (c *checker) mayEnd(s *site, how string) {
+	d := rule.Diagnostic{
+		Pos:     s.id.Pos(),
+		End:     s.id.End(),
+		Message: fmt.Sprintf("%s (%s) is %s only when %s does it; it may outlive the test", s.v.Name(), c.typeName(s.v.Type()), pastTense(s.lc.method), how),
+	}
+	if why := c.unsafeTwice(s); why != "" {
+		d.NotFixed = fmt.Sprintf("%s may already have ended it, and %s", how, why)
+		c.pass.Report(d)
+		return
+	}
+	c.fixSite(s, d)
+}
+
+// fixSite reports d with the cleanup that ends s, or the reason there is
+// none.
+func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 	fix, why := c.cleanupFix(s)
+	if fix != nil {
+		notFixed, unproven := c.secondEnd(s)
+		switch {
+		case notFixed != "":
+			fix, why = nil, notFixed
+		case unproven != "" && fix.Unproven == "":
+			fix.Unproven = unproven
+		}
+	}
 	if fix == nil {
 		d.NotFixed = why
 	} else {
@@ -331,6 +382,15 @@ func (c *checker) cleanupFix(s *site) (*rule.Fix, string) {
 	how := "t.Cleanup"
 	if t == "" {
 		how = "defer"
+		if lit := c.litUsing(s); lit != nil {
+			// go func() { ln.Accept() }(); return ln.Addr().String(): a
+			// defer would end the value under the goroutine, when the
+			// helper returns.
+			return nil, fmt.Sprintf("a function literal uses %s and may run after the function returns (a goroutine), and a defer would end it first", s.v.Name())
+		}
+		if s.lc.result == "error" && c.style.kind != drop && c.style.kind != dropBlank {
+			return nil, fmt.Sprintf("%s returns an error, and no *testing.T is in scope to report it with, as the package's tests do", s.lc.method)
+		}
 	}
 	// An interface value from code outside the standard library may be a
 	// test double whose Close panics or blocks ("unimplemented"): only
@@ -361,6 +421,33 @@ func (c *checker) cleanupFix(s *site) (*rule.Fix, string) {
 			}
 		},
 	}, ""
+}
+
+// litUsing returns a function literal, in the function that creates the
+// value, that uses it, or nil.
+func (c *checker) litUsing(s *site) *ast.FuncLit {
+	var body *ast.BlockStmt
+	switch fn := c.enclosingNode(s.stmt).(type) {
+	case *ast.FuncDecl:
+		body = fn.Body
+	case *ast.FuncLit:
+		body = fn.Body
+	}
+	var found *ast.FuncLit
+	ast.Inspect(body, func(n ast.Node) bool {
+		lit, ok := n.(*ast.FuncLit)
+		if !ok || found != nil {
+			return found == nil
+		}
+		ast.Inspect(lit.Body, func(m ast.Node) bool {
+			if id, ok := m.(*ast.Ident); ok && c.info.Uses[id] == types.Object(s.v) {
+				found = lit
+			}
+			return found == nil
+		})
+		return false
+	})
+	return found
 }
 
 // enclosingNode returns the innermost function node around n.
@@ -463,12 +550,19 @@ func (c *checker) endStmt(s *site, t string) dst.Stmt {
 		return cleanup(&dst.SelectorExpr{X: dst.NewIdent(s.v.Name()), Sel: dst.NewIdent(s.lc.method)})
 	}
 	var body dst.Stmt = &dst.ExprStmt{X: end}
-	if s.lc.result == "error" && c.reportStyle {
-		// The package's tests fail on a close error: so does the cleanup.
-		body = &dst.IfStmt{
-			Init: &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent("err")}, Tok: token.DEFINE, Rhs: []dst.Expr{end}},
-			Cond: &dst.BinaryExpr{X: dst.NewIdent("err"), Op: token.NEQ, Y: dst.NewIdent("nil")},
-			Body: &dst.BlockStmt{List: []dst.Stmt{&dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Error")}, Args: []dst.Expr{dst.NewIdent("err")}}}}},
+	if s.lc.result == "error" {
+		// The error is handled as the package's tests handle it.
+		switch st := c.style; st.kind {
+		case report:
+			body = &dst.IfStmt{
+				Init: &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent("err")}, Tok: token.DEFINE, Rhs: []dst.Expr{end}},
+				Cond: &dst.BinaryExpr{X: dst.NewIdent("err"), Op: token.NEQ, Y: dst.NewIdent("nil")},
+				Body: &dst.BlockStmt{List: []dst.Stmt{&dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent(st.method)}, Args: []dst.Expr{dst.NewIdent("err")}}}}},
+			}
+		case assert:
+			body = &dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.Ident{Name: st.assert.Name(), Path: st.assert.Pkg().Path()}, Args: []dst.Expr{dst.NewIdent(t), end}}}
+		case dropBlank:
+			body = &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent("_")}, Tok: token.ASSIGN, Rhs: []dst.Expr{end}}
 		}
 	}
 	return cleanup(&dst.FuncLit{Type: &dst.FuncType{Params: &dst.FieldList{}}, Body: &dst.BlockStmt{List: []dst.Stmt{body}}})
