@@ -328,7 +328,7 @@ func (j *job) run(cfg *Config, filter *testFilter, mods *modules) *jobResult {
 			out.errors = append(out.errors, step.errors...)
 			out.requires = append(out.requires, step.requires...)
 			last = append(last, step.findings...)
-			t.ran(r, step.findings, j.pkg.Fset, cur, current)
+			t.ran(r, step, j.pkg.Fset, cur, current)
 			if step.next != nil {
 				cur = step.next
 				for path, src := range step.contents {

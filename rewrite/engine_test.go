@@ -719,14 +719,33 @@ var wrapInClosure = testRule("wrap", func([]byte) bool { return true }, func(pas
 
 // reportTopLevel is a test rule: it reports calls of leak() among a test's
 // own statements, not inside closures, and fixes them (leak() becomes
-// scoped()) when fixable is set.
-func reportTopLevel(fixable bool) *rule.Rule {
+// scoped()) when fixable is set. With resolves set, it says that a
+// leak() in a closure the test calls is fine.
+func reportTopLevel(fixable, resolves bool) *rule.Rule {
 	return testRule("toplevel", func([]byte) bool { return true }, func(pass *rule.Pass) {
 		for _, f := range pass.Files {
 			for _, d := range f.Decls {
 				fd, ok := d.(*ast.FuncDecl)
 				if !ok {
 					continue
+				}
+				if resolves {
+					ast.Inspect(fd.Body, func(n ast.Node) bool {
+						lit, ok := n.(*ast.FuncLit)
+						if !ok {
+							return true
+						}
+						for _, st := range lit.Body.List {
+							if es, ok := st.(*ast.ExprStmt); ok {
+								if call, ok := es.X.(*ast.CallExpr); ok {
+									if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "leak" {
+										pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Resolved: "in a closure"})
+									}
+								}
+							}
+						}
+						return false
+					})
 				}
 				for _, st := range fd.Body.List {
 					es, ok := st.(*ast.ExprStmt)
@@ -783,13 +802,15 @@ func TestStays(t *testing.T) {
 // check as in fix; when the code is gone, it is not.
 func TestFindingsNeverDisappear(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		rules   []*rule.Rule
-		fixable bool
+		name              string
+		rules             []*rule.Rule
+		fixable, resolved bool
 	}{
-		{"mover first", []*rule.Rule{wrapInClosure, reportTopLevel(false)}, false},
-		{"reporter first", []*rule.Rule{reportTopLevel(false), wrapInClosure}, false},
-		{"mover first, fixable", []*rule.Rule{wrapInClosure, reportTopLevel(true)}, true},
+		{"mover first", []*rule.Rule{wrapInClosure, reportTopLevel(false, false)}, false, false},
+		{"reporter first", []*rule.Rule{reportTopLevel(false, false), wrapInClosure}, false, false},
+		{"mover first, fixable", []*rule.Rule{wrapInClosure, reportTopLevel(true, false)}, true, false},
+		{"resolved by the mover", []*rule.Rule{wrapInClosure, reportTopLevel(false, true)}, false, true},
+		{"resolved, reporter first", []*rule.Rule{reportTopLevel(false, true), wrapInClosure}, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := testmod.Write(t, movedModule)
@@ -810,8 +831,13 @@ func TestFindingsNeverDisappear(t *testing.T) {
 				t.Fatalf("toplevel findings %+v, want one in TestMoved and one in TestStays", res.Findings)
 			}
 			moved := got["TestMoved"]
-			if moved.Fixed || !strings.Contains(moved.Reason, "wrap") || moved.Line != 10 || moved.Col != 2 {
-				t.Errorf("finding in the moved code: %+v, want it not fixed, at 10:2, with a reason naming the rule that moved it", moved)
+			switch {
+			case moved.Line != 10 || moved.Col != 2:
+				t.Errorf("finding in the moved code at %d:%d, want 10:2 (its place in the original)", moved.Line, moved.Col)
+			case tc.resolved && (!moved.Fixed || !strings.Contains(moved.Fix, "wrap's fix resolves it: in a closure")):
+				t.Errorf("finding in the moved code: %+v, want it fixed by wrap's fix", moved)
+			case !tc.resolved && (moved.Fixed || !strings.Contains(moved.Reason, "after wrap's fix")):
+				t.Errorf("finding in the moved code: %+v, want it not fixed, with a reason naming the rule that moved it", moved)
 			}
 			if stays := got["TestStays"]; stays.Fixed != tc.fixable {
 				t.Errorf("finding in the untouched test: %+v, want fixed=%v", stays, tc.fixable)
@@ -845,7 +871,7 @@ func TestRemovedFindingIsNotLost(t *testing.T) {
 			}
 		}
 	})
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{reportTopLevel(false), dropLeaks}})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{reportTopLevel(false, false), dropLeaks}})
 	if err != nil {
 		t.Fatal(err)
 	}

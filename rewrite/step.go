@@ -23,6 +23,7 @@ import (
 // stepResult is the outcome of running one rule once on a package.
 type stepResult struct {
 	findings []found
+	resolved []found           // sites the rule says an earlier fix resolved (Diagnostic.Resolved)
 	next     *state            // the package after the fixes, or nil if none applied
 	contents map[string][]byte // new contents of the files the fixes changed
 	errors   []error
@@ -78,6 +79,11 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 			continue
 		}
 		ff := found{Finding: f, seen: current[f.File], site: siteText(fset, d, current[f.File])}
+		if d.Resolved != "" {
+			ff.Fix = d.Resolved
+			out.resolved = append(out.resolved, ff)
+			continue
+		}
 		var reqErr error // a module the fix needs and cannot have
 		if d.Fix != nil {
 			reqErr = s.requireError(d.Fix)

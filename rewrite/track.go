@@ -22,10 +22,10 @@ import (
 // has disappeared when its rule's next look at the package does not
 // report that code while the file still holds it.
 type tracker struct {
-	rules []*rule.Rule
-	prev  map[*rule.Rule][]found  // the findings the rule left unfixed in its last look
-	since map[*rule.Rule][]string // rules whose fixes changed the package since then
-	lost  []found
+	rules   []*rule.Rule
+	prev    map[*rule.Rule][]found  // the findings the rule left unfixed in its last look
+	since   map[*rule.Rule][]string // rules whose fixes changed the package since then
+	carried []found                 // findings lost, or fixed by other rules' fixes
 }
 
 func newTracker(rules []*rule.Rule) *tracker {
@@ -53,9 +53,14 @@ func (t *tracker) changed(by *rule.Rule) {
 // state cur with the contents current) with what it left unfixed in its
 // last look, and keeps as lost each earlier finding whose code its
 // function still holds but the rule no longer reports.
-func (t *tracker) ran(r *rule.Rule, fs []found, fset *token.FileSet, cur *state, current map[string]*content) {
+func (t *tracker) ran(r *rule.Rule, step stepResult, fset *token.FileSet, cur *state, current map[string]*content) {
+	fs := step.findings
 	if by := t.since[r]; len(by) > 0 {
 		now := counts(fs)
+		resolved := map[string][]found{}
+		for _, f := range step.resolved {
+			resolved[f.key()] = append(resolved[f.key()], f)
+		}
 		had := map[string]int{}  // earlier findings by key
 		lost := map[string]int{} // of those, lost now
 		for _, f := range t.prev[r] {
@@ -64,6 +69,15 @@ func (t *tracker) ran(r *rule.Rule, fs []found, fset *token.FileSet, cur *state,
 			if had[k] <= now[k] {
 				continue // still reported
 			}
+			if rs := resolved[k]; len(rs) > 0 {
+				// The rule says the fixes since its last look made
+				// this code fine: they fixed the finding.
+				resolved[k] = rs[1:]
+				f.Fixed, f.Reason, f.Unproven = true, "", false
+				f.Fix = fmt.Sprintf("%s resolves it: %s", fixesOf(by), rs[0].Fix)
+				t.carried = append(t.carried, f)
+				continue
+			}
 			// Have: the rule no longer reports this one. Lost if the
 			// function holds the code more often than it is reported.
 			if occurrences(f, fset, cur, current) <= now[k]+lost[k] {
@@ -71,18 +85,18 @@ func (t *tracker) ran(r *rule.Rule, fs []found, fset *token.FileSet, cur *state,
 			}
 			lost[k]++
 			f.Fixed, f.Fix, f.Unproven = false, "", false
-			f.Reason = fmt.Sprintf("after the fixes of %s, %s no longer recognises this code; it is left as it was", strings.Join(by, " and "), r.Name)
-			t.lost = append(t.lost, f)
+			f.Reason = fmt.Sprintf("after %s, %s no longer recognises this code; it is left as it was", fixesOf(by), r.Name)
+			t.carried = append(t.carried, f)
 		}
 		// What the rule reports anew may be code it had lost sight of
 		// in an earlier look: then it is reported again, not lost.
 		for k, n := range now {
 			for ; n > had[k]; n-- {
-				i := slices.IndexFunc(t.lost, func(f found) bool { return f.key() == k })
+				i := slices.IndexFunc(t.carried, func(f found) bool { return f.key() == k })
 				if i < 0 {
 					break
 				}
-				t.lost = slices.Delete(t.lost, i, i+1)
+				t.carried = slices.Delete(t.carried, i, i+1)
 			}
 		}
 	}
@@ -96,15 +110,19 @@ func (t *tracker) ran(r *rule.Rule, fs []found, fset *token.FileSet, cur *state,
 	t.since[r] = nil
 }
 
-// lostFindings returns the lost findings whose code the final package
-// (cur, with the contents final) still holds beyond what the last round
-// reports (last).
+// lostFindings returns the findings fixed by other rules' fixes, and the
+// lost findings whose code the final package (cur, with the contents
+// final) still holds beyond what the last round reports (last).
 func (t *tracker) lostFindings(last []found, fset *token.FileSet, cur *state, final map[string]*content) []found {
 	reported := counts(last)
 	kept := map[string]int{}
 	var out []found
-	for _, f := range t.lost {
+	for _, f := range t.carried {
 		k := f.key()
+		if f.Fixed {
+			out = append(out, f) // by another rule's fix
+			continue
+		}
 		if occurrences(f, fset, cur, final) <= reported[k]+kept[k] {
 			continue
 		}
@@ -157,4 +175,13 @@ func counts(fs []found) map[string]int {
 		m[fs[i].key()]++
 	}
 	return m
+}
+
+// fixesOf names the fixes of the rules by: "sleep's fix", "the fixes of
+// sleep and leak".
+func fixesOf(by []string) string {
+	if len(by) == 1 {
+		return by[0] + "'s fix"
+	}
+	return "the fixes of " + strings.Join(by, " and ")
 }
