@@ -10,6 +10,7 @@ import (
 	"go/token"
 	"go/types"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/dave/dst"
@@ -468,9 +469,10 @@ func lostComments(old, new *ast.File, deletes []ast.Node) string {
 			have[strings.TrimSpace(c.Text)]++
 		}
 	}
+	in := newSpans(deletes)
 	for _, g := range old.Comments {
 		for _, c := range g.List {
-			if inside(c, deletes) {
+			if in.contains(c) {
 				continue
 			}
 			t := strings.TrimSpace(c.Text)
@@ -483,11 +485,30 @@ func lostComments(old, new *ast.File, deletes []ast.Node) string {
 	return ""
 }
 
-func inside(n ast.Node, list []ast.Node) bool {
-	for _, m := range list {
-		if m.Pos() <= n.Pos() && n.End() <= m.End() {
-			return true
-		}
+// spans answers whether a node lies inside one of a set of nodes, in
+// logarithmic time: a file can hold thousands of fixes' deletions and of
+// comments.
+type spans struct {
+	starts []token.Pos
+	ends   []token.Pos // ends[i]: the largest end of the spans up to i
+}
+
+func newSpans(nodes []ast.Node) *spans {
+	sorted := append([]ast.Node(nil), nodes...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Pos() < sorted[j].Pos() })
+	s := &spans{}
+	var end token.Pos
+	for _, n := range sorted {
+		end = max(end, n.End())
+		s.starts = append(s.starts, n.Pos())
+		s.ends = append(s.ends, end)
 	}
-	return false
+	return s
+}
+
+// contains reports whether n lies inside one of the spans.
+func (s *spans) contains(n ast.Node) bool {
+	// The spans that start at or before n, and the furthest they reach.
+	i := sort.Search(len(s.starts), func(i int) bool { return s.starts[i] > n.Pos() })
+	return i > 0 && n.End() <= s.ends[i-1]
 }

@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/unflake/unflake/rule"
@@ -25,11 +26,11 @@ type tracker struct {
 	rules   []*rule.Rule
 	prev    map[*rule.Rule][]found  // the findings the rule left unfixed in its last look
 	since   map[*rule.Rule][]string // rules whose fixes changed the package since then
-	carried []found                 // findings lost, or fixed by other rules' fixes
+	carried map[string][]found      // by key: findings lost, or fixed by other rules' fixes
 }
 
 func newTracker(rules []*rule.Rule) *tracker {
-	return &tracker{rules: rules, prev: map[*rule.Rule][]found{}, since: map[*rule.Rule][]string{}}
+	return &tracker{rules: rules, prev: map[*rule.Rule][]found{}, since: map[*rule.Rule][]string{}, carried: map[string][]found{}}
 }
 
 // changedFor reports whether a fix changed the package since r last
@@ -75,7 +76,7 @@ func (t *tracker) ran(r *rule.Rule, step stepResult, fset *token.FileSet, cur *s
 				resolved[k] = rs[1:]
 				f.Fixed, f.Reason, f.Unproven = true, "", false
 				f.Fix = fmt.Sprintf("%s resolves it: %s", fixesOf(by), rs[0].Fix)
-				t.carried = append(t.carried, f)
+				t.carried[k] = append(t.carried[k], f)
 				continue
 			}
 			// Have: the rule no longer reports this one. Lost if the
@@ -86,17 +87,14 @@ func (t *tracker) ran(r *rule.Rule, step stepResult, fset *token.FileSet, cur *s
 			lost[k]++
 			f.Fixed, f.Fix, f.Unproven = false, "", false
 			f.Reason = fmt.Sprintf("after %s, %s no longer recognises this code; it is left as it was", fixesOf(by), r.Name)
-			t.carried = append(t.carried, f)
+			t.carried[k] = append(t.carried[k], f)
 		}
 		// What the rule reports anew may be code it had lost sight of
 		// in an earlier look: then it is reported again, not lost.
 		for k, n := range now {
-			for ; n > had[k]; n-- {
-				i := slices.IndexFunc(t.carried, func(f found) bool { return f.key() == k })
-				if i < 0 {
-					break
-				}
-				t.carried = slices.Delete(t.carried, i, i+1)
+			if extra := n - had[k]; extra > 0 {
+				c := t.carried[k]
+				t.carried[k] = c[:max(len(c)-extra, 0)]
 			}
 		}
 	}
@@ -115,19 +113,27 @@ func (t *tracker) ran(r *rule.Rule, step stepResult, fset *token.FileSet, cur *s
 // final) still holds beyond what the last round reports (last).
 func (t *tracker) lostFindings(last []found, fset *token.FileSet, cur *state, final map[string]*content) []found {
 	reported := counts(last)
-	kept := map[string]int{}
+	var keys []string
+	for k := range t.carried {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the same findings kept whatever the map's order
 	var out []found
-	for _, f := range t.carried {
-		k := f.key()
-		if f.Fixed {
-			out = append(out, f) // by another rule's fix
-			continue
+	for _, k := range keys {
+		room := -1 // copies of the code not reported otherwise, once counted
+		for _, f := range t.carried[k] {
+			if f.Fixed {
+				out = append(out, f) // by another rule's fix
+				continue
+			}
+			if room < 0 {
+				room = max(occurrences(f, fset, cur, final)-reported[k], 0)
+			}
+			if room > 0 {
+				room--
+				out = append(out, f)
+			}
 		}
-		if occurrences(f, fset, cur, final) <= reported[k]+kept[k] {
-			continue
-		}
-		kept[k]++
-		out = append(out, f)
 	}
 	return out
 }
