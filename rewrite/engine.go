@@ -351,6 +351,7 @@ func (j *job) run(cfg *Config, filter *testFilter, mods *modules) *jobResult {
 	if !reached {
 		out.errors = append(out.errors, fmt.Errorf("%s: internal error: rules did not reach a fixed point in %d rounds", p.PkgPath, maxRounds))
 	}
+	out.errors = dedupe(out.errors) // a bad fix is tried again in each round
 	all := append(fixed, last...)
 	all = append(all, t.lostFindings(last, j.pkg.Fset, cur, current)...)
 	remapLines(all, first)

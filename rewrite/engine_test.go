@@ -881,3 +881,63 @@ func TestRemovedFindingIsNotLost(t *testing.T) {
 		}
 	}
 }
+
+// TestBadFixesAmongMany: when some of a rule's fixes do not compile, the
+// others are still applied, and each bad one is reported.
+func TestBadFixesAmongMany(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("-- go.mod --\nmodule example.com/m\n\ngo 1.22\n-- m_test.go --\npackage m\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\nfunc TestA(t *testing.T) {\n")
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&b, "\ttime.Sleep(%d)\n", i)
+	}
+	b.WriteString("}\n")
+	dir := testmod.Write(t, b.String())
+	// The fixes of the sleeps of 3 and 7 put a string where a duration goes.
+	partly := testRule("partly", func([]byte) bool { return true }, func(pass *rule.Pass) {
+		for _, f := range pass.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok || len(call.Args) != 1 {
+					return true
+				}
+				lit, ok := call.Args[0].(*ast.BasicLit)
+				if !ok || lit.Value == "0" {
+					return true
+				}
+				bad := lit.Value == "3" || lit.Value == "7"
+				pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "sleeps", Fix: &rule.Fix{Message: "sleep zero", Apply: func() {
+					arg := &dst.BasicLit{Kind: 5 /* token.INT */, Value: "0"}
+					if bad {
+						arg = &dst.BasicLit{Kind: 9 /* token.STRING */, Value: `"soon"`}
+					}
+					pass.Dst(call).(*dst.CallExpr).Args[0] = arg
+				}}})
+				return true
+			})
+		}
+	})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{partly}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) != 2 {
+		t.Errorf("errors: %v, want one for each bad fix", res.Errors)
+	}
+	fixed := 0
+	for _, f := range res.Findings {
+		bad := f.Line == 11 || f.Line == 15 // time.Sleep(3), time.Sleep(7)
+		if f.Fixed == bad {
+			t.Errorf("finding at line %d: fixed=%v", f.Line, f.Fixed)
+		}
+		if f.Fixed {
+			fixed++
+		}
+	}
+	if fixed != 6 || len(res.Changes) != 1 {
+		t.Fatalf("%d fixed, %d changes; want 6 fixed in one file", fixed, len(res.Changes))
+	}
+	got := string(res.Changes[0].New)
+	if strings.Count(got, "time.Sleep(0)") != 6 || !strings.Contains(got, "time.Sleep(3)") || !strings.Contains(got, "time.Sleep(7)") {
+		t.Errorf("rewritten file:\n%s", got)
+	}
+}
