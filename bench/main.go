@@ -40,6 +40,8 @@ type options struct {
 	keep        bool
 	genOnly     string
 	vet         bool
+	bigfile     []int // line counts of the big-file case
+	bigOnly     bool
 }
 
 func main() {
@@ -64,7 +66,28 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the temp work directory")
 	flag.StringVar(&o.genOnly, "gen", "", "only generate the module into this directory, then exit")
 	flag.BoolVar(&o.vet, "vet", false, "run go vet ./... on each generated module (a check of the generator)")
+	var bigfile string
+	flag.StringVar(&bigfile, "bigfile", "12500,25000,50000", "comma-separated line counts of the big-file case: one test file with thousands of findings (empty: none)")
+	flag.BoolVar(&o.bigOnly, "bigfile-only", false, "run only the big-file case")
 	flag.Parse()
+	for _, s := range strings.Split(bigfile, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 100 {
+			fatalf("bad -bigfile size %q", s)
+		}
+		o.bigfile = append(o.bigfile, n)
+	}
+	sort.Ints(o.bigfile)
+	if o.bigOnly {
+		if len(o.bigfile) == 0 {
+			fatalf("-bigfile-only needs -bigfile sizes")
+		}
+		tools = "unflake"
+		o.baseline = false
+	}
 	o.gen.Seed = *seed
 	o.unflakeArgs = strings.Fields(unflakeArgs)
 	o.tools = map[string]bool{}
@@ -180,6 +203,20 @@ func run(o *options, stdout io.Writer) error {
 	if len(tools) == 0 {
 		return fmt.Errorf("nothing to measure")
 	}
+	var big []bigPoint
+	if len(o.bigfile) > 0 {
+		if len(tools) == 0 || tools[0].name != "unflake" {
+			return fmt.Errorf("the big-file case measures unflake: add it to -tools")
+		}
+		var err error
+		if big, err = measureBig(o, tools[0].bin, filepath.Join(work, "big"), logDir); err != nil {
+			return err
+		}
+		if o.bigOnly {
+			reportBig(stdout, o, big)
+			return nil
+		}
+	}
 
 	// Every module is generated at the same path, one after the other.
 	// Package i is the same code whatever the module's size, and the go
@@ -244,6 +281,10 @@ func run(o *options, stdout io.Writer) error {
 	}
 
 	report(stdout, o, st, results, scaling, scaleStats)
+	if len(big) > 0 {
+		fmt.Fprintln(stdout)
+		reportBig(stdout, o, big)
+	}
 	return nil
 }
 
@@ -296,6 +337,11 @@ func prepare(dir string, c genConfig, vet bool) (genStats, error) {
 // measureAll runs the warm-up runs, then the timed runs with the tools
 // interleaved so drift in the machine's load affects all of them alike.
 func measureAll(tools []tool, dir, logDir string, packages, warmups, runs int) ([]result, error) {
+	return measureSized(tools, dir, logDir, packages, "packages", warmups, runs)
+}
+
+// measureSized is measureAll for a module whose size is n units.
+func measureSized(tools []tool, dir, logDir string, packages int, unit string, warmups, runs int) ([]result, error) {
 	env := toolEnv()
 	results := make([]result, len(tools))
 	for i, t := range tools {
@@ -305,7 +351,7 @@ func measureAll(tools []tool, dir, logDir string, packages, warmups, runs int) (
 			if err != nil {
 				return nil, err
 			}
-			logf("%d packages: %s warm-up: %s, exit %d", packages, t.name, s.wall.Round(time.Millisecond), s.exit)
+			logf("%d %s: %s warm-up: %s, exit %d", packages, unit, t.name, s.wall.Round(time.Millisecond), s.exit)
 		}
 	}
 	for r := 0; r < runs; r++ {
@@ -315,8 +361,8 @@ func measureAll(tools []tool, dir, logDir string, packages, warmups, runs int) (
 			if err != nil {
 				return nil, err
 			}
-			logf("%d packages: %s run %d/%d: wall %s, cpu %s, peak RSS %.0f MiB, exit %d, %d output lines",
-				packages, t.name, r+1, runs, s.wall.Round(time.Millisecond), s.cpu.Round(time.Millisecond),
+			logf("%d %s: %s run %d/%d: wall %s, cpu %s, peak RSS %.0f MiB, exit %d, %d output lines",
+				packages, unit, t.name, r+1, runs, s.wall.Round(time.Millisecond), s.cpu.Round(time.Millisecond),
 				float64(s.rssKiB)/1024, s.exit, s.lines)
 			results[i].samples = append(results[i].samples, s)
 		}

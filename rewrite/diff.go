@@ -3,6 +3,7 @@ package rewrite
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
@@ -43,14 +44,99 @@ type op struct {
 	a, b int    // 0-based line numbers in old and new before this op
 }
 
-// lineOps computes a line-level edit script with go-diff.
+// lineOps computes a line-level edit script. Lines that occur exactly
+// once in a and once in b anchor it, in the longest run that keeps their
+// order (as patience diff does); go-diff's Myers diff fills the gaps
+// between anchors. Myers alone costs the lines times the differences,
+// which is quadratic on a file with thousands of fixes; the gaps between
+// unique lines are mostly one function each.
 func lineOps(a, b []string) []op {
+	var ops []op
+	i, j := 0, 0
+	for _, an := range anchors(a, b) {
+		ops = myersOps(ops, a[i:an.a], b[j:an.b], i, j)
+		ops = append(ops, op{' ', a[an.a], an.a, an.b})
+		i, j = an.a+1, an.b+1
+	}
+	return myersOps(ops, a[i:], b[j:], i, j)
+}
+
+// anchor is a pair of equal lines, a[a] == b[b].
+type anchor struct{ a, b int }
+
+// anchors returns the lines unique to both a and b that a diff can keep,
+// in order: the longest increasing run of their positions in b.
+func anchors(a, b []string) []anchor {
+	// count[l]: occurrences of l in a; once b is read, -1-k for a line
+	// that occurs once in a and once in b, at line k of b.
+	count := make(map[string]int, len(a))
+	for _, l := range a {
+		count[l]++
+	}
+	for k, l := range b {
+		switch n := count[l]; {
+		case n == 1:
+			count[l] = -1 - k
+		case n < 0:
+			count[l] = 0 // more than once in b
+		}
+	}
+	var pairs []anchor
+	for k, l := range a {
+		if n := count[l]; n < 0 {
+			pairs = append(pairs, anchor{k, -1 - n})
+		}
+	}
+	// Longest increasing subsequence of pairs[].b (patience sorting).
+	var tops []int // tops[k]: index in pairs of the smallest end of a run of length k+1
+	prev := make([]int, len(pairs))
+	for k, p := range pairs {
+		lo := sort.Search(len(tops), func(x int) bool { return pairs[tops[x]].b >= p.b })
+		if lo > 0 {
+			prev[k] = tops[lo-1]
+		} else {
+			prev[k] = -1
+		}
+		if lo == len(tops) {
+			tops = append(tops, k)
+		} else {
+			tops[lo] = k
+		}
+	}
+	out := make([]anchor, len(tops))
+	if len(tops) > 0 {
+		x := tops[len(tops)-1]
+		for k := len(tops) - 1; k >= 0; k-- {
+			out[k] = pairs[x]
+			x = prev[x]
+		}
+	}
+	return out
+}
+
+// myersOps appends the edit script of a and b, which start at lines ai
+// and bi of the whole, computed with go-diff.
+func myersOps(ops []op, a, b []string, ai, bi int) []op {
+	switch {
+	case len(a) == 0 && len(b) == 0:
+		return ops
+	case len(a) == 0:
+		for _, l := range b {
+			ops = append(ops, op{'+', l, ai, bi})
+			bi++
+		}
+		return ops
+	case len(b) == 0:
+		for _, l := range a {
+			ops = append(ops, op{'-', l, ai, bi})
+			ai++
+		}
+		return ops
+	}
 	dmp := diffmatchpatch.New()
 	dmp.DiffTimeout = 0 // exact, deterministic diffs
 	ta, tb, lines := dmp.DiffLinesToRunes(strings.Join(a, ""), strings.Join(b, ""))
 	diffs := dmp.DiffMainRunes(ta, tb, false)
-	var ops []op
-	ai, bi := 0, 0
 	for _, d := range diffs {
 		for _, r := range d.Text {
 			line := lines[r]

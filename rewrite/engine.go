@@ -306,28 +306,40 @@ func (j *job) run(cfg *Config, filter *testFilter, mods *modules) *jobResult {
 		originals[path] = src
 		modes[path] = mode
 	}
-	current := map[string][]byte{}
+	current := map[string]*content{}
+	first := map[string]*content{}
 	for k, v := range originals {
-		current[k] = v
+		current[k] = &content{data: v}
+		first[k] = current[k]
 	}
+	start := cur
 
-	var fixed []Finding
-	var last []Finding
+	var fixed []found
+	var last []found
+	t := newTracker(cfg.Rules)
 	reached := false
 	for round := 0; round < maxRounds; round++ {
 		changed := false
 		last = nil
 		for _, r := range cfg.Rules {
-			step := j.step(cfg, r, cur, current, checker, filter, mods)
+			if round == 0 && t.changedFor(r) {
+				// An earlier rule changed the package before r first
+				// looks at it: what r would report on the code as
+				// written is the baseline its findings are held to.
+				t.baseline(r, j.step(cfg, r, start, first, checker, filter, mods, true).findings)
+			}
+			step := j.step(cfg, r, cur, current, checker, filter, mods, false)
 			out.errors = append(out.errors, step.errors...)
 			out.requires = append(out.requires, step.requires...)
 			last = append(last, step.findings...)
+			t.ran(r, step, j.pkg.Fset, cur, current)
 			if step.next != nil {
 				cur = step.next
 				for path, src := range step.contents {
-					current[path] = src
+					current[path] = &content{data: src}
 				}
 				changed = true
+				t.changed(r)
 			}
 		}
 		if !changed {
@@ -343,13 +355,19 @@ func (j *job) run(cfg *Config, filter *testFilter, mods *modules) *jobResult {
 	if !reached {
 		out.errors = append(out.errors, fmt.Errorf("%s: internal error: rules did not reach a fixed point in %d rounds", p.PkgPath, maxRounds))
 	}
-	out.findings = append(fixed, last...)
-	remapLines(out.findings, originals)
+	out.errors = dedupe(out.errors) // a bad fix is tried again in each round
+	all := append(fixed, last...)
+	all = append(all, t.lostFindings(last, j.pkg.Fset, cur, current)...)
+	remapLines(all, first)
+	out.findings = make([]Finding, len(all))
+	for i, f := range all {
+		out.findings[i] = f.Finding
+	}
 	assignIDs(out.findings)
 
 	for _, path := range j.files {
-		if string(current[path]) != string(originals[path]) {
-			out.changes = append(out.changes, Change{Path: path, Old: originals[path], New: current[path], Mode: modes[path]})
+		if now := current[path].data; string(now) != string(originals[path]) {
+			out.changes = append(out.changes, Change{Path: path, Old: originals[path], New: now, Mode: modes[path]})
 		}
 	}
 	return out
@@ -381,40 +399,80 @@ func (cfg *Config) skipReason(dir, rule, test string) string {
 
 // remapLines moves the positions of findings made on rewritten content (in
 // a later rule's pass or round) back to the lines of the original file, so
-// that check reports the lines the user sees.
-func remapLines(fs []Finding, originals map[string][]byte) {
-	maps := map[string][]int{} // rewritten content → original line of each line
+// that check reports the lines the user sees. A line the rewrite only
+// re-indented (a test body moved into a bubble) maps to its original line
+// and column.
+func remapLines(fs []found, first map[string]*content) {
 	for i := range fs {
 		f := &fs[i]
-		seen := f.seen
-		f.seen = "" // only needed here
-		orig, ok := originals[f.File]
-		if !ok || seen == "" || seen == string(orig) {
+		orig, ok := first[f.File]
+		if !ok || f.seen == nil || f.seen == orig {
 			continue
 		}
-		m, ok := maps[seen]
-		if !ok {
-			m = lineMap(orig, []byte(seen))
-			maps[seen] = m
+		if f.seen.lines == nil {
+			f.seen.lines = lineMap(orig.data, f.seen.data)
 		}
-		if f.Line >= 1 && f.Line <= len(m) {
-			f.Line = m[f.Line-1] + 1
+		m := f.seen.lines
+		if f.Line < 1 || f.Line > len(m) {
+			continue
+		}
+		to := m[f.Line-1]
+		f.Line = to.line + 1
+		if to.indent != 0 && f.Col > to.indent {
+			f.Col -= to.indent
 		}
 	}
 }
 
-// lineMap maps each line of changed to the line of orig it is, or, for a
-// line the rewrite added, to the original line before it.
-func lineMap(orig, changed []byte) []int {
-	m := make([]int, len(splitLines(string(changed))))
+// A lineAt is the original line a line of rewritten content is, and how
+// much deeper the rewrite indented it.
+type lineAt struct {
+	line   int
+	indent int // bytes of leading white space added (negative: removed)
+}
+
+// lineMap maps each line of changed to the line of orig it is: the same
+// line, the same line re-indented (matched in order within a changed
+// run), or, for a line the rewrite added, the original line before it.
+func lineMap(orig, changed []byte) []lineAt {
+	a, b := splitLines(string(orig)), splitLines(string(changed))
+	m := make([]lineAt, len(b))
 	last := 0
-	for _, o := range lineOps(splitLines(string(orig)), splitLines(string(changed))) {
-		switch o.kind {
-		case ' ':
-			m[o.b], last = o.a, o.a
-		case '+':
-			m[o.b] = last
+	ops := lineOps(a, b)
+	for i := 0; i < len(ops); {
+		o := ops[i]
+		if o.kind == ' ' {
+			m[o.b], last = lineAt{line: o.a}, o.a
+			i++
+			continue
+		}
+		// A run of changes: deleted lines, added lines, in any order.
+		var dels, adds []op
+		for ; i < len(ops) && ops[i].kind != ' '; i++ {
+			if ops[i].kind == '-' {
+				dels = append(dels, ops[i])
+			} else {
+				adds = append(adds, ops[i])
+			}
+		}
+		d := 0
+		for _, ad := range adds {
+			text := strings.TrimSpace(ad.line)
+			k := d
+			for k < len(dels) && (text == "" || strings.TrimSpace(dels[k].line) != text) {
+				k++
+			}
+			if k < len(dels) {
+				m[ad.b] = lineAt{line: dels[k].a, indent: indentOf(ad.line) - indentOf(dels[k].line)}
+				last, d = dels[k].a, k+1
+				continue
+			}
+			m[ad.b] = lineAt{line: last}
 		}
 	}
 	return m
+}
+
+func indentOf(line string) int {
+	return len(line) - len(strings.TrimLeft(line, " \t"))
 }

@@ -677,3 +677,267 @@ func TestA(t *testing.T) {
 		t.Errorf("findings of the second rule at lines %v, want [10] (its line in the original file)", lines)
 	}
 }
+
+// wrapInClosure is a test rule: it moves the body of every test that
+// calls wait() into func() { ... }(), as the sleep rule moves a test's
+// body into a synctest bubble.
+var wrapInClosure = testRule("wrap", func([]byte) bool { return true }, func(pass *rule.Pass) {
+	for _, f := range pass.Files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || len(fd.Body.List) == 0 {
+				continue
+			}
+			if _, wrapped := fd.Body.List[0].(*ast.ExprStmt); wrapped && len(fd.Body.List) == 1 {
+				if call, ok := fd.Body.List[0].(*ast.ExprStmt).X.(*ast.CallExpr); ok {
+					if _, lit := call.Fun.(*ast.FuncLit); lit {
+						continue // already wrapped
+					}
+				}
+			}
+			for _, st := range fd.Body.List {
+				es, ok := st.(*ast.ExprStmt)
+				if !ok {
+					continue
+				}
+				call, ok := es.X.(*ast.CallExpr)
+				if id, isID := ast.Unparen(call.Fun).(*ast.Ident); !ok || !isID || id.Name != "wait" {
+					continue
+				}
+				pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "waits", Fix: &rule.Fix{
+					Message: "wrap the test",
+					Apply: func() {
+						body := pass.Dst(fd.Body).(*dst.BlockStmt)
+						lit := &dst.FuncLit{Type: &dst.FuncType{Params: &dst.FieldList{}}, Body: &dst.BlockStmt{List: body.List}}
+						body.List = []dst.Stmt{&dst.ExprStmt{X: &dst.CallExpr{Fun: lit}}}
+					},
+				}})
+			}
+		}
+	}
+})
+
+// reportTopLevel is a test rule: it reports calls of leak() among a test's
+// own statements, not inside closures, and fixes them (leak() becomes
+// scoped()) when fixable is set. With resolves set, it says that a
+// leak() in a closure the test calls is fine.
+func reportTopLevel(fixable, resolves bool) *rule.Rule {
+	return testRule("toplevel", func([]byte) bool { return true }, func(pass *rule.Pass) {
+		for _, f := range pass.Files {
+			for _, d := range f.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok {
+					continue
+				}
+				if resolves {
+					ast.Inspect(fd.Body, func(n ast.Node) bool {
+						lit, ok := n.(*ast.FuncLit)
+						if !ok {
+							return true
+						}
+						for _, st := range lit.Body.List {
+							if es, ok := st.(*ast.ExprStmt); ok {
+								if call, ok := es.X.(*ast.CallExpr); ok {
+									if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "leak" {
+										pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Resolved: "in a closure"})
+									}
+								}
+							}
+						}
+						return false
+					})
+				}
+				for _, st := range fd.Body.List {
+					es, ok := st.(*ast.ExprStmt)
+					if !ok {
+						continue
+					}
+					call, ok := es.X.(*ast.CallExpr)
+					if !ok {
+						continue
+					}
+					if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "leak" {
+						d := rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "leaks", NotFixed: "never"}
+						if fixable {
+							d.NotFixed = ""
+							d.Fix = &rule.Fix{Message: "scope it", Apply: func() {
+								pass.Dst(call).(*dst.CallExpr).Fun.(*dst.Ident).Name = "scoped"
+							}}
+						}
+						pass.Report(d)
+					}
+				}
+			}
+		}
+	})
+}
+
+const movedModule = `
+-- go.mod --
+module example.com/m
+
+go 1.22
+-- m_test.go --
+package m
+
+import "testing"
+
+func wait()   {}
+func leak()   {}
+func scoped() {}
+
+func TestMoved(t *testing.T) {
+	leak()
+	wait()
+}
+
+func TestStays(t *testing.T) {
+	leak()
+}
+`
+
+// TestFindingsNeverDisappear: when one rule's fix moves code that another
+// rule reports to where that rule no longer looks, the finding is still
+// reported (not fixed, with the reason), whichever rule runs first, in
+// check as in fix; when the code is gone, it is not.
+func TestFindingsNeverDisappear(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		rules             []*rule.Rule
+		fixable, resolved bool
+	}{
+		{"mover first", []*rule.Rule{wrapInClosure, reportTopLevel(false, false)}, false, false},
+		{"reporter first", []*rule.Rule{reportTopLevel(false, false), wrapInClosure}, false, false},
+		{"mover first, fixable", []*rule.Rule{wrapInClosure, reportTopLevel(true, false)}, true, false},
+		{"resolved by the mover", []*rule.Rule{wrapInClosure, reportTopLevel(false, true)}, false, true},
+		{"resolved, reporter first", []*rule.Rule{reportTopLevel(false, true), wrapInClosure}, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := testmod.Write(t, movedModule)
+			res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: tc.rules})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Errors) > 0 {
+				t.Fatalf("errors: %v", res.Errors)
+			}
+			got := map[string]rewrite.Finding{}
+			for _, f := range res.Findings {
+				if f.Rule == "toplevel" {
+					got[f.Test] = f
+				}
+			}
+			if len(got) != 2 {
+				t.Fatalf("toplevel findings %+v, want one in TestMoved and one in TestStays", res.Findings)
+			}
+			moved := got["TestMoved"]
+			switch {
+			case moved.Line != 10 || moved.Col != 2:
+				t.Errorf("finding in the moved code at %d:%d, want 10:2 (its place in the original)", moved.Line, moved.Col)
+			case tc.resolved && (!moved.Fixed || !strings.Contains(moved.Fix, "wrap's fix resolves it: in a closure")):
+				t.Errorf("finding in the moved code: %+v, want it fixed by wrap's fix", moved)
+			case !tc.resolved && (moved.Fixed || !strings.Contains(moved.Reason, "after wrap's fix")):
+				t.Errorf("finding in the moved code: %+v, want it not fixed, with a reason naming the rule that moved it", moved)
+			}
+			if stays := got["TestStays"]; stays.Fixed != tc.fixable {
+				t.Errorf("finding in the untouched test: %+v, want fixed=%v", stays, tc.fixable)
+			}
+			if len(res.Changes) != 1 || !bytes.Contains(res.Changes[0].New, []byte("func() {\n\t\tleak()")) {
+				t.Fatalf("changes: %+v, want the moved body", res.Changes)
+			}
+		})
+	}
+}
+
+// TestRemovedFindingIsNotLost: a finding whose code another rule's fix
+// removes is gone, not lost.
+func TestRemovedFindingIsNotLost(t *testing.T) {
+	dir := testmod.Write(t, movedModule)
+	dropLeaks := testRule("drop", func([]byte) bool { return true }, func(pass *rule.Pass) {
+		for _, f := range pass.Files {
+			for _, d := range f.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || fd.Name.Name != "TestMoved" || len(fd.Body.List) != 2 {
+					continue
+				}
+				first := fd.Body.List[0]
+				pass.Report(rule.Diagnostic{Pos: first.Pos(), Message: "drops", Fix: &rule.Fix{
+					Message: "drop it", Deletes: []ast.Node{first},
+					Apply: func() {
+						body := pass.Dst(fd.Body).(*dst.BlockStmt)
+						body.List = body.List[1:]
+					},
+				}})
+			}
+		}
+	})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{reportTopLevel(false, false), dropLeaks}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range res.Findings {
+		if f.Rule == "toplevel" && f.Test == "TestMoved" {
+			t.Errorf("finding of removed code reported: %+v", f)
+		}
+	}
+}
+
+// TestBadFixesAmongMany: when some of a rule's fixes do not compile, the
+// others are still applied, and each bad one is reported.
+func TestBadFixesAmongMany(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("-- go.mod --\nmodule example.com/m\n\ngo 1.22\n-- m_test.go --\npackage m\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\nfunc TestA(t *testing.T) {\n")
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&b, "\ttime.Sleep(%d)\n", i)
+	}
+	b.WriteString("}\n")
+	dir := testmod.Write(t, b.String())
+	// The fixes of the sleeps of 3 and 7 put a string where a duration goes.
+	partly := testRule("partly", func([]byte) bool { return true }, func(pass *rule.Pass) {
+		for _, f := range pass.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok || len(call.Args) != 1 {
+					return true
+				}
+				lit, ok := call.Args[0].(*ast.BasicLit)
+				if !ok || lit.Value == "0" {
+					return true
+				}
+				bad := lit.Value == "3" || lit.Value == "7"
+				pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "sleeps", Fix: &rule.Fix{Message: "sleep zero", Apply: func() {
+					arg := &dst.BasicLit{Kind: 5 /* token.INT */, Value: "0"}
+					if bad {
+						arg = &dst.BasicLit{Kind: 9 /* token.STRING */, Value: `"soon"`}
+					}
+					pass.Dst(call).(*dst.CallExpr).Args[0] = arg
+				}}})
+				return true
+			})
+		}
+	})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{partly}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) != 2 {
+		t.Errorf("errors: %v, want one for each bad fix", res.Errors)
+	}
+	fixed := 0
+	for _, f := range res.Findings {
+		bad := f.Line == 11 || f.Line == 15 // time.Sleep(3), time.Sleep(7)
+		if f.Fixed == bad {
+			t.Errorf("finding at line %d: fixed=%v", f.Line, f.Fixed)
+		}
+		if f.Fixed {
+			fixed++
+		}
+	}
+	if fixed != 6 || len(res.Changes) != 1 {
+		t.Fatalf("%d fixed, %d changes; want 6 fixed in one file", fixed, len(res.Changes))
+	}
+	got := string(res.Changes[0].New)
+	if strings.Count(got, "time.Sleep(0)") != 6 || !strings.Contains(got, "time.Sleep(3)") || !strings.Contains(got, "time.Sleep(7)") {
+		t.Errorf("rewritten file:\n%s", got)
+	}
+}

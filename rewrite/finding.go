@@ -12,8 +12,6 @@ import (
 	"sort"
 	"strings"
 
-	"golang.org/x/tools/go/ast/astutil"
-
 	"github.com/unflake/unflake/rule"
 )
 
@@ -46,32 +44,50 @@ type Finding struct {
 	AfterMs  int64 `json:"afterMs,omitempty"`
 
 	code string // the matched code, whitespace-normalised, for the ID
-	seen string // the file's content the position refers to
+}
+
+// A finder converts one rule's diagnostics on one package state into
+// findings. It computes what is per file once (the lines the rule's
+// ignore directives cover), so that the cost of a finding does not grow
+// with the size of its file: a file can hold thousands of findings.
+type finder struct {
+	fset    *token.FileSet
+	rule    *rule.Rule
+	info    *types.Info
+	files   map[string]*ast.File
+	filter  *testFilter
+	ignores map[*ast.File]map[int]bool
 }
 
 // finding converts a diagnostic, or reports false when the site is
 // silenced by //unflake:ignore or lies outside the tests --run selects.
-func (j *job) finding(r *rule.Rule, d rule.Diagnostic, cur *state, files map[string]*ast.File, filter *testFilter) (Finding, bool) {
-	fset := j.pkg.Fset
+func (j *job) finding(fd *finder, d rule.Diagnostic) (Finding, bool) {
+	fset := fd.fset
+	r := fd.rule
 	pos := fset.Position(d.Pos)
-	f := files[pos.Filename]
+	f := fd.files[pos.Filename]
 	if f == nil {
 		return Finding{}, false // a rule reported outside the files it may touch
 	}
-	if ignored(fset, f, r.Name, pos.Line) {
-		return Finding{}, false
+	ign, ok := fd.ignores[f]
+	if !ok {
+		ign = ignoredLines(fset, f, r.Name)
+		fd.ignores[f] = ign
 	}
-	levels, name := enclosingTest(f, d.Pos, cur.info)
-	if filter != nil && (levels == nil || !filter.match(levels)) {
+	if ign[pos.Line] {
 		return Finding{}, false
 	}
 	end := d.End
 	if !end.IsValid() || end < d.Pos {
 		end = d.Pos
 	}
-	tf := fset.File(d.Pos)
+	path := pathTo(f, d.Pos, end)
+	levels, name := enclosingTest(pathTo(f, d.Pos, d.Pos), fd.info)
+	if filter := fd.filter; filter != nil && (levels == nil || !filter.match(levels)) {
+		return Finding{}, false
+	}
 	src := ""
-	if data, ok := currentText(f, tf, d.Pos, end); ok {
+	if data, ok := currentText(path); ok {
 		src = data
 	}
 	out := Finding{
@@ -96,10 +112,41 @@ func (j *job) finding(r *rule.Rule, d rule.Diagnostic, cur *state, files map[str
 	return out, true
 }
 
-// currentText renders the code between pos and end for the ID hash, from
-// the syntax (the file on disk may already differ after earlier rounds).
-func currentText(f *ast.File, tf *token.File, pos, end token.Pos) (string, bool) {
-	path, _ := astutil.PathEnclosingInterval(f, pos, end)
+// pathTo returns the nodes of f that enclose the interval [pos, end],
+// innermost first and f last, as astutil.PathEnclosingInterval does for
+// an interval that covers whole nodes. It finds the declaration by binary
+// search and descends only into enclosing nodes, so its cost follows the
+// depth of the site, not the size of the file.
+func pathTo(f *ast.File, pos, end token.Pos) []ast.Node {
+	i := sort.Search(len(f.Decls), func(i int) bool { return f.Decls[i].End() > pos })
+	if i == len(f.Decls) || f.Decls[i].Pos() > pos || f.Decls[i].End() < end {
+		if f.Pos() <= pos && end <= f.End() {
+			return []ast.Node{f}
+		}
+		return nil
+	}
+	var outer []ast.Node // outermost first
+	ast.Inspect(f.Decls[i], func(n ast.Node) bool {
+		if n == nil || n.Pos() > pos || n.End() < end {
+			return false
+		}
+		if pos == end && n.End() == pos && n.Pos() < pos {
+			return false // ends where the position starts: a sibling before it
+		}
+		outer = append(outer, n)
+		return true
+	})
+	path := make([]ast.Node, 0, len(outer)+1)
+	for k := len(outer) - 1; k >= 0; k-- {
+		path = append(path, outer[k])
+	}
+	return append(path, f)
+}
+
+// currentText renders the code the innermost node of path holds, for the
+// ID hash, from the syntax (the file on disk may already differ after
+// earlier rounds).
+func currentText(path []ast.Node) (string, bool) {
 	if len(path) == 0 {
 		return "", false
 	}
@@ -149,24 +196,23 @@ func sortFindings(fs []Finding) {
 	})
 }
 
-// ignored reports whether an //unflake:ignore directive naming rule sits
-// on line or directly above it (possibly with other comment lines between
-// the directive and the code).
-func ignored(fset *token.FileSet, f *ast.File, name string, line int) bool {
+// ignoredLines returns the lines of f an //unflake:ignore directive
+// naming rule covers: its own line and the line directly below its
+// comment group (possibly with other comment lines between the directive
+// and the code).
+func ignoredLines(fset *token.FileSet, f *ast.File, name string) map[int]bool {
+	lines := map[int]bool{}
 	for _, g := range f.Comments {
-		end := fset.Position(g.End()).Line
 		for _, c := range g.List {
 			rules, ok := parseIgnore(c.Text)
 			if !ok || !(rules[name] || rules["all"]) {
 				continue
 			}
-			at := fset.Position(c.Pos()).Line
-			if at == line || end+1 == line {
-				return true
-			}
+			lines[fset.Position(c.Pos()).Line] = true
+			lines[fset.Position(g.End()).Line+1] = true
 		}
 	}
-	return false
+	return lines
 }
 
 // parseIgnore parses "//unflake:ignore rule1,rule2 reason".
@@ -186,12 +232,12 @@ func parseIgnore(text string) (map[string]bool, bool) {
 	return m, true
 }
 
-// enclosingTest returns the test and subtest names enclosing pos (nil if
-// pos is not in a test) and a name for the enclosing code: the test path
-// ("TestX/sub") or, outside tests, the enclosing function.
+// enclosingTest returns the test and subtest names on path, the nodes
+// enclosing a position innermost first (nil if it is not in a test), and
+// a name for the enclosing code: the test path ("TestX/sub") or, outside
+// tests, the enclosing function.
 // A subtest whose name is not a constant has the level name "".
-func enclosingTest(f *ast.File, pos token.Pos, info *types.Info) ([]string, string) {
-	path, _ := astutil.PathEnclosingInterval(f, pos, pos)
+func enclosingTest(path []ast.Node, info *types.Info) ([]string, string) {
 	var levels []string
 	name := ""
 	for i := len(path) - 1; i >= 0; i-- {

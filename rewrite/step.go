@@ -10,6 +10,7 @@ import (
 	"go/token"
 	"go/types"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/dave/dst"
@@ -22,18 +23,48 @@ import (
 
 // stepResult is the outcome of running one rule once on a package.
 type stepResult struct {
-	findings []Finding
+	findings []found
+	resolved []found           // sites the rule says an earlier fix resolved (Diagnostic.Resolved)
 	next     *state            // the package after the fixes, or nil if none applied
 	contents map[string][]byte // new contents of the files the fixes changed
 	errors   []error
 	requires []string // modules the applied fixes need
 }
 
+// A found is a finding with what the engine needs to follow it across
+// rules and rounds.
+type found struct {
+	Finding
+	seen *content // the content of the file its position refers to
+	site string   // the reported code, whitespace-normalised
+}
+
+// A content is what one file holds at one point of a run. Findings share
+// it: a file with thousands of findings is held once per content, not once
+// per finding.
+type content struct {
+	data  []byte
+	norm  string   // data whitespace-normalised, once asked for
+	lines []lineAt // each line's line in the original file, once asked for
+}
+
+// normalised returns the content with every run of white space made one
+// space.
+func (v *content) normalised() string {
+	if v.norm == "" && len(v.data) > 0 {
+		v.norm = normalise(string(v.data))
+	}
+	return v.norm
+}
+
+func normalise(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 // step runs rule r on the package state cur and applies the fixes it may.
-// If the fixes together do not type-check, each fix is tried on its own,
-// so one bad fix does not hold back the others; a fix that breaks the build
-// is reported as an internal error naming the rule and never applied.
-func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string][]byte, ck *checker, filter *testFilter, mods *modules) stepResult {
+// If the fixes together do not type-check, they are tried in halves, so
+// bad fixes do not hold back the others; a fix that breaks the build is
+// reported as an internal error naming the rule and never applied. With
+// dry set, nothing is applied: the findings say what the rule sees in cur.
+func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*content, ck *checker, filter *testFilter, mods *modules, dry bool) stepResult {
 	fset := j.pkg.Fset
 	files := j.fileIndex(fset, cur)
 	s := j.newSession(r, cur, files, mods)
@@ -42,12 +73,18 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string][]b
 	var out stepResult
 	var fixable []int // indices into s.diags of fixes to apply
 	findingOf := map[int]int{}
+	fd := &finder{fset: fset, rule: r, info: cur.info, files: files, filter: filter, ignores: map[*ast.File]map[int]bool{}}
 	for i, d := range s.diags {
-		f, ok := j.finding(r, d, cur, files, filter)
+		f, ok := j.finding(fd, d)
 		if !ok {
 			continue
 		}
-		f.seen = string(current[f.File])
+		ff := found{Finding: f, seen: current[f.File], site: siteText(fset, d, current[f.File])}
+		if d.Resolved != "" {
+			ff.Fix = d.Resolved
+			out.resolved = append(out.resolved, ff)
+			continue
+		}
 		var reqErr error // a module the fix needs and cannot have
 		if d.Fix != nil {
 			reqErr = s.requireError(d.Fix)
@@ -55,23 +92,23 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string][]b
 		switch {
 		case d.Fix == nil:
 		case cfg.Skip != nil && cfg.Skip(filepath.Dir(f.File), r.Name, f.Test):
-			f.Fix, f.Reason = "", "reverted: "+cfg.skipReason(filepath.Dir(f.File), r.Name, f.Test)
+			ff.Fix, ff.Reason = "", "reverted: "+cfg.skipReason(filepath.Dir(f.File), r.Name, f.Test)
 		case d.Fix.Unproven != "" && !cfg.Speculative:
-			f.Fix, f.Reason = "", d.Fix.Unproven+" (fix --verify can try it)"
+			ff.Fix, ff.Reason = "", d.Fix.Unproven+" (fix --verify can try it)"
 		case reqErr != nil:
-			f.Fix, f.Reason = "", reqErr.Error()
+			ff.Fix, ff.Reason = "", reqErr.Error()
 			var unchecked *uncheckedError
 			if errors.As(reqErr, &unchecked) {
 				out.errors = append(out.errors, fmt.Errorf("%s:%d:%d: internal error: rule %s: %v", f.File, f.Line, f.Col, r.Name, reqErr))
 			}
 		default:
-			f.Unproven = d.Fix.Unproven != ""
+			ff.Unproven = d.Fix.Unproven != ""
 			fixable = append(fixable, i)
 			findingOf[i] = len(out.findings)
 		}
-		out.findings = append(out.findings, f)
+		out.findings = append(out.findings, ff)
 	}
-	if len(fixable) == 0 {
+	if len(fixable) == 0 || dry {
 		return out
 	}
 
@@ -79,32 +116,22 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string][]b
 	next, contents, err := j.apply(s, fixable, cur, current, ck)
 	applied := fixable
 	if err != nil {
-		want := len(s.diags)
-		applied = nil
-		var good []int
-		for _, i := range fixable {
-			try := append(append([]int(nil), good...), i)
-			s := j.newSession(r, cur, files, mods)
-			r.Run(s.pass)
-			if len(s.diags) != want {
-				break // the rule is not deterministic; give up on the rest
-			}
-			n, c, err := j.apply(s, try, cur, current, ck)
+		// Find the fixes that fail by halving: the cost grows with the
+		// bad fixes times the log of all of them, not with their number
+		// (a file can hold thousands). Every set kept type-checks.
+		t := &trial{j: j, r: r, cur: cur, files: files, mods: mods, current: current, ck: ck, want: len(s.diags)}
+		t.add(fixable)
+		for _, b := range t.bad {
+			f := &out.findings[findingOf[b.fix]]
 			var unrelated *unrelatedError
-			if errors.As(err, &unrelated) {
-				f := &out.findings[findingOf[i]]
+			if errors.As(b.err, &unrelated) {
 				f.Fix, f.Reason = "", unrelated.Error()
 				continue
 			}
-			if err != nil {
-				f := &out.findings[findingOf[i]]
-				f.Fix, f.Reason = "", "internal error: the fix does not compile: "+err.Error()
-				out.errors = append(out.errors, fmt.Errorf("%s:%d:%d: internal error: rule %s: fix does not compile: %v", f.File, f.Line, f.Col, r.Name, err))
-				continue
-			}
-			good, next, contents = try, n, c
+			f.Fix, f.Reason = "", "internal error: the fix does not compile: "+b.err.Error()
+			out.errors = append(out.errors, fmt.Errorf("%s:%d:%d: internal error: rule %s: fix does not compile: %v", f.File, f.Line, f.Col, r.Name, b.err))
 		}
-		applied = good
+		applied, next, contents = t.good, t.next, t.contents
 	}
 	for _, i := range applied {
 		f := &out.findings[findingOf[i]]
@@ -115,6 +142,80 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string][]b
 		out.next, out.contents = next, contents
 	}
 	return out
+}
+
+// A trial finds the largest set of a rule's fixes that applies and
+// type-checks, when all of them together do not.
+type trial struct {
+	j       *job
+	r       *rule.Rule
+	cur     *state
+	files   map[string]*ast.File
+	mods    *modules
+	current map[string]*content
+	ck      *checker
+	want    int  // diagnostics of the first run of the rule
+	gaveUp  bool // the rule is not deterministic
+
+	good     []int // fixes kept so far
+	next     *state
+	contents map[string][]byte
+	bad      []badFix
+}
+
+type badFix struct {
+	fix int
+	err error
+}
+
+// add tries the fixes of which on top of the good ones: all at once, and
+// when they fail, each half in turn.
+func (t *trial) add(which []int) {
+	if len(which) == 0 || t.gaveUp {
+		return
+	}
+	try := append(append([]int(nil), t.good...), which...)
+	// Fixes edit the decorated files of a session: each try starts from a
+	// fresh run of the rule.
+	s := t.j.newSession(t.r, t.cur, t.files, t.mods)
+	t.r.Run(s.pass)
+	if len(s.diags) != t.want {
+		t.gaveUp = true // give up on the rest
+		return
+	}
+	n, c, err := t.j.apply(s, try, t.cur, t.current, t.ck)
+	if err == nil {
+		t.good, t.next, t.contents = try, n, c
+		return
+	}
+	if len(which) == 1 {
+		t.bad = append(t.bad, badFix{which[0], err})
+		return
+	}
+	half := len(which) / 2
+	t.add(which[:half])
+	t.add(which[half:])
+}
+
+// siteText returns the code d reports, whitespace-normalised, from the
+// file content v its positions refer to.
+func siteText(fset *token.FileSet, d rule.Diagnostic, v *content) string {
+	if v == nil {
+		return ""
+	}
+	tf := fset.File(d.Pos)
+	end := d.End
+	if !end.IsValid() || end < d.Pos {
+		end = d.Pos
+	}
+	if tf == nil || int(end)-tf.Base() > tf.Size() {
+		return ""
+	}
+	from, to := tf.Offset(d.Pos), tf.Offset(end)
+	if to > len(v.data) {
+		return ""
+	}
+	return normalise(string(v.data[from:to]))
 }
 
 // unrelatedError says a fix cannot be written without changing lines it
@@ -224,7 +325,7 @@ func (s *session) fileOf(pos token.Pos) *ast.File {
 // apply applies the fixes of s.diags at the indices in which, restores and
 // formats the changed files, checks that no comment was lost, and
 // type-checks the package with them.
-func (j *job) apply(s *session, which []int, cur *state, current map[string][]byte, ck *checker) (*state, map[string][]byte, error) {
+func (j *job) apply(s *session, which []int, cur *state, current map[string]*content, ck *checker) (*state, map[string][]byte, error) {
 	// Print each file of a finding back before the fixes edit it: what
 	// differs between that and the source is dst's doing, not the fix's.
 	for _, i := range which {
@@ -263,7 +364,10 @@ func (j *job) apply(s *session, which []int, cur *state, current map[string][]by
 		}
 		// A file with CRLF line endings is compared and spliced with LF
 		// ones, and written back with CRLF.
-		have := current[path]
+		var have []byte
+		if v := current[path]; v != nil {
+			have = v.data
+		}
 		crlf := bytes.Contains(have, []byte("\r\n"))
 		if crlf {
 			have = bytes.ReplaceAll(have, []byte("\r\n"), []byte("\n"))
@@ -365,9 +469,10 @@ func lostComments(old, new *ast.File, deletes []ast.Node) string {
 			have[strings.TrimSpace(c.Text)]++
 		}
 	}
+	in := newSpans(deletes)
 	for _, g := range old.Comments {
 		for _, c := range g.List {
-			if inside(c, deletes) {
+			if in.contains(c) {
 				continue
 			}
 			t := strings.TrimSpace(c.Text)
@@ -380,11 +485,30 @@ func lostComments(old, new *ast.File, deletes []ast.Node) string {
 	return ""
 }
 
-func inside(n ast.Node, list []ast.Node) bool {
-	for _, m := range list {
-		if m.Pos() <= n.Pos() && n.End() <= m.End() {
-			return true
-		}
+// spans answers whether a node lies inside one of a set of nodes, in
+// logarithmic time: a file can hold thousands of fixes' deletions and of
+// comments.
+type spans struct {
+	starts []token.Pos
+	ends   []token.Pos // ends[i]: the largest end of the spans up to i
+}
+
+func newSpans(nodes []ast.Node) *spans {
+	sorted := append([]ast.Node(nil), nodes...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Pos() < sorted[j].Pos() })
+	s := &spans{}
+	var end token.Pos
+	for _, n := range sorted {
+		end = max(end, n.End())
+		s.starts = append(s.starts, n.Pos())
+		s.ends = append(s.ends, end)
 	}
-	return false
+	return s
+}
+
+// contains reports whether n lies inside one of the spans.
+func (s *spans) contains(n ast.Node) bool {
+	// The spans that start at or before n, and the furthest they reach.
+	i := sort.Search(len(s.starts), func(i int) bool { return s.starts[i] > n.Pos() })
+	return i > 0 && n.End() <= s.ends[i-1]
 }

@@ -131,6 +131,14 @@ type Diagnostic struct {
 	// Saving is the static estimate of test time the fix saves (constant
 	// durations only), or zero.
 	Saving time.Duration
+
+	// Resolved, when not empty, says why the code at Pos is fine as it
+	// now is, where the rule would report it otherwise (an assertion on
+	// the virtual clock of a bubble another rule's fix made). It is not a
+	// finding: it tells the engine that the rule's finding there, made
+	// before that fix, was fixed by it rather than lost. Message may be
+	// empty.
+	Resolved string
 }
 
 // A Fix edits decorated nodes obtained from Pass.Dst.

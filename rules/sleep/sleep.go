@@ -78,6 +78,7 @@ func (a *analysis) sites() []*site {
 		}
 		match.WithStack(f, func(n ast.Node, stack []ast.Node) bool {
 			if lit, ok := n.(*ast.FuncLit); ok && a.InBubble(lit) {
+				a.resolved(lit)
 				return false // already on the virtual clock
 			}
 			stmt, ok := n.(*ast.ExprStmt)
@@ -97,6 +98,20 @@ func (a *analysis) sites() []*site {
 		})
 	}
 	return out
+}
+
+// resolved tells the engine that the waits in a bubble's function are on
+// the virtual clock: a finding made on one before another rule's fix
+// moved it into the bubble was fixed by that fix.
+func (a *analysis) resolved(lit *ast.FuncLit) {
+	ast.Inspect(lit.Body, func(n ast.Node) bool {
+		if stmt, ok := n.(*ast.ExprStmt); ok {
+			if call, _ := bubble.Wait(a.info, stmt); call != nil {
+				a.pass.Report(rule.Diagnostic{Pos: stmt.Pos(), End: stmt.End(), Resolved: "the wait is now on a bubble's virtual clock"})
+			}
+		}
+		return true
+	})
 }
 
 // report reports the wait s with its fix or the reason it has none.

@@ -160,7 +160,14 @@ func (c *checker) checkScope(sc *scope) {
 			if t := c.subtestParam(n, stack); t != nil {
 				subs = append(subs, &scope{body: n.Body, t: t, test: true, parent: sc})
 			}
-			return false // statements of closures run at another time
+			if t := c.bubbleParam(n, stack); t != nil {
+				// The test's own body, moved into a bubble (by hand or by
+				// the sleep rule): its t is the test's, scoped to the
+				// bubble, and its cleanups run before synctest.Test
+				// returns.
+				subs = append(subs, &scope{body: n.Body, t: t, test: sc.test, helperParallel: sc.helperParallel, parent: sc})
+			}
+			return false // statements of other closures run at another time
 		case *ast.CallExpr:
 			if c.isTCall(n, sc.t, "Parallel") {
 				sc.parallel = true
@@ -192,6 +199,19 @@ func (c *checker) subtestParam(lit *ast.FuncLit, stack []ast.Node) *types.Var {
 	}
 	call, ok := stack[len(stack)-1].(*ast.CallExpr)
 	if !ok || len(call.Args) != 2 || ast.Unparen(call.Args[1]) != lit || !match.IsMethod(c.info, call, "testing", "Run") {
+		return nil
+	}
+	return c.testParam(lit.Type)
+}
+
+// bubbleParam returns the t of lit when lit is the function of a
+// synctest.Test(t, lit) call, or nil.
+func (c *checker) bubbleParam(lit *ast.FuncLit, stack []ast.Node) *types.Var {
+	if len(stack) == 0 {
+		return nil
+	}
+	call, ok := stack[len(stack)-1].(*ast.CallExpr)
+	if !ok || len(call.Args) != 2 || ast.Unparen(call.Args[1]) != lit || !match.IsPkgFunc(c.info, call, "testing/synctest", "Test") {
 		return nil
 	}
 	return c.testParam(lit.Type)

@@ -105,6 +105,7 @@ func run(pass *rule.Pass) {
 		}
 		match.WithStack(f, func(n ast.Node, stack []ast.Node) bool {
 			if lit, ok := n.(*ast.FuncLit); ok && c.bubbles.InBubble(lit) {
+				c.resolved(lit)
 				return false // on the virtual clock already: the assertion is exact
 			}
 			if len(stack) == 0 {
@@ -404,6 +405,18 @@ func (c *checker) budgetText(s *site) string {
 		return match.FormatDuration(d)
 	}
 	return types.ExprString(s.budget)
+}
+
+// resolved tells the engine that the assertions in a bubble's function
+// are exact: a finding made on one before another rule's fix moved it
+// into the bubble was fixed by that fix.
+func (c *checker) resolved(lit *ast.FuncLit) {
+	ast.Inspect(lit.Body, func(n ast.Node) bool {
+		if s := c.site(n); s != nil {
+			c.pass.Report(rule.Diagnostic{Pos: s.stmt.Pos(), End: s.stmt.End(), Resolved: "the assertion is now on a bubble's virtual clock, where it holds exactly"})
+		}
+		return true
+	})
 }
 
 // report reports s with its fix or the reason it has none.
