@@ -57,7 +57,8 @@ type Finder struct {
 	files []*ast.File
 	decls map[*types.Func]*ast.FuncDecl // functions of the test files
 
-	uses  map[*types.Var][]use // uses of func-typed variables, built on first need
+	uses  map[*types.Var][]use        // uses of func-typed variables, built on first need
+	lits  map[*types.Var]*ast.FuncLit // local variables set once, to a literal
 	memo  map[*ast.FuncLit]Verdict
 	holds map[*types.Var]Verdict
 }
@@ -207,6 +208,18 @@ func (f *Finder) argument(call *ast.CallExpr, e ast.Expr, stack []ast.Node, dept
 		if tv, ok := f.info.Types[call.Fun]; ok && tv.IsBuiltin() {
 			return Verdict{Kind: Unknown, To: "a builtin"}
 		}
+		// A closure of the test's own (waitFor := func(cond func()
+		// bool) { ... }): follow its parameter.
+		if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
+			if v, ok := f.info.Uses[id].(*types.Var); ok {
+				f.index()
+				if lit := f.lits[v]; lit != nil {
+					if p := litParam(f.info, lit, call, e); p != nil {
+						return f.holder(p, depth+1)
+					}
+				}
+			}
+		}
 		return Verdict{Kind: Unknown, To: "a call of a function value"}
 	}
 	fn = fn.Origin()
@@ -333,8 +346,29 @@ func (f *Finder) index() {
 		return
 	}
 	f.uses = map[*types.Var][]use{}
+	f.lits = map[*types.Var]*ast.FuncLit{}
+	sets := map[*types.Var]int{}
 	for _, file := range f.files {
 		match.WithStack(file, func(n ast.Node, stack []ast.Node) bool {
+			if as, ok := n.(*ast.AssignStmt); ok && len(as.Lhs) == len(as.Rhs) {
+				for i, l := range as.Lhs {
+					id, ok := ast.Unparen(l).(*ast.Ident)
+					if !ok {
+						continue
+					}
+					v, _ := f.info.Defs[id].(*types.Var)
+					if v == nil {
+						v, _ = f.info.Uses[id].(*types.Var)
+					}
+					if v == nil {
+						continue
+					}
+					sets[v]++
+					if lit, ok := ast.Unparen(as.Rhs[i]).(*ast.FuncLit); ok {
+						f.lits[v] = lit
+					}
+				}
+			}
 			id, ok := n.(*ast.Ident)
 			if !ok {
 				return true
@@ -355,6 +389,11 @@ func (f *Finder) index() {
 			f.uses[v] = append(f.uses[v], use{expr: expr, stack: append([]ast.Node(nil), stack...)})
 			return true
 		})
+	}
+	for v := range f.lits {
+		if sets[v] != 1 {
+			delete(f.lits, v) // set again: which literal a call runs is not known
+		}
 	}
 }
 
@@ -430,6 +469,12 @@ func param(info *types.Info, decl *ast.FuncDecl, call *ast.CallExpr, e ast.Expr)
 		return params[i]
 	}
 	return nil
+}
+
+// litParam returns the parameter of lit that receives the argument e of
+// call, or nil.
+func litParam(info *types.Info, lit *ast.FuncLit, call *ast.CallExpr, e ast.Expr) *types.Var {
+	return param(info, &ast.FuncDecl{Type: lit.Type}, call, e)
 }
 
 // isTestPos reports whether pos is in a _test.go file.

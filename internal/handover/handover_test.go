@@ -131,6 +131,17 @@ func TestX(t *testing.T) {
 		_ = tc.check()
 	}
 	a.Get("/f", slow())
+	waitFor := func(cond func() bool) {
+		for !cond() {
+		}
+	}
+	waitFor(func() bool { mark("closure"); return true })
+	hand := func(h Handler) { a.Get("/c", h) }
+	hand(func(c Ctx) error { mark("closurehands"); return nil })
+	var later func(func())
+	later = func(f func()) { f() }
+	later = func(f func()) { go f() }
+	later(func() { mark("twice") })
 	a.Get("/n", func(c Ctx) error {
 		func() { mark("nested") }()
 		return nil
@@ -157,7 +168,7 @@ var want = map[string]Kind{
 	"go": Own, "wggo": Own, "iife": Own, "called": Own, "conv": Handed,
 	"std": Handed, "field": Handed, "positional": Handed, "assigned": Handed,
 	"helper": Own, "helperhands": Handed, "tbhelper": Unknown, "table": Handed,
-	"tablecheck": Own, "returned": Handed, "nested": Handed, "insubtest": Handed,
+	"tablecheck": Own, "closure": Own, "closurehands": Handed, "twice": Unknown, "returned": Handed, "nested": Handed, "insubtest": Handed,
 }
 
 type importer struct {

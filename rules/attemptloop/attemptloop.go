@@ -161,10 +161,6 @@ func (c *checker) check(stmt ast.Stmt, stack []ast.Node) {
 	if c.inGoroutine(l) {
 		return // background work (restart a server 3 times unless stopped), not a poll the test waits on
 	}
-	hand := c.hands.Enclosing(l.stack)
-	if hand.Kind == handover.Handed {
-		return // the behaviour of the code under test (a handler simulating work), not a poll the test waits on
-	}
 	waits := c.waits(l.body)
 	if len(waits) == 0 {
 		return
@@ -173,6 +169,10 @@ func (c *checker) check(stmt ast.Stmt, stack []ast.Node) {
 	use := c.counterUse(l)
 	if !c.successExit(l) && (len(l.others) == 0 || !use.ok()) {
 		return // it does work on each pass and rests between passes: not a poll
+	}
+	hand := c.hands.Enclosing(l.stack)
+	if hand.Kind == handover.Handed {
+		return // the behaviour of the code under test (a handler simulating work), not a poll the test waits on
 	}
 	// Have: a poll bounded by an attempt count. Below, everything is a
 	// finding; either it is fixed or it says why not.
