@@ -50,6 +50,19 @@ type ServeMux struct{}
 
 func (m *ServeMux) HandleFunc(pattern string, f func(ResponseWriter, *Request)) {}
 `,
+	"github.com/stretchr/testify/require": `package require
+
+import (
+	"testing"
+	"time"
+)
+
+func Eventually(t *testing.T, cond func() bool, waitFor, tick time.Duration) {}
+`,
+	"time": `package time
+
+type Duration int64
+`,
 	"example.com/testutil": `package testutil
 
 import "testing"
@@ -93,6 +106,7 @@ import (
 	"testing/synctest"
 
 	"example.com/testutil"
+	"github.com/stretchr/testify/require"
 )
 
 type tcase struct {
@@ -126,6 +140,7 @@ func TestX(t *testing.T) {
 	poll(t, func() bool { mark("helper"); return true })
 	serve(a, func(c Ctx) error { mark("helperhands"); return nil })
 	testutil.Eventually(t, func() bool { mark("tbhelper"); return true })
+	require.Eventually(t, func() bool { mark("eventually"); return true }, 1, 1)
 	for _, tc := range []tcase{{name: "a", handler: func(c Ctx) error { mark("table"); return nil }, check: func() bool { mark("tablecheck"); return true }}} {
 		a.Get("/"+tc.name, tc.handler)
 		_ = tc.check()
@@ -168,7 +183,7 @@ var want = map[string]Kind{
 	"go": Own, "wggo": Own, "iife": Own, "called": Own, "conv": Handed,
 	"std": Handed, "field": Handed, "positional": Handed, "assigned": Handed,
 	"helper": Own, "helperhands": Handed, "tbhelper": Unknown, "table": Handed,
-	"tablecheck": Own, "closure": Own, "closurehands": Handed, "twice": Unknown, "returned": Handed, "nested": Handed, "insubtest": Handed,
+	"tablecheck": Own, "closure": Own, "eventually": Own, "closurehands": Handed, "twice": Unknown, "returned": Handed, "nested": Handed, "insubtest": Handed,
 }
 
 type importer struct {
