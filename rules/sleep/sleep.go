@@ -159,9 +159,12 @@ func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
 	// the sleep still lets the other goroutines run before time moves,
 	// and the fake clock stays where it was, so the test sees what it
 	// saw. An advance does neither (see clockFix) and is never proven.
-	switch clock, why, waiters := a.clockFix(s, spawn); {
-	case blocked == "" && unproven == "":
+	if blocked == "" && unproven == "" {
 		d.Fix = a.wrapFix(s, reach, wrapped)
+		a.pass.Report(d)
+		return
+	}
+	switch clock, why, waiters := a.clockFix(s, spawn); {
 	case blocked == "":
 		d.Fix = a.wrapFix(s, reach, wrapped)
 		d.Fix.Unproven = unproven
@@ -289,7 +292,7 @@ var fakeClocks = []fakeClock{
 // and whether that reason is the cure for a sleep that waits for
 // goroutines to reach the clock's timers (worth adding to a bubble's).
 func (a *analysis) clockFix(s *site, spawn string) (fix *rule.Fix, why string, waiters bool) {
-	if s.decl == nil || s.decl.Body == nil {
+	if s.decl == nil || s.decl.Body == nil || !a.importsClock() {
 		return nil, "", false
 	}
 	scope := a.pass.Pkg.Scope().Innermost(s.stmt.Pos())
@@ -401,6 +404,19 @@ func (a *analysis) clockFix(s *site, spawn string) (fix *rule.Fix, why string, w
 			}
 		},
 	}, "", false
+}
+
+// importsClock reports whether the package imports a fake clock library,
+// so that a package without one costs clockFix nothing.
+func (a *analysis) importsClock() bool {
+	for _, p := range a.pass.Pkg.Imports() {
+		for _, c := range fakeClocks {
+			if p.Path() == c.path {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // clockOf returns the fake clock library of t.
