@@ -288,9 +288,10 @@ var fakeClocks = []fakeClock{
 // that the test passed to the code under test before s. The fix is never
 // proven: a real sleep also lets other goroutines run, an advance does
 // not; and it is not offered at all in a test seen to start a goroutine
-// (spawn names where). It returns the reason when there is such a clock it cannot use,
-// and whether that reason is the cure for a sleep that waits for
-// goroutines to reach the clock's timers (worth adding to a bubble's).
+// (spawn names where). It returns the reason when there is such a clock
+// it cannot use, and whether that reason is the cure for a sleep that
+// waits for goroutines to reach the clock's timers (worth adding to a
+// bubble's reason).
 func (a *analysis) clockFix(s *site, spawn string) (fix *rule.Fix, why string, waiters bool) {
 	if s.decl == nil || s.decl.Body == nil || !a.importsClock() {
 		return nil, "", false
@@ -346,7 +347,7 @@ func (a *analysis) clockFix(s *site, spawn string) (fix *rule.Fix, why string, w
 	case len(found) > 1:
 		return nil, "the test drives several fake clocks; the rule cannot tell which one the wait is for", false
 	case clock.why != "":
-		return nil, clock.why, false
+		return nil, clock.why + "; for a sleep that waits for a goroutine to reach the clock's timers, the cure is " + fmt.Sprintf(clock.cure, found[0].Name()), false
 	}
 	v := found[0]
 	if h := a.handover.Enclosing(s.stack); h.Kind != handover.Own {
