@@ -57,10 +57,11 @@ type Finder struct {
 	files []*ast.File
 	decls map[*types.Func]*ast.FuncDecl // functions of the test files
 
-	uses  map[*types.Var][]use        // uses of func-typed variables, built on first need
+	uses  map[types.Object][]use      // uses of func-typed variables and of the test files' functions, built on first need
 	lits  map[*types.Var]*ast.FuncLit // local variables set once, to a literal
 	memo  map[*ast.FuncLit]Verdict
 	holds map[*types.Var]Verdict
+	funcs map[*types.Func]Verdict
 }
 
 // A use is an expression reading a func-typed variable (an identifier, or
@@ -73,7 +74,7 @@ type use struct {
 // New returns a Finder for a package whose files (test files and others)
 // are files.
 func New(info *types.Info, fset *token.FileSet, files []*ast.File) *Finder {
-	f := &Finder{info: info, fset: fset, memo: map[*ast.FuncLit]Verdict{}, holds: map[*types.Var]Verdict{}}
+	f := &Finder{info: info, fset: fset, memo: map[*ast.FuncLit]Verdict{}, holds: map[*types.Var]Verdict{}, funcs: map[*types.Func]Verdict{}}
 	for _, file := range files {
 		if f.isTestPos(file.Pos()) {
 			f.files = append(f.files, file)
@@ -83,11 +84,17 @@ func New(info *types.Info, fset *token.FileSet, files []*ast.File) *Finder {
 	return f
 }
 
-// Enclosing returns whose code the innermost function around a node is,
-// given the node's enclosing nodes, outermost first: Handed when any
-// function literal around it is handed to the code under test, else
-// Unknown when the fate of one is unknown, else Own.
+// Enclosing returns whose code the function around a node is, given the
+// node's enclosing nodes, outermost first: Handed when any function
+// literal around it is handed to the code under test, or when the
+// function of the test files it is in is only ever handed over or called
+// from code handed over (a handler declared as a function); else Unknown
+// when the fate of one is unknown; else Own.
 func (f *Finder) Enclosing(stack []ast.Node) Verdict {
+	return f.enclosing(stack, 0)
+}
+
+func (f *Finder) enclosing(stack []ast.Node, depth int) Verdict {
 	best := Verdict{Kind: Own}
 	for k := 1; k < len(stack); k++ {
 		lit, ok := stack[k].(*ast.FuncLit)
@@ -99,9 +106,52 @@ func (f *Finder) Enclosing(stack []ast.Node) Verdict {
 			best = v
 		}
 		if best.Kind == Handed {
-			break // the outermost literal handed over decides
+			return best // the outermost literal handed over decides
 		}
 	}
+	if len(stack) > 1 {
+		if fd, ok := stack[1].(*ast.FuncDecl); ok {
+			if fn, ok := f.info.Defs[fd.Name].(*types.Func); ok && f.decls[fn] == fd {
+				if v := f.fn(fn, depth); v.Kind > best.Kind {
+					best = v
+				}
+			}
+		}
+	}
+	return best
+}
+
+// fn says whose code the function fn of the test files is, from its
+// uses: a call runs it where the call is, a value goes where it goes. A
+// function never used in the package (a test) is Own.
+func (f *Finder) fn(fn *types.Func, depth int) Verdict {
+	if got, ok := f.funcs[fn]; ok {
+		return got
+	}
+	if depth > maxDepth {
+		return Verdict{Kind: Unknown, To: "a place the analysis does not follow"}
+	}
+	f.funcs[fn] = Verdict{Kind: Own} // a recursion adds nothing
+	f.index()
+	best := Verdict{Kind: Own}
+	for _, u := range f.uses[fn] {
+		var got Verdict
+		if call, ok := u.stack[len(u.stack)-1].(*ast.CallExpr); ok && ast.Unparen(call.Fun) == u.expr {
+			got = f.enclosing(u.stack, depth+1)
+		} else {
+			got = f.classify(u.expr, u.stack, depth+1)
+			if got.Kind != Own {
+				got.To = fn.Name() + ", " + got.To
+			}
+		}
+		if got.Kind > best.Kind {
+			best = got
+		}
+		if best.Kind == Handed {
+			break
+		}
+	}
+	f.funcs[fn] = best
 	return best
 }
 
@@ -345,7 +395,7 @@ func (f *Finder) index() {
 	if f.uses != nil {
 		return
 	}
-	f.uses = map[*types.Var][]use{}
+	f.uses = map[types.Object][]use{}
 	f.lits = map[*types.Var]*ast.FuncLit{}
 	sets := map[*types.Var]int{}
 	for _, file := range f.files {
@@ -373,8 +423,18 @@ func (f *Finder) index() {
 			if !ok {
 				return true
 			}
-			v, ok := f.info.Uses[id].(*types.Var)
-			if !ok || !isFunc(v.Type()) || len(stack) == 0 {
+			var obj types.Object
+			switch o := f.info.Uses[id].(type) {
+			case *types.Var:
+				if isFunc(o.Type()) {
+					obj = o
+				}
+			case *types.Func:
+				if f.decls[o.Origin()] != nil {
+					obj = o.Origin()
+				}
+			}
+			if obj == nil || len(stack) == 0 {
 				return true
 			}
 			var expr ast.Expr = id
@@ -386,7 +446,7 @@ func (f *Finder) index() {
 			if len(stack) == 0 || assigned(stack[len(stack)-1], expr) {
 				return true
 			}
-			f.uses[v] = append(f.uses[v], use{expr: expr, stack: append([]ast.Node(nil), stack...)})
+			f.uses[obj] = append(f.uses[obj], use{expr: expr, stack: append([]ast.Node(nil), stack...)})
 			return true
 		})
 	}

@@ -157,6 +157,10 @@ func TestX(t *testing.T) {
 	later = func(f func()) { f() }
 	later = func(f func()) { go f() }
 	later(func() { mark("twice") })
+	a.Get("/d", declHandler)
+	t.Run("declsub", declSubtest)
+	ownHelper()
+	a.Get("/w", func(c Ctx) error { work(); return nil })
 	a.Get("/n", func(c Ctx) error {
 		func() { mark("nested") }()
 		return nil
@@ -173,6 +177,17 @@ func poll(t *testing.T, cond func() bool) {
 
 func serve(a *App, h Handler) { a.Get("/", h) }
 
+func declHandler(c Ctx) error { mark("declhandler"); return nil }
+
+func declSubtest(t *testing.T) { mark("declsubtest") }
+
+func ownHelper() { mark("ownhelper") }
+
+// work is only called from a handler.
+func work() { mark("work") }
+
+func TestUnused(t *testing.T) { mark("testfunc") }
+
 func slow() Handler {
 	return func(c Ctx) error { mark("returned"); return nil }
 }
@@ -183,7 +198,7 @@ var want = map[string]Kind{
 	"go": Own, "wggo": Own, "iife": Own, "called": Own, "conv": Handed,
 	"std": Handed, "field": Handed, "positional": Handed, "assigned": Handed,
 	"helper": Own, "helperhands": Handed, "tbhelper": Unknown, "table": Handed,
-	"tablecheck": Own, "closure": Own, "eventually": Own, "closurehands": Handed, "twice": Unknown, "returned": Handed, "nested": Handed, "insubtest": Handed,
+	"tablecheck": Own, "closure": Own, "declhandler": Handed, "declsubtest": Own, "ownhelper": Own, "work": Handed, "testfunc": Own, "eventually": Own, "closurehands": Handed, "twice": Unknown, "returned": Handed, "nested": Handed, "insubtest": Handed,
 }
 
 type importer struct {
