@@ -110,7 +110,8 @@ func (f *Finder) enclosing(stack []ast.Node, depth int) Verdict {
 		}
 	}
 	if len(stack) > 1 {
-		if fd, ok := stack[1].(*ast.FuncDecl); ok {
+		// A test function is the test's own; only helpers are followed.
+		if fd, ok := stack[1].(*ast.FuncDecl); ok && !match.IsTestFunc(f.info, fd) {
 			if fn, ok := f.info.Defs[fd.Name].(*types.Func); ok && f.decls[fn] == fd {
 				if v := f.fn(fn, depth); v.Kind > best.Kind {
 					best = v
