@@ -136,14 +136,9 @@ func (f *Finder) fn(fn *types.Func, depth int) Verdict {
 	f.index()
 	best := Verdict{Kind: Own}
 	for _, u := range f.uses[fn] {
-		var got Verdict
-		if call, ok := u.stack[len(u.stack)-1].(*ast.CallExpr); ok && ast.Unparen(call.Fun) == u.expr {
-			got = f.enclosing(u.stack, depth+1)
-		} else {
-			got = f.classify(u.expr, u.stack, depth+1)
-			if got.Kind != Own {
-				got.To = fn.Name() + ", " + got.To
-			}
+		got := f.classifyUse(u, depth+1)
+		if got.Kind != Own {
+			got.To = fn.Name() + ", " + got.To
 		}
 		if got.Kind > best.Kind {
 			best = got
@@ -379,7 +374,7 @@ func (f *Finder) holder(v *types.Var, depth int) Verdict {
 	f.index()
 	best := Verdict{Kind: Own}
 	for _, u := range f.uses[v] {
-		got := f.classify(u.expr, u.stack, depth)
+		got := f.classifyUse(u, depth)
 		if got.Kind > best.Kind {
 			best = got
 		}
@@ -389,6 +384,15 @@ func (f *Finder) holder(v *types.Var, depth int) Verdict {
 	}
 	f.holds[v] = best
 	return best
+}
+
+// classifyUse classifies one use of a function value: a call runs it as the code
+// around the call, any other use sends it where it goes.
+func (f *Finder) classifyUse(u use, depth int) Verdict {
+	if call, ok := u.stack[len(u.stack)-1].(*ast.CallExpr); ok && ast.Unparen(call.Fun) == u.expr {
+		return f.enclosing(u.stack, depth+1)
+	}
+	return f.classify(u.expr, u.stack, depth)
 }
 
 // index records the uses of func-typed variables in the test files.

@@ -161,6 +161,8 @@ func TestX(t *testing.T) {
 	t.Run("declsub", declSubtest)
 	ownHelper()
 	a.Get("/w", func(c Ctx) error { work(); return nil })
+	simulate := func() { mark("calledbyhandler") }
+	a.Get("/s", func(c Ctx) error { simulate(); return nil })
 	a.Get("/n", func(c Ctx) error {
 		func() { mark("nested") }()
 		return nil
@@ -198,7 +200,7 @@ var want = map[string]Kind{
 	"go": Own, "wggo": Own, "iife": Own, "called": Own, "conv": Handed,
 	"std": Handed, "field": Handed, "positional": Handed, "assigned": Handed,
 	"helper": Own, "helperhands": Handed, "tbhelper": Unknown, "table": Handed,
-	"tablecheck": Own, "closure": Own, "declhandler": Handed, "declsubtest": Own, "ownhelper": Own, "work": Handed, "testfunc": Own, "eventually": Own, "closurehands": Handed, "twice": Unknown, "returned": Handed, "nested": Handed, "insubtest": Handed,
+	"tablecheck": Own, "closure": Own, "calledbyhandler": Handed, "declhandler": Handed, "declsubtest": Own, "ownhelper": Own, "work": Handed, "testfunc": Own, "eventually": Own, "closurehands": Handed, "twice": Unknown, "returned": Handed, "nested": Handed, "insubtest": Handed,
 }
 
 type importer struct {
