@@ -479,7 +479,8 @@ func assigned(parent ast.Node, e ast.Expr) bool {
 // runsOwn reports whether fn runs a function it is given as the test's
 // own code: the testing package (t.Run, t.Cleanup, b.Run, f.Fuzz),
 // synctest, the goroutine starters sync.WaitGroup.Go and errgroup's Go,
-// sync.Once and testify's assertions (Eventually's condition, Panics).
+// sync.Once, and the assertions of testify (Eventually's condition,
+// Panics) and gomega (Eventually, Consistently).
 func runsOwn(fn *types.Func) bool {
 	if fn.Pkg() == nil {
 		return false
@@ -492,6 +493,8 @@ func runsOwn(fn *types.Func) bool {
 		return fn.Name() == "Go" || fn.Name() == "Do" || strings.HasPrefix(fn.Name(), "Once")
 	case "golang.org/x/sync/errgroup":
 		return fn.Name() == "Go" || fn.Name() == "TryGo"
+	case "github.com/onsi/gomega":
+		return true // Eventually(func() ...), Consistently
 	}
 	return strings.HasSuffix(path, "/testify/assert") || strings.HasSuffix(path, "/testify/require")
 }
