@@ -80,6 +80,12 @@ func (t *Target) Blocked() string { return t.blocked }
 // bubble, or "".
 func (t *Target) Unproven() string { return t.unproven }
 
+// Spawn names the first goroutine start seen in the test, in its body or
+// in a function of the package it calls ("a go statement in Start",
+// "time.AfterFunc"), or is "". A sleep in such a test may be letting
+// that goroutine run.
+func (t *Target) Spawn() string { return t.spawn }
+
 // Wait returns the time.Sleep or time.After call of a wait statement
 // (time.Sleep(d) or <-time.After(d)), or nil; after reports the latter.
 func Wait(info *types.Info, stmt *ast.ExprStmt) (call *ast.CallExpr, after bool) {

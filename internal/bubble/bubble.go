@@ -41,6 +41,11 @@ type Target struct {
 	// blocked says why the body cannot run in a bubble; unproven why the
 	// analysis cannot show that it can.
 	blocked, unproven string
+
+	// spawn names the first goroutine start the walk saw ("a go
+	// statement in Start", "time.AfterFunc"), whatever else made the
+	// test unproven or blocked, or is "".
+	spawn string
 }
 
 // New prepares the analysis of pass: the bubbles the package already has.
@@ -196,6 +201,12 @@ func (w *walker) block(why string) {
 	}
 }
 
+func (w *walker) spawned(what string) {
+	if w.t.spawn == "" {
+		w.t.spawn = what
+	}
+}
+
 func (w *walker) unprove(why string) {
 	if w.t.unproven == "" {
 		w.t.unproven = why
@@ -213,6 +224,7 @@ func (w *walker) walk(root ast.Node, where string) {
 				return false // a target of its own, or already in a bubble
 			}
 		case *ast.GoStmt:
+			w.spawned("a go statement" + where)
 			w.unprove("the test starts goroutines the analysis cannot show end (a go statement" + where + ")")
 		case *ast.ExprStmt:
 			if call, _ := Wait(a.info, n); call != nil {
@@ -292,6 +304,7 @@ func (w *walker) fn(fn *types.Func, where string) {
 		return
 	}
 	if starter(fn) {
+		w.spawned(match.PkgFuncName(fn) + where)
 		w.unprove("the test starts goroutines the analysis cannot show end (" + match.PkgFuncName(fn) + where + ")")
 		return
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dave/dst"
 
+	"github.com/unflake/unflake/internal/handover"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
 )
@@ -88,12 +89,13 @@ func prefilter(src []byte) bool {
 
 func run(pass *rule.Pass) {
 	timeout := pollTimeout(pass)
+	hands := handover.New(pass.TypesInfo, pass.Fset, pass.AllFiles)
 	for _, f := range pass.Files {
 		name := pass.Fset.File(f.Pos()).Name()
 		if !strings.HasSuffix(name, "_test.go") || ast.IsGenerated(f) {
 			continue
 		}
-		c := &checker{pass: pass, info: pass.TypesInfo, file: f, timeout: timeout}
+		c := &checker{pass: pass, info: pass.TypesInfo, file: f, timeout: timeout, hands: hands}
 		match.WithStack(f, func(n ast.Node, stack []ast.Node) bool {
 			switch n.(type) {
 			case *ast.ForStmt, *ast.RangeStmt:
@@ -110,6 +112,7 @@ type checker struct {
 	info    *types.Info
 	file    *ast.File
 	timeout time.Duration
+	hands   *handover.Finder
 }
 
 // A loop is a loop bounded by a counter:
@@ -167,6 +170,10 @@ func (c *checker) check(stmt ast.Stmt, stack []ast.Node) {
 	if !c.successExit(l) && (len(l.others) == 0 || !use.ok()) {
 		return // it does work on each pass and rests between passes: not a poll
 	}
+	hand := c.hands.Enclosing(l.stack)
+	if hand.Kind == handover.Handed {
+		return // the behaviour of the code under test (a handler simulating work), not a poll the test waits on
+	}
 	// Have: a poll bounded by an attempt count. Below, everything is a
 	// finding; either it is fixed or it says why not.
 	d := rule.Diagnostic{
@@ -178,6 +185,9 @@ func (c *checker) check(stmt ast.Stmt, stack []ast.Node) {
 		d.Pos = l.labeled.Pos()
 	}
 	fix, why := c.fix(l, waits, use)
+	if hand.Kind == handover.Unknown {
+		fix, why = nil, fmt.Sprintf("the loop is in a function literal that goes to %s; the rule cannot tell whether the test runs it or hands it to the code under test, whose behaviour the loop would then be", hand.To)
+	}
 	if fix == nil {
 		d.NotFixed = why
 	} else {

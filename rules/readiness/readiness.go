@@ -13,6 +13,7 @@ import (
 
 	"github.com/dave/dst"
 
+	"github.com/unflake/unflake/internal/handover"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
 )
@@ -49,6 +50,7 @@ func run(pass *rule.Pass) {
 		info:     pass.TypesInfo,
 		decls:    match.FuncDecls(pass.TypesInfo, pass.AllFiles),
 		inserted: map[dst.Stmt]bool{},
+		hands:    handover.New(pass.TypesInfo, pass.Fset, pass.AllFiles),
 	}
 	for _, f := range pass.Files {
 		if !strings.HasSuffix(pass.Fset.File(f.Pos()).Name(), "_test.go") || ast.IsGenerated(f) {
@@ -82,6 +84,8 @@ type checker struct {
 	// inserted holds the readiness statements written into helpers, so a
 	// helper shared by several tests gets one.
 	inserted map[dst.Stmt]bool
+
+	hands *handover.Finder
 }
 
 // A site is a Start, sleep, Signal sequence in one statement list.
@@ -413,6 +417,14 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 	if !c.editable(n.file) {
 		return nil, fmt.Sprintf("the child installs its handler in %s, which is not a test file unflake may edit; %s", filepath.Base(c.pass.Fset.File(n.file.Pos()).Name()), handshakeWords)
 	}
+	switch h := c.handedAt(s.list[s.sleep]); h.Kind {
+	case handover.Handed:
+		// A function the test gives to the code under test runs when
+		// that code decides: its sleep is that code's behaviour.
+		return nil, fmt.Sprintf("the sleep is in a function the test hands to the code under test (%s): it is that code's behaviour, not a wait of the test, so the rule does not replace it", h.To)
+	case handover.Unknown:
+		return nil, fmt.Sprintf("the rule cannot tell whether the function holding the sleep is the test's own code or code it hands over (%s), so it does not replace the sleep; %s", h.To, handshakeWords)
+	}
 	t, why := c.testParamAt(s.list[s.start])
 	if t == "" {
 		return nil, why
@@ -655,6 +667,23 @@ func (c *checker) testParamAt(st ast.Stmt) (string, string) {
 		}
 	}
 	return "", "the function that starts the child has no *testing.T to fail when the child never gets ready"
+}
+
+// handedAt says whether st is in a function literal the test hands to
+// the code under test.
+func (c *checker) handedAt(st ast.Stmt) handover.Verdict {
+	var at []ast.Node
+	match.WithStack(c.file, func(n ast.Node, stack []ast.Node) bool {
+		if at != nil || n.Pos() > st.Pos() || n.End() < st.End() {
+			return false
+		}
+		if n == st {
+			at = append([]ast.Node(nil), stack...)
+			return false
+		}
+		return true
+	})
+	return c.hands.Enclosing(at)
 }
 
 // pkgNameFree reports whether name, at pos, means nothing or the package

@@ -11,6 +11,7 @@ import (
 	"github.com/dave/dst"
 
 	"github.com/unflake/unflake/internal/bubble"
+	"github.com/unflake/unflake/internal/handover"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
 )
@@ -51,8 +52,9 @@ type site struct {
 // analysis and the pass it reports to.
 type analysis struct {
 	*bubble.Analysis
-	pass *rule.Pass
-	info *types.Info
+	pass     *rule.Pass
+	info     *types.Info
+	handover *handover.Finder
 }
 
 func run(pass *rule.Pass) {
@@ -62,6 +64,7 @@ func run(pass *rule.Pass) {
 		return
 	}
 	a.Analyze()
+	a.handover = handover.New(pass.TypesInfo, pass.Fset, pass.AllFiles)
 	wrapped := map[*bubble.Target]bool{} // targets already wrapped by an applied fix
 	for _, s := range sites {
 		a.report(s, wrapped)
@@ -150,8 +153,11 @@ func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
 		return
 	}
 
-	blocked, unproven := "", ""
+	blocked, unproven, spawn := "", "", ""
 	for _, t := range reach {
+		if spawn == "" {
+			spawn = t.Spawn()
+		}
 		why := t.Blocked()
 		if why == "" {
 			why = a.VersionReason(t.File())
@@ -164,24 +170,28 @@ func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
 		}
 	}
 	// Have: whether the tests reaching s can run in a bubble. Prefer a
-	// proven bubble, then a fake clock the test already drives, then a
-	// bubble only verification can prove.
-	switch {
-	case blocked == "" && unproven == "":
+	// bubble, proven or not, to an advance of a fake clock: in a bubble
+	// the sleep still lets the other goroutines run before time moves,
+	// and the fake clock stays where it was, so the test sees what it
+	// saw. An advance does neither (see clockFix) and is never proven.
+	if blocked == "" && unproven == "" {
 		d.Fix = a.wrapFix(s, reach, wrapped)
-	default:
-		fix, why := a.clockFix(s)
-		switch {
-		case fix != nil:
-			d.Fix = fix
-		case blocked == "":
-			d.Fix = a.wrapFix(s, reach, wrapped)
-			d.Fix.Unproven = unproven
-		case why != "":
-			d.NotFixed = why
-		default:
-			d.NotFixed = blocked
+		a.pass.Report(d)
+		return
+	}
+	switch clock, why, waiters := a.clockFix(s, spawn); {
+	case blocked == "":
+		d.Fix = a.wrapFix(s, reach, wrapped)
+		d.Fix.Unproven = unproven
+		if waiters {
+			d.Fix.Unproven += "; " + why
 		}
+	case clock != nil:
+		d.Fix = clock
+	case why != "":
+		d.NotFixed = why + "; and no synctest bubble: " + blocked
+	default:
+		d.NotFixed = blocked
 	}
 	a.pass.Report(d)
 }
@@ -271,25 +281,39 @@ func (a *analysis) movesClock(body *ast.BlockStmt, v *types.Var) string {
 type fakeClock struct {
 	path, typ, advance string
 	why                string // why the rule does not use it, if it does not
+
+	// cure is how the test waits for goroutines to reach the clock's
+	// timers with this library, a format taking the clock's name.
+	cure string
 }
 
 var fakeClocks = []fakeClock{
-	{path: "github.com/jonboulle/clockwork", typ: "FakeClock", advance: "Advance"},
-	{path: "github.com/benbjohnson/clock", typ: "Mock", advance: "Add"},
-	{path: "k8s.io/utils/clock/testing", typ: "FakeClock", advance: "Step"},
-	{path: "github.com/coder/quartz", typ: "Mock", why: "the test drives a quartz Mock clock, whose Advance must be waited on with a context; the rule leaves it"},
+	{path: "github.com/jonboulle/clockwork", typ: "FakeClock", advance: "Advance",
+		cure: "clockwork's %s.BlockUntilContext(ctx, n), n the number of goroutines that wait on the clock"},
+	{path: "github.com/benbjohnson/clock", typ: "Mock", advance: "Add",
+		cure: "a signal from the goroutine, a channel the test receives from (%s, a benbjohnson/clock Mock, has no wait for waiters)"},
+	{path: "k8s.io/utils/clock/testing", typ: "FakeClock", advance: "Step",
+		cure: "a deadline poll on %s.HasWaiters()"},
+	{path: "github.com/coder/quartz", typ: "Mock",
+		why:  "the test drives a quartz Mock clock, whose Advance must be waited on with a context; the rule leaves it",
+		cure: "a quartz trap (trap := %s.Trap().NewTimer(), then trap.MustWait(ctx).MustRelease(ctx))"},
 }
 
 // clockFix rewrites the wait s into an advance of a fake clock in scope
-// that the test passed to the code under test before s. It returns the
-// reason when there is such a clock it cannot use.
-func (a *analysis) clockFix(s *site) (*rule.Fix, string) {
-	if s.decl == nil || s.decl.Body == nil {
-		return nil, ""
+// that the test passed to the code under test before s. The fix is never
+// proven: a real sleep also lets other goroutines run, an advance does
+// not; and it is not offered at all in a test seen to start a goroutine
+// (spawn names where). It returns the reason when there is such a clock
+// it cannot use, and whether that reason is the cure for a sleep that
+// waits for goroutines to reach the clock's timers (worth adding to a
+// bubble's reason).
+func (a *analysis) clockFix(s *site, spawn string) (fix *rule.Fix, why string, waiters bool) {
+	if s.decl == nil || s.decl.Body == nil || !a.importsClock() {
+		return nil, "", false
 	}
 	scope := a.pass.Pkg.Scope().Innermost(s.stmt.Pos())
 	if scope == nil {
-		return nil, ""
+		return nil, "", false
 	}
 	var found []*types.Var
 	var clock fakeClock
@@ -334,15 +358,24 @@ func (a *analysis) clockFix(s *site) (*rule.Fix, string) {
 	})
 	switch {
 	case len(found) == 0:
-		return nil, ""
+		return nil, "", false
 	case len(found) > 1:
-		return nil, "the test drives several fake clocks; the rule cannot tell which one the wait is for"
+		return nil, "the test drives several fake clocks; the rule cannot tell which one the wait is for", false
 	case clock.why != "":
-		return nil, clock.why
+		return nil, clock.why + "; for a sleep that waits for a goroutine to reach the clock's timers, the cure is " + fmt.Sprintf(clock.cure, found[0].Name()), false
 	}
 	v := found[0]
+	if h := a.handover.Enclosing(s.stack); h.Kind != handover.Own {
+		// A sleep in a handler or a job the test gives the code under
+		// test simulates that code's work: an advance would change
+		// what the code does, not what the test waits for.
+		if h.Kind == handover.Handed {
+			return nil, fmt.Sprintf("the sleep is in a function the test hands to the code under test (%s): it is that code's behaviour, not a wait of the test, so the rule does not replace it", h.To), false
+		}
+		return nil, fmt.Sprintf("the rule cannot tell whether the function holding the sleep is the test's own code or code it hands over (%s), so it does not replace the sleep", h.To), false
+	}
 	if obj, _, _ := types.LookupFieldOrMethod(v.Type(), true, v.Pkg(), clock.advance); obj == nil {
-		return nil, ""
+		return nil, "", false
 	}
 	// Have: one fake clock, passed to the code under test, in scope.
 	if moved := a.movesClock(s.decl.Body, v); moved != "" {
@@ -350,7 +383,14 @@ func (a *analysis) clockFix(s *site) (*rule.Fix, string) {
 		// likely waiting for a goroutine to reach one of its timers than
 		// standing in for an advance, and advancing by the sleep as well
 		// would shift every timer the test reasons about.
-		return nil, fmt.Sprintf("the test moves the fake clock itself (%s.%s); if the sleep waits for a goroutine to reach a timer, the library's wait for waiters (clockwork: %s.BlockUntilContext(ctx, n)) is the cure", v.Name(), moved, v.Name())
+		return nil, fmt.Sprintf("the test moves the fake clock itself (%s.%s); if the sleep waits for a goroutine to reach a timer, the library's wait for waiters is the cure: %s", v.Name(), moved, fmt.Sprintf(clock.cure, v.Name())), true
+	}
+	if spawn != "" {
+		// The test starts a goroutine: the sleep most likely lets it
+		// run (a scheduler's start-up run), which an advance does not.
+		// A gocron test whose 10ms sleep became an advance failed 13
+		// of 30 runs, and passed the 3 runs of a verification.
+		return nil, fmt.Sprintf("the test starts a goroutine (%s), which the sleep lets run and an advance of the fake clock would not; if the sleep waits for it to reach the clock's timers, wait with %s", spawn, fmt.Sprintf(clock.cure, v.Name())), false
 	}
 	var d time.Duration
 	if c, ok := match.ConstDuration(a.info, s.call.Args[0]); ok {
@@ -362,6 +402,12 @@ func (a *analysis) clockFix(s *site) (*rule.Fix, string) {
 	}
 	return &rule.Fix{
 		Message: fmt.Sprintf("advance the fake clock instead (%s.%s(%s))", v.Name(), clock.advance, text),
+		// A test that passes with the real sleep passes while the fake
+		// clock stands still: the sleep only gave other goroutines
+		// time to run (a start-up run that records the clock's time).
+		// The advance takes that time away and moves the clock the
+		// code reads. Only running the test can tell it still passes.
+		Unproven: fmt.Sprintf("a real sleep also lets other goroutines run and an advance of the fake clock does not; if the sleep gives a goroutine time to run (a start-up run, reaching a timer), wait for it instead with %s", fmt.Sprintf(clock.cure, v.Name())),
 		Apply: func() {
 			stmt := a.pass.Dst(s.stmt).(*dst.ExprStmt)
 			sel := &dst.SelectorExpr{X: dst.NewIdent(v.Name()), Sel: dst.NewIdent(clock.advance)}
@@ -373,7 +419,20 @@ func (a *analysis) clockFix(s *site) (*rule.Fix, string) {
 				stmt.X = &dst.CallExpr{Fun: sel, Args: call.Args}
 			}
 		},
-	}, ""
+	}, "", false
+}
+
+// importsClock reports whether the package imports a fake clock library,
+// so that a package without one costs clockFix nothing.
+func (a *analysis) importsClock() bool {
+	for _, p := range a.pass.Pkg.Imports() {
+		for _, c := range fakeClocks {
+			if p.Path() == c.path {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // clockOf returns the fake clock library of t.
