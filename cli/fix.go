@@ -113,7 +113,7 @@ func fixRun(opts *options, patterns []string, diff bool, format string) error {
 	if diff && format != formatText {
 		err = opts.emitDiff(res, base, selected, format)
 	} else {
-		err = opts.emit(res.Changes, base, diff)
+		err = opts.emitAll(res.Changes, res.Refused, base, diff)
 	}
 	if err != nil {
 		return err
@@ -221,10 +221,25 @@ func plural(n int, word string) string {
 // "FILE: why", then one line says what was written and what was not, and
 // emit returns errReported.
 func (o *options) emit(changes []rewrite.Change, base string, diff bool) error {
+	return o.emitAll(changes, nil, base, diff)
+}
+
+// emitAll is emit for a run in which the engine also refused files
+// (rewrite.Result.Refused): files with fixes that fix will not write.
+// They are reported first, as files that could not be written.
+func (o *options) emitAll(changes []rewrite.Change, refused []*rewrite.WriteError, base string, diff bool) error {
+	var failed []string
+	for _, w := range refused {
+		failed = append(failed, rel(base, w.Path))
+		fmt.Fprintln(o.stderr, oneLine(relError(w, w.Path, base)))
+	}
 	if diff {
 		ok, err := o.diffable(changes, base)
-		if err := o.printDiff(ok, base); err != nil {
+		if err := o.printDiff(ok); err != nil {
 			return err
+		}
+		if len(failed) > 0 {
+			return errReported
 		}
 		return err
 	}
@@ -234,7 +249,6 @@ func (o *options) emit(changes []rewrite.Change, base string, diff bool) error {
 	sort.SliceStable(changes, func(i, j int) bool { return !isTestPath(changes[i].Path) && isTestPath(changes[j].Path) })
 	var heldBy []string // directories of modules whose go.mod or go.sum failed
 	var written int
-	var failed []string
 	for _, c := range changes {
 		err := heldBack(c, heldBy)
 		if err == nil {
@@ -275,25 +289,33 @@ func relError(err error, path, base string) string {
 	return strings.ReplaceAll(err.Error(), path, rel(base, path))
 }
 
-// diffable returns the changes whose diff applies as meant, and prints
-// the others (symlinks); it returns errReported if it left any out.
-func (o *options) diffable(changes []rewrite.Change, base string) ([]rewrite.Change, error) {
-	var ok []rewrite.Change
+// A named is a change and the path its diff names (rewrite.Change.DiffPath).
+type named struct {
+	rewrite.Change
+	name string
+}
+
+// diffable returns the changes whose diff applies as meant, each with the
+// path its diff names, and prints the others (symlinks); it returns
+// errReported if it left any out.
+func (o *options) diffable(changes []rewrite.Change, base string) ([]named, error) {
+	var ok []named
 	var err error
 	for _, c := range changes {
-		if e := c.Diffable(); e != nil {
+		name, e := c.DiffPath(base)
+		if e != nil {
 			fmt.Fprintln(o.stderr, oneLine(relError(e, c.Path, base)))
 			err = errReported
 			continue
 		}
-		ok = append(ok, c)
+		ok = append(ok, named{c, name})
 	}
 	return ok, err
 }
 
 // printDiff prints the changes as one unified diff.
-func (o *options) printDiff(changes []rewrite.Change, base string) error {
-	d, err := unifiedDiff(changes, base)
+func (o *options) printDiff(changes []named) error {
+	d, err := unifiedDiff(changes)
 	if err != nil {
 		return err
 	}
@@ -304,13 +326,19 @@ func (o *options) printDiff(changes []rewrite.Change, base string) error {
 // emitDiff prints the findings and the changes of fix --diff in a format
 // other than text.
 func (o *options) emitDiff(res *rewrite.Result, base string, selected []*rule.Rule, format string) error {
+	for _, w := range res.Refused {
+		fmt.Fprintln(o.stderr, oneLine(relError(w, w.Path, base)))
+	}
 	changes, skipped := o.diffable(res.Changes, base)
-	d, err := unifiedDiff(changes, base)
+	d, err := unifiedDiff(changes)
 	if err != nil {
 		return err
 	}
 	if err := o.emitDiffAs(res, d, selected, format, base); err != nil {
 		return err
+	}
+	if len(res.Refused) > 0 {
+		return errReported
 	}
 	return skipped
 }
@@ -332,12 +360,12 @@ func (o *options) emitDiffAs(res *rewrite.Result, d string, selected []*rule.Rul
 	return fmt.Errorf("internal error: format %q", format)
 }
 
-// unifiedDiff returns the changes as one unified diff, with paths relative
-// to base.
-func unifiedDiff(changes []rewrite.Change, base string) (string, error) {
+// unifiedDiff returns the changes as one unified diff, each under the
+// path it is named by.
+func unifiedDiff(changes []named) (string, error) {
 	var buf bytes.Buffer
 	for _, c := range changes {
-		if err := rewrite.WriteDiff(&buf, rel(base, c.Path), c.Old, c.New); err != nil {
+		if err := rewrite.WriteDiff(&buf, c.name, c.Old, c.New); err != nil {
 			return "", err
 		}
 	}

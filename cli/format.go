@@ -188,6 +188,9 @@ type sarifProperties struct {
 	Fixed   bool   `json:"fixed"`
 	Package string `json:"package"`
 	Test    string `json:"test"`
+	// Why a finding is not fixed, where it is structured.
+	Unwritable rewrite.WriteFailure `json:"unwritable,omitempty"`
+	LostTo     string               `json:"lostTo,omitempty"`
 }
 
 // writeSARIF prints a SARIF 2.1.0 log with one run: the rules that ran
@@ -234,7 +237,7 @@ func writeSARIF(w io.Writer, selected []*rule.Rule, findings []rewrite.Finding) 
 				Region:           sarifRegion{StartLine: line, StartColumn: col},
 			}}},
 			PartialFingerprints: map[string]string{sarifIDKey: f.ID},
-			Properties:          sarifProperties{Fixed: f.Fixed, Package: f.Package, Test: f.Test},
+			Properties:          sarifProperties{Fixed: f.Fixed, Package: f.Package, Test: f.Test, Unwritable: f.Unwritable, LostTo: f.LostTo},
 		})
 	}
 	return encodeJSON(w, sarifLog{

@@ -71,8 +71,12 @@ type Result struct {
 	Findings []Finding
 	Changes  []Change // files whose content the fixes change, sorted by path
 	Errors   []error  // packages that failed to load; internal errors
-	Packages int      // packages matched by the patterns
-	Loaded   int      // packages type-checked after the prefilter
+	// Refused holds the files fix would refuse to write (Refusal) in
+	// which a fix was found and not applied, sorted by path; the
+	// findings say so (Finding.Unwritable).
+	Refused  []*WriteError
+	Packages int // packages matched by the patterns
+	Loaded   int // packages type-checked after the prefilter
 }
 
 // A Change is the new content of one file.
@@ -171,6 +175,9 @@ func Run(cfg *Config) (*Result, error) {
 		res.Findings = append(res.Findings, r.findings...)
 		res.Changes = append(res.Changes, r.changes...)
 		res.Errors = append(res.Errors, r.errors...)
+		for _, w := range r.refused {
+			res.Refused = append(res.Refused, w)
+		}
 		if len(r.requires) == 0 {
 			continue
 		}
@@ -195,6 +202,7 @@ func Run(cfg *Config) (*Result, error) {
 		res.Changes = append(res.Changes, cs...)
 	}
 	sortFindings(res.Findings)
+	sort.Slice(res.Refused, func(i, j int) bool { return res.Refused[i].Path < res.Refused[j].Path })
 	sort.Slice(res.Changes, func(i, j int) bool { return res.Changes[i].Path < res.Changes[j].Path })
 	return res, nil
 }
@@ -219,12 +227,22 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result, claimed map[strin
 		if p.Module != nil && !p.Module.Main {
 			continue // a dependency: never ours to rewrite
 		}
-		j := &job{pkg: p}
+		j := &job{pkg: p, refused: map[string]*WriteError{}}
 		for i, path := range p.CompiledGoFiles {
-			if i >= len(p.Syntax) || !isTestFile(path) || claimed[path] {
+			if i >= len(p.Syntax) || !isTestFile(path) {
 				continue
 			}
-			claimed[path] = true
+			// A file is claimed by its real path: the same file named
+			// through a directory link and directly (./link ./real) is
+			// rewritten once.
+			real := path
+			if r, err := filepath.EvalSymlinks(path); err == nil {
+				real = r
+			}
+			if claimed[real] {
+				continue
+			}
+			claimed[real] = true
 			if cfg.Only != nil && !cfg.Only(path) {
 				continue
 			}
@@ -232,9 +250,18 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result, claimed map[strin
 			if isVendored(path) || isGenerated(f) || strings.HasPrefix(path, goroot) {
 				continue
 			}
-			if err := outsideModule(p, path); err != nil {
+			werr, err := outsideModule(p, path)
+			if err != nil {
 				res.Errors = append(res.Errors, err)
 				continue
+			}
+			if werr == nil {
+				werr = Refusal(path)
+			}
+			if werr != nil {
+				// Analysed and reported, never rewritten: fix would
+				// refuse to write it, so no fix in it counts as fixed.
+				j.refused[path] = werr
 			}
 			j.files = append(j.files, path)
 		}
@@ -273,6 +300,9 @@ func dedupe(errs []error) []error {
 type job struct {
 	pkg   *packages.Package
 	files []string // absolute paths of the rewritable test files
+	// refused holds the files of files that fix would refuse to write
+	// (Refusal): their findings are reported, their fixes not applied.
+	refused map[string]*WriteError
 }
 
 type jobResult struct {
@@ -281,6 +311,7 @@ type jobResult struct {
 	errors   []error
 	requires []string // modules the applied fixes need (rule.Fix.Requires)
 	module   *module  // their module, when requires is not empty
+	refused  map[string]*WriteError
 }
 
 // state is a package's syntax and types at one point of the rewrite.
@@ -331,6 +362,12 @@ func (j *job) run(cfg *Config, filter *testFilter, mods *modules) *jobResult {
 			step := j.step(cfg, r, cur, current, checker, filter, mods, false)
 			out.errors = append(out.errors, step.errors...)
 			out.requires = append(out.requires, step.requires...)
+			for _, w := range step.refused {
+				if out.refused == nil {
+					out.refused = map[string]*WriteError{}
+				}
+				out.refused[w.Path] = w
+			}
 			last = append(last, step.findings...)
 			t.ran(r, step, j.pkg.Fset, cur, current)
 			if step.next != nil {

@@ -834,12 +834,12 @@ func TestFindingsNeverDisappear(t *testing.T) {
 			switch {
 			case moved.Line != 10 || moved.Col != 2:
 				t.Errorf("finding in the moved code at %d:%d, want 10:2 (its place in the original)", moved.Line, moved.Col)
-			case tc.resolved && (!moved.Fixed || !strings.Contains(moved.Fix, "wrap's fix resolves it: in a closure")):
+			case tc.resolved && (!moved.Fixed || moved.LostTo != "" || !strings.Contains(moved.Fix, "wrap's fix resolves it: in a closure")):
 				t.Errorf("finding in the moved code: %+v, want it fixed by wrap's fix", moved)
-			case !tc.resolved && (moved.Fixed || !strings.Contains(moved.Reason, "after wrap's fix")):
-				t.Errorf("finding in the moved code: %+v, want it not fixed, with a reason naming the rule that moved it", moved)
+			case !tc.resolved && (moved.Fixed || moved.LostTo != "wrap" || !strings.Contains(moved.Reason, "after wrap's fix")):
+				t.Errorf("finding in the moved code: %+v, want it not fixed, lost to wrap (LostTo), with a reason naming the rule that moved it", moved)
 			}
-			if stays := got["TestStays"]; stays.Fixed != tc.fixable {
+			if stays := got["TestStays"]; stays.Fixed != tc.fixable || stays.LostTo != "" {
 				t.Errorf("finding in the untouched test: %+v, want fixed=%v", stays, tc.fixable)
 			}
 			if len(res.Changes) != 1 || !bytes.Contains(res.Changes[0].New, []byte("func() {\n\t\tleak()")) {

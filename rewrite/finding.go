@@ -33,6 +33,18 @@ type Finding struct {
 	Reason   string `json:"reason,omitempty"` // why it is not fixed
 	SavingMs int64  `json:"savingMs,omitempty"`
 
+	// Unwritable, when not Writable, says why the fix is not applied:
+	// fix would refuse to write a file it changes (a symlink, a file
+	// without write permission, a file whose real path is outside its
+	// module). Reason says so in words.
+	Unwritable WriteFailure `json:"unwritable,omitempty"`
+	// LostTo names the rule whose fix moved this finding's code to where
+	// its own rule no longer recognises it (several rules: their names,
+	// comma-separated, as --rules takes them): the code is left as it
+	// was, and Reason says so in words. A string, so that a Finding stays
+	// comparable.
+	LostTo string `json:"lostTo,omitempty"`
+
 	// Unproven is set on a fix the rule could not prove safe, applied
 	// because verification will run the tests.
 	Unproven bool `json:"unproven,omitempty"`

@@ -136,27 +136,30 @@ func hasFileOutside(p *packages.Package, dir string) bool {
 	return false
 }
 
-// outsideModule returns an error when the real path of file, a file of
-// p, lies outside the real directory tree of p's module: a pattern that
-// names a symbolic link to a directory elsewhere (unflake fix ./q, with q
-// -> /elsewhere) loads files under the link's path, and writing them would
-// change files outside the module being fixed.
-func outsideModule(p *packages.Package, file string) error {
+// outsideModule returns a *WriteError (WriteOutside) when the real path
+// of file, a file of p, lies outside the real directory tree of p's
+// module: a pattern that names a symbolic link to a directory elsewhere
+// (unflake fix ./q, with q -> /elsewhere) loads files under the link's
+// path, and writing them would change files outside the module being
+// fixed. The file is still analysed; its findings say why they are not
+// fixed. It returns a plain error when a path cannot be resolved.
+func outsideModule(p *packages.Package, file string) (*WriteError, error) {
 	if p.Module == nil || p.Module.Dir == "" {
-		return nil
+		return nil, nil
 	}
 	root, err := filepath.EvalSymlinks(p.Module.Dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	real, err := filepath.EvalSymlinks(file)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if real == root || strings.HasPrefix(real, root+string(filepath.Separator)) {
-		return nil
+		return nil, nil
 	}
-	return &PosError{Pos: file, Msg: fmt.Sprintf("its real path %s is outside module %s (%s); not analysed or rewritten", real, p.Module.Path, p.Module.Dir)}
+	return &WriteError{Path: file, Reason: WriteOutside,
+		Err: fmt.Errorf("real path %s is outside module %s (%s)", real, p.Module.Path, p.Module.Dir)}, nil
 }
 
 // GoCommandError turns the error packages.Load returns when the go

@@ -28,7 +28,8 @@ type stepResult struct {
 	next     *state            // the package after the fixes, or nil if none applied
 	contents map[string][]byte // new contents of the files the fixes changed
 	errors   []error
-	requires []string // modules the applied fixes need
+	requires []string      // modules the applied fixes need
+	refused  []*WriteError // files fix would refuse to write, whose fixes were not applied
 }
 
 // A found is a finding with what the engine needs to follow it across
@@ -101,6 +102,11 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 			if errors.As(reqErr, &unchecked) {
 				out.errors = append(out.errors, fmt.Errorf("%s:%d:%d: internal error: rule %s: %v", f.File, f.Line, f.Col, r.Name, reqErr))
 			}
+		case j.refused[f.File] != nil:
+			// Last: a fix that would not be applied anyway says why.
+			w := j.refused[f.File]
+			ff.Fix, ff.Reason, ff.Unwritable = "", w.findingReason(), w.Reason
+			out.refused = append(out.refused, w)
 		default:
 			ff.Unproven = d.Fix.Unproven != ""
 			fixable = append(fixable, i)
@@ -126,6 +132,13 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 			var unrelated *unrelatedError
 			if errors.As(b.err, &unrelated) {
 				f.Fix, f.Reason = "", unrelated.Error()
+				continue
+			}
+			var refused *refusedError
+			if errors.As(b.err, &refused) {
+				w := refused.w
+				f.Fix, f.Reason, f.Unwritable = "", refused.Error(), w.Reason
+				out.refused = append(out.refused, w)
 				continue
 			}
 			f.Fix, f.Reason = "", "internal error: the fix does not compile: "+b.err.Error()
@@ -223,6 +236,13 @@ func siteText(fset *token.FileSet, d rule.Diagnostic, v *content) string {
 type unrelatedError struct{ why string }
 
 func (e *unrelatedError) Error() string { return e.why }
+
+// refusedError says a fix changes a file that fix would refuse to write.
+type refusedError struct{ w *WriteError }
+
+func (e *refusedError) Error() string {
+	return "the fix also changes " + filepath.Base(e.w.Path) + ", which fix does not write: " + e.w.Why()
+}
 
 // session is one run of a rule with its lazily decorated files.
 type session struct {
@@ -410,6 +430,11 @@ func (j *job) apply(s *session, which []int, cur *state, current map[string]*con
 	}
 	if len(replaced) == 0 {
 		return nil, nil, nil
+	}
+	for path := range contents {
+		if w := j.refused[path]; w != nil {
+			return nil, nil, &refusedError{w} // a fix elsewhere that also edits a refused file
+		}
 	}
 	syntax := make([]*ast.File, len(cur.syntax))
 	for i, f := range cur.syntax {

@@ -74,7 +74,7 @@ func (t *tracker) ran(r *rule.Rule, step stepResult, fset *token.FileSet, cur *s
 				// The rule says the fixes since its last look made
 				// this code fine: they fixed the finding.
 				resolved[k] = rs[1:]
-				f.Fixed, f.Reason, f.Unproven = true, "", false
+				f.Fixed, f.Reason, f.Unproven, f.LostTo = true, "", false, ""
 				f.Fix = fmt.Sprintf("%s resolves it: %s", fixesOf(by), rs[0].Fix)
 				t.carried[k] = append(t.carried[k], f)
 				continue
@@ -86,6 +86,7 @@ func (t *tracker) ran(r *rule.Rule, step stepResult, fset *token.FileSet, cur *s
 			}
 			lost[k]++
 			f.Fixed, f.Fix, f.Unproven = false, "", false
+			f.LostTo = strings.Join(by, ",")
 			f.Reason = fmt.Sprintf("after %s, %s no longer recognises this code; it is left as it was", fixesOf(by), r.Name)
 			t.carried[k] = append(t.carried[k], f)
 		}

@@ -15,8 +15,11 @@ import (
 type WriteFailure int
 
 const (
+	// Writable is no failure: the zero value, as in a Finding whose fix
+	// nothing refused (Finding.Unwritable).
+	Writable WriteFailure = iota
 	// WriteIO is an operating-system error while writing (Err says which).
-	WriteIO WriteFailure = iota
+	WriteIO
 	// WriteSymlink: the file is a symbolic link. Writing through it would
 	// change a file somewhere else; replacing it would turn the link into
 	// a copy.
@@ -42,33 +45,147 @@ type WriteError struct {
 	Err    error       // the underlying error, if any
 }
 
-func (e *WriteError) Error() string {
-	var why string
+// String names the failure in JSON and SARIF output.
+func (f WriteFailure) String() string {
+	switch f {
+	case Writable:
+		return ""
+	case WriteIO:
+		return "io"
+	case WriteSymlink:
+		return "symlink"
+	case WriteReadOnly:
+		return "read-only"
+	case WriteChanged:
+		return "changed"
+	case WriteNotRegular:
+		return "not-regular"
+	case WriteOutside:
+		return "outside-module"
+	}
+	return fmt.Sprintf("WriteFailure(%d)", int(f))
+}
+
+// MarshalText makes a WriteFailure a string in JSON.
+func (f WriteFailure) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
+
+func (e *WriteError) Error() string { return e.Path + ": " + e.Why() }
+
+// Why is the error without the path: "is a symlink; not rewritten".
+func (e *WriteError) Why() string {
 	switch e.Reason {
 	case WriteSymlink:
-		why = "is a symlink; not rewritten"
+		return "is a symlink; not rewritten"
 	case WriteReadOnly:
-		why = fmt.Sprintf("not writable (mode %04o); not rewritten", e.Mode.Perm())
+		return fmt.Sprintf("not writable (mode %04o); not rewritten", e.Mode.Perm())
 	case WriteChanged:
-		why = "changed since unflake read it; run again"
+		return "changed since unflake read it; run again"
 	case WriteNotRegular:
-		why = "not a regular file; not rewritten"
+		return "not a regular file; not rewritten"
 	case WriteOutside:
-		why = "its real path is outside its module; not rewritten"
-	default:
-		why = e.Err.Error()
+		if e.Err != nil {
+			return "its " + e.Err.Error() + "; not rewritten"
+		}
+		return "its real path is outside its module; not rewritten"
 	}
-	return e.Path + ": " + why
+	if e.Err == nil {
+		return "not rewritten"
+	}
+	return e.Err.Error()
+}
+
+// findingReason is the reason a finding in the refused file gives for
+// not being fixed.
+func (e *WriteError) findingReason() string {
+	switch e.Reason {
+	case WriteSymlink:
+		return "the file is a symlink; fix does not write through or replace it"
+	case WriteReadOnly:
+		return fmt.Sprintf("the file is not writable (mode %04o); fix does not override that", e.Mode.Perm())
+	case WriteNotRegular:
+		return "the file is not a regular file; fix does not write it"
+	case WriteOutside:
+		if e.Err != nil {
+			return "the file's " + e.Err.Error() + "; fix does not write there"
+		}
+		return "the file's real path is outside its module; fix does not write there"
+	}
+	return "fix cannot write the file: " + e.Why()
 }
 
 func (e *WriteError) Unwrap() error { return e.Err }
 
-// Diffable reports whether a diff of c can be applied: a patch to a
-// symbolic link is applied by neither git apply nor patch as unflake
-// would mean it, so the change is refused with a *WriteError.
-func (c Change) Diffable() error {
+// DiffPath returns the path under which a diff names c, relative to base
+// with forward slashes, or a *WriteError when no diff of c applies as
+// meant.
+//
+// A file that is a symbolic link is refused (WriteSymlink): git apply
+// replaces the link by a file, patch writes through it. A path through a
+// directory link is named by its real path: git apply refuses a path
+// "beyond a symbolic link", while patch -p1 follows the link, and both
+// apply the real path; the file's real path must then lie inside its
+// module (WriteOutside otherwise).
+func (c Change) DiffPath(base string) (string, error) {
 	if fi, err := os.Lstat(c.Path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return &WriteError{Path: c.Path, Reason: WriteSymlink}
+		return "", &WriteError{Path: c.Path, Reason: WriteSymlink}
+	}
+	lexical := relSlash(base, c.Path)
+	dir := filepath.Dir(c.Path)
+	realDir, err1 := filepath.EvalSymlinks(dir)
+	realBase, err2 := filepath.EvalSymlinks(base)
+	if err1 != nil || err2 != nil {
+		return lexical, nil // Write reports what is missing
+	}
+	real := relSlash(realBase, filepath.Join(realDir, filepath.Base(c.Path)))
+	if real == lexical {
+		return lexical, nil
+	}
+	if !insideModule(c.Path) {
+		return "", &WriteError{Path: c.Path, Reason: WriteOutside}
+	}
+	return real, nil
+}
+
+// relSlash is path relative to base, with forward slashes (path itself
+// when it has no relative form).
+func relSlash(base, path string) string {
+	r, err := filepath.Rel(base, path)
+	if err != nil {
+		return filepath.ToSlash(path)
+	}
+	return filepath.ToSlash(r)
+}
+
+// Refusal returns why Write would refuse path whatever its content: it
+// is a symbolic link or not a regular file, has no write permission for
+// its owner, or its real directory lies outside its module. The engine
+// asks before it applies fixes, so that check, fix and fix --diff report
+// the same findings as fixed. It returns nil for a writable file and for
+// one that does not exist.
+func Refusal(path string) *WriteError {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil
+	}
+	if werr := refusal(path, fi); werr != nil {
+		return werr
+	}
+	if !insideModule(path) {
+		return &WriteError{Path: path, Reason: WriteOutside}
+	}
+	return nil
+}
+
+// refusal judges the file path by its Lstat information.
+func refusal(path string, fi fs.FileInfo) *WriteError {
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return &WriteError{Path: path, Reason: WriteSymlink}
+	case !fi.Mode().IsRegular():
+		return &WriteError{Path: path, Reason: WriteNotRegular}
+	case fi.Mode().Perm()&0o200 == 0:
+		// The mode bits, not a failed open: root may open any file.
+		return &WriteError{Path: path, Reason: WriteReadOnly, Mode: fi.Mode()}
 	}
 	return nil
 }
@@ -147,13 +264,9 @@ func (c Change) check() (fs.FileMode, *WriteError) {
 		return 0, &WriteError{Path: c.Path, Reason: WriteChanged, Err: err}
 	case err != nil:
 		return 0, &WriteError{Path: c.Path, Reason: WriteIO, Err: err}
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return 0, &WriteError{Path: c.Path, Reason: WriteSymlink}
-	case !fi.Mode().IsRegular():
-		return 0, &WriteError{Path: c.Path, Reason: WriteNotRegular}
-	case fi.Mode().Perm()&0o200 == 0:
-		// The mode bits, not a failed open: root may open any file.
-		return 0, &WriteError{Path: c.Path, Reason: WriteReadOnly, Mode: fi.Mode()}
+	}
+	if werr := refusal(c.Path, fi); werr != nil {
+		return 0, werr
 	}
 	cur, err := os.ReadFile(c.Path)
 	if err != nil {

@@ -78,8 +78,8 @@ func TestWriteRefusesSymlink(t *testing.T) {
 	if reason(t, err) != rewrite.WriteSymlink || err.Error() != link+": is a symlink; not rewritten" {
 		t.Errorf("Write: %v", err)
 	}
-	if err := c.Diffable(); err == nil || reason(t, err) != rewrite.WriteSymlink {
-		t.Errorf("Diffable: %v, want WriteSymlink", err)
+	if _, err := c.DiffPath(dir); err == nil || reason(t, err) != rewrite.WriteSymlink {
+		t.Errorf("DiffPath: %v, want WriteSymlink", err)
 	}
 	if got, _ := os.ReadFile(target); string(got) != "old\n" {
 		t.Errorf("target written through the link: %q", got)
@@ -220,7 +220,8 @@ func TestWriteRefusesChangedFile(t *testing.T) {
 
 // TestSymlinkedDirectoryOutsideModule: a pattern naming a link to a
 // directory outside the module loads files under the link's path; they
-// are neither analysed nor rewritten, and the error names the real path.
+// are analysed, never rewritten, and their findings say why, naming the
+// real path.
 func TestSymlinkedDirectoryOutsideModule(t *testing.T) {
 	dir := testmod.Write(t, module)
 	outside := testmod.Write(t, `
@@ -241,12 +242,18 @@ func TestQ(t *testing.T) { time.Sleep(1) }
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Changes) != 0 || len(res.Findings) != 0 {
-		t.Errorf("files outside the module analysed: %+v %+v", res.Changes, res.Findings)
+	if len(res.Changes) != 0 || len(res.Errors) != 0 {
+		t.Errorf("changes %+v, errors %v", res.Changes, res.Errors)
 	}
 	real, _ := filepath.EvalSymlinks(filepath.Join(outside, "x_test.go"))
-	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Error(), filepath.Join(dir, "q", "x_test.go")+": its real path "+real+" is outside module example.com/m") {
-		t.Errorf("errors: %v", res.Errors)
+	path := filepath.Join(dir, "q", "x_test.go")
+	if len(res.Findings) != 1 || res.Findings[0].Fixed || res.Findings[0].Unwritable != rewrite.WriteOutside ||
+		!strings.Contains(res.Findings[0].Reason, "real path "+real+" is outside module example.com/m") {
+		t.Errorf("findings: %+v, want one not fixed, outside the module", res.Findings)
+	}
+	if len(res.Refused) != 1 || res.Refused[0].Path != path || res.Refused[0].Reason != rewrite.WriteOutside ||
+		!strings.HasPrefix(res.Refused[0].Error(), path+": its real path "+real+" is outside module example.com/m") {
+		t.Errorf("refused: %v", res.Refused)
 	}
 }
 
