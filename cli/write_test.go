@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -234,5 +236,150 @@ func TestVersion(t *testing.T) {
 	code, stdout, _ := run(t, "--version")
 	if code != 0 || !strings.HasPrefix(stdout, "unflake ") || strings.Count(stdout, "\n") != 1 {
 		t.Errorf("--version: exit %d, %q", code, stdout)
+	}
+}
+
+// TestCheckAgreesWithFixOnRefusedFiles: check, fix --diff (text and JSON)
+// and fix report the findings in a 0444 file and in a symlinked file as
+// not fixed, with the refusal as the reason; none of them offers a hunk
+// for those files, and fix names them.
+func TestCheckAgreesWithFixOnRefusedFiles(t *testing.T) {
+	dir := testmod.Write(t, gomod, pollPkg("a"), pollPkg("b"), pollPkg("c"))
+	if err := os.Chmod(filepath.Join(dir, "b", "b_test.go"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "c", "c_test.go")
+	if err := os.Rename(link, filepath.Join(dir, "c", "c.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("c.txt", link); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	before := testmod.Snapshot(t, dir)
+
+	code, stdout, stderr := run(t, "-C", dir, "check", "--rules", "attemptloop", "./...")
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if code != 1 || stderr != "" || len(lines) != 3 ||
+		!strings.Contains(lines[0], "; fix: ") ||
+		!strings.HasSuffix(lines[1], "; not fixed: the file is not writable (mode 0444); fix does not override that") ||
+		!strings.HasSuffix(lines[2], "; not fixed: the file is a symlink; fix does not write through or replace it") {
+		t.Errorf("check: exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+
+	refused := "b/b_test.go: not writable (mode 0444); not rewritten\nc/c_test.go: is a symlink; not rewritten\n"
+	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--rules", "attemptloop", "./...")
+	if code != 2 || stderr != refused || !strings.Contains(diff, "+++ b/a/a_test.go") || strings.Contains(diff, "b_test.go") || strings.Contains(diff, "c_test.go") {
+		t.Errorf("fix --diff: exit %d, stderr:\n%s\ndiff:\n%s", code, stderr, diff)
+	}
+
+	code, stdout, stderr = run(t, "-C", dir, "fix", "--diff", "--format", "json", "--rules", "attemptloop", "./...")
+	var out struct {
+		Findings []struct {
+			File       string
+			Fixed      bool
+			Unwritable string
+		}
+		Diff string
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("fix --diff --format json: %v\n%s", err, stdout)
+	}
+	got := map[string]string{}
+	for _, f := range out.Findings {
+		got[f.File] = fmt.Sprint(f.Fixed, " ", f.Unwritable)
+	}
+	want := map[string]string{"a/a_test.go": "true ", "b/b_test.go": "false read-only", "c/c_test.go": "false symlink"}
+	if code != 2 || stderr != refused || fmt.Sprint(got) != fmt.Sprint(want) || strings.Contains(out.Diff, "b_test.go") {
+		t.Errorf("fix --diff --format json: exit %d, findings %v, want %v; stderr:\n%s", code, got, want, stderr)
+	}
+
+	code, stdout, _ = run(t, "-C", dir, "check", "--format", "sarif", "--rules", "attemptloop", "./...")
+	if code != 1 || !strings.Contains(stdout, `"unwritable": "read-only"`) || !strings.Contains(stdout, `"unwritable": "symlink"`) {
+		t.Errorf("check --format sarif: exit %d\n%s", code, stdout)
+	}
+
+	for k, v := range testmod.Snapshot(t, dir) {
+		if before[k] != v {
+			t.Errorf("%s changed by check or fix --diff", k)
+		}
+	}
+	code, _, stderr = run(t, "-C", dir, "fix", "--rules", "attemptloop", "./...")
+	if want := refused + "unflake: wrote 1 file; not written: b/b_test.go, c/c_test.go\n"; code != 2 || stderr != want {
+		t.Errorf("fix: exit %d, stderr:\n%s\nwant:\n%s", code, stderr, want)
+	}
+	if !rewritten(t, filepath.Join(dir, "a", "a_test.go")) {
+		t.Errorf("a/a_test.go not written")
+	}
+}
+
+// TestDiffThroughDirectoryLink: fix --diff ./link, with link a directory
+// link inside the module, names the file by its real path, which git
+// apply accepts (it refuses a path "beyond a symbolic link"), as does
+// patch -p1.
+func TestDiffThroughDirectoryLink(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+	dir := testmod.Write(t, gomod, pollPkg("real"))
+	if err := os.Symlink("real", filepath.Join(dir, "link")); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--rules", "attemptloop", "./link")
+	if code != 1 || !strings.Contains(diff, "--- a/real/real_test.go\n+++ b/real/real_test.go\n") || strings.Contains(diff, "link/") {
+		t.Fatalf("exit %d, stderr:\n%s\ndiff:\n%s", code, stderr, diff)
+	}
+	env := []string{"HOME=" + t.TempDir(), "GIT_CONFIG_NOSYSTEM=1", "PATH=" + os.Getenv("PATH")}
+	for _, args := range [][]string{{"init", "-q", "."}, {"apply", "--check", "-"}, {"apply", "-"}} {
+		cmd := exec.Command(git, args...)
+		cmd.Dir, cmd.Env, cmd.Stdin = dir, env, strings.NewReader(diff)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if !rewritten(t, filepath.Join(dir, "real", "real_test.go")) {
+		t.Errorf("git apply did not rewrite real/real_test.go")
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "link")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the directory link was replaced")
+	}
+}
+
+// TestNoSilentCleanRunSettings: settings in which the patterns resolve to
+// nothing unflake can analyse fail with one line in the go command's own
+// words and exit 2: an inconsistent vendor directory under
+// -mod=vendor, a go.work that leaves the directory out, patterns matching
+// only testdata or directories without Go files.
+func TestNoSilentCleanRunSettings(t *testing.T) {
+	t.Setenv("GO111MODULE", "on")
+	t.Setenv("GOFLAGS", "")
+	t.Setenv("GOWORK", "")
+	for _, tc := range []struct {
+		name, archive, dir string
+		flags              string
+		args               []string
+		want               string
+	}{
+		{"inconsistent vendoring", gomod + "require golang.org/x/mod v0.20.0\n" + pollPkg("a") + "-- vendor/modules.txt --\n# golang.org/x/mod v0.19.0\n", "", "-mod=vendor",
+			[]string{"./..."}, "unflake: go: inconsistent vendoring in "},
+		{"go.work without the module", "-- go.work --\ngo 1.22\n\nuse ./w\n-- w/go.mod --\nmodule example.com/w\n\ngo 1.22\n" + gomod + pollPkg("a"), "", "",
+			[]string{"./..."}, "unflake: pattern ./...: directory prefix . does not contain modules listed in go.work or their selected dependencies"},
+		{"go.work without the module, one package", "-- go.work --\ngo 1.22\n\nuse ./w\n-- w/go.mod --\nmodule example.com/w\n\ngo 1.22\n" + gomod + pollPkg("a"), "a", "",
+			[]string{"."}, "unflake: current directory is contained in a module that is not one of the workspace modules listed in go.work."},
+		{"testdata only", gomod + strings.ReplaceAll(pollPkg("a"), "-- a/", "-- testdata/a/"), "", "",
+			[]string{"./testdata/..."}, "unflake: pattern ./testdata/... matched no packages"},
+		{"no Go files", gomod + "-- docs/x/README --\nhi\n", "", "",
+			[]string{"./docs/..."}, "unflake: pattern ./docs/... matched no packages"},
+		{"no Go files, one directory", gomod + "-- docs/x/README --\nhi\n", "", "",
+			[]string{"./docs/x"}, "unflake: no Go files in "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := testmod.Write(t, tc.archive)
+			t.Setenv("GOFLAGS", tc.flags)
+			code, stdout, stderr := run(t, append([]string{"-C", filepath.Join(dir, tc.dir), "check"}, tc.args...)...)
+			if code != 2 || stdout != "" || !strings.HasPrefix(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line starting %q", code, stdout, stderr, tc.want)
+			}
+		})
 	}
 }
