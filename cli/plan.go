@@ -227,7 +227,7 @@ func batchRun(opts *options, patterns []string, planPath string, k int, diff boo
 		}
 	}
 	errs := opts.reportErrors(res, base)
-	if err := opts.emit(res.Changes, base, diff); err != nil {
+	if err := opts.emitAll(res.Changes, res.Refused, base, diff); err != nil {
 		return err
 	}
 	if errs == nil || len(res.Changes) > 0 {

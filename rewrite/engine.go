@@ -71,7 +71,7 @@ type Result struct {
 	Findings []Finding
 	Changes  []Change // files whose content the fixes change, sorted by path
 	Errors   []error  // packages that failed to load; internal errors
-	// Refused holds the files fix would refuse to write (Refusal) in
+	// Refused holds the files fix would refuse to write (a symlink, no write permission, outside its module) in
 	// which a fix was found and not applied, sorted by path; the
 	// findings say so (Finding.Unwritable).
 	Refused  []*WriteError
@@ -256,7 +256,7 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result, claimed map[strin
 				continue
 			}
 			if werr == nil {
-				werr = Refusal(path)
+				werr = refusalOf(path)
 			}
 			if werr != nil {
 				// Analysed and reported, never rewritten: fix would
@@ -301,7 +301,7 @@ type job struct {
 	pkg   *packages.Package
 	files []string // absolute paths of the rewritable test files
 	// refused holds the files of files that fix would refuse to write
-	// (Refusal): their findings are reported, their fixes not applied.
+	// (refusalOf, outsideModule): their findings are reported, their fixes not applied.
 	refused map[string]*WriteError
 }
 

@@ -156,24 +156,18 @@ func relSlash(base, path string) string {
 	return filepath.ToSlash(r)
 }
 
-// Refusal returns why Write would refuse path whatever its content: it
-// is a symbolic link or not a regular file, has no write permission for
-// its owner, or its real directory lies outside its module. The engine
-// asks before it applies fixes, so that check, fix and fix --diff report
+// refusalOf returns why Write would refuse path whatever its content:
+// it is a symbolic link or not a regular file, or has no write permission
+// for its owner. The engine asks before it applies fixes (and checks the
+// module with outsideModule), so that check, fix and fix --diff report
 // the same findings as fixed. It returns nil for a writable file and for
 // one that does not exist.
-func Refusal(path string) *WriteError {
+func refusalOf(path string) *WriteError {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return nil
 	}
-	if werr := refusal(path, fi); werr != nil {
-		return werr
-	}
-	if !insideModule(path) {
-		return &WriteError{Path: path, Reason: WriteOutside}
-	}
-	return nil
+	return refusal(path, fi)
 }
 
 // refusal judges the file path by its Lstat information.
