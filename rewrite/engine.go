@@ -71,9 +71,10 @@ type Result struct {
 	Findings []Finding
 	Changes  []Change // files whose content the fixes change, sorted by path
 	Errors   []error  // packages that failed to load; internal errors
-	// Refused holds the files fix would refuse to write (a symlink, no write permission, outside its module) in
-	// which a fix was found and not applied, sorted by path; the
-	// findings say so (Finding.Unwritable).
+	// Refused holds the files fix would refuse to write (a symlink, no
+	// write permission, a real path outside its module) in which a fix
+	// was found and not applied, sorted by path; the findings say so
+	// (Finding.Unwritable).
 	Refused  []*WriteError
 	Packages int // packages matched by the patterns
 	Loaded   int // packages type-checked after the prefilter
@@ -301,7 +302,8 @@ type job struct {
 	pkg   *packages.Package
 	files []string // absolute paths of the rewritable test files
 	// refused holds the files of files that fix would refuse to write
-	// (refusalOf, outsideModule): their findings are reported, their fixes not applied.
+	// (refusalOf, outsideModule): their findings are reported, their
+	// fixes not applied.
 	refused map[string]*WriteError
 }
 
