@@ -352,8 +352,6 @@ func TestDiffThroughDirectoryLink(t *testing.T) {
 // only testdata or directories without Go files.
 func TestNoSilentCleanRunSettings(t *testing.T) {
 	t.Setenv("GO111MODULE", "on")
-	t.Setenv("GOFLAGS", "")
-	t.Setenv("GOWORK", "")
 	for _, tc := range []struct {
 		name, archive, dir string
 		flags              string
@@ -362,20 +360,24 @@ func TestNoSilentCleanRunSettings(t *testing.T) {
 	}{
 		{"inconsistent vendoring", gomod + "require golang.org/x/mod v0.20.0\n" + pollPkg("a") + "-- vendor/modules.txt --\n# golang.org/x/mod v0.19.0\n", "", "-mod=vendor",
 			[]string{"./..."}, "unflake: go: inconsistent vendoring in "},
-		{"go.work without the module", "-- go.work --\ngo 1.22\n\nuse ./w\n-- w/go.mod --\nmodule example.com/w\n\ngo 1.22\n" + gomod + pollPkg("a"), "", "",
+		{"go.work without the module", "-- go.work --\ngo 1.22\n\nuse ./w\n-- w/go.mod --\nmodule example.com/w\n\ngo 1.22\n" + gomod + pollPkg("a"), "", "-buildvcs=false",
 			[]string{"./..."}, "unflake: pattern ./...: directory prefix . does not contain modules listed in go.work or their selected dependencies"},
-		{"go.work without the module, one package", "-- go.work --\ngo 1.22\n\nuse ./w\n-- w/go.mod --\nmodule example.com/w\n\ngo 1.22\n" + gomod + pollPkg("a"), "a", "",
+		{"go.work without the module, one package", "-- go.work --\ngo 1.22\n\nuse ./w\n-- w/go.mod --\nmodule example.com/w\n\ngo 1.22\n" + gomod + pollPkg("a"), "a", "-buildvcs=false",
 			[]string{"."}, "unflake: current directory is contained in a module that is not one of the workspace modules listed in go.work."},
-		{"testdata only", gomod + strings.ReplaceAll(pollPkg("a"), "-- a/", "-- testdata/a/"), "", "",
+		{"testdata only", gomod + strings.ReplaceAll(pollPkg("a"), "-- a/", "-- testdata/a/"), "", "-buildvcs=false",
 			[]string{"./testdata/..."}, "unflake: pattern ./testdata/... matched no packages"},
-		{"no Go files", gomod + "-- docs/x/README --\nhi\n", "", "",
+		{"no Go files", gomod + "-- docs/x/README --\nhi\n", "", "-buildvcs=false",
 			[]string{"./docs/..."}, "unflake: pattern ./docs/... matched no packages"},
-		{"no Go files, one directory", gomod + "-- docs/x/README --\nhi\n", "", "",
+		{"no Go files, one directory", gomod + "-- docs/x/README --\nhi\n", "", "-buildvcs=false",
 			[]string{"./docs/x"}, "unflake: no Go files in "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := testmod.Write(t, tc.archive)
 			t.Setenv("GOFLAGS", tc.flags)
+			t.Setenv("GOWORK", "off")
+			if strings.HasPrefix(tc.archive, "-- go.work --") {
+				t.Setenv("GOWORK", filepath.Join(dir, "go.work"))
+			}
 			code, stdout, stderr := run(t, append([]string{"-C", filepath.Join(dir, tc.dir), "check"}, tc.args...)...)
 			if code != 2 || stdout != "" || !strings.HasPrefix(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line starting %q", code, stdout, stderr, tc.want)
