@@ -233,17 +233,18 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result, claimed map[strin
 			if i >= len(p.Syntax) || !isTestFile(path) {
 				continue
 			}
-			// A file is claimed by its real path: the same file named
-			// through a directory link and directly (./link ./real) is
-			// rewritten once.
-			real := path
-			if r, err := filepath.EvalSymlinks(path); err == nil {
-				real = r
+			// A file is claimed by its real directory: the same file
+			// named through a directory link and directly (./link
+			// ./real) is rewritten once. (Not by its own link's target:
+			// two packages may link the same file, and each reports it.)
+			key := path
+			if d, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
+				key = filepath.Join(d, filepath.Base(path))
 			}
-			if claimed[real] {
+			if claimed[key] {
 				continue
 			}
-			claimed[real] = true
+			claimed[key] = true
 			if cfg.Only != nil && !cfg.Only(path) {
 				continue
 			}

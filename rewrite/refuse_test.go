@@ -254,3 +254,26 @@ func TestWriteFailureJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestSameFileLinkedFromTwoPackages: a file two packages link is
+// reported in each (files are claimed by their real directory, not by
+// the link's target), and rewritten in neither.
+func TestSameFileLinkedFromTwoPackages(t *testing.T) {
+	dir := testmod.Write(t, goMod, strings.ReplaceAll(sleepPkg("shared"), "shared_test.go", "x.txt"))
+	for _, p := range []string{"a", "b"} {
+		if err := os.Mkdir(filepath.Join(dir, p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("../shared/x.txt", filepath.Join(dir, p, "x_test.go")); err != nil {
+			t.Skipf("no symlinks here: %v", err)
+		}
+	}
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Findings) != 2 || res.Findings[0].Unwritable != rewrite.WriteSymlink || res.Findings[1].Unwritable != rewrite.WriteSymlink ||
+		len(res.Changes) != 0 || len(res.Refused) != 2 || len(res.Errors) != 0 {
+		t.Errorf("findings %+v, changes %d, refused %v, errors %v", res.Findings, len(res.Changes), res.Refused, res.Errors)
+	}
+}
