@@ -11,6 +11,7 @@ import (
 
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/verify"
 )
 
 func newFixCmd(opts *options) *cobra.Command {
@@ -81,7 +82,7 @@ has a fix the plan did not list, it is held back and reported (exit 1).`,
 func addVerifyFlags(cmd *cobra.Command, opts *options) {
 	f := cmd.Flags()
 	f.BoolVar(&opts.verify, "verify", false, "run the affected tests before and after each fix; keep only fixes whose tests pass every time")
-	f.IntVar(&opts.verifyCount, "verify-count", 3, "with --verify, run each affected test `N` times before and after")
+	f.IntVar(&opts.verifyCount, "verify-count", verify.DefaultCount, "with --verify, run each affected test `N` times after the rewrite (once before), in parallel processes, one at GOMAXPROCS=1 and one under -race")
 	f.DurationVar(&opts.verifyTimeout, "verify-timeout", 5*time.Minute, "with --verify, the -test.timeout of each run")
 	prev := cmd.PreRunE
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
@@ -118,7 +119,7 @@ func fixRun(opts *options, patterns []string, diff bool, format string) error {
 	}
 	if v != nil {
 		for _, f := range res.Findings {
-			if strings.HasPrefix(f.Reason, "reverted: ") {
+			if f.Revert != nil && f.Revert.Kind != rewrite.Companion {
 				f.File = rel(base, f.File)
 				fmt.Fprintln(opts.stderr, formatFinding(f))
 			}
@@ -162,11 +163,13 @@ func summary(res *rewrite.Result, diff bool) string {
 }
 
 // verifySummary says what verification ran, kept and measured:
-// "verified 3 tests: 2 kept, 1 reverted; measured 12.3s → 0.4s".
-func verifySummary(v *rewrite.Verification, base string) string {
-	kept := 0
+// "verified 3 tests: 2 kept, 1 reverted (20 runs each after the rewrite);
+// measured 12.3s → 0.4s".
+func verifySummary(v *verify.Verification, base string) string {
+	kept, runs := 0, 0
 	var before, after time.Duration
 	for _, t := range v.Tests {
+		runs = max(runs, t.Runs)
 		if t.Kept {
 			kept++
 			before += t.Before
@@ -174,6 +177,9 @@ func verifySummary(v *rewrite.Verification, base string) string {
 		}
 	}
 	s := fmt.Sprintf("verified %s: %d kept, %d reverted", plural(len(v.Tests), "test"), kept, len(v.Tests)-kept)
+	if runs > 0 {
+		s += fmt.Sprintf(" (%s each after the rewrite)", plural(runs, "run"))
+	}
 	if kept > 0 {
 		s += fmt.Sprintf("; measured %.1fs → %.1fs", before.Seconds(), after.Seconds())
 	}
@@ -183,6 +189,12 @@ func verifySummary(v *rewrite.Verification, base string) string {
 			fixes = "1 " + g.Rule + " fix"
 		}
 		s += fmt.Sprintf("; with %s, %s kept in %s (%s retried)", strings.Join(g.Companions, ", "), fixes, rel(base, g.Dir), plural(g.Tests, "test"))
+	}
+	if v.Recorded > 0 {
+		s += fmt.Sprintf("; %s recorded as //unflake:ignore", plural(v.Recorded, "reverted fix"))
+	}
+	if v.NoRace != "" && len(v.Tests) > 0 {
+		s += "; no run under -race: " + v.NoRace
 	}
 	return s
 }

@@ -101,7 +101,7 @@ func TestFixVerify(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 	if len(lines) != 2 ||
 		!strings.HasPrefix(lines[0], "b/b_test.go:10:2: attemptloop: ") || !strings.HasSuffix(lines[0], "; not fixed: reverted: TestB fails before the rewrite: b_test.go:16: always fails") ||
-		!strings.HasPrefix(lines[1], "unflake: rewrote 1 file (1 fix); 1 finding not fixed (see unflake check); verified 2 tests: 1 kept, 1 reverted; measured ") ||
+		!strings.HasPrefix(lines[1], "unflake: rewrote 1 file (1 fix); 1 finding not fixed (see unflake check); verified 2 tests: 1 kept, 1 reverted (2 runs each after the rewrite); measured ") ||
 		!strings.Contains(lines[1], "s → ") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
@@ -120,7 +120,7 @@ func TestFixVerifyDiff(t *testing.T) {
 	if code != 1 || !strings.HasPrefix(diff, "--- a/a/a_test.go\n+++ b/a/a_test.go\n@@ ") {
 		t.Fatalf("exit %d, diff:\n%s\nstderr:\n%s", code, diff, stderr)
 	}
-	if !strings.Contains(stderr, "unflake: would rewrite 1 file (1 fix); verified 1 test: 1 kept, 0 reverted; measured ") {
+	if !strings.Contains(stderr, "unflake: would rewrite 1 file (1 fix); verified 1 test: 1 kept, 0 reverted (1 run each after the rewrite); measured ") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 	for k, v := range testmod.Snapshot(t, dir) {

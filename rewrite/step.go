@@ -9,7 +9,6 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
-	"path/filepath"
 	"strings"
 
 	"github.com/dave/dst"
@@ -52,11 +51,15 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string][]b
 		if d.Fix != nil {
 			reqErr = s.requireError(d.Fix)
 		}
+		var held *Revert // verification's answer
+		if d.Fix != nil && cfg.Decide != nil {
+			held = cfg.Decide(f.Site())
+		}
 		switch {
 		case d.Fix == nil:
-		case cfg.Skip != nil && cfg.Skip(filepath.Dir(f.File), r.Name, f.Test):
-			f.Fix, f.Reason = "", "reverted: "+cfg.skipReason(filepath.Dir(f.File), r.Name, f.Test)
-		case d.Fix.Unproven != "" && !cfg.Speculative:
+		case held != nil:
+			f.Fix, f.Reason, f.Revert = "", held.Reason(), held
+		case d.Fix.Unproven != "" && cfg.Decide == nil:
 			f.Fix, f.Reason = "", d.Fix.Unproven+" (fix --verify can try it)"
 		case reqErr != nil:
 			f.Fix, f.Reason = "", reqErr.Error()
