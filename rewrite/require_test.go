@@ -2,8 +2,8 @@ package rewrite_test
 
 import (
 	"archive/zip"
-	"context"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"go/ast"

@@ -2,9 +2,9 @@ package rewrite
 
 import (
 	"bytes"
-	"encoding/json"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"go/format"
 	"path/filepath"
 	"strings"

@@ -84,9 +84,9 @@ func (v *verifier) verify(cfg *rewrite.Config, decide func(rewrite.Site) *rewrit
 	}
 
 	type result struct {
-		runs  []TestRun
-		held  []Held
-		err   error
+		runs []TestRun
+		held []Held
+		err  error
 	}
 	results := make([]result, len(work))
 	var wg sync.WaitGroup
