@@ -25,6 +25,8 @@ type outcome struct {
 	elapsed time.Duration     // total of the top-level tests that passed
 	tops    int               // top-level passes
 
+	pkgPassed bool // the binary passed
+
 	failed bool
 	test   string // the first test that failed (the innermost: subtests end first)
 	detail string // its first "file.go:line: message" line
@@ -70,6 +72,7 @@ func parseEvents(data []byte) *outcome {
 			}
 		case "pass", "bench":
 			if e.Test == "" {
+				o.pkgPassed = e.Action == "pass"
 				continue
 			}
 			o.passed[e.Test]++

@@ -168,6 +168,7 @@ func buildError(out []byte, err error) string {
 // A job is one process of a test binary.
 type job struct {
 	bin     string
+	name    string // the top-level test, or "" for the whole binary
 	run     string // -test.run (or -test.bench for a benchmark) pattern; "" runs every test
 	bench   bool
 	count   int
@@ -213,6 +214,11 @@ func (r *runner) exec(ctx context.Context, dir string, j job) (*outcome, error) 
 	}
 	o := parseEvents(stdout.Bytes())
 	o.wall = time.Since(start)
+	if j.bench && o.pkgPassed && !o.failed && o.panic == "" {
+		// test2json reports no pass event per benchmark: a binary that
+		// passed ran it count times.
+		o.passed[j.name], o.tops, o.elapsed = j.count, j.count, o.wall
+	}
 	if err != nil && !o.failed && o.panic == "" {
 		// test2json exits 1 when the binary did: say what it printed last.
 		o.failed = true

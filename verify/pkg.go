@@ -246,9 +246,15 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) *rew
 			return nil, nil, err
 		}
 	}
-	for j := range runs {
-		if runs[j].Name == why.Test {
-			runs[j].Kept, runs[j].Why = false, why
+	// The culprit's test (every test, for a fix outside tests) loses it.
+	for _, s := range w.sites {
+		if s.site.Key != cands[i].Key {
+			continue
+		}
+		for j := range runs {
+			if s.covers(runs[j].Name) {
+				runs[j].Kept, runs[j].Why = false, why
+			}
 		}
 	}
 	return runs, []Held{{Site: cands[i], Why: why}}, nil
@@ -305,7 +311,7 @@ func (v *verifier) testRun(dir string, b *beforeRuns, bins binaries, name string
 	b.mu.Unlock()
 	if !ok {
 		var err error
-		before, err = v.r.exec(v.r.ctx, dir, job{bin: b.bin, run: anchored(name), bench: isBench(name), count: 1, timeout: v.opts.Timeout})
+		before, err = v.r.exec(v.r.ctx, dir, job{bin: b.bin, name: name, run: anchored(name), bench: isBench(name), count: 1, timeout: v.opts.Timeout})
 		if err != nil {
 			return run, err
 		}
@@ -356,7 +362,7 @@ func (o *outcome) mean() time.Duration {
 // It returns the mean time of a run, or why a run failed; the first
 // failure stops the other processes.
 func (v *verifier) stressed(dir string, bins binaries, name string, before *outcome) (time.Duration, *rewrite.Revert, error) {
-	base := job{bin: bins.plain, run: anchored(name), bench: isBench(name)}
+	base := job{bin: bins.plain, name: name, run: anchored(name), bench: isBench(name)}
 	var jobs []job
 	n := v.opts.Count
 	one := base
