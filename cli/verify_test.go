@@ -87,8 +87,14 @@ func TestFixVerify(t *testing.T) {
 	if f := findings[1]; f.File != "b/b_test.go" || f.Fixed || f.Verified || f.Reason != "reverted: TestB fails before the rewrite: b_test.go:16: always fails" {
 		t.Errorf("b: want reverted: %+v", f)
 	}
-	if !strings.Contains(stdout, `"verified": true`) {
-		t.Errorf("--json does not say verified:\n%s", stdout)
+	if f := findings[1]; f.Revert == nil || f.Revert.Kind != rewrite.FailsBefore || f.Revert.Test != "TestB" || f.Revert.Detail != "b_test.go:16: always fails" {
+		t.Errorf("b: want a structured revert: %+v", f.Revert)
+	}
+	// A verified finding carries its times, 0 included.
+	for _, want := range []string{`"verified": true`, `"beforeMs": `, `"afterMs": `, `"kind": "fails-before"`} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("--json lacks %s:\n%s", want, stdout)
+		}
 	}
 	if now, _ := os.ReadFile(a); string(now) != string(oldA) {
 		t.Errorf("check --verify wrote a/a_test.go")

@@ -216,7 +216,7 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) *rew
 		}
 		name := run.Name
 		i, why, err := v.bisect(cfg, decide, w, cands, run.Why, func(bins binaries) (*rewrite.Revert, error) {
-			_, why, err := v.stressed(w.dir, bins, name, b.tests[name])
+			_, _, why, err := v.stressed(w.dir, bins, name, b.tests[name])
 			return why, err
 		})
 		if err != nil {
@@ -332,11 +332,11 @@ func (v *verifier) testRun(dir string, b *beforeRuns, bins binaries, name string
 		return run, nil
 	}
 	run.Before = before.mean()
-	after, why, err := v.stressed(dir, bins, name, before)
+	after, runs, why, err := v.stressed(dir, bins, name, before)
 	if err != nil {
 		return run, err
 	}
-	run.Runs = v.opts.Count
+	run.Runs = runs
 	if why != nil {
 		run.Why = why
 		return run, nil
@@ -355,20 +355,41 @@ func (o *outcome) mean() time.Duration {
 	return o.elapsed / time.Duration(o.tops)
 }
 
-// stressed runs the test opts.Count times after the rewrite, spread over
-// processes that together oversubscribe the CPUs: one at GOMAXPROCS=1,
-// one under the race detector (when there is one), the rest split evenly
-// over opts.Procs processes, each running its share with -test.count.
-// It returns the mean time of a run, or why a run failed; the first
-// failure stops the other processes.
-func (v *verifier) stressed(dir string, bins binaries, name string, before *outcome) (time.Duration, *rewrite.Revert, error) {
+// stressed runs the test opts.Count times after the rewrite: first once
+// at GOMAXPROCS=1, alone, which times the rewritten test; then once under
+// the race detector (when there is one) and the rest split evenly over
+// opts.Procs processes, each running its share with -test.count, so that
+// together they oversubscribe the CPUs. A rewrite usually makes a test
+// cheap (virtual time); when it did not, the runs after the first are cut
+// to what fits in five times the test's time before (two at least), so
+// that verifying costs a multiple of the test's own time, not Count times
+// it. It returns the mean time of a run and the number of runs, or why a
+// run failed; the first failure stops the other processes.
+func (v *verifier) stressed(dir string, bins binaries, name string, before *outcome) (time.Duration, int, *rewrite.Revert, error) {
 	base := job{bin: bins.plain, name: name, run: anchored(name), bench: isBench(name)}
+	mean := before.mean()
+	limit := func(j *job) {
+		per := 3*mean + time.Second
+		if j.bin == bins.race {
+			per = 20*mean + 5*time.Second // the race detector slows code 2–20 times
+		}
+		j.timeout = min(v.opts.Timeout, time.Duration(j.count)*per+30*time.Second)
+	}
+	first := base
+	first.count, first.procs1 = 1, true
+	limit(&first)
+	outs, why, err := v.runJobs(dir, bins, name, before, []job{first})
+	if why != nil || err != nil {
+		return 0, 1, why, err
+	}
+	n := v.opts.Count - 1
+	if a := outs[0].mean(); a > 0 {
+		if fit := int((5*mean + 2*time.Second) / a); fit < n {
+			n = max(fit, 2)
+		}
+	}
+	runs := 1 + n
 	var jobs []job
-	n := v.opts.Count
-	one := base
-	one.count, one.procs1 = 1, true
-	jobs = append(jobs, one)
-	n--
 	if bins.race != "" && n > 0 {
 		r := base
 		r.bin, r.count = bins.race, 1
@@ -386,16 +407,28 @@ func (v *verifier) stressed(dir string, bins binaries, name string, before *outc
 			jobs = append(jobs, j)
 		}
 	}
-	mean := before.mean()
 	for i := range jobs {
-		j := &jobs[i]
-		per := 3*mean + time.Second
-		if j.bin == bins.race {
-			per = 20*mean + 5*time.Second // the race detector slows code 2–20 times
-		}
-		j.timeout = min(v.opts.Timeout, time.Duration(j.count)*per+30*time.Second)
+		limit(&jobs[i])
 	}
+	more, why, err := v.runJobs(dir, bins, name, before, jobs)
+	if why != nil || err != nil {
+		return 0, runs, why, err
+	}
+	var total time.Duration
+	tops := 0
+	for _, o := range append(outs, more...) {
+		total += o.elapsed
+		tops += o.tops
+	}
+	if tops == 0 {
+		return 0, runs, nil, nil
+	}
+	return total / time.Duration(tops), runs, nil, nil
+}
 
+// runJobs runs the jobs of one test at once and returns their outcomes,
+// or why one failed (the first failure stops the others).
+func (v *verifier) runJobs(dir string, bins binaries, name string, before *outcome, jobs []job) ([]*outcome, *rewrite.Revert, error) {
 	ctx, cancel := context.WithCancel(v.r.ctx)
 	defer cancel()
 	outs := make([]*outcome, len(jobs))
@@ -414,35 +447,25 @@ func (v *verifier) stressed(dir string, bins binaries, name string, before *outc
 	}
 	wg.Wait()
 	if err := v.r.ctx.Err(); err != nil {
-		return 0, nil, err
+		return nil, nil, err
 	}
-	var total time.Duration
-	tops := 0
 	for i, o := range outs {
 		if o == nil {
 			continue // stopped after another run failed
 		}
 		if why := failure(o, name, jobs[i].count, before); why != nil {
-			switch {
-			case jobs[i].procs1:
-				why.Detail += " (in a run at GOMAXPROCS=1)"
-			case jobs[i].bin == bins.race && bins.race != "":
-				why.Detail += " (in a run under -race)"
+			if jobs[i].bin == bins.race && bins.race != "" {
+				why.Detail += " (in the run under -race)"
 			}
-			return 0, why, nil
+			return nil, why, nil
 		}
-		total += o.elapsed
-		tops += o.tops
 	}
 	for _, err := range errs {
 		if err != nil {
-			return 0, nil, err
+			return nil, nil, err
 		}
 	}
-	if tops == 0 {
-		return 0, nil, nil
-	}
-	return total / time.Duration(tops), nil, nil
+	return outs, nil, nil
 }
 
 // failure says why a process of count runs of the top-level test name
