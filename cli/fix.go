@@ -32,10 +32,13 @@ when there is a change.
 With --verify it also tries the fixes the static analysis could not prove
 safe, and runs the tests each fix touches before and after it (the rewritten
 files are given to go test through -overlay; the working tree is not touched
-until the end). Each affected top-level test runs in its own process,
---verify-count times. A fix is kept only if its test passes every time
-before and after; the others are reverted and reported with what failed
-(see unflake check).
+until the end). Each affected top-level test runs once before the rewrite
+and --verify-count times after it, in parallel processes that oversubscribe
+the CPUs, one at GOMAXPROCS=1 and one under -race. A fix is kept only if its
+test passed before and passes every run after; the others are reverted and
+reported with what failed (see unflake check). A test that skips verifies
+nothing. A fix that a test failed after is recorded at its site as a
+generated //unflake:ignore line, so that no later run proposes it again.
 
 With --diff, --format json prints {"findings": [...], "diff": "..."};
 --format sarif the findings as a SARIF 2.1.0 log; --format github a
