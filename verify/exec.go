@@ -22,7 +22,9 @@ import (
 // procs test processes at once.
 type runner struct {
 	ctx  context.Context
+	dir  string   // where to run the go command for its tools
 	env  []string // nil: the environment of this process
+	tmp  string   // the go command's temporary files go under it (GOTMPDIR)
 	tags []string
 	sem  chan struct{} // test processes
 	bsem chan struct{} // builds
@@ -34,25 +36,34 @@ type runner struct {
 	toolErr   error
 }
 
+// command returns a command of the go command (name "go") or of a test
+// binary (for -test.list).
 func (r *runner) command(dir, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(r.ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Env = r.env
 	cmd.WaitDelay = 5 * time.Second
-	ownGroup(cmd)
+	if name == "go" {
+		// Its work directories go under ours, removed even when it is
+		// killed.
+		cmd.Env = append(append([]string(nil), r.environ()...), "GOTMPDIR="+r.tmp)
+		ownGroup(cmd, stopSignal)
+	} else {
+		ownGroup(cmd, killSignal)
+	}
 	return cmd
 }
 
 // tools finds test2json and whether the race detector is available.
 func (r *runner) tools() error {
 	r.once.Do(func() {
-		out, err := r.command("", "go", "tool", "-n", "test2json").Output()
+		out, err := r.command(r.dir, "go", "tool", "-n", "test2json").Output()
 		if err != nil {
 			r.toolErr = goError("go tool -n test2json", out, err)
 			return
 		}
 		r.test2json = strings.TrimSpace(string(out))
-		out, err = r.command("", "go", "env", "-json", "GOOS", "GOARCH", "CGO_ENABLED").Output()
+		out, err = r.command(r.dir, "go", "env", "-json", "GOOS", "GOARCH", "CGO_ENABLED").Output()
 		if err != nil {
 			r.toolErr = goError("go env", out, err)
 			return
@@ -204,7 +215,7 @@ func (r *runner) exec(ctx context.Context, dir string, j job) (*outcome, error) 
 		cmd.Env = append(append([]string(nil), r.environ()...), "GOMAXPROCS=1")
 	}
 	cmd.WaitDelay = 5 * time.Second
-	ownGroup(cmd)
+	ownGroup(cmd, killSignal)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()

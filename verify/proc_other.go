@@ -2,7 +2,15 @@
 
 package verify
 
-import "os/exec"
+import (
+	"os/exec"
+	"syscall"
+)
 
 // ownGroup: without process groups, cancelling kills the process alone.
-func ownGroup(cmd *exec.Cmd) {}
+func ownGroup(cmd *exec.Cmd, sig syscall.Signal) {}
+
+const (
+	killSignal = syscall.SIGKILL
+	stopSignal = syscall.SIGINT
+)

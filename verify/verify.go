@@ -138,7 +138,11 @@ func Run(ctx context.Context, cfg *rewrite.Config, opts Options) (*rewrite.Resul
 		return nil, nil, err
 	}
 	defer os.RemoveAll(tmp)
-	r := &runner{ctx: ctx, env: cfg.Env, tags: cfg.Tags,
+	gotmp := filepath.Join(tmp, "go")
+	if err := os.Mkdir(gotmp, 0o755); err != nil {
+		return nil, nil, err
+	}
+	r := &runner{ctx: ctx, dir: cfg.Dir, env: cfg.Env, tmp: gotmp, tags: cfg.Tags,
 		sem: make(chan struct{}, opts.Procs), bsem: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	if err := r.tools(); err != nil {
 		return nil, nil, err
