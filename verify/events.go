@@ -102,12 +102,34 @@ func parseEvents(data []byte) *outcome {
 }
 
 // firstTestLine is the first line in the test's own format, without its
-// indentation, or def.
+// indentation, or def. When the message is on the lines after it (as
+// testify writes "x_test.go:12: " then "Error Trace:", "Error: ..."),
+// those lines, but the trace, complete it.
 func firstTestLine(lines []string, def string) string {
-	for _, l := range lines {
-		if m := testLine.FindStringSubmatch(l); m != nil {
-			return clip(m[1])
+	for i, l := range lines {
+		m := testLine.FindStringSubmatch(l)
+		if m == nil {
+			continue
 		}
+		msg := strings.TrimSpace(m[1])
+		if !strings.HasSuffix(msg, ":") {
+			return clip(msg)
+		}
+		depth := len(l) - len(strings.TrimLeft(l, " "))
+		for _, c := range lines[i+1:] {
+			if len(c)-len(strings.TrimLeft(c, " \t")) <= depth || testLine.MatchString(c) {
+				break
+			}
+			c = strings.TrimSpace(c)
+			if c == "" || strings.HasPrefix(c, "Error Trace:") {
+				continue
+			}
+			msg += " " + c
+			if len(msg) > 200 {
+				break
+			}
+		}
+		return clip(msg)
 	}
 	return def
 }

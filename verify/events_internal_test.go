@@ -53,6 +53,17 @@ func TestParseEvents(t *testing.T) {
 			"fail TestA"),
 		failed: true, reason: "a_test.go:9: want 1",
 	}, {
+		name: "testify writes the message on the next lines",
+		data: events(
+			"run TestA",
+			"output TestA     job_test.go:405: ",
+			"output TestA         \tError Trace:\t/m/job_test.go:405",
+			"output TestA         \tError:      \tNot equal: ",
+			"output TestA         \t            \texpected: 1",
+			"output TestA     job_test.go:406: second",
+			"fail TestA"),
+		failed: true, reason: "job_test.go:405: Error: Not equal: expected: 1",
+	}, {
 		name: "a panic",
 		data: events(
 			"run TestA",
