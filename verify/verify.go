@@ -10,7 +10,9 @@
 // times, spread over parallel processes that together oversubscribe the
 // CPUs (a loaded CI runner is where flakes come from), with at least one
 // run at GOMAXPROCS=1 and one under the race detector where the platform
-// has one. Each process runs one test (a test that leaks a goroutine from
+// has one; a test the rewrite did not make faster runs only as often as
+// fits in five times its time before, so verifying costs a multiple of
+// the tests' own time. Each process runs one test (a test that leaks a goroutine from
 // a testing/synctest bubble kills its whole binary). Results are read
 // from test2json events: a test that skips is not verified, and the tests
 // and subtests that pass after the rewrite must include those that passed
