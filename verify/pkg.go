@@ -478,7 +478,7 @@ func failure(o *outcome, name string, count int, before *outcome) *rewrite.Rever
 	}
 	switch {
 	case o.hung:
-		return &rewrite.Revert{Kind: rewrite.Hangs, Test: test, Detail: o.reason()}
+		return &rewrite.Revert{Kind: rewrite.Hangs, Test: test, Detail: fmt.Sprintf("%s (it took %.2fs before the rewrite)", o.reason(), before.mean().Seconds())}
 	case o.panic != "":
 		return &rewrite.Revert{Kind: rewrite.Panics, Test: test, Detail: o.reason()}
 	case o.failed:
