@@ -233,6 +233,15 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) *rew
 	if err != nil || why == nil {
 		return runs, nil, err
 	}
+	// A suite may be flaky on its own: blame a fix only if the test
+	// passes in a second whole run before the rewrite too.
+	again, err := v.r.exec(v.r.ctx, w.dir, job{bin: b.bin, count: 1, timeout: v.opts.Timeout})
+	if err != nil {
+		return nil, nil, err
+	}
+	if again.passed[why.Test] == 0 {
+		return runs, nil, nil
+	}
 	var cands []rewrite.Site
 	for _, s := range w.sites {
 		cands = append(cands, s.site)
