@@ -201,7 +201,7 @@ func verifySummary(v *verify.Verification, base string) string {
 		s += fmt.Sprintf("; with %s, %s kept in %s (%s retried)", strings.Join(g.Companions, ", "), fixes, rel(base, g.Dir), plural(g.Tests, "test"))
 	}
 	if v.Recorded > 0 {
-		s += fmt.Sprintf("; %s recorded as //unflake:ignore", plural(v.Recorded, "reverted fix"))
+		s += fmt.Sprintf("; %s recorded as //unflake:ignore", strings.Replace(plural(v.Recorded, "fix"), "fix", "reverted fix", 1))
 	}
 	if v.NoRace != "" && len(v.Tests) > 0 {
 		s += "; no run under -race: " + v.NoRace

@@ -529,7 +529,8 @@ func (v *verifier) packageRun(dir string, b *beforeRuns, bins binaries) (*rewrit
 		b.whole = before
 		b.mu.Unlock()
 	}
-	after, err := v.r.exec(v.r.ctx, dir, job{bin: bins.plain, count: 1, timeout: v.opts.Timeout})
+	// A whole suite under load may take longer than one test's limit.
+	after, err := v.r.exec(v.r.ctx, dir, job{bin: bins.plain, count: 1, timeout: max(v.opts.Timeout, 2*before.wall+time.Minute)})
 	if err != nil {
 		return nil, err
 	}
@@ -545,13 +546,17 @@ func (v *verifier) packageRun(dir string, b *beforeRuns, bins binaries) (*rewrit
 		return nil, nil
 	}
 	sort.Strings(broken)
+	// Name the first test that failed, when it is one that passed before.
 	p := broken[0]
+	if after.test != "" && before.passed[after.test] > 0 {
+		p = after.test
+	}
 	detail := p + " passed before the rewrite and did not pass after it"
-	switch {
-	case after.test != "" && topLevel(after.test) == topLevel(p) || after.panic != "":
+	if msg, ok := after.skipped[p]; ok {
+		detail = p + " skips (" + msg + ")"
+	}
+	if p == after.test || after.panic != "" {
 		detail = after.reason()
-	case func() bool { _, ok := after.skipped[p]; return ok }():
-		detail = p + " skips (" + after.skipped[p] + ")"
 	}
 	return &rewrite.Revert{Kind: rewrite.PackageRun, Test: topLevel(p), Detail: detail}, nil
 }
