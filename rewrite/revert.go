@@ -62,6 +62,9 @@ const (
 	// Companion: a companion rule's fix, tried only in the tests where it
 	// may help another rule's fix.
 	Companion RevertKind = "companion"
+	// OutOfRounds: verification stopped reverting before it could verify
+	// the package's last rewrite.
+	OutOfRounds RevertKind = "out-of-rounds"
 )
 
 // A Revert says why a fix was held back.
@@ -86,6 +89,8 @@ func (r *Revert) Reason() string {
 	switch r.Kind {
 	case Skips:
 		return "not verified: the test skips (" + r.Detail + ")"
+	case OutOfRounds:
+		return "not verified: " + r.Detail
 	case Companion:
 		return r.Detail
 	}

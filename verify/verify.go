@@ -26,6 +26,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -296,8 +297,24 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 	}
 
 	// Have: the final result, and the runs of each package directory.
-	// Runs count only for directories whose final content was verified.
+	// Runs count only for directories whose final content was verified;
+	// the fixes of a directory whose last rewrite was not are held back.
 	final := dirContents(res.Changes)
+	unverified := false
+	for _, f := range res.Findings {
+		if d := filepath.Dir(f.File); f.Fixed && final[d] != verified[d] {
+			held[f.Site().Key] = &rewrite.Revert{Kind: rewrite.OutOfRounds,
+				Detail: fmt.Sprintf("verification stopped after %d rounds, before it verified the last rewrite of this package", maxRounds)}
+			unverified = true
+		}
+	}
+	if unverified {
+		var err error
+		if res, err = rewrite.Run(cfg); err != nil {
+			return nil, nil, err
+		}
+		final = dirContents(res.Changes)
+	}
 	for d, rs := range runs {
 		for _, r := range rs {
 			if !r.Kept || final[d] == verified[d] {
