@@ -13,6 +13,7 @@ import (
 
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/verify"
 )
 
 func newFixCmd(opts *options) *cobra.Command {
@@ -33,10 +34,13 @@ when there is a change.
 With --verify it also tries the fixes the static analysis could not prove
 safe, and runs the tests each fix touches before and after it (the rewritten
 files are given to go test through -overlay; the working tree is not touched
-until the end). Each affected top-level test runs in its own process,
---verify-count times. A fix is kept only if its test passes every time
-before and after; the others are reverted and reported with what failed
-(see unflake check).
+until the end). Each affected top-level test runs once before the rewrite
+and --verify-count times after it, in parallel processes that oversubscribe
+the CPUs, one at GOMAXPROCS=1 and one under -race. A fix is kept only if its
+test passed before and passes every run after; the others are reverted and
+reported with what failed (see unflake check). A test that skips verifies
+nothing. A fix that a test failed after is recorded at its site as a
+generated //unflake:ignore line, so that no later run proposes it again.
 
 With --diff, --format json prints {"findings": [...], "diff": "..."};
 --format sarif the findings as a SARIF 2.1.0 log; --format github a
@@ -83,7 +87,7 @@ has a fix the plan did not list, it is held back and reported (exit 1).`,
 func addVerifyFlags(cmd *cobra.Command, opts *options) {
 	f := cmd.Flags()
 	f.BoolVar(&opts.verify, "verify", false, "run the affected tests before and after each fix; keep only fixes whose tests pass every time")
-	f.IntVar(&opts.verifyCount, "verify-count", 3, "with --verify, run each affected test `N` times before and after")
+	f.IntVar(&opts.verifyCount, "verify-count", verify.DefaultCount, "with --verify, run each affected test `N` times after the rewrite (once before), in parallel processes, one at GOMAXPROCS=1 and one under -race")
 	f.DurationVar(&opts.verifyTimeout, "verify-timeout", 5*time.Minute, "with --verify, the -test.timeout of each run")
 	prev := cmd.PreRunE
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
@@ -120,7 +124,7 @@ func fixRun(opts *options, patterns []string, diff bool, format string) error {
 	}
 	if v != nil {
 		for _, f := range res.Findings {
-			if strings.HasPrefix(f.Reason, "reverted: ") {
+			if f.Revert != nil && f.Revert.Kind != rewrite.Companion {
 				f.File = rel(base, f.File)
 				fmt.Fprintln(opts.stderr, formatFinding(f))
 			}
@@ -164,18 +168,30 @@ func summary(res *rewrite.Result, diff bool) string {
 }
 
 // verifySummary says what verification ran, kept and measured:
-// "verified 3 tests: 2 kept, 1 reverted; measured 12.3s → 0.4s".
-func verifySummary(v *rewrite.Verification, base string) string {
-	kept := 0
+// "verified 3 tests: 2 kept, 1 reverted (20 runs each after the rewrite);
+// measured 12.3s → 0.4s".
+func verifySummary(v *verify.Verification, base string) string {
+	kept, least, most := 0, 0, 0
 	var before, after time.Duration
 	for _, t := range v.Tests {
 		if t.Kept {
 			kept++
 			before += t.Before
 			after += t.After
+			if least == 0 || t.Runs < least {
+				least = t.Runs
+			}
+			most = max(most, t.Runs)
 		}
 	}
 	s := fmt.Sprintf("verified %s: %d kept, %d reverted", plural(len(v.Tests), "test"), kept, len(v.Tests)-kept)
+	switch {
+	case least > 0 && least == most:
+		s += fmt.Sprintf(" (%s each after the rewrite)", plural(most, "run"))
+	case least > 0:
+		// A test the rewrite did not make faster runs fewer times.
+		s += fmt.Sprintf(" (%d to %d runs each after the rewrite)", least, most)
+	}
 	if kept > 0 {
 		s += fmt.Sprintf("; measured %.1fs → %.1fs", before.Seconds(), after.Seconds())
 	}
@@ -185,6 +201,12 @@ func verifySummary(v *rewrite.Verification, base string) string {
 			fixes = "1 " + g.Rule + " fix"
 		}
 		s += fmt.Sprintf("; with %s, %s kept in %s (%s retried)", strings.Join(g.Companions, ", "), fixes, rel(base, g.Dir), plural(g.Tests, "test"))
+	}
+	if v.Recorded > 0 {
+		s += fmt.Sprintf("; %s recorded as //unflake:ignore", strings.Replace(plural(v.Recorded, "fix"), "fix", "reverted fix", 1))
+	}
+	if v.NoRace != "" && len(v.Tests) > 0 {
+		s += "; no run under -race: " + v.NoRace
 	}
 	return s
 }

@@ -247,10 +247,6 @@ func (o *options) runEngine(cfg *rewrite.Config) (*rewrite.Result, error) {
 	if !o.verify {
 		return rewrite.Run(cfg)
 	}
-	res, _, err := rewrite.RunVerified(cfg, rewrite.VerifyOptions{
-		Count:    o.verifyCount,
-		Timeout:  o.verifyTimeout,
-		Progress: verifyProgress(o.stderr),
-	})
+	res, _, err := o.runVerified(cfg)
 	return res, err
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rules"
+	"github.com/unflake/unflake/verify"
 )
 
 // Exit codes.
@@ -47,6 +48,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return exitFindings
 	case errors.Is(err, errReported):
 		return exitError
+	}
+	var sig *interrupted
+	if errors.As(err, &sig) {
+		fmt.Fprintf(stderr, "unflake: %s\n", err)
+		return sig.exitCode()
 	}
 	fmt.Fprintf(stderr, "unflake: %s\n", oneLine(err.Error()))
 	return exitError
@@ -164,17 +170,13 @@ func (o *options) baseDir() (string, error) {
 // analyse runs the engine, and verifies its fixes under --verify; it
 // returns the result, the verification (nil without --verify) and the base
 // directory.
-func (o *options) analyse(patterns []string) (*rewrite.Result, *rewrite.Verification, string, error) {
+func (o *options) analyse(patterns []string) (*rewrite.Result, *verify.Verification, string, error) {
 	cfg, err := o.engineConfig(patterns)
 	if err != nil {
 		return nil, nil, "", err
 	}
 	if o.verify {
-		res, v, err := rewrite.RunVerified(cfg, rewrite.VerifyOptions{
-			Count:    o.verifyCount,
-			Timeout:  o.verifyTimeout,
-			Progress: verifyProgress(o.stderr),
-		})
+		res, v, err := o.runVerified(cfg)
 		if err != nil {
 			return nil, nil, "", err
 		}

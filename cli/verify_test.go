@@ -87,8 +87,14 @@ func TestFixVerify(t *testing.T) {
 	if f := findings[1]; f.File != "b/b_test.go" || f.Fixed || f.Verified || f.Reason != "reverted: TestB fails before the rewrite: b_test.go:16: always fails" {
 		t.Errorf("b: want reverted: %+v", f)
 	}
-	if !strings.Contains(stdout, `"verified": true`) {
-		t.Errorf("--json does not say verified:\n%s", stdout)
+	if f := findings[1]; f.Revert == nil || f.Revert.Kind != rewrite.FailsBefore || f.Revert.Test != "TestB" || f.Revert.Detail != "b_test.go:16: always fails" {
+		t.Errorf("b: want a structured revert: %+v", f.Revert)
+	}
+	// A verified finding carries its times, 0 included.
+	for _, want := range []string{`"verified": true`, `"beforeMs": `, `"afterMs": `, `"kind": "fails-before"`} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("--json lacks %s:\n%s", want, stdout)
+		}
 	}
 	if now, _ := os.ReadFile(a); string(now) != string(oldA) {
 		t.Errorf("check --verify wrote a/a_test.go")
@@ -101,7 +107,7 @@ func TestFixVerify(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 	if len(lines) != 2 ||
 		!strings.HasPrefix(lines[0], "b/b_test.go:10:2: attemptloop: ") || !strings.HasSuffix(lines[0], "; not fixed: reverted: TestB fails before the rewrite: b_test.go:16: always fails") ||
-		!strings.HasPrefix(lines[1], "unflake: rewrote 1 file (1 fix); 1 finding not fixed (see unflake check); verified 2 tests: 1 kept, 1 reverted; measured ") ||
+		!strings.HasPrefix(lines[1], "unflake: rewrote 1 file (1 fix); 1 finding not fixed (see unflake check); verified 2 tests: 1 kept, 1 reverted (2 runs each after the rewrite); measured ") ||
 		!strings.Contains(lines[1], "s → ") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
@@ -120,7 +126,7 @@ func TestFixVerifyDiff(t *testing.T) {
 	if code != 1 || !strings.HasPrefix(diff, "--- a/a/a_test.go\n+++ b/a/a_test.go\n@@ ") {
 		t.Fatalf("exit %d, diff:\n%s\nstderr:\n%s", code, diff, stderr)
 	}
-	if !strings.Contains(stderr, "unflake: would rewrite 1 file (1 fix); verified 1 test: 1 kept, 0 reverted; measured ") {
+	if !strings.Contains(stderr, "unflake: would rewrite 1 file (1 fix); verified 1 test: 1 kept, 0 reverted (1 run each after the rewrite); measured ") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 	for k, v := range testmod.Snapshot(t, dir) {

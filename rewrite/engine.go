@@ -43,10 +43,6 @@ type Config struct {
 	// Progress, if set, is called after each package is handled.
 	Progress func(done, total int)
 
-	// Speculative applies fixes the rules could not prove safe
-	// (rule.Fix.Unproven); a verifier must then run the tests.
-	Speculative bool
-
 	// Only, if set, limits the run to the test files (absolute paths) for
 	// which it returns true: other files are neither rewritten nor
 	// reported on, and packages without such a file are not type-checked.
@@ -54,16 +50,17 @@ type Config struct {
 	// files they change.
 	Only func(path string) bool
 
-	// Lookup, if set, finds a rule by name: RunVerified uses it to run a
-	// rule's Companions.
+	// Lookup, if set, finds a rule by name: verification uses it to run
+	// a rule's Companions.
 	Lookup func(name string) *rule.Rule
 
-	// Skip, if set, reports whether to leave alone the fixes of rule in the
-	// test (or function) named test of the package in directory dir;
-	// verification uses it to revert.
-	Skip func(dir, rule, test string) bool
-	// SkipReason says why, for the finding.
-	SkipReason func(dir, rule, test string) string
+	// Decide is verification's one hook into the engine (package verify
+	// sets it; the engine never runs a test). When set, the engine also
+	// applies the fixes the rules could not prove safe
+	// (rule.Fix.Unproven), and asks Decide about every fix before applying
+	// it: a non-nil Revert holds the fix back and is recorded on its
+	// finding (Finding.Revert).
+	Decide func(Site) *Revert
 }
 
 // Result is what a run found and would change.
@@ -427,14 +424,6 @@ func (j *job) fileIndex(fset *token.FileSet, s *state) map[string]*ast.File {
 		}
 	}
 	return m
-}
-
-// skipReason is the reason recorded for a fix Skip left alone.
-func (cfg *Config) skipReason(dir, rule, test string) string {
-	if cfg.SkipReason != nil {
-		return cfg.SkipReason(dir, rule, test)
-	}
-	return "left alone by request"
 }
 
 // remapLines moves the positions of findings made on rewritten content (in

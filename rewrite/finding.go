@@ -50,10 +50,14 @@ type Finding struct {
 	Unproven bool `json:"unproven,omitempty"`
 	// Verified is set when `fix --verify` ran the affected tests after
 	// the fix and they passed every time; BeforeMs and AfterMs are the
-	// measured test times.
+	// measured test times, set (0 included) on every verified finding.
+	// (In JSON they are left out only when Verified is not set.)
 	Verified bool  `json:"verified,omitempty"`
 	BeforeMs int64 `json:"beforeMs,omitempty"`
 	AfterMs  int64 `json:"afterMs,omitempty"`
+	// Revert says why verification held the fix back (Reason says it in
+	// words); nil when it did not.
+	Revert *Revert `json:"revert,omitempty"`
 
 	code string // the matched code, whitespace-normalised, for the ID
 }

@@ -3,6 +3,7 @@ package rewrite_test
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"go/ast"
@@ -17,6 +18,7 @@ import (
 	"github.com/unflake/unflake/internal/testmod"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/verify"
 )
 
 const (
@@ -313,7 +315,7 @@ func TestRequireVerified(t *testing.T) {
 	env, goVersion := offlineEnv(t, "off")
 	dir := testmod.Write(t, pauseArchive(goVersion))
 	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Env: env, Rules: []*rule.Rule{useErrgroup(true)}}
-	res, v, err := rewrite.RunVerified(cfg, rewrite.VerifyOptions{Count: 1})
+	res, v, err := verify.Run(context.Background(), cfg, verify.Options{Count: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

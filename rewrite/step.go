@@ -90,11 +90,15 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 		if d.Fix != nil {
 			reqErr = s.requireError(d.Fix)
 		}
+		var held *Revert // verification's answer
+		if d.Fix != nil && cfg.Decide != nil {
+			held = cfg.Decide(f.Site())
+		}
 		switch {
 		case d.Fix == nil:
-		case cfg.Skip != nil && cfg.Skip(filepath.Dir(f.File), r.Name, f.Test):
-			ff.Fix, ff.Reason = "", "reverted: "+cfg.skipReason(filepath.Dir(f.File), r.Name, f.Test)
-		case d.Fix.Unproven != "" && !cfg.Speculative:
+		case held != nil:
+			ff.Fix, ff.Reason, ff.Revert = "", held.Reason(), held
+		case d.Fix.Unproven != "" && cfg.Decide == nil:
 			ff.Fix, ff.Reason = "", d.Fix.Unproven+" (fix --verify can try it)"
 		case reqErr != nil:
 			ff.Fix, ff.Reason = "", reqErr.Error()

@@ -1,10 +1,10 @@
-package rewrite
+package verify
 
 import (
 	"path/filepath"
 	"sort"
-	"strings"
 
+	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
 )
 
@@ -12,7 +12,7 @@ import (
 // tests whose fixes verification took back, and merges the outcome into
 // res and v: the retried packages' findings, changes and runs replace
 // those of the first verification.
-func retryWithCompanions(cfg *Config, opts VerifyOptions, res *Result, v *Verification) (*Result, *Verification, error) {
+func (vf *verifier) retryWithCompanions(cfg *rewrite.Config, res *rewrite.Result, v *Verification) (*rewrite.Result, *Verification, error) {
 	ran := map[string]bool{}
 	for _, r := range cfg.Rules {
 		ran[r.Name] = true
@@ -27,7 +27,7 @@ func retryWithCompanions(cfg *Config, opts VerifyOptions, res *Result, v *Verifi
 	retried := map[string]map[string]bool{} // dir → rule whose fixes are retried
 	for _, f := range res.Findings {
 		r := byName[f.Rule]
-		if r == nil || !strings.HasPrefix(f.Reason, "reverted: ") || strings.Contains(f.Reason, "before the rewrite") {
+		if r == nil || f.Revert == nil || !f.Revert.AfterRewrite() {
 			continue
 		}
 		var missing []string
@@ -70,10 +70,13 @@ func retryWithCompanions(cfg *Config, opts VerifyOptions, res *Result, v *Verifi
 	cfg2.Only = func(path string) bool {
 		return retry[filepath.Dir(path)] != nil && (only == nil || only(path))
 	}
-	pre := func(dir, ruleName, test string) bool {
-		return extra[ruleName] && !retry[dir][topLevel(test)]
+	pre := func(s rewrite.Site) *rewrite.Revert {
+		if extra[s.Rule] && !retry[s.Dir][topLevel(s.Test)] {
+			return companionOnly
+		}
+		return nil
 	}
-	res2, v2, err := runVerified(&cfg2, opts, pre)
+	res2, v2, err := vf.run(&cfg2, pre)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -81,7 +84,7 @@ func retryWithCompanions(cfg *Config, opts VerifyOptions, res *Result, v *Verifi
 	// Merge: the retried packages from the second run, the rest from
 	// the first.
 	in := func(path string) bool { return retry[filepath.Dir(path)] != nil }
-	out := &Result{Packages: res.Packages, Loaded: res.Loaded, Errors: append(res.Errors, res2.Errors...)}
+	out := &rewrite.Result{Packages: res.Packages, Loaded: res.Loaded, Errors: append(res.Errors, res2.Errors...)}
 	for _, f := range res.Findings {
 		if !in(f.File) {
 			out.Findings = append(out.Findings, f)
@@ -93,7 +96,19 @@ func retryWithCompanions(cfg *Config, opts VerifyOptions, res *Result, v *Verifi
 		}
 		out.Findings = append(out.Findings, f)
 	}
-	sortFindings(out.Findings)
+	sort.SliceStable(out.Findings, func(i, j int) bool {
+		a, b := out.Findings[i], out.Findings[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Col != b.Col {
+			return a.Col < b.Col
+		}
+		return a.Rule < b.Rule
+	})
 	seen := map[string]bool{}
 	for _, c := range res.Changes {
 		if !in(c.Path) || isModFile(c.Path) {
@@ -123,7 +138,7 @@ func retryWithCompanions(cfg *Config, opts VerifyOptions, res *Result, v *Verifi
 		return a.Name < b.Name
 	})
 	for _, r := range v.Reverts {
-		if retry[r.Dir] == nil {
+		if retry[r.Site.Dir] == nil {
 			vo.Reverts = append(vo.Reverts, r)
 		}
 	}
@@ -153,3 +168,6 @@ func retryWithCompanions(cfg *Config, opts VerifyOptions, res *Result, v *Verifi
 	}
 	return out, vo, nil
 }
+
+// companionOnly holds back a companion's fix outside the tests retried.
+var companionOnly = &rewrite.Revert{Kind: rewrite.Companion, Detail: "a companion fix, tried only where it may help another rule's fix"}

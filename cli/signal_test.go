@@ -1,0 +1,141 @@
+//go:build unix
+
+package cli_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/unflake/unflake/cli"
+	"github.com/unflake/unflake/internal/testmod"
+)
+
+// TestMain lets the tests run unflake as a child process (the helper
+// process pattern): with UNFLAKE_CLI_MAIN=1 the test binary is unflake.
+func TestMain(m *testing.M) {
+	if os.Getenv("UNFLAKE_CLI_MAIN") == "1" {
+		os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// blocking is a module whose test, before the rewrite, tells its pid
+// through the named pipe $UNFLAKE_FIFO and then blocks forever.
+const blocking = `
+-- go.mod --
+module example.com/m
+
+go 1.22
+-- a/a_test.go --
+package a
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+)
+
+func TestA(t *testing.T) {
+	f, err := os.OpenFile(os.Getenv("UNFLAKE_FIFO"), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(f, os.Getpid())
+	ready := make(chan bool, 1)
+	ready <- true
+	ok := false
+	for i := 0; i < 20; i++ {
+		select {
+		case ok = <-ready:
+		default:
+		}
+		if ok {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if !ok {
+		t.Fatal("never ready")
+	}
+	select {}
+}
+`
+
+// On SIGTERM during verification, unflake kills the test processes it
+// started, removes its temporary directory, and exits 143. No timing: the
+// test process holds a named pipe open, and the pipe reads EOF only when
+// it is gone.
+func TestVerifySIGTERM(t *testing.T) {
+	dir := testmod.Write(t, blocking)
+	tmp := t.TempDir()
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no named pipes: %v", err)
+	}
+	cmd := exec.Command(os.Args[0], "-C", dir, "fix", "--verify", "--rules", "attemptloop", "./...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Env = append(os.Environ(), "UNFLAKE_CLI_MAIN=1", "UNFLAKE_FIFO="+fifo, "TMPDIR="+tmp)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	opened := make(chan *os.File, 1)
+	go func() {
+		f, err := os.Open(fifo) // blocks until the test process opens it
+		if err != nil {
+			t.Error(err)
+			close(opened)
+			return
+		}
+		opened <- f
+	}()
+	go func() { exited <- cmd.Wait() }()
+	var f *os.File
+	select {
+	case f = <-opened:
+	case err := <-exited:
+		// Unblock the reader before failing.
+		w, _ := os.OpenFile(fifo, os.O_WRONLY, 0)
+		w.Close()
+		t.Fatalf("unflake ended before the test ran: %v\n%s", err, stderr.String())
+	}
+	if f == nil {
+		t.FailNow()
+	}
+	defer f.Close()
+	r := bufio.NewReader(f)
+	if _, err := r.ReadString('\n'); err != nil {
+		t.Fatalf("reading the test's pid: %v", err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := <-exited
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
+		t.Errorf("exit: %v, want status 143\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "unflake: stopped by terminated") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+	// The pipe reads EOF once every writer is gone: the test process is.
+	if _, err := io.ReadAll(r); err != nil {
+		t.Errorf("reading the pipe: %v", err)
+	}
+	entries, _ := os.ReadDir(tmp)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "unflake-verify-") {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}

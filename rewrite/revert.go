@@ -1,0 +1,179 @@
+package rewrite
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"go/format"
+	"path/filepath"
+	"strings"
+)
+
+// Verification (package verify, above the engine) talks to the engine
+// through one hook, Config.Decide: the engine names each fix it is about
+// to apply by its Site, and Decide may hold it back with a Revert, which
+// the finding then carries. No code reads the wording of a Revert: its
+// Kind says what happened.
+
+// A Site names one fix, stably across engine runs of the same code: the
+// package directory, the rule, the test, and a key that hashes the rule,
+// the package, the test and the matched code (a Finding's ID without the
+// numbering of identical matches, which is not known while rules run).
+type Site struct {
+	Dir  string // the package directory
+	Rule string
+	Test string // "TestX/sub", or the enclosing function outside tests
+	Key  string
+}
+
+// Site returns the site of the fix a finding reports.
+func (f Finding) Site() Site {
+	key := f.Rule + "\x00" + f.Package + "\x00" + f.Test + "\x00" + f.code
+	sum := sha256.Sum256([]byte(key))
+	return Site{Dir: filepath.Dir(f.File), Rule: f.Rule, Test: f.Test, Key: f.Rule + "-" + hex.EncodeToString(sum[:8])}
+}
+
+// A RevertKind says why verification held a fix back.
+type RevertKind string
+
+const (
+	// FailsBefore: the test fails, or its package does not build, before
+	// the rewrite; nothing can be verified.
+	FailsBefore RevertKind = "fails-before"
+	// Skips: the test skips before the rewrite; nothing was verified.
+	Skips RevertKind = "skips"
+	// NoTest: no test runs the fix (a helper no test calls).
+	NoTest RevertKind = "no-test"
+	// BuildAfter: the tests do not build after the rewrite.
+	BuildAfter RevertKind = "build-after"
+	// FailsAfter: a run after the rewrite failed.
+	FailsAfter RevertKind = "fails-after"
+	// Panics: a run after the rewrite panicked.
+	Panics RevertKind = "panics"
+	// Hangs: a run after the rewrite did not end within its time limit.
+	Hangs RevertKind = "hangs"
+	// Vanished: a test or subtest that passed before the rewrite did not
+	// run after it, or started to skip.
+	Vanished RevertKind = "vanished"
+	// PackageRun: the test passed alone, but the package's whole test
+	// binary, run with every kept fix, fails a test that passed before.
+	PackageRun RevertKind = "package-run"
+	// Companion: a companion rule's fix, tried only in the tests where it
+	// may help another rule's fix.
+	Companion RevertKind = "companion"
+	// OutOfRounds: verification stopped reverting before it could verify
+	// the package's last rewrite.
+	OutOfRounds RevertKind = "out-of-rounds"
+)
+
+// A Revert says why a fix was held back.
+type Revert struct {
+	Kind   RevertKind `json:"kind"`
+	Test   string     `json:"test,omitempty"` // the test whose runs decided
+	Detail string     `json:"detail"`         // what failed, in the test's own words
+}
+
+// AfterRewrite reports whether the fix itself made a test fail: such a
+// fix must not be proposed again (verify records it at the site).
+func (r *Revert) AfterRewrite() bool {
+	switch r.Kind {
+	case BuildAfter, FailsAfter, Panics, Hangs, Vanished, PackageRun:
+		return true
+	}
+	return false
+}
+
+// Reason is the finding's reason for a fix held back.
+func (r *Revert) Reason() string {
+	switch r.Kind {
+	case Skips:
+		return "not verified: the test skips (" + r.Detail + ")"
+	case OutOfRounds:
+		return "not verified: " + r.Detail
+	case Companion:
+		return r.Detail
+	}
+	return "reverted: " + r.String()
+}
+
+// String says what happened, in one line.
+func (r *Revert) String() string {
+	t := r.Test
+	if t == "" {
+		t = "the test"
+	}
+	switch r.Kind {
+	case FailsBefore:
+		return t + " fails before the rewrite: " + r.Detail
+	case Skips:
+		return t + " skips: " + r.Detail
+	case FailsAfter:
+		return t + " failed after the rewrite: " + r.Detail
+	case Panics:
+		return t + " panicked after the rewrite: " + r.Detail
+	case Hangs:
+		return t + " hung after the rewrite: " + r.Detail
+	case Vanished:
+		return t + " after the rewrite: " + r.Detail
+	case PackageRun:
+		return t + " failed in the package's whole run after the rewrite: " + r.Detail
+	}
+	return r.Detail
+}
+
+// InsertIgnore returns new with a line holding comment (a //unflake:ignore
+// directive) inserted before the line that was line (1-based) in old, at
+// its indentation. It reports false when that line did not survive from
+// old to new unchanged, or when the result would not be gofmt-clean.
+func InsertIgnore(old, new []byte, line int, comment string) ([]byte, bool) {
+	a, b := splitLines(string(old)), splitLines(string(new))
+	at := -1
+	for _, o := range lineOps(a, b) {
+		if o.kind == ' ' && o.a == line-1 {
+			at = o.b
+			break
+		}
+	}
+	if at < 0 {
+		return nil, false
+	}
+	target := b[at]
+	indent := target[:len(target)-len(strings.TrimLeft(target, " \t"))]
+	var out bytes.Buffer
+	for i, l := range b {
+		if i == at {
+			out.WriteString(indent + comment + "\n")
+		}
+		out.WriteString(l)
+	}
+	formatted, err := format.Source(out.Bytes())
+	if err != nil || !bytes.Equal(formatted, out.Bytes()) {
+		return nil, false
+	}
+	return out.Bytes(), true
+}
+
+// MarshalJSON writes a finding as its struct tags say, except that a
+// verified finding always carries beforeMs and afterMs, 0 included.
+func (f Finding) MarshalJSON() ([]byte, error) {
+	type plain Finding // without this method
+	out := struct {
+		plain
+		BeforeMs *int64 `json:"beforeMs,omitempty"`
+		AfterMs  *int64 `json:"afterMs,omitempty"`
+	}{plain: plain(f)}
+	if f.Verified || f.BeforeMs != 0 || f.AfterMs != 0 {
+		out.BeforeMs, out.AfterMs = &f.BeforeMs, &f.AfterMs
+	}
+	return json.Marshal(out)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

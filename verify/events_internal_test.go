@@ -1,0 +1,123 @@
+package verify
+
+import (
+	"strings"
+	"testing"
+)
+
+// events turns "Action Test Output" lines into test2json output.
+func events(lines ...string) []byte {
+	var b strings.Builder
+	for _, l := range lines {
+		action, rest, _ := strings.Cut(l, " ")
+		test, out, _ := strings.Cut(rest, " ")
+		if test == "-" {
+			test = ""
+		}
+		b.WriteString(`{"Action":"` + action + `","Test":"` + test + `","Output":` + quote(out+"\n") + `,"Elapsed":0.5}` + "\n")
+	}
+	return []byte(b.String())
+}
+
+func quote(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\t", `\t`)
+	return `"` + r.Replace(s) + `"`
+}
+
+func TestParseEvents(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		data   []byte
+		failed bool
+		reason string
+		passed map[string]int
+		skip   string
+	}{{
+		name: "a log line the code printed is not the failure",
+		data: events(
+			"run TestA",
+			"output TestA [DEBUG] accepted connection: conn.go:12: 127.0.0.1:4242",
+			"output TestA     transport_test.go:431: expected an error due to the streams being closed",
+			"output TestA     transport_test.go:432: and another",
+			"fail TestA",
+			"fail -"),
+		failed: true, reason: "transport_test.go:431: expected an error due to the streams being closed",
+	}, {
+		name: "the innermost failing subtest speaks",
+		data: events(
+			"run TestA",
+			"output TestA     a_test.go:3: outer log",
+			"run TestA/sub",
+			"output TestA/sub         a_test.go:9: want 1",
+			"fail TestA/sub",
+			"fail TestA"),
+		failed: true, reason: "a_test.go:9: want 1",
+	}, {
+		name: "testify writes the message on the next lines",
+		data: events(
+			"run TestA",
+			"output TestA     job_test.go:405: ",
+			"output TestA         \tError Trace:\t/m/job_test.go:405",
+			"output TestA         \tError:      \tNot equal: ",
+			"output TestA         \t            \texpected: 1",
+			"output TestA     job_test.go:406: second",
+			"fail TestA"),
+		failed: true, reason: "job_test.go:405: Error: Not equal: expected: 1",
+	}, {
+		name: "a panic",
+		data: events(
+			"run TestA",
+			"output TestA panic: boom [recovered, repanicked]",
+			"output TestA goroutine 1 [running]:",
+			"fail TestA"),
+		failed: true, reason: "boom",
+	}, {
+		name:   "passes, with a subtest",
+		data:   events("run TestA", "run TestA/sub", "pass TestA/sub", "pass TestA", "run TestA", "run TestA/sub", "pass TestA/sub", "pass TestA", "pass -"),
+		passed: map[string]int{"TestA": 2, "TestA/sub": 2},
+	}, {
+		name:   "a skip with its message",
+		data:   events("run TestA", "output TestA     a_test.go:7: set UNFLAKE_DB to run", "output TestA --- SKIP: TestA (0.00s)", "skip TestA", "pass -"),
+		passed: map[string]int{}, skip: "a_test.go:7: set UNFLAKE_DB to run",
+	}} {
+		o := parseEvents(tc.data)
+		if o.failed != tc.failed || (tc.failed && o.reason() != tc.reason) {
+			t.Errorf("%s: failed %v, reason %q; want %v, %q", tc.name, o.failed, o.reason(), tc.failed, tc.reason)
+		}
+		if tc.passed != nil && !equalCounts(o.passed, tc.passed) {
+			t.Errorf("%s: passed %v, want %v", tc.name, o.passed, tc.passed)
+		}
+		if tc.skip != "" && o.skipped["TestA"] != tc.skip {
+			t.Errorf("%s: skipped %v, want %q", tc.name, o.skipped, tc.skip)
+		}
+	}
+}
+
+func equalCounts(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestRaceSupported(t *testing.T) {
+	for _, tc := range []struct {
+		goos, goarch string
+		cgo, want    bool
+	}{
+		{"linux", "amd64", true, true},
+		{"linux", "amd64", false, false},
+		{"darwin", "arm64", false, true},
+		{"linux", "386", true, false},
+		{"windows", "amd64", true, true},
+	} {
+		if got, why := raceSupported(tc.goos, tc.goarch, tc.cgo); got != tc.want || (got == (why != "")) {
+			t.Errorf("%s/%s cgo=%v: %v %q, want %v", tc.goos, tc.goarch, tc.cgo, got, why, tc.want)
+		}
+	}
+}

@@ -1,0 +1,265 @@
+package verify
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/unflake/unflake/rewrite"
+)
+
+// A runner runs the go command and test binaries for one verification:
+// every process in a group of its own, killed when ctx ends, at most
+// procs test processes at once.
+type runner struct {
+	ctx  context.Context
+	dir  string   // where to run the go command for its tools
+	env  []string // nil: the environment of this process
+	tmp  string   // the go command's temporary files go under it (GOTMPDIR)
+	tags []string
+	sem  chan struct{} // test processes
+	bsem chan struct{} // builds
+
+	once      sync.Once
+	test2json string // path of go tool test2json
+	race      bool   // whether -race builds work here
+	raceWhy   string // why not, when not
+	toolErr   error
+}
+
+// command returns a command of the go command (name "go") or of a test
+// binary (for -test.list).
+func (r *runner) command(dir, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(r.ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = r.env
+	cmd.WaitDelay = 5 * time.Second
+	if name == "go" {
+		// Its work directories go under ours, removed even when it is
+		// killed.
+		cmd.Env = append(append([]string(nil), r.environ()...), "GOTMPDIR="+r.tmp)
+		ownGroup(cmd, stopSignal)
+	} else {
+		ownGroup(cmd, killSignal)
+	}
+	return cmd
+}
+
+// tools finds test2json and whether the race detector is available.
+func (r *runner) tools() error {
+	r.once.Do(func() {
+		out, err := r.command(r.dir, "go", "tool", "-n", "test2json").Output()
+		if err != nil {
+			r.toolErr = goError("go tool -n test2json", out, err)
+			return
+		}
+		r.test2json = strings.TrimSpace(string(out))
+		out, err = r.command(r.dir, "go", "env", "-json", "GOOS", "GOARCH", "CGO_ENABLED").Output()
+		if err != nil {
+			r.toolErr = goError("go env", out, err)
+			return
+		}
+		var env struct{ GOOS, GOARCH, CGO_ENABLED string }
+		if err := json.Unmarshal(out, &env); err != nil {
+			r.toolErr = err
+			return
+		}
+		r.race, r.raceWhy = raceSupported(env.GOOS, env.GOARCH, env.CGO_ENABLED == "1")
+	})
+	return r.toolErr
+}
+
+// raceSupported says whether go build -race works on the platform, as
+// the go command's internal/platform decides (Go 1.26), and why not.
+func raceSupported(goos, goarch string, cgo bool) (bool, string) {
+	ok := false
+	switch goos + "/" + goarch {
+	case "linux/amd64", "linux/ppc64le", "linux/arm64", "linux/s390x", "linux/loong64",
+		"freebsd/amd64", "netbsd/amd64", "darwin/amd64", "darwin/arm64", "windows/amd64":
+		ok = true
+	}
+	switch {
+	case !ok:
+		return false, "the race detector does not support " + goos + "/" + goarch
+	case !cgo && goos != "darwin":
+		return false, "the race detector needs cgo, and CGO_ENABLED=0"
+	}
+	return true, ""
+}
+
+func goError(what string, out []byte, err error) error {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && len(ee.Stderr) > 0 {
+		return fmt.Errorf("%s: %s", what, strings.TrimSpace(string(ee.Stderr)))
+	}
+	if errors.Is(err, exec.ErrNotFound) {
+		return err
+	}
+	return fmt.Errorf("%s: %v", what, err)
+}
+
+// build builds the test binary of the package in dir to out, with the
+// overlay file and the replacement go.mod if they are not "".
+func (r *runner) build(dir, out, overlay, modfile string, race bool) ([]byte, error) {
+	r.bsem <- struct{}{}
+	defer func() { <-r.bsem }()
+	args := []string{"test", "-c", "-vet=off", "-o", out}
+	if race {
+		args = append(args, "-race")
+	}
+	if len(r.tags) > 0 {
+		args = append(args, "-tags="+strings.Join(r.tags, ","))
+	}
+	if overlay != "" {
+		args = append(args, "-overlay="+overlay)
+	}
+	if modfile != "" {
+		args = append(args, "-modfile="+modfile)
+	}
+	return r.command(dir, "go", append(args, ".")...).CombinedOutput()
+}
+
+// binaries are one version of a package's tests, built.
+type binaries struct {
+	plain, race string // race is "" without the race detector
+}
+
+// buildSet writes changes as an overlay under tmp and builds the package's
+// tests with them, and with the race detector when it is available.
+func (r *runner) buildSet(tmp, dir string, changes, mod []rewrite.Change) (binaries, string, error) {
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return binaries{}, "", err
+	}
+	overlay, err := writeOverlay(tmp, changes)
+	if err != nil {
+		return binaries{}, "", err
+	}
+	modfile, err := writeModFile(tmp, mod)
+	if err != nil {
+		return binaries{}, "", err
+	}
+	b := binaries{plain: filepath.Join(tmp, "after.test")}
+	if out, err := r.build(dir, b.plain, overlay, modfile, false); err != nil {
+		if r.ctx.Err() != nil {
+			return binaries{}, "", r.ctx.Err()
+		}
+		return binaries{}, buildError(out, err), nil
+	}
+	if r.race {
+		b.race = filepath.Join(tmp, "race.test")
+		if out, err := r.build(dir, b.race, overlay, modfile, true); err != nil {
+			if r.ctx.Err() != nil {
+				return binaries{}, "", r.ctx.Err()
+			}
+			return binaries{}, "with -race: " + buildError(out, err), nil
+		}
+	}
+	return b, "", nil
+}
+
+// buildError is the first line of a build's output that says what failed.
+func buildError(out []byte, err error) string {
+	for _, line := range strings.Split(string(out), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			return clip(line)
+		}
+	}
+	return err.Error()
+}
+
+// A job is one process of a test binary.
+type job struct {
+	bin     string
+	name    string // the top-level test, or "" for the whole binary
+	run     string // -test.run (or -test.bench for a benchmark) pattern; "" runs every test
+	bench   bool
+	count   int
+	timeout time.Duration
+	procs1  bool // GOMAXPROCS=1
+}
+
+// exec runs a job through test2json and reads its events. It waits for a
+// slot among the runner's test processes.
+func (r *runner) exec(ctx context.Context, dir string, j job) (*outcome, error) {
+	select {
+	case r.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-r.sem }()
+	args := []string{"-t", "-p", filepath.Base(dir), j.bin, "-test.v=test2json",
+		"-test.count=" + strconv.Itoa(j.count), "-test.timeout=" + j.timeout.String()}
+	switch {
+	case j.bench:
+		args = append(args, "-test.run=^$", "-test.bench="+j.run, "-test.benchtime=1x")
+	case j.run != "":
+		args = append(args, "-test.run="+j.run)
+	}
+	// The process is killed if it outlives its own -test.timeout by a
+	// minute (a binary that ignores it), or when ctx ends.
+	pctx, cancel := context.WithTimeout(ctx, j.timeout+time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(pctx, r.test2json, args...)
+	cmd.Dir = dir
+	cmd.Env = r.env
+	if j.procs1 {
+		cmd.Env = append(append([]string(nil), r.environ()...), "GOMAXPROCS=1")
+	}
+	cmd.WaitDelay = 5 * time.Second
+	ownGroup(cmd, killSignal)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	o := parseEvents(stdout.Bytes())
+	o.wall = time.Since(start)
+	if j.bench && o.pkgPassed && !o.failed && o.panic == "" {
+		// test2json reports no pass event per benchmark: a binary that
+		// passed ran it count times.
+		o.passed[j.name], o.tops, o.elapsed = j.count, j.count, o.wall
+	}
+	if err != nil && !o.failed && o.panic == "" {
+		// test2json exits 1 when the binary did: say what it printed last.
+		o.failed = true
+		o.exit = clip(strings.TrimSpace(err.Error() + ": " + o.lastLine + " " + lastLine(stderr.String())))
+		if pctx.Err() != nil {
+			o.hung = true
+		}
+	}
+	return o, nil
+}
+
+func (r *runner) environ() []string {
+	if r.env != nil {
+		return r.env
+	}
+	return os.Environ()
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// clip shortens a detail to one reasonable line.
+func clip(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
+
+func mkdir(dir string) error { return os.MkdirAll(dir, 0o755) }

@@ -1,0 +1,630 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/unflake/unflake/rewrite"
+)
+
+// pkgWork is one package directory to verify.
+type pkgWork struct {
+	dir     string
+	changes []rewrite.Change
+	mod     []rewrite.Change // its module's go.mod and go.sum, when they change
+	sites   []fixSite        // the fixes applied in dir, in source order
+	tests   []string         // affected top-level tests, sorted
+	all     bool             // a fix outside any test: every test is affected
+}
+
+// A fixSite is one applied fix and the top-level test it is in.
+type fixSite struct {
+	site rewrite.Site
+	test string // top-level test, or "" outside tests
+}
+
+// covers reports whether a failure of the test may come from the fix.
+func (s fixSite) covers(test string) bool { return s.test == "" || s.test == test }
+
+// verify verifies each package directory's changes in res, concurrently,
+// and says which fixes to hold back. decide is the engine hook of the
+// round (for bisecting, which runs the engine again on one package).
+func (v *verifier) verify(cfg *rewrite.Config, decide func(rewrite.Site) *rewrite.Revert, res *rewrite.Result) ([]TestRun, []Held, error) {
+	var work []*pkgWork
+	byDir := map[string]*pkgWork{}
+	modChanges := map[string][]rewrite.Change{} // module directory → its changes
+	for _, c := range res.Changes {
+		d := filepath.Dir(c.Path)
+		if isModFile(c.Path) {
+			modChanges[d] = append(modChanges[d], c)
+			continue
+		}
+		w := byDir[d]
+		if w == nil {
+			w = &pkgWork{dir: d}
+			byDir[d] = w
+			work = append(work, w)
+		}
+		w.changes = append(w.changes, c)
+	}
+	seen := map[string]bool{}
+	for _, f := range res.Findings {
+		w := byDir[filepath.Dir(f.File)]
+		if w == nil || !f.Fixed {
+			continue
+		}
+		s := f.Site()
+		if seen[s.Key] {
+			continue
+		}
+		seen[s.Key] = true
+		fs := fixSite{site: s}
+		if top := topLevel(f.Test); isTestName(top) {
+			fs.test = top
+			if !contains(w.tests, top) {
+				w.tests = append(w.tests, top)
+			}
+		} else {
+			w.all = true
+		}
+		w.sites = append(w.sites, fs)
+	}
+	sort.Slice(work, func(i, j int) bool { return work[i].dir < work[j].dir })
+	for _, w := range work {
+		sort.Strings(w.tests)
+		if len(modChanges) > 0 {
+			w.mod = modChanges[moduleDir(w.dir)]
+		}
+	}
+
+	type result struct {
+		runs []TestRun
+		held []Held
+		err  error
+	}
+	results := make([]result, len(work))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for i, w := range work {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runs, held, err := v.verifyPkg(cfg, decide, w)
+			results[i] = result{runs, held, err}
+			if v.opts.Progress != nil {
+				mu.Lock()
+				done++
+				v.opts.Progress(done, len(work))
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	var runs []TestRun
+	var held []Held
+	for _, r := range results {
+		if r.err != nil {
+			return nil, nil, r.err
+		}
+		runs = append(runs, r.runs...)
+		held = append(held, r.held...)
+	}
+	return runs, held, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// verifyPkg verifies one package: each affected test alone, bisecting
+// the fixes of a test that fails after the rewrite; then, when every
+// test kept its fixes, the whole test binary with all of them.
+func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) *rewrite.Revert, w *pkgWork) ([]TestRun, []Held, error) {
+	if len(w.sites) == 0 {
+		return nil, nil, nil // no fixed finding: nothing to verify
+	}
+	b := v.beforeOf(w.dir)
+	if err := v.buildBefore(w.dir, b); err != nil {
+		return nil, nil, err
+	}
+	if b.broken != "" {
+		return w.holdAll(&rewrite.Revert{Kind: rewrite.FailsBefore, Detail: "the tests do not build: " + b.broken})
+	}
+	bins, broken, err := v.r.buildSet(v.tempDir(), w.dir, w.changes, w.mod)
+	if err != nil {
+		return nil, nil, err
+	}
+	if broken != "" {
+		return w.holdAll(&rewrite.Revert{Kind: rewrite.BuildAfter, Detail: "the tests do not build after the rewrite: " + broken})
+	}
+	tests := w.tests
+	if w.all {
+		out, err := v.r.command(w.dir, b.bin, "-test.list=.*").Output()
+		if err != nil {
+			if v.r.ctx.Err() != nil {
+				return nil, nil, v.r.ctx.Err()
+			}
+			return w.holdAll(&rewrite.Revert{Kind: rewrite.FailsBefore, Detail: "cannot list the tests: " + err.Error()})
+		}
+		tests = nil
+		for _, name := range strings.Fields(string(out)) {
+			if isTestName(name) {
+				tests = append(tests, name)
+			}
+		}
+		if len(tests) == 0 {
+			return w.holdAll(&rewrite.Revert{Kind: rewrite.NoTest, Detail: "no test runs it"})
+		}
+	}
+
+	runs := make([]TestRun, len(tests))
+	var wg sync.WaitGroup
+	errs := make([]error, len(tests))
+	for i, name := range tests {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runs[i], errs[i] = v.testRun(w.dir, b, bins, name)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+
+	// Have: each test's runs. Hold back the fixes of the tests that did
+	// not pass: all of them when nothing could be verified, the one that
+	// fails the test (bisected) when it failed after the rewrite.
+	var held []Held
+	hold := func(s rewrite.Site, why *rewrite.Revert) {
+		for _, h := range held {
+			if h.Site.Key == s.Key {
+				return
+			}
+		}
+		held = append(held, Held{Site: s, Why: why})
+	}
+	for _, run := range runs {
+		if run.Kept {
+			continue
+		}
+		var cands []rewrite.Site
+		for _, s := range w.sites {
+			if s.covers(run.Name) {
+				cands = append(cands, s.site)
+			}
+		}
+		if !run.Why.AfterRewrite() || len(cands) == 1 {
+			for _, s := range cands {
+				hold(s, run.Why)
+			}
+			continue
+		}
+		name := run.Name
+		i, why, err := v.bisect(cfg, decide, w, cands, run.Why, func(bins binaries) (*rewrite.Revert, error) {
+			_, _, why, err := v.stressed(w.dir, bins, name, b.tests[name])
+			return why, err
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		hold(cands[i], why)
+	}
+	if len(held) > 0 {
+		return runs, held, nil
+	}
+
+	// Have: every test passed alone. Now the whole binary.
+	why, err := v.packageRun(w.dir, b, bins)
+	if err != nil || why == nil {
+		return runs, nil, err
+	}
+	// A suite may be flaky on its own (a test failing one run in six is
+	// common): blame a fix only if the test fails again in a second whole
+	// run after the rewrite, and passes in a second one before it.
+	for _, bin := range []string{bins.plain, b.bin} {
+		again, err := v.r.exec(v.r.ctx, w.dir, job{bin: bin, count: 1, timeout: max(v.opts.Timeout, 2*b.whole.wall+time.Minute)})
+		if err != nil {
+			return nil, nil, err
+		}
+		if passed := again.passed[why.Test] > 0; passed == (bin == bins.plain) {
+			return runs, nil, nil
+		}
+	}
+	var cands []rewrite.Site
+	for _, s := range w.sites {
+		cands = append(cands, s.site)
+	}
+	i := 0
+	if len(cands) > 1 {
+		i, why, err = v.bisect(cfg, decide, w, cands, why, func(bins binaries) (*rewrite.Revert, error) {
+			return v.packageRun(w.dir, b, bins)
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	// The culprit's test (every test, for a fix outside tests) loses it.
+	for _, s := range w.sites {
+		if s.site.Key != cands[i].Key {
+			continue
+		}
+		for j := range runs {
+			if s.covers(runs[j].Name) {
+				runs[j].Kept, runs[j].Why = false, why
+			}
+		}
+	}
+	return runs, []Held{{Site: cands[i], Why: why}}, nil
+}
+
+// holdAll holds back every fix of the package for one reason.
+func (w *pkgWork) holdAll(why *rewrite.Revert) ([]TestRun, []Held, error) {
+	tests := w.tests
+	if w.all {
+		tests = append(tests, "(all tests)")
+	}
+	var runs []TestRun
+	for _, name := range tests {
+		runs = append(runs, TestRun{Dir: w.dir, Name: name, Why: why})
+	}
+	var held []Held
+	for _, s := range w.sites {
+		held = append(held, Held{Site: s.site, Why: why})
+	}
+	return runs, held, nil
+}
+
+func (v *verifier) buildBefore(dir string, b *beforeRuns) error {
+	var err error
+	b.once.Do(func() {
+		tmp := v.tempDir()
+		if err = mkdir(tmp); err != nil {
+			return
+		}
+		b.bin = filepath.Join(tmp, "before.test")
+		out, berr := v.r.build(dir, b.bin, "", "", false)
+		switch {
+		case v.r.ctx.Err() != nil:
+			err = v.r.ctx.Err()
+		case berr != nil:
+			b.broken = buildError(out, berr)
+		}
+	})
+	if err == nil && v.r.ctx.Err() != nil {
+		err = v.r.ctx.Err()
+	}
+	return err
+}
+
+// anchored is the -test.run pattern of one top-level test.
+func anchored(name string) string { return "^" + regexp.QuoteMeta(name) + "$" }
+
+// testRun verifies one top-level test: once before the rewrite (cached),
+// then stressed after it.
+func (v *verifier) testRun(dir string, b *beforeRuns, bins binaries, name string) (TestRun, error) {
+	run := TestRun{Dir: dir, Name: name}
+	b.mu.Lock()
+	before, ok := b.tests[name]
+	b.mu.Unlock()
+	if !ok {
+		var err error
+		before, err = v.r.exec(v.r.ctx, dir, job{bin: b.bin, name: name, run: anchored(name), bench: isBench(name), count: 1, timeout: v.opts.Timeout})
+		if err != nil {
+			return run, err
+		}
+		b.mu.Lock()
+		b.tests[name] = before
+		b.mu.Unlock()
+	}
+	msg, skips := before.skipped[name]
+	switch {
+	case before.failed:
+		run.Why = &rewrite.Revert{Kind: rewrite.FailsBefore, Test: name, Detail: before.reason()}
+		return run, nil
+	case skips:
+		run.Why = &rewrite.Revert{Kind: rewrite.Skips, Test: name, Detail: msg}
+		return run, nil
+	case before.passed[name] == 0:
+		run.Why = &rewrite.Revert{Kind: rewrite.NoTest, Test: name, Detail: name + " did not run"}
+		return run, nil
+	}
+	run.Before = before.mean()
+	after, runs, why, err := v.stressed(dir, bins, name, before)
+	if err != nil {
+		return run, err
+	}
+	run.Runs = runs
+	if why != nil {
+		run.Why = why
+		return run, nil
+	}
+	run.Kept, run.After = true, after
+	return run, nil
+}
+
+func isBench(name string) bool { return strings.HasPrefix(name, "Benchmark") }
+
+// mean is the mean time of one run of the top-level tests that passed.
+func (o *outcome) mean() time.Duration {
+	if o.tops == 0 {
+		return 0
+	}
+	return o.elapsed / time.Duration(o.tops)
+}
+
+// stressed runs the test opts.Count times after the rewrite: first once
+// at GOMAXPROCS=1, alone, which times the rewritten test; then once under
+// the race detector (when there is one) and the rest split evenly over
+// opts.Procs processes, each running its share with -test.count, so that
+// together they oversubscribe the CPUs. A rewrite usually makes a test
+// cheap (virtual time); when it did not, the runs after the first are cut
+// to what fits in five times the test's time before (two at least), so
+// that verifying costs a multiple of the test's own time, not Count times
+// it. It returns the mean time of a run and the number of runs, or why a
+// run failed; the first failure stops the other processes.
+func (v *verifier) stressed(dir string, bins binaries, name string, before *outcome) (time.Duration, int, *rewrite.Revert, error) {
+	base := job{bin: bins.plain, name: name, run: anchored(name), bench: isBench(name)}
+	mean := before.mean()
+	limit := func(j *job) {
+		per := 3*mean + time.Second
+		if j.bin == bins.race {
+			per = 20*mean + 5*time.Second // the race detector slows code 2–20 times
+		}
+		j.timeout = min(v.opts.Timeout, time.Duration(j.count)*per+30*time.Second)
+	}
+	first := base
+	first.count, first.procs1 = 1, true
+	limit(&first)
+	outs, why, err := v.runJobs(dir, bins, name, before, []job{first})
+	if why != nil || err != nil {
+		return 0, 1, why, err
+	}
+	n := v.opts.Count - 1
+	if a := outs[0].mean(); a > 0 {
+		if fit := int((5*mean + 2*time.Second) / a); fit < n {
+			n = max(fit, 2)
+		}
+	}
+	runs := 1 + n
+	var jobs []job
+	if bins.race != "" && n > 0 {
+		r := base
+		r.bin, r.count = bins.race, 1
+		jobs = append(jobs, r)
+		n--
+	}
+	if n > 0 {
+		parts := min(n, v.opts.Procs)
+		for i := range parts {
+			j := base
+			j.count = n / parts
+			if i < n%parts {
+				j.count++
+			}
+			jobs = append(jobs, j)
+		}
+	}
+	for i := range jobs {
+		limit(&jobs[i])
+	}
+	more, why, err := v.runJobs(dir, bins, name, before, jobs)
+	if why != nil || err != nil {
+		return 0, runs, why, err
+	}
+	var total time.Duration
+	tops := 0
+	for _, o := range append(outs, more...) {
+		total += o.elapsed
+		tops += o.tops
+	}
+	if tops == 0 {
+		return 0, runs, nil, nil
+	}
+	return total / time.Duration(tops), runs, nil, nil
+}
+
+// runJobs runs the jobs of one test at once and returns their outcomes,
+// or why one failed (the first failure stops the others).
+func (v *verifier) runJobs(dir string, bins binaries, name string, before *outcome, jobs []job) ([]*outcome, *rewrite.Revert, error) {
+	ctx, cancel := context.WithCancel(v.r.ctx)
+	defer cancel()
+	outs := make([]*outcome, len(jobs))
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o, err := v.r.exec(ctx, dir, j)
+			outs[i], errs[i] = o, err
+			if err == nil && failure(o, name, j.count, before) != nil {
+				cancel() // one failure decides
+			}
+		}()
+	}
+	wg.Wait()
+	if err := v.r.ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	for i, o := range outs {
+		if o == nil {
+			continue // stopped after another run failed
+		}
+		if why := failure(o, name, jobs[i].count, before); why != nil {
+			if jobs[i].bin == bins.race && bins.race != "" {
+				why.Detail += " (in the run under -race)"
+			}
+			return nil, why, nil
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return outs, nil, nil
+}
+
+// failure says why a process of count runs of the top-level test name
+// (or, with name "", of the whole binary) failed, compared with the run
+// before the rewrite, or returns nil.
+func failure(o *outcome, name string, count int, before *outcome) *rewrite.Revert {
+	test := name
+	if o.test != "" {
+		test = topLevel(o.test)
+	}
+	switch {
+	case o.hung:
+		return &rewrite.Revert{Kind: rewrite.Hangs, Test: test, Detail: fmt.Sprintf("%s (it took %.2fs before the rewrite)", o.reason(), before.mean().Seconds())}
+	case o.panic != "":
+		return &rewrite.Revert{Kind: rewrite.Panics, Test: test, Detail: o.reason()}
+	case o.failed:
+		return &rewrite.Revert{Kind: rewrite.FailsAfter, Test: test, Detail: o.reason()}
+	}
+	// The tests and subtests that passed before must pass after, every
+	// time.
+	var lost []string
+	for p := range before.passed {
+		if o.passed[p] < count {
+			lost = append(lost, p)
+		}
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	sort.Strings(lost)
+	p := lost[0]
+	if msg, ok := o.skipped[p]; ok {
+		return &rewrite.Revert{Kind: rewrite.Vanished, Test: topLevel(p), Detail: p + " skips (" + msg + ")"}
+	}
+	return &rewrite.Revert{Kind: rewrite.Vanished, Test: topLevel(p), Detail: p + " passed before the rewrite and did not run after it"}
+}
+
+// packageRun runs the package's whole test binary once after the rewrite
+// and says which test that passed before (in the same run before the
+// rewrite) does not now.
+func (v *verifier) packageRun(dir string, b *beforeRuns, bins binaries) (*rewrite.Revert, error) {
+	b.mu.Lock()
+	before := b.whole
+	b.mu.Unlock()
+	if before == nil {
+		var err error
+		before, err = v.r.exec(v.r.ctx, dir, job{bin: b.bin, count: 1, timeout: v.opts.Timeout})
+		if err != nil {
+			return nil, err
+		}
+		b.mu.Lock()
+		b.whole = before
+		b.mu.Unlock()
+	}
+	// A whole suite under load may take longer than one test's limit.
+	after, err := v.r.exec(v.r.ctx, dir, job{bin: bins.plain, count: 1, timeout: max(v.opts.Timeout, 2*before.wall+time.Minute)})
+	if err != nil {
+		return nil, err
+	}
+	// Only tests that passed before count: a suite may have failures of
+	// its own.
+	var broken []string
+	for p := range before.passed {
+		if after.passed[p] == 0 {
+			broken = append(broken, p)
+		}
+	}
+	if len(broken) == 0 {
+		return nil, nil
+	}
+	sort.Strings(broken)
+	// Name the first test that failed, when it is one that passed before.
+	p := broken[0]
+	if after.test != "" && before.passed[after.test] > 0 {
+		p = after.test
+	}
+	detail := p + " passed before the rewrite and did not pass after it"
+	if msg, ok := after.skipped[p]; ok {
+		detail = p + " skips (" + msg + ")"
+	}
+	if p == after.test || after.panic != "" {
+		detail = after.reason()
+	}
+	return &rewrite.Revert{Kind: rewrite.PackageRun, Test: topLevel(p), Detail: detail}, nil
+}
+
+// suspended holds a fix back while bisecting; it is never reported.
+var suspended = &rewrite.Revert{Kind: rewrite.Companion, Detail: "held back while bisecting"}
+
+// bisect finds the fix among sites (in source order) whose addition makes
+// fails report a failure: it builds the package with only the first k
+// fixes, for k found by binary search, knowing that all of them fail
+// (with why) and none of them passed before. It returns the index of the
+// fix and the failure it causes.
+func (v *verifier) bisect(cfg *rewrite.Config, decide func(rewrite.Site) *rewrite.Revert, w *pkgWork, sites []rewrite.Site, why *rewrite.Revert, fails func(binaries) (*rewrite.Revert, error)) (int, *rewrite.Revert, error) {
+	lo, hi := 0, len(sites) // fails with sites[:hi], not with sites[:lo]
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		bins, broken, err := v.variant(cfg, decide, w, sites[mid:])
+		if err != nil {
+			return 0, nil, err
+		}
+		var got *rewrite.Revert
+		if broken != "" {
+			got = &rewrite.Revert{Kind: rewrite.BuildAfter, Detail: "the tests do not build after the rewrite: " + broken}
+		} else if got, err = fails(bins); err != nil {
+			return 0, nil, err
+		}
+		if got != nil {
+			hi, why = mid, got
+		} else {
+			lo = mid
+		}
+	}
+	return hi - 1, why, nil
+}
+
+// variant rewrites and builds the package without the fixes hold.
+func (v *verifier) variant(cfg *rewrite.Config, decide func(rewrite.Site) *rewrite.Revert, w *pkgWork, hold []rewrite.Site) (binaries, string, error) {
+	skip := map[string]bool{}
+	for _, s := range hold {
+		skip[s.Key] = true
+	}
+	c := *cfg
+	c.Patterns = []string{w.dir}
+	c.Progress = nil
+	only := cfg.Only
+	c.Only = func(path string) bool { return filepath.Dir(path) == w.dir && (only == nil || only(path)) }
+	c.Decide = func(s rewrite.Site) *rewrite.Revert {
+		if skip[s.Key] {
+			return suspended
+		}
+		return decide(s)
+	}
+	res, err := rewrite.Run(&c)
+	if err != nil {
+		return binaries{}, "", fmt.Errorf("bisecting the fixes of %s: %w", w.dir, err)
+	}
+	var changes, mod []rewrite.Change
+	md := moduleDir(w.dir)
+	for _, ch := range res.Changes {
+		switch {
+		case isModFile(ch.Path) && filepath.Dir(ch.Path) == md:
+			mod = append(mod, ch)
+		case filepath.Dir(ch.Path) == w.dir:
+			changes = append(changes, ch)
+		}
+	}
+	return v.r.buildSet(v.tempDir(), w.dir, changes, mod)
+}

@@ -1,0 +1,472 @@
+// Package verify runs the tests a rewrite touches, before and after it,
+// and keeps a fix only if its tests pass every time after it. It sits
+// above the engine (package rewrite) and talks to it through one hook,
+// rewrite.Config.Decide; the engine never runs a test.
+//
+// The working tree is never touched: each package's test binary is built
+// as it is on disk and with `go test -overlay` holding the rewritten
+// files. Before the rewrite each affected top-level test runs once, to
+// confirm it passes and to time it. After it, the test runs Options.Count
+// times, spread over parallel processes that together oversubscribe the
+// CPUs (a loaded CI runner is where flakes come from), with at least one
+// run at GOMAXPROCS=1 and one under the race detector where the platform
+// has one; a test the rewrite did not make faster runs only as often as
+// fits in five times its time before, so verifying costs a multiple of
+// the tests' own time. Each process runs one test (a test that leaks a goroutine from
+// a testing/synctest bubble kills its whole binary). Results are read
+// from test2json events: a test that skips is not verified, and the tests
+// and subtests that pass after the rewrite must include those that passed
+// before. When a test with several fixes fails, the fixes are bisected
+// and only the one that fails it is reverted. Last, each package's whole
+// test binary runs once with every kept fix, to catch fixes that break
+// another test.
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/unflake/unflake/rewrite"
+)
+
+// Options say how to run the affected tests.
+type Options struct {
+	// Count is the number of runs of each test after the rewrite; 0
+	// means 20. Before it, a test runs once.
+	Count int
+	// Timeout is the -test.timeout of each process; 0 means 5m. After
+	// the rewrite a process also stops at 3 times the test's time
+	// before per run, plus 30s: a rewrite must not make a test slower.
+	Timeout time.Duration
+	// Procs is the number of test processes run at once; 0 means twice
+	// GOMAXPROCS.
+	Procs int
+
+	// Progress, if set, is called after each package is verified.
+	Progress func(done, total int)
+}
+
+// DefaultCount is the default number of runs of a test after a rewrite.
+const DefaultCount = 20
+
+func (o Options) withDefaults() Options {
+	if o.Count <= 0 {
+		o.Count = DefaultCount
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 5 * time.Minute
+	}
+	if o.Procs <= 0 {
+		o.Procs = 2 * runtime.GOMAXPROCS(0)
+	}
+	return o
+}
+
+// A Verification is what running the affected tests found.
+type Verification struct {
+	Tests    []TestRun // each affected test, sorted by directory and name
+	Reverts  []Held    // fixes taken back, in the order decided
+	Rounds   int       // verification rounds run
+	Gains    []Gain    // what companion rules made possible, by package
+	Recorded int       // reverted fixes recorded at their site (//unflake:ignore)
+	NoRace   string    // why no run used the race detector, when none did
+}
+
+// A Held is a fix verification took back, and why.
+type Held struct {
+	Site rewrite.Site
+	Why  *rewrite.Revert
+}
+
+// A Gain is what a rule's companions made possible in one package: fixes
+// of Rule that failed alone and passed with the companions' fixes.
+type Gain struct {
+	Dir        string
+	Rule       string
+	Companions []string
+	Fixes      int // Rule's fixes kept with the companions
+	Tests      int // tests retried
+}
+
+// A TestRun is the verification of one top-level test (or benchmark, fuzz
+// target, example) of the package in Dir.
+type TestRun struct {
+	Dir  string
+	Name string
+	// Kept is set when the test passed before the rewrite and every run
+	// after it; otherwise Why says why not.
+	Kept          bool
+	Why           *rewrite.Revert
+	Before, After time.Duration // mean time of one run (After only when measured)
+	Runs          int           // runs after the rewrite
+}
+
+// maxRounds bounds Run: each round reverts what failed and verifies again
+// the packages whose rewrite changed.
+const maxRounds = 4
+
+// Run runs cfg with the fixes the rules could not prove, verifies the
+// result, and runs again without the fixes whose tests failed, until a
+// verification reverts nothing (at most maxRounds verifications; only
+// packages whose rewrite changed are verified again). It sets cfg.Decide.
+// Fixed findings whose tests passed carry Verified, BeforeMs and AfterMs;
+// the fixes held back are not fixed and carry the Revert.
+//
+// When a rule's fix is taken back in a test and one of the rule's
+// Companions did not run, the affected packages are verified once more
+// with the companions added, their fixes limited to those tests; the
+// Verification's Gains count what that made possible.
+//
+// A fix reverted because a test failed after it is recorded at its site,
+// in the changes, as a generated //unflake:ignore directive, so that no
+// later run proposes it again and a reviewer sees it.
+//
+// Run returns ctx.Err() when ctx ends; every process it started is
+// killed and its temporary files are removed first.
+func Run(ctx context.Context, cfg *rewrite.Config, opts Options) (*rewrite.Result, *Verification, error) {
+	opts = opts.withDefaults()
+	tmp, err := os.MkdirTemp("", "unflake-verify-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(tmp)
+	gotmp := filepath.Join(tmp, "go")
+	if err := os.Mkdir(gotmp, 0o755); err != nil {
+		return nil, nil, err
+	}
+	r := &runner{ctx: ctx, dir: cfg.Dir, env: cfg.Env, tmp: gotmp, tags: cfg.Tags,
+		sem: make(chan struct{}, opts.Procs), bsem: make(chan struct{}, runtime.GOMAXPROCS(0))}
+	if err := r.tools(); err != nil {
+		return nil, nil, err
+	}
+	v := &verifier{r: r, opts: opts, tmp: tmp, before: map[string]*beforeRuns{}}
+	res, out, err := v.run(cfg, nil)
+	if err == nil && cfg.Lookup != nil {
+		res, out, err = v.retryWithCompanions(cfg, res, out)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if !r.race {
+		out.NoRace = r.raceWhy
+	}
+	out.Recorded = record(res)
+	return res, out, ctx.Err()
+}
+
+// A verifier holds what does not change across rounds: the runner, and
+// the builds and runs before the rewrite.
+type verifier struct {
+	r    *runner
+	opts Options
+	tmp  string
+
+	mu     sync.Mutex
+	before map[string]*beforeRuns // package directory → its runs before
+	seq    int                    // numbers temporary directories
+}
+
+// beforeRuns are a package's binary and runs before the rewrite: the
+// working tree does not change between rounds, so neither do they.
+type beforeRuns struct {
+	once   sync.Once
+	bin    string
+	broken string // why it does not build
+
+	mu    sync.Mutex
+	tests map[string]*outcome
+	whole *outcome
+}
+
+func (v *verifier) tempDir() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.seq++
+	return filepath.Join(v.tmp, strconv.Itoa(v.seq))
+}
+
+func (v *verifier) beforeOf(dir string) *beforeRuns {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	b := v.before[dir]
+	if b == nil {
+		b = &beforeRuns{tests: map[string]*outcome{}}
+		v.before[dir] = b
+	}
+	return b
+}
+
+// run is Run without companions and recording. pre, if set, is asked
+// first whether to hold a fix back.
+func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Revert) (*rewrite.Result, *Verification, error) {
+	held := map[string]*rewrite.Revert{} // site key → why
+	decide := func(s rewrite.Site) *rewrite.Revert {
+		if pre != nil {
+			if r := pre(s); r != nil {
+				return r
+			}
+		}
+		return held[s.Key]
+	}
+	cfg.Decide = decide
+
+	out := &Verification{}
+	verified := map[string]string{} // package directory → the content verified
+	runs := map[string][]TestRun{}  // package directory → its latest test runs
+	var res *rewrite.Result
+	for {
+		if err := v.r.ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		var err error
+		res, err = rewrite.Run(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		if out.Rounds == maxRounds {
+			break // the last run only took fixes back
+		}
+		contents := dirContents(res.Changes)
+		todo := &rewrite.Result{}
+		pkgChanges := 0
+		for _, c := range res.Changes {
+			switch d := filepath.Dir(c.Path); {
+			case isModFile(c.Path):
+				// Every package verified needs its module's new go.mod,
+				// whether or not go.mod changed since the last round.
+				todo.Changes = append(todo.Changes, c)
+			case contents[d] != verified[d]:
+				todo.Changes = append(todo.Changes, c)
+				pkgChanges++
+			}
+		}
+		if pkgChanges == 0 {
+			break
+		}
+		todo.Findings = res.Findings
+		tests, reverts, err := v.verify(cfg, decide, todo)
+		if err != nil {
+			return nil, nil, err
+		}
+		out.Rounds++
+		for _, c := range todo.Changes {
+			if !isModFile(c.Path) {
+				verified[filepath.Dir(c.Path)] = contents[filepath.Dir(c.Path)]
+			}
+		}
+		byDir := map[string][]TestRun{}
+		for _, r := range tests {
+			byDir[r.Dir] = append(byDir[r.Dir], r)
+		}
+		for d, fresh := range byDir {
+			// A test reverted in an earlier round is no longer affected:
+			// keep its record.
+			seen := map[string]bool{}
+			for _, r := range fresh {
+				seen[r.Name] = true
+			}
+			for _, r := range runs[d] {
+				if !r.Kept && !seen[r.Name] {
+					fresh = append(fresh, r)
+				}
+			}
+			runs[d] = fresh
+		}
+		added := 0
+		for _, h := range reverts {
+			if held[h.Site.Key] == nil {
+				held[h.Site.Key] = h.Why
+				out.Reverts = append(out.Reverts, h)
+				added++
+			}
+		}
+		if added == 0 {
+			break
+		}
+	}
+
+	// Have: the final result, and the runs of each package directory.
+	// Runs count only for directories whose final content was verified;
+	// the fixes of a directory whose last rewrite was not are held back.
+	final := dirContents(res.Changes)
+	unverified := false
+	for _, f := range res.Findings {
+		if d := filepath.Dir(f.File); f.Fixed && final[d] != verified[d] {
+			held[f.Site().Key] = &rewrite.Revert{Kind: rewrite.OutOfRounds,
+				Detail: fmt.Sprintf("verification stopped after %d rounds, before it verified the last rewrite of this package", maxRounds)}
+			unverified = true
+		}
+	}
+	if unverified {
+		var err error
+		if res, err = rewrite.Run(cfg); err != nil {
+			return nil, nil, err
+		}
+		final = dirContents(res.Changes)
+	}
+	for d, rs := range runs {
+		for _, r := range rs {
+			if !r.Kept || final[d] == verified[d] {
+				out.Tests = append(out.Tests, r)
+			}
+		}
+	}
+	sortRuns(out.Tests)
+	for i := range res.Findings {
+		f := &res.Findings[i]
+		d := filepath.Dir(f.File)
+		if !f.Fixed || final[d] == "" || final[d] != verified[d] {
+			continue
+		}
+		f.Verified, f.BeforeMs, f.AfterMs = covered(runs[d], topLevel(f.Test))
+	}
+	return res, out, nil
+}
+
+func sortRuns(rs []TestRun) {
+	sort.Slice(rs, func(i, j int) bool {
+		a, b := rs[i], rs[j]
+		if a.Dir != b.Dir {
+			return a.Dir < b.Dir
+		}
+		return a.Name < b.Name
+	})
+}
+
+// covered reports whether the runs of a package verify a fix in test (a
+// top-level test name, or a function outside tests, which every test of
+// the package may call), and the measured times in milliseconds.
+func covered(runs []TestRun, test string) (bool, int64, int64) {
+	var before, after time.Duration
+	n := 0
+	for _, r := range runs {
+		if isTestName(test) && r.Name != test {
+			continue
+		}
+		if !r.Kept {
+			return false, 0, 0
+		}
+		before += r.Before
+		after += r.After
+		n++
+	}
+	return n > 0, before.Milliseconds(), after.Milliseconds()
+}
+
+// dirContents keys the new contents of the changed files by directory;
+// go.mod and go.sum belong to a module, not to the package in their
+// directory, and are left out.
+func dirContents(changes []rewrite.Change) map[string]string {
+	m := map[string]string{}
+	for _, c := range changes {
+		if isModFile(c.Path) {
+			continue
+		}
+		d := filepath.Dir(c.Path)
+		m[d] += c.Path + "\x00" + string(c.New) + "\x00"
+	}
+	return m
+}
+
+// topLevel returns the first element of a test path ("TestX/sub" → "TestX").
+func topLevel(test string) string {
+	top, _, _ := strings.Cut(test, "/")
+	return top
+}
+
+var testFuncRE = regexp.MustCompile(`^(Test|Benchmark|Fuzz|Example)([^a-z]|$)`)
+
+// isTestName reports whether name is that of a function go test runs.
+func isTestName(name string) bool { return testFuncRE.MatchString(name) }
+
+// isModFile reports whether a change is of a module's go.mod or go.sum.
+func isModFile(path string) bool {
+	b := filepath.Base(path)
+	return b == "go.mod" || b == "go.sum"
+}
+
+// writeOverlay writes the new contents to tmp and the `go build -overlay`
+// file that replaces the originals with them; it returns the latter's path.
+func writeOverlay(tmp string, changes []rewrite.Change) (string, error) {
+	replace := map[string]string{}
+	for i, c := range changes {
+		path := filepath.Join(tmp, strconv.Itoa(i)+"_"+filepath.Base(c.Path))
+		if err := os.WriteFile(path, c.New, 0o644); err != nil {
+			return "", err
+		}
+		replace[c.Path] = path
+	}
+	data, err := json.Marshal(map[string]any{"Replace": replace})
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(tmp, "overlay.json")
+	return path, os.WriteFile(path, data, 0o644)
+}
+
+// moduleDir returns the directory of the go.mod that governs dir (the
+// nearest one above it), or "" if there is none.
+func moduleDir(dir string) string {
+	for {
+		if fi, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && !fi.IsDir() {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// writeModFile writes a module's changed go.mod, and its go.sum, to
+// tmp/mod for `go build -modfile` (an overlay cannot replace go.mod), and
+// returns its path, or "" when the module's go.mod does not change.
+func writeModFile(tmp string, changes []rewrite.Change) (string, error) {
+	var mod, sum *rewrite.Change
+	for i, c := range changes {
+		switch filepath.Base(c.Path) {
+		case "go.mod":
+			mod = &changes[i]
+		case "go.sum":
+			sum = &changes[i]
+		}
+	}
+	if mod == nil {
+		return "", nil
+	}
+	dir := filepath.Join(tmp, "mod")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", err
+	}
+	// -modfile reads the go.sum beside it: the new one, or the one on disk.
+	var sumData []byte
+	if sum != nil {
+		sumData = sum.New
+	} else if b, err := os.ReadFile(strings.TrimSuffix(mod.Path, ".mod") + ".sum"); err == nil {
+		sumData = b
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	path := filepath.Join(dir, "go.mod")
+	if err := os.WriteFile(path, mod.New, 0o644); err != nil {
+		return "", err
+	}
+	if sumData != nil {
+		if err := os.WriteFile(filepath.Join(dir, "go.sum"), sumData, 0o644); err != nil {
+			return "", err
+		}
+	}
+	return path, nil
+}
