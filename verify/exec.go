@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/unflake/unflake/rewrite"
 )
@@ -254,12 +255,19 @@ func lastLine(s string) string {
 }
 
 // clip shortens a detail to one reasonable line.
-func clip(s string) string {
+func clip(s string) string { return clipTo(s, 200) }
+
+// clipTo shortens s to at most n bytes of whole runes (a cut rune would
+// make a generated comment invalid Go source).
+func clipTo(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 200 {
-		s = s[:200] + "..."
+	if len(s) <= n {
+		return s
 	}
-	return s
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }
 
 func mkdir(dir string) error { return os.MkdirAll(dir, 0o755) }

@@ -43,7 +43,7 @@ func record(res *rewrite.Result) int {
 			byPath[f.File] = i
 		}
 		c := &res.Changes[i]
-		comment := "//unflake:ignore " + f.Rule + " reverted by unflake fix --verify: " + clip(f.Revert.String())
+		comment := "//unflake:ignore " + f.Rule + " reverted by unflake fix --verify: " + clipTo(f.Revert.String(), 120)
 		if src, ok := rewrite.InsertIgnore(c.Old, c.New, f.Line, comment); ok {
 			c.New = src
 			n++
