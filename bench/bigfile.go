@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -57,11 +58,52 @@ var bigShapes = []bigShape{
 	{name: "freeport", imports: []string{"net", "testing"}, tests: []string{shapePort}, sites: []int{1}, rules: []string{"all"}},
 }
 
+// subtestShape is the "subtests" shape: long tests, each with n subtests
+// that poll and n that sleep, and n os.Setenv calls (about 23 lines for
+// each n), so that a rule's work per site that grows with the enclosing
+// function shows.
+func subtestShape(n int) bigShape {
+	var sub strings.Builder
+	sub.WriteString("\nfunc TestMany%[1]d(t *testing.T) {\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&sub, `	t.Run("poll%[2]d", func(t *testing.T) {
+		var ready atomic.Bool
+		go ready.Store(true)
+		for i := 0; i < 20; i++ {
+			if ready.Load() {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if !ready.Load() {
+			t.Fatal("never ready")
+		}
+	})
+	t.Run("sleep%[2]d", func(t *testing.T) {
+		expired := time.After(5 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-expired:
+		default:
+			t.Fatal("not expired")
+		}
+	})
+	os.Setenv("BIG_MANY_%%[1]d_%[2]d", "on")
+`, "%[1]d", i)
+	}
+	sub.WriteString("}\n")
+	return bigShape{name: "subtests", imports: []string{"os", "sync/atomic", "testing", "time"}, tests: []string{sub.String()}, sites: []int{3 * n}, rules: []string{"all"}}
+}
+
 func init() {
+	bigShapes = append(bigShapes, subtestShape(40))
 	// "all": every rule's shape in rotation, with every rule.
 	all := bigShape{name: "all", rules: []string{"all"}}
 	seen := map[string]bool{}
 	for _, s := range bigShapes[1:] {
+		if s.name == "subtests" {
+			continue
+		}
 		for _, imp := range s.imports {
 			if !seen[imp] {
 				seen[imp] = true
@@ -78,6 +120,12 @@ func init() {
 
 // lookupShape returns the shape named name, or nil.
 func lookupShape(name string) *bigShape {
+	// "subtests:N": N subtest pairs a test (40 for "subtests").
+	if n, err := strconv.Atoi(strings.TrimPrefix(name, "subtests:")); err == nil && strings.HasPrefix(name, "subtests:") && n > 0 {
+		s := subtestShape(n)
+		s.name = name
+		return &s
+	}
 	for i := range bigShapes {
 		if bigShapes[i].name == name {
 			return &bigShapes[i]

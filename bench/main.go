@@ -70,7 +70,7 @@ func main() {
 	var bigfile string
 	flag.StringVar(&bigfile, "bigfile", "12500,25000,50000", "comma-separated line counts of the big-file case: one test file with thousands of findings (empty: none)")
 	flag.BoolVar(&o.bigOnly, "bigfile-only", false, "run only the big-file case")
-	flag.StringVar(&o.bigShape, "bigshape", "mixed", "what the big file is made of: "+shapeNames())
+	flag.StringVar(&o.bigShape, "bigshape", "mixed", "what the big file is made of: "+shapeNames()+"; subtests:N for N subtest pairs a test (subtests is subtests:40)")
 	flag.Parse()
 	for _, s := range strings.Split(bigfile, ",") {
 		if s = strings.TrimSpace(s); s == "" {
