@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -23,12 +25,126 @@ type bigStats struct {
 	sites int // code sites some rule reports
 }
 
-// bigTest writes test k: one of five shapes, each with the code a rule
-// reports.
-func bigTest(b *strings.Builder, k int) int {
-	switch k % 5 {
-	case 0: // testscope and sleep: os.Setenv, then a sleep (sleep moves the body into a bubble)
-		fmt.Fprintf(b, `
+// A bigShape is what the big test file is made of: tests in rotation,
+// each with the code one rule (or several) reports.
+type bigShape struct {
+	name    string
+	imports []string
+	header  string   // declarations the tests share (a helper process, TestMain)
+	tests   []string // fmt formats of one test; %[1]d is the test's number
+	sites   []int    // sites some rule reports, per entry of tests
+	rules   []string // unflake's --rules ("" for the default set)
+}
+
+// bigShapes are the shapes of the big file, selected by -bigshape: the
+// original rotation ("mixed"), one per rule, and "all" (every rule's
+// shape in rotation, with every rule).
+var bigShapes = []bigShape{
+	{
+		name:    "mixed",
+		imports: []string{"os", "sync/atomic", "testing", "time"},
+		tests:   []string{shapeEnvSleep, shapePoll, shapeWallclock, shapeSubSleep, shapeTable},
+		sites:   []int{2, 1, 1, 2, 0},
+	},
+	{name: "attemptloop", imports: []string{"sync/atomic", "testing", "time"}, tests: []string{shapePoll}, sites: []int{1}, rules: []string{"all"}},
+	{name: "sleep", imports: []string{"sync/atomic", "testing", "time"}, tests: []string{shapeSleep, shapeSleepTimer}, sites: []int{1, 1}, rules: []string{"all"}},
+	{name: "wallclock", imports: []string{"testing", "time"}, tests: []string{shapeWallclock}, sites: []int{1}, rules: []string{"all"}},
+	{name: "testscope", imports: []string{"os", "testing"}, tests: []string{shapeScope}, sites: []int{2}, rules: []string{"all"}},
+	{name: "setenv", imports: []string{"os", "testing"}, header: headerSetenv, tests: []string{shapeSetenv}, sites: []int{1}, rules: []string{"all"}},
+	{name: "parallel", imports: []string{"testing"}, tests: []string{shapeTable}, sites: []int{1}, rules: []string{"all"}},
+	{name: "spawn", imports: []string{"os", "os/exec", "strings", "testing"}, header: headerSpawn, tests: []string{shapeSpawn}, sites: []int{1}, rules: []string{"all"}},
+	{name: "leak", imports: []string{"net/http", "net/http/httptest", "testing", "time"}, tests: []string{shapeLeak}, sites: []int{2}, rules: []string{"all"}},
+	{name: "readiness", imports: []string{"os", "os/exec", "os/signal", "syscall", "testing", "time"}, header: headerReady, tests: []string{shapeReady}, sites: []int{1}, rules: []string{"all"}},
+	{name: "freeport", imports: []string{"net", "testing"}, tests: []string{shapePort}, sites: []int{1}, rules: []string{"all"}},
+}
+
+// subtestShape is the "subtests" shape: long tests, each with n subtests
+// that poll and n that sleep, and n os.Setenv calls (about 23 lines for
+// each n), so that a rule's work per site that grows with the enclosing
+// function shows.
+func subtestShape(n int) bigShape {
+	var sub strings.Builder
+	sub.WriteString("\nfunc TestMany%[1]d(t *testing.T) {\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&sub, `	t.Run("poll%[2]d", func(t *testing.T) {
+		var ready atomic.Bool
+		go ready.Store(true)
+		for i := 0; i < 20; i++ {
+			if ready.Load() {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if !ready.Load() {
+			t.Fatal("never ready")
+		}
+	})
+	t.Run("sleep%[2]d", func(t *testing.T) {
+		expired := time.After(5 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-expired:
+		default:
+			t.Fatal("not expired")
+		}
+	})
+	os.Setenv("BIG_MANY_%%[1]d_%[2]d", "on")
+`, "%[1]d", i)
+	}
+	sub.WriteString("}\n")
+	return bigShape{name: "subtests", imports: []string{"os", "sync/atomic", "testing", "time"}, tests: []string{sub.String()}, sites: []int{3 * n}, rules: []string{"all"}}
+}
+
+func init() {
+	bigShapes = append(bigShapes, subtestShape(40))
+	// "all": every rule's shape in rotation, with every rule.
+	all := bigShape{name: "all", rules: []string{"all"}}
+	seen := map[string]bool{}
+	for _, s := range bigShapes[1:] {
+		if s.name == "subtests" {
+			continue
+		}
+		for _, imp := range s.imports {
+			if !seen[imp] {
+				seen[imp] = true
+				all.imports = append(all.imports, imp)
+			}
+		}
+		all.header += s.header
+		all.tests = append(all.tests, s.tests...)
+		all.sites = append(all.sites, s.sites...)
+	}
+	sort.Strings(all.imports)
+	bigShapes = append(bigShapes, all)
+}
+
+// lookupShape returns the shape named name, or nil.
+func lookupShape(name string) *bigShape {
+	// "subtests:N": N subtest pairs a test (40 for "subtests").
+	if n, err := strconv.Atoi(strings.TrimPrefix(name, "subtests:")); err == nil && strings.HasPrefix(name, "subtests:") && n > 0 {
+		s := subtestShape(n)
+		s.name = name
+		return &s
+	}
+	for i := range bigShapes {
+		if bigShapes[i].name == name {
+			return &bigShapes[i]
+		}
+	}
+	return nil
+}
+
+// shapeNames lists the shapes, for the flag's help.
+func shapeNames() string {
+	var names []string
+	for _, s := range bigShapes {
+		names = append(names, s.name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// testscope and sleep: os.Setenv, then a sleep (sleep moves the body into a bubble).
+const shapeEnvSleep = `
 func TestEnvSleep%[1]d(t *testing.T) {
 	os.Setenv("BIG_MODE_%[1]d", "on")
 	time.Sleep(10 * time.Millisecond)
@@ -36,10 +152,10 @@ func TestEnvSleep%[1]d(t *testing.T) {
 		t.Fatal("mode not set")
 	}
 }
-`, k)
-		return 2
-	case 1: // attemptloop: a counter-bound poll
-		fmt.Fprintf(b, `
+`
+
+// attemptloop: a counter-bound poll.
+const shapePoll = `
 func TestPoll%[1]d(t *testing.T) {
 	var ready atomic.Bool
 	go ready.Store(true)
@@ -53,10 +169,10 @@ func TestPoll%[1]d(t *testing.T) {
 		t.Fatal("never ready")
 	}
 }
-`, k)
-		return 1
-	case 2: // wallclock: an upper bound on the test's own computation
-		fmt.Fprintf(b, `
+`
+
+// wallclock: an upper bound on the test's own computation.
+const shapeWallclock = `
 func TestFast%[1]d(t *testing.T) {
 	start := time.Now()
 	n := Work(%[1]d)
@@ -67,10 +183,10 @@ func TestFast%[1]d(t *testing.T) {
 		t.Fatal("negative")
 	}
 }
-`, k)
-		return 1
-	case 3: // sleep in subtests, and a temporary directory removed by hand
-		fmt.Fprintf(b, `
+`
+
+// sleep in subtests, and a temporary directory removed by hand (testscope).
+const shapeSubSleep = `
 func TestSub%[1]d(t *testing.T) {
 	dir, err := os.MkdirTemp("", "big")
 	if err != nil {
@@ -84,10 +200,10 @@ func TestSub%[1]d(t *testing.T) {
 		t.Fatal("no dir")
 	}
 }
-`, k)
-		return 2
-	default: // nothing to report: a plain table test
-		fmt.Fprintf(b, `
+`
+
+// nothing for the default rules; parallel (opt-in) makes it parallel.
+const shapeTable = `
 func TestTable%[1]d(t *testing.T) {
 	for _, tc := range []struct{ in, want int }{{1, 1}, {2, 2}} {
 		if got := Work(tc.in) - Work(tc.in) + tc.in; got != tc.want {
@@ -95,23 +211,173 @@ func TestTable%[1]d(t *testing.T) {
 		}
 	}
 }
-`, k)
-		return 0
+`
+
+// sleep: a bare sleep that waits for a goroutine.
+const shapeSleep = `
+func TestSleep%[1]d(t *testing.T) {
+	var done atomic.Bool
+	go done.Store(true)
+	time.Sleep(10 * time.Millisecond)
+	if !done.Load() {
+		t.Fatal("not done")
 	}
 }
+`
+
+// sleep: a sleep until a timer has fired (a bubble makes it instant).
+const shapeSleepTimer = `
+func TestTimer%[1]d(t *testing.T) {
+	expired := time.After(5 * time.Millisecond)
+	time.Sleep(10 * time.Millisecond)
+	select {
+	case <-expired:
+	default:
+		t.Fatal("not expired")
+	}
+}
+`
+
+// testscope: an environment variable and a temporary directory the test
+// sets and removes by hand.
+const shapeScope = `
+func TestScope%[1]d(t *testing.T) {
+	os.Setenv("BIG_SCOPE_%[1]d", "on")
+	defer os.Unsetenv("BIG_SCOPE_%[1]d")
+	dir, err := os.MkdirTemp("", "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if os.Getenv("BIG_SCOPE_%[1]d") != "on" || dir == "" {
+		t.Fatal("not set")
+	}
+}
+`
+
+// setenv: TestMain seals BIG_TOKEN, so every test's clear is redundant.
+const headerSetenv = `
+func TestMain(m *testing.M) {
+	os.Setenv("BIG_TOKEN", "")
+	os.Exit(m.Run())
+}
+`
+
+const shapeSetenv = `
+func TestToken%[1]d(t *testing.T) {
+	t.Setenv("BIG_TOKEN", "")
+	if os.Getenv("BIG_TOKEN") != "" || Work(%[1]d) < 0 {
+		t.Fatal("token set")
+	}
+}
+`
+
+// spawn: a table of independent runs of the test binary's helper.
+const headerSpawn = `
+func TestHelperProcess(t *testing.T) {
+	if os.Getenv("BIG_CHILD") != "1" {
+		return
+	}
+	os.Stdout.WriteString(strings.Repeat("x", len(os.Args[len(os.Args)-1])))
+	os.Exit(0)
+}
+`
+
+const shapeSpawn = `
+func TestSpawn%[1]d(t *testing.T) {
+	for _, tc := range []struct{ arg, want string }{{"a", "x"}, {"bb", "xx"}, {"ccc", "xxx"}} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "--", tc.arg)
+		cmd.Env = append(os.Environ(), "BIG_CHILD=1")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%%s: %%v", tc.arg, err)
+		}
+		if got := string(out); got != tc.want {
+			t.Errorf("%%s: got %%q, want %%q", tc.arg, got, tc.want)
+		}
+	}
+}
+`
+
+// leak: a server and a ticker the test never ends.
+const shapeLeak = `
+func TestLeak%[1]d(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	tick := time.NewTicker(time.Millisecond)
+	<-tick.C
+	if srv.URL == "" {
+		t.Fatal("no URL")
+	}
+}
+`
+
+// readiness: start the helper, sleep, signal it; every test shares the
+// one helper.
+const headerReady = `
+func TestHelperReady(t *testing.T) {
+	if os.Getenv("BIG_READY") != "1" {
+		return
+	}
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGTERM)
+	<-c
+	os.Exit(0)
+}
+`
+
+const shapeReady = `
+func TestStop%[1]d(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperReady$")
+	cmd.Env = append(os.Environ(), "BIG_READY=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
+`
+
+// freeport: a listener on a fixed port, dialled by its address.
+const shapePort = `
+func TestPort%[1]d(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:%[2]d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	conn, err := net.Dial("tcp", "127.0.0.1:%[2]d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+}
+`
 
 // genBigFile writes the big-file module into dir with a test file of
-// about lines lines.
-func genBigFile(dir string, lines int) (bigStats, error) {
+// about lines lines made of shape's tests.
+func genBigFile(dir string, lines int, shape *bigShape) (bigStats, error) {
 	var st bigStats
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return st, err
 	}
 	var b strings.Builder
-	b.WriteString("package big\n\nimport (\n\t\"os\"\n\t\"sync/atomic\"\n\t\"testing\"\n\t\"time\"\n)\n")
+	b.WriteString("package big\n\nimport (\n")
+	for _, imp := range shape.imports {
+		fmt.Fprintf(&b, "\t%q\n", imp)
+	}
+	b.WriteString(")\n")
+	b.WriteString(shape.header)
 	for k := 0; st.lines < lines; k++ {
 		n := b.Len()
-		st.sites += bigTest(&b, k)
+		i := k % len(shape.tests)
+		// The port (%[2]d) is only used by freeport's shape.
+		fmt.Fprintf(&b, shape.tests[i], k, 20000+k%40000)
+		st.sites += shape.sites[i]
 		st.tests++
 		st.lines += strings.Count(b.String()[n:], "\n")
 	}
@@ -147,16 +413,24 @@ func (p bigPoint) findings() int {
 // measureBig runs `unflake check ./...` and `unflake fix --diff ./...` on
 // the big-file module at each size of o.bigfile.
 func measureBig(o *options, bin, dir, logDir string) ([]bigPoint, error) {
+	shape := lookupShape(o.bigShape)
+	if shape == nil {
+		return nil, fmt.Errorf("unknown -bigshape %q (one of %s)", o.bigShape, shapeNames())
+	}
+	var rules []string
+	if len(shape.rules) > 0 {
+		rules = []string{"--rules", strings.Join(shape.rules, ",")}
+	}
 	tools := []tool{
-		{name: "unflake check", bin: bin, args: []string{"check", "./..."}, okExit: func(c int) bool { return c == 1 }},
-		{name: "unflake fix --diff", bin: bin, args: []string{"fix", "--diff", "./..."}, okExit: func(c int) bool { return c == 1 }},
+		{name: "unflake check", bin: bin, args: append(append([]string{"check"}, rules...), "./..."), okExit: func(c int) bool { return c == 1 }},
+		{name: "unflake fix --diff", bin: bin, args: append(append([]string{"fix", "--diff"}, rules...), "./..."), okExit: func(c int) bool { return c == 1 }},
 	}
 	var out []bigPoint
 	for _, n := range o.bigfile {
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, err
 		}
-		st, err := genBigFile(dir, n)
+		st, err := genBigFile(dir, n, shape)
 		if err != nil {
 			return nil, err
 		}
@@ -183,7 +457,12 @@ func measureBig(o *options, bin, dir, logDir string) ([]bigPoint, error) {
 // at most 1.25× that at the smallest.
 func reportBig(w io.Writer, o *options, ps []bigPoint) {
 	fmt.Fprintf(w, "### One big test file\n\n")
-	fmt.Fprintf(w, "- one package, one test file; test shapes in rotation: os.Setenv then a sleep (testscope and sleep), a counter-bound poll (attemptloop), a wall-clock upper bound (wallclock), os.MkdirTemp with a sleeping subtest (testscope, sleep), a plain table test\n")
+	if o.bigShape == "mixed" {
+		fmt.Fprintf(w, "- one package, one test file; test shapes in rotation: os.Setenv then a sleep (testscope and sleep), a counter-bound poll (attemptloop), a wall-clock upper bound (wallclock), os.MkdirTemp with a sleeping subtest (testscope, sleep), a plain table test\n")
+	} else {
+		s := lookupShape(o.bigShape)
+		fmt.Fprintf(w, "- one package, one test file of shape %q (%d test forms in rotation), unflake run with --rules %s\n", s.name, len(s.tests), strings.Join(s.rules, ","))
+	}
 	fmt.Fprintf(w, "- runs: %d timed after %d warm-up run(s); wall and CPU are medians, peak RSS the maximum\n\n", o.runs, o.warmups)
 	fmt.Fprintf(w, "| lines | tests | findings | command | median wall | median CPU | CPU per finding | peak RSS (MiB) |\n")
 	fmt.Fprintf(w, "|---:|---:|---:|---|---:|---:|---:|---:|\n")

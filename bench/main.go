@@ -42,6 +42,7 @@ type options struct {
 	vet         bool
 	bigfile     []int // line counts of the big-file case
 	bigOnly     bool
+	bigShape    string // what the big file is made of (bigShapes)
 }
 
 func main() {
@@ -69,6 +70,7 @@ func main() {
 	var bigfile string
 	flag.StringVar(&bigfile, "bigfile", "12500,25000,50000", "comma-separated line counts of the big-file case: one test file with thousands of findings (empty: none)")
 	flag.BoolVar(&o.bigOnly, "bigfile-only", false, "run only the big-file case")
+	flag.StringVar(&o.bigShape, "bigshape", "mixed", "what the big file is made of: "+shapeNames()+"; subtests:N for N subtest pairs a test (subtests is subtests:40)")
 	flag.Parse()
 	for _, s := range strings.Split(bigfile, ",") {
 		if s = strings.TrimSpace(s); s == "" {
@@ -128,6 +130,22 @@ func logf(format string, args ...any) {
 }
 
 func run(o *options, stdout io.Writer) error {
+	if o.genOnly != "" && o.bigOnly {
+		// Only the big file, at the largest -bigfile size.
+		shape := lookupShape(o.bigShape)
+		if shape == nil {
+			return fmt.Errorf("unknown -bigshape %q (one of %s)", o.bigShape, shapeNames())
+		}
+		st, err := genBigFile(o.genOnly, o.bigfile[len(o.bigfile)-1], shape)
+		if err != nil {
+			return err
+		}
+		logf("big file: %d lines, %d tests, %d reported sites", st.lines, st.tests, st.sites)
+		if o.vet {
+			return runGo(o.genOnly, toolEnv(), "vet", "./...")
+		}
+		return nil
+	}
 	if o.genOnly != "" {
 		return genModule(o.genOnly, o.gen, o.vet)
 	}

@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"go/types"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -51,6 +52,12 @@ type checker struct {
 	pass  *rule.Pass
 	info  *types.Info
 	sites []*site
+
+	// Read once per package, after the sites are found (elsewhere).
+	decls    []mention            // every declaration that may mention a port
+	byDigits map[string][]mention // run of digits in a string constant -> declarations
+	byInt    map[int64][]mention  // integer constant -> declarations
+	listens  map[listenKey]bool   // a function's listen sites, by port
 }
 
 func run(pass *rule.Pass) {
@@ -402,6 +409,21 @@ func isDigit(b byte) bool { return '0' <= b && b <= '9' }
 func (c *checker) uses(root ast.Node, port string) []use {
 	n, _ := strconv.Atoi(port)
 	var out []use
+	c.constExprs(root, func(e ast.Expr, stack []ast.Node, str string, isStr bool, i int64) {
+		if isStr && hasPort(str, port) {
+			out = append(out, use{expr: e, value: str, stack: append([]ast.Node(nil), stack...)})
+		} else if !isStr && i == int64(n) {
+			out = append(out, use{expr: e, value: port, stack: append([]ast.Node(nil), stack...)})
+		}
+	})
+	return out
+}
+
+// constExprs calls visit for each constant expression of root that uses
+// looks at: a string constant (isStr, with its value str) or an integer
+// constant (its value i), outside constant declarations, looking into sums
+// of strings and parentheses.
+func (c *checker) constExprs(root ast.Node, visit func(e ast.Expr, stack []ast.Node, str string, isStr bool, i int64)) {
 	match.WithStack(root, func(node ast.Node, stack []ast.Node) bool {
 		if gd, ok := node.(*ast.GenDecl); ok && gd.Tok == token.CONST {
 			return false
@@ -421,15 +443,12 @@ func (c *checker) uses(root ast.Node, port string) []use {
 			return true
 		}
 		if v, ok := match.ConstString(c.info, e); ok {
-			if hasPort(v, port) {
-				out = append(out, use{expr: e, value: v, stack: append([]ast.Node(nil), stack...)})
-			}
-		} else if i, ok := match.ConstInt(c.info, e); ok && i == int64(n) {
-			out = append(out, use{expr: e, value: port, stack: append([]ast.Node(nil), stack...)})
+			visit(e, stack, v, true, 0)
+		} else if i, ok := match.ConstInt(c.info, e); ok {
+			visit(e, stack, "", false, i)
 		}
 		return false
 	})
-	return out
 }
 
 func isString(t types.Type) bool {
@@ -553,32 +572,139 @@ func (c *checker) inServerAddr(u use) bool {
 // fix: a helper that listens and a test that dials, or code of the
 // package that uses the port, would part.
 func (c *checker) elsewhere(s *site) string {
-	for _, f := range c.pass.AllFiles {
-		for _, d := range f.Decls {
-			switch d := d.(type) {
-			case *ast.FuncDecl:
-				if d == s.fd || d.Body == nil || len(c.uses(d.Body, s.port)) == 0 || c.listensOn(d, s.port) {
-					continue
-				}
-				return fmt.Sprintf("port %s also appears in %s, which may reach the listener this call opens", s.port, d.Name.Name)
-			case *ast.GenDecl:
-				if d.Tok == token.VAR && len(c.uses(d, s.port)) > 0 {
-					return fmt.Sprintf("port %s also appears in a package-level variable", s.port)
-				}
+	for _, d := range c.mentioning(s.port) {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d == s.fd || c.listensOn(d, s.port) {
+				continue
 			}
+			return fmt.Sprintf("port %s also appears in %s, which may reach the listener this call opens", s.port, d.Name.Name)
+		case *ast.GenDecl:
+			return fmt.Sprintf("port %s also appears in a package-level variable", s.port)
 		}
 	}
 	return ""
 }
 
-// listensOn reports whether fd has a listen site of its own on port.
-func (c *checker) listensOn(fd *ast.FuncDecl, port string) bool {
-	for _, s := range c.sites {
-		if s.fd == fd && s.port == port {
-			return true
+// A mention is a declaration of the package that mentions some port
+// (uses finds it there): a function with a body, or a var declaration.
+type mention struct {
+	decl ast.Decl
+	at   int // the declaration's rank in the package's files, in order
+}
+
+// mentioning returns the declarations of the package that mention port,
+// in the order of the package's files and declarations. The package is
+// read once, however many sites there are: each site used to read every
+// declaration, sites × file size on a big test file.
+func (c *checker) mentioning(port string) []ast.Decl {
+	if c.byDigits == nil {
+		c.indexMentions()
+	}
+	var ms []mention
+	if isDigits(port) {
+		n, _ := strconv.Atoi(port)
+		ms = append(append(ms, c.byDigits[port]...), c.byInt[int64(n)]...)
+		slices.SortFunc(ms, func(a, b mention) int { return a.at - b.at })
+		ms = slices.CompactFunc(ms, func(a, b mention) bool { return a.at == b.at })
+	} else {
+		// A signed port ("+80"): not a run of digits; read every declaration.
+		for _, m := range c.decls {
+			if len(c.uses(mentionRoot(m.decl), port)) > 0 {
+				ms = append(ms, m)
+			}
 		}
 	}
-	return false
+	out := make([]ast.Decl, len(ms))
+	for i, m := range ms {
+		out[i] = m.decl
+	}
+	return out
+}
+
+// indexMentions reads the package's declarations once: for each, the runs
+// of digits of its string constants (hasPort(v, port) holds for a port of
+// digits exactly when port is one of v's maximal runs of digits) and the
+// values of its integer constants.
+func (c *checker) indexMentions() {
+	c.byDigits, c.byInt = map[string][]mention{}, map[int64][]mention{}
+	for _, f := range c.pass.AllFiles {
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Body == nil {
+					continue
+				}
+			case *ast.GenDecl:
+				if d.Tok != token.VAR {
+					continue
+				}
+			default:
+				continue
+			}
+			m := mention{decl: d, at: len(c.decls)}
+			c.decls = append(c.decls, m)
+			digits, ints := map[string]bool{}, map[int64]bool{}
+			c.constExprs(mentionRoot(d), func(_ ast.Expr, _ []ast.Node, str string, isStr bool, i int64) {
+				if !isStr {
+					ints[i] = true
+					return
+				}
+				for j := 0; j < len(str); {
+					if !isDigit(str[j]) {
+						j++
+						continue
+					}
+					k := j
+					for k < len(str) && isDigit(str[k]) {
+						k++
+					}
+					digits[str[j:k]] = true
+					j = k
+				}
+			})
+			for run := range digits {
+				c.byDigits[run] = append(c.byDigits[run], m)
+			}
+			for i := range ints {
+				c.byInt[i] = append(c.byInt[i], m)
+			}
+		}
+	}
+}
+
+// mentionRoot is what uses reads of a declaration: a function's body, a
+// var declaration whole.
+func mentionRoot(d ast.Decl) ast.Node {
+	if fd, ok := d.(*ast.FuncDecl); ok {
+		return fd.Body
+	}
+	return d
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// listensOn reports whether fd has a listen site of its own on port.
+func (c *checker) listensOn(fd *ast.FuncDecl, port string) bool {
+	if c.listens == nil {
+		c.listens = map[listenKey]bool{}
+		for _, s := range c.sites {
+			c.listens[listenKey{s.fd, s.port}] = true
+		}
+	}
+	return c.listens[listenKey{fd, port}]
+}
+
+type listenKey struct {
+	fd   *ast.FuncDecl
+	port string
 }
 
 // assignments counts the statements of fd that give v a value.

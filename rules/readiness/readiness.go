@@ -86,6 +86,9 @@ type checker struct {
 	inserted map[dst.Stmt]bool
 
 	hands *handover.Finder
+
+	tests   []*ast.FuncDecl            // testFuncs, read once
+	helpers map[string][]*ast.FuncDecl // -test.run pattern -> test functions it matches
 }
 
 // A site is a Start, sleep, Signal sequence in one statement list.
@@ -515,13 +518,19 @@ func (c *checker) helperOf(call *ast.CallExpr) (*ast.FuncDecl, string) {
 	if err != nil || strings.Contains(pattern, "/") {
 		return nil, fmt.Sprintf("the child's -test.run pattern %q does not name one test function", pattern)
 	}
-	var helpers []*ast.FuncDecl
-	for _, f := range c.pass.AllFiles {
-		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil && c.isTestFunc(fd) && re.MatchString(fd.Name.Name) {
+	helpers, ok := c.helpers[pattern]
+	if !ok {
+		// Once per pattern, not once per site: a big test file's
+		// thousands of tests often start one helper.
+		for _, fd := range c.testFuncs() {
+			if re.MatchString(fd.Name.Name) {
 				helpers = append(helpers, fd)
 			}
 		}
+		if c.helpers == nil {
+			c.helpers = map[string][]*ast.FuncDecl{}
+		}
+		c.helpers[pattern] = helpers
 	}
 	if len(helpers) != 1 {
 		return nil, fmt.Sprintf("the child's -test.run pattern %q matches %d test functions of the package, not one", pattern, len(helpers))
@@ -547,6 +556,22 @@ func (c *checker) isArgs0(e ast.Expr) bool {
 	}
 	v, ok := c.info.Uses[id].(*types.Var)
 	return ok && v.Pkg() != nil && v.Pkg().Path() == "os" && v.Name() == "Args"
+}
+
+// testFuncs returns the package's test functions with a body, in the
+// order of its files and declarations; read once.
+func (c *checker) testFuncs() []*ast.FuncDecl {
+	if c.tests == nil {
+		c.tests = []*ast.FuncDecl{}
+		for _, f := range c.pass.AllFiles {
+			for _, d := range f.Decls {
+				if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil && c.isTestFunc(fd) {
+					c.tests = append(c.tests, fd)
+				}
+			}
+		}
+	}
+	return c.tests
 }
 
 // isTestFunc reports whether fd is func TestX(t *testing.T).
