@@ -199,7 +199,7 @@ func Run(cfg *Config) (*Result, error) {
 		}
 		res.Changes = append(res.Changes, cs...)
 	}
-	sortFindings(res.Findings)
+	SortFindings(res.Findings)
 	sort.Slice(res.Refused, func(i, j int) bool { return res.Refused[i].Path < res.Refused[j].Path })
 	sort.Slice(res.Changes, func(i, j int) bool { return res.Changes[i].Path < res.Changes[j].Path })
 	return res, nil

@@ -182,7 +182,7 @@ func currentText(path []ast.Node) (string, bool) {
 // assignIDs gives each finding its stable ID; identical matches in the
 // same test are numbered in source order.
 func assignIDs(fs []Finding) {
-	sortFindings(fs)
+	SortFindings(fs)
 	count := map[string]int{}
 	for i := range fs {
 		f := &fs[i]
@@ -196,7 +196,8 @@ func assignIDs(fs []Finding) {
 	}
 }
 
-func sortFindings(fs []Finding) {
+// SortFindings orders findings by file, line, column and rule.
+func SortFindings(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
 		if a.File != b.File {

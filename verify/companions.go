@@ -96,19 +96,7 @@ func (vf *verifier) retryWithCompanions(cfg *rewrite.Config, res *rewrite.Result
 		}
 		out.Findings = append(out.Findings, f)
 	}
-	sort.SliceStable(out.Findings, func(i, j int) bool {
-		a, b := out.Findings[i], out.Findings[j]
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		if a.Col != b.Col {
-			return a.Col < b.Col
-		}
-		return a.Rule < b.Rule
-	})
+	rewrite.SortFindings(out.Findings)
 	seen := map[string]bool{}
 	for _, c := range res.Changes {
 		if !in(c.Path) || isModFile(c.Path) {
