@@ -185,6 +185,12 @@ func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
 		d.Fix.Unproven = unproven
 		if waiters {
 			d.Fix.Unproven += "; " + why
+			if clock != nil {
+				// Should the bubble fail, verification tries the
+				// wait for waiters next.
+				d.Fix.Alternatives = append([]*rule.Fix{clock}, clock.Alternatives...)
+				clock.Alternatives = nil
+			}
 		}
 	case clock != nil:
 		if waiters {

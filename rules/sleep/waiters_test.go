@@ -18,7 +18,8 @@ import (
 // The forms of the wait for waiters, as fix --verify applies them when it
 // asks for one (Decision.Variant): the count is the form's, and the
 // context is t.Context() from go 1.24, context.Background() before it.
-// A clockwork without BlockUntilContext gets BlockUntil(n). Each
+// A clockwork without BlockUntilContext gets BlockUntil(n). From go 1.25
+// the first form is a synctest bubble, and the waits follow it. Each
 // rewritten module passes vet.
 func TestWaitersForms(t *testing.T) {
 	a, err := txtar.ParseFile(filepath.Join("..", "..", "testdata", "sleep", "clock_waiters_verify.txtar"))
@@ -35,6 +36,8 @@ func TestWaitersForms(t *testing.T) {
 		{"1.24", 1, false, "\tfc.BlockUntilContext(t.Context(), 2) // let the worker reach its timer\n"},
 		{"1.23", 2, false, "\tfc.BlockUntilContext(context.Background(), 3) // let the worker reach its timer\n"},
 		{"1.24", 1, true, "\tfc.BlockUntil(2) // let the worker reach its timer\n"},
+		{"1.25", 0, false, "\tsynctest.Test(t, func(t *testing.T) {\n"},
+		{"1.25", 1, false, "\tfc.BlockUntilContext(t.Context(), 1) // let the worker reach its timer\n"},
 	} {
 		dir := t.TempDir()
 		testmod.WriteFiles(t, dir, a.Files)
@@ -75,7 +78,11 @@ func TestWaitersForms(t *testing.T) {
 		if len(res.Errors) > 0 || len(res.Changes) != 1 || len(res.Findings) != 1 {
 			t.Fatalf("go %s, form %d: errors %v, %d changes, findings %+v", tc.goVersion, tc.variant, res.Errors, len(res.Changes), res.Findings)
 		}
-		if f := res.Findings[0]; !f.Fixed || f.Variant != tc.variant || f.Variants != 3 {
+		forms := 3
+		if tc.goVersion >= "1.25" {
+			forms = 4
+		}
+		if f := res.Findings[0]; !f.Fixed || f.Variant != tc.variant || f.Variants != forms {
 			t.Errorf("go %s, form %d: finding %+v", tc.goVersion, tc.variant, f)
 		}
 		c := res.Changes[0]
