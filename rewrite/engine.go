@@ -58,9 +58,10 @@ type Config struct {
 	// sets it; the engine never runs a test). When set, the engine also
 	// applies the fixes the rules could not prove safe
 	// (rule.Fix.Unproven), and asks Decide about every fix before applying
-	// it: a non-nil Revert holds the fix back and is recorded on its
-	// finding (Finding.Revert).
-	Decide func(Site) *Revert
+	// it: a Decision with a Revert holds the fix back and is recorded on
+	// its finding (Finding.Revert); otherwise it names the form of the
+	// fix to apply (rule.Fix.Alternatives).
+	Decide func(Site) Decision
 }
 
 // Result is what a run found and would change.

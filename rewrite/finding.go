@@ -58,6 +58,11 @@ type Finding struct {
 	// Revert says why verification held the fix back (Reason says it in
 	// words); nil when it did not.
 	Revert *Revert `json:"revert,omitempty"`
+	// Variant is the form of the fix applied (rule.Fix.Alternatives; 0
+	// for the fix itself), and Variants how many forms the fix has (0 or
+	// 1 when it has one): verification tries them in order.
+	Variant  int `json:"variant,omitempty"`
+	Variants int `json:"variants,omitempty"`
 
 	code string // the matched code, whitespace-normalised, for the ID
 }
@@ -119,6 +124,9 @@ func (j *job) finding(fd *finder, d rule.Diagnostic) (Finding, bool) {
 	}
 	if d.Fix != nil {
 		out.Fix = d.Fix.Message
+		if len(d.Fix.Alternatives) > 0 {
+			out.Variants = 1 + len(d.Fix.Alternatives)
+		}
 	} else {
 		out.Reason = d.NotFixed
 		if out.Reason == "" {

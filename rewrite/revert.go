@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"go/format"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,14 @@ func (f Finding) Site() Site {
 	key := f.Rule + "\x00" + f.Package + "\x00" + f.Test + "\x00" + f.code
 	sum := sha256.Sum256([]byte(key))
 	return Site{Dir: filepath.Dir(f.File), Rule: f.Rule, Test: f.Test, Key: f.Rule + "-" + hex.EncodeToString(sum[:8])}
+}
+
+// A Decision is verification's answer about one fix: hold it back (a
+// non-nil Revert), or apply its form Variant (0: the fix itself; k: its
+// k-th rule.Fix.Alternatives). The zero Decision applies the fix.
+type Decision struct {
+	Revert  *Revert
+	Variant int
 }
 
 // A RevertKind says why verification held a fix back.
@@ -65,6 +74,9 @@ const (
 	// OutOfRounds: verification stopped reverting before it could verify
 	// the package's last rewrite.
 	OutOfRounds RevertKind = "out-of-rounds"
+	// NoVariant: verification asked for a form of the fix that the rule
+	// no longer offers.
+	NoVariant RevertKind = "no-variant"
 )
 
 // A Revert says why a fix was held back.
@@ -72,6 +84,10 @@ type Revert struct {
 	Kind   RevertKind `json:"kind"`
 	Test   string     `json:"test,omitempty"` // the test whose runs decided
 	Detail string     `json:"detail"`         // what failed, in the test's own words
+	// Forms, when more than one, is how many forms of the fix
+	// verification tried, one after another (rule.Fix.Alternatives):
+	// every one failed, and Detail is the last one's failure.
+	Forms int `json:"forms,omitempty"`
 }
 
 // AfterRewrite reports whether the fix itself made a test fail: such a
@@ -93,6 +109,9 @@ func (r *Revert) Reason() string {
 		return "not verified: " + r.Detail
 	case Companion:
 		return r.Detail
+	}
+	if r.Forms > 1 {
+		return fmt.Sprintf("reverted: each of the fix's %d forms failed; the last: %s", r.Forms, r.String())
 	}
 	return "reverted: " + r.String()
 }

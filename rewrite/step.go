@@ -86,13 +86,23 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 			out.resolved = append(out.resolved, ff)
 			continue
 		}
+		var held *Revert // verification's answer
+		if d.Fix != nil && cfg.Decide != nil {
+			dec := cfg.Decide(f.Site())
+			held = dec.Revert
+			if fix := variant(d.Fix, dec.Variant); held == nil && fix != d.Fix {
+				if fix == nil {
+					held = &Revert{Kind: NoVariant, Detail: fmt.Sprintf("the fix has no form %d", dec.Variant)}
+				} else {
+					s.variants[i] = dec.Variant
+					ff.Fix, ff.Variant = fix.Message, dec.Variant
+					d.Fix = fix // for the checks below
+				}
+			}
+		}
 		var reqErr error // a module the fix needs and cannot have
 		if d.Fix != nil {
 			reqErr = s.requireError(d.Fix)
-		}
-		var held *Revert // verification's answer
-		if d.Fix != nil && cfg.Decide != nil {
-			held = cfg.Decide(f.Site())
 		}
 		switch {
 		case d.Fix == nil:
@@ -129,7 +139,7 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 		// Find the fixes that fail by halving: the cost grows with the
 		// bad fixes times the log of all of them, not with their number
 		// (a file can hold thousands). Every set kept type-checks.
-		t := &trial{j: j, r: r, cur: cur, files: files, mods: mods, current: current, ck: ck, want: len(s.diags)}
+		t := &trial{j: j, r: r, cur: cur, files: files, mods: mods, current: current, ck: ck, want: len(s.diags), variants: s.variants}
 		t.add(fixable)
 		for _, b := range t.bad {
 			f := &out.findings[findingOf[b.fix]]
@@ -153,7 +163,7 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 	for _, i := range applied {
 		f := &out.findings[findingOf[i]]
 		f.Fixed = true
-		out.requires = append(out.requires, s.diags[i].Fix.Requires...)
+		out.requires = append(out.requires, s.fix(i).Requires...)
 	}
 	if len(applied) > 0 {
 		out.next, out.contents = next, contents
@@ -164,15 +174,16 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 // A trial finds the largest set of a rule's fixes that applies and
 // type-checks, when all of them together do not.
 type trial struct {
-	j       *job
-	r       *rule.Rule
-	cur     *state
-	files   map[string]*ast.File
-	mods    *modules
-	current map[string]*content
-	ck      *checker
-	want    int  // diagnostics of the first run of the rule
-	gaveUp  bool // the rule is not deterministic
+	j        *job
+	r        *rule.Rule
+	cur      *state
+	files    map[string]*ast.File
+	mods     *modules
+	current  map[string]*content
+	ck       *checker
+	want     int         // diagnostics of the first run of the rule
+	gaveUp   bool        // the rule is not deterministic
+	variants map[int]int // the forms verification chose (session.variants)
 
 	good     []int // fixes kept so far
 	next     *state
@@ -195,6 +206,7 @@ func (t *trial) add(which []int) {
 	// Fixes edit the decorated files of a session: each try starts from a
 	// fresh run of the rule.
 	s := t.j.newSession(t.r, t.cur, t.files, t.mods)
+	s.variants = t.variants
 	t.r.Run(s.pass)
 	if len(s.diags) != t.want {
 		t.gaveUp = true // give up on the rest
@@ -256,6 +268,23 @@ type session struct {
 	dsts     map[*ast.File]*dst.File
 	diags    []rule.Diagnostic
 	required map[string]error // Pass.Require's answers in this run
+	variants map[int]int      // index into diags → the form of its fix to apply, when not the first
+}
+
+// fix returns the form of diagnostic i's fix to apply.
+func (s *session) fix(i int) *rule.Fix {
+	return variant(s.diags[i].Fix, s.variants[i])
+}
+
+// variant returns form k of fix (0: fix itself), or nil when it has none.
+func variant(fix *rule.Fix, k int) *rule.Fix {
+	switch {
+	case k == 0:
+		return fix
+	case k > 0 && k <= len(fix.Alternatives):
+		return fix.Alternatives[k-1]
+	}
+	return nil
 }
 
 func (j *job) newSession(r *rule.Rule, cur *state, files map[string]*ast.File, mods *modules) *session {
@@ -264,6 +293,7 @@ func (j *job) newSession(r *rule.Rule, cur *state, files map[string]*ast.File, m
 		files:    files,
 		dsts:     map[*ast.File]*dst.File{},
 		required: map[string]error{},
+		variants: map[int]int{},
 	}
 	var list []*ast.File
 	for _, f := range cur.syntax {
@@ -367,9 +397,9 @@ func (j *job) apply(s *session, which []int, cur *state, current map[string]*con
 	}
 	var deletes []ast.Node
 	for _, i := range which {
-		d := s.diags[i]
-		d.Fix.Apply()
-		deletes = append(deletes, d.Fix.Deletes...)
+		fix := s.fix(i)
+		fix.Apply()
+		deletes = append(deletes, fix.Deletes...)
 	}
 
 	fset := j.pkg.Fset

@@ -168,6 +168,14 @@ type Fix struct {
 	// Pass.Require); the engine adds those the module's go.mod lacks
 	// when it applies the fix.
 	Requires []string
+
+	// Alternatives are further forms of an unproven fix, in the order to
+	// try them after this one (a wait for 1 goroutine, then 2, ...). Only
+	// verification picks one (through Config.Decide): it tries the next
+	// form when a test fails after the one before, and keeps the first
+	// that passes every run. Each is a complete unproven Fix without
+	// Alternatives of its own; plain fix never applies any of them.
+	Alternatives []*Fix
 }
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]*$`)

@@ -35,7 +35,7 @@ func (s fixSite) covers(test string) bool { return s.test == "" || s.test == tes
 // verify verifies each package directory's changes in res, concurrently,
 // and says which fixes to hold back. decide is the engine hook of the
 // round (for bisecting, which runs the engine again on one package).
-func (v *verifier) verify(cfg *rewrite.Config, decide func(rewrite.Site) *rewrite.Revert, res *rewrite.Result) ([]TestRun, []Held, error) {
+func (v *verifier) verify(cfg *rewrite.Config, decide func(rewrite.Site) rewrite.Decision, res *rewrite.Result) ([]TestRun, []Held, error) {
 	var work []*pkgWork
 	byDir := map[string]*pkgWork{}
 	modChanges := map[string][]rewrite.Change{} // module directory → its changes
@@ -131,7 +131,7 @@ func contains(list []string, s string) bool {
 // verifyPkg verifies one package: each affected test alone, bisecting
 // the fixes of a test that fails after the rewrite; then, when every
 // test kept its fixes, the whole test binary with all of them.
-func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) *rewrite.Revert, w *pkgWork) ([]TestRun, []Held, error) {
+func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewrite.Decision, w *pkgWork) ([]TestRun, []Held, error) {
 	if len(w.sites) == 0 {
 		return nil, nil, nil // no fixed finding: nothing to verify
 	}
@@ -572,7 +572,7 @@ var suspended = &rewrite.Revert{Kind: rewrite.Companion, Detail: "held back whil
 // fixes, for k found by binary search, knowing that all of them fail
 // (with why) and none of them passed before. It returns the index of the
 // fix and the failure it causes.
-func (v *verifier) bisect(cfg *rewrite.Config, decide func(rewrite.Site) *rewrite.Revert, w *pkgWork, sites []rewrite.Site, why *rewrite.Revert, fails func(binaries) (*rewrite.Revert, error)) (int, *rewrite.Revert, error) {
+func (v *verifier) bisect(cfg *rewrite.Config, decide func(rewrite.Site) rewrite.Decision, w *pkgWork, sites []rewrite.Site, why *rewrite.Revert, fails func(binaries) (*rewrite.Revert, error)) (int, *rewrite.Revert, error) {
 	lo, hi := 0, len(sites) // fails with sites[:hi], not with sites[:lo]
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
@@ -596,7 +596,7 @@ func (v *verifier) bisect(cfg *rewrite.Config, decide func(rewrite.Site) *rewrit
 }
 
 // variant rewrites and builds the package without the fixes hold.
-func (v *verifier) variant(cfg *rewrite.Config, decide func(rewrite.Site) *rewrite.Revert, w *pkgWork, hold []rewrite.Site) (binaries, string, error) {
+func (v *verifier) variant(cfg *rewrite.Config, decide func(rewrite.Site) rewrite.Decision, w *pkgWork, hold []rewrite.Site) (binaries, string, error) {
 	skip := map[string]bool{}
 	for _, s := range hold {
 		skip[s.Key] = true
@@ -606,9 +606,9 @@ func (v *verifier) variant(cfg *rewrite.Config, decide func(rewrite.Site) *rewri
 	c.Progress = nil
 	only := cfg.Only
 	c.Only = func(path string) bool { return filepath.Dir(path) == w.dir && (only == nil || only(path)) }
-	c.Decide = func(s rewrite.Site) *rewrite.Revert {
+	c.Decide = func(s rewrite.Site) rewrite.Decision {
 		if skip[s.Key] {
-			return suspended
+			return rewrite.Decision{Revert: suspended}
 		}
 		return decide(s)
 	}

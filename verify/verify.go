@@ -77,6 +77,7 @@ func (o Options) withDefaults() Options {
 type Verification struct {
 	Tests    []TestRun // each affected test, sorted by directory and name
 	Reverts  []Held    // fixes taken back, in the order decided
+	Retried  []Held    // forms of fixes a test failed after, whose next form was tried
 	Rounds   int       // verification rounds run
 	Gains    []Gain    // what companion rules made possible, by package
 	Recorded int       // reverted fixes recorded at their site (//unflake:ignore)
@@ -85,8 +86,9 @@ type Verification struct {
 
 // A Held is a fix verification took back, and why.
 type Held struct {
-	Site rewrite.Site
-	Why  *rewrite.Revert
+	Site    rewrite.Site
+	Why     *rewrite.Revert
+	Variant int // the form of the fix that failed (rule.Fix.Alternatives)
 }
 
 // A Gain is what a rule's companions made possible in one package: fixes
@@ -113,7 +115,9 @@ type TestRun struct {
 }
 
 // maxRounds bounds Run: each round reverts what failed and verifies again
-// the packages whose rewrite changed.
+// the packages whose rewrite changed. A fix with further forms
+// (rule.Fix.Alternatives) adds a round for each: a form is tried only
+// after the one before it failed.
 const maxRounds = 4
 
 // Run runs cfg with the fixes the rules could not prove, verifies the
@@ -211,15 +215,18 @@ func (v *verifier) beforeOf(dir string) *beforeRuns {
 // first whether to hold a fix back.
 func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Revert) (*rewrite.Result, *Verification, error) {
 	held := map[string]*rewrite.Revert{} // site key → why
-	decide := func(s rewrite.Site) *rewrite.Revert {
+	form := map[string]int{}             // site key → the form of its fix to try next
+	decide := func(s rewrite.Site) rewrite.Decision {
 		if pre != nil {
 			if r := pre(s); r != nil {
-				return r
+				return rewrite.Decision{Revert: r}
 			}
 		}
-		return held[s.Key]
+		return rewrite.Decision{Revert: held[s.Key], Variant: form[s.Key]}
 	}
 	cfg.Decide = decide
+	// Each further form of a fix may need a round of its own.
+	limit := maxRounds
 
 	out := &Verification{}
 	verified := map[string]string{} // package directory → the content verified
@@ -234,7 +241,10 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 		if err != nil {
 			return nil, nil, err
 		}
-		if out.Rounds == maxRounds {
+		for _, f := range res.Findings {
+			limit = max(limit, maxRounds+f.Variants-1)
+		}
+		if out.Rounds == limit {
 			break // the last run only took fixes back
 		}
 		contents := dirContents(res.Changes)
@@ -283,13 +293,35 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 			}
 			runs[d] = fresh
 		}
+		applied := map[string]rewrite.Finding{} // site key → its finding, fixed in this round
+		for _, f := range res.Findings {
+			if f.Fixed {
+				applied[f.Site().Key] = f
+			}
+		}
 		added := 0
 		for _, h := range reverts {
-			if held[h.Site.Key] == nil {
-				held[h.Site.Key] = h.Why
-				out.Reverts = append(out.Reverts, h)
-				added++
+			key := h.Site.Key
+			if held[key] != nil {
+				continue
 			}
+			added++
+			if f, ok := applied[key]; ok && h.Why.AfterRewrite() {
+				h.Variant = f.Variant
+				if f.Variant+1 < f.Variants {
+					// A test failed after this form: try the next one.
+					form[key] = f.Variant + 1
+					out.Retried = append(out.Retried, h)
+					continue
+				}
+				if f.Variants > 1 {
+					why := *h.Why // shared by the sites of a package held together
+					why.Forms = f.Variants
+					h.Why = &why
+				}
+			}
+			held[key] = h.Why
+			out.Reverts = append(out.Reverts, h)
 		}
 		if added == 0 {
 			break
@@ -304,7 +336,7 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 	for _, f := range res.Findings {
 		if d := filepath.Dir(f.File); f.Fixed && final[d] != verified[d] {
 			held[f.Site().Key] = &rewrite.Revert{Kind: rewrite.OutOfRounds,
-				Detail: fmt.Sprintf("verification stopped after %d rounds, before it verified the last rewrite of this package", maxRounds)}
+				Detail: fmt.Sprintf("verification stopped after %d rounds, before it verified the last rewrite of this package", out.Rounds)}
 			unverified = true
 		}
 	}

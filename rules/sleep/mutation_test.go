@@ -35,7 +35,7 @@ func TestSchedulerBubbleKeepsPower(t *testing.T) {
 		Patterns: []string{"./..."},
 		Env:      env,
 		Rules:    []*rule.Rule{sleep.Rule},
-		Decide:   func(rewrite.Site) *rewrite.Revert { return nil }, // what fix --verify applies before it runs the tests
+		Decide:   func(rewrite.Site) rewrite.Decision { return rewrite.Decision{} }, // what fix --verify applies before it runs the tests
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -185,8 +185,19 @@ func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
 		d.Fix.Unproven = unproven
 		if waiters {
 			d.Fix.Unproven += "; " + why
+			if clock != nil {
+				// Should the bubble fail, verification tries the
+				// wait for waiters next.
+				d.Fix.Alternatives = append([]*rule.Fix{clock}, clock.Alternatives...)
+				clock.Alternatives = nil
+			}
 		}
 	case clock != nil:
+		if waiters {
+			for _, f := range append([]*rule.Fix{clock}, clock.Alternatives...) {
+				f.Unproven += "; and no synctest bubble: " + blocked
+			}
+		}
 		d.Fix = clock
 	case why != "":
 		d.NotFixed = why + "; and no synctest bubble: " + blocked
@@ -288,7 +299,7 @@ type fakeClock struct {
 }
 
 var fakeClocks = []fakeClock{
-	{path: "github.com/jonboulle/clockwork", typ: "FakeClock", advance: "Advance",
+	{path: clockworkPath, typ: "FakeClock", advance: "Advance",
 		cure: "clockwork's %s.BlockUntilContext(ctx, n), n the number of goroutines that wait on the clock"},
 	{path: "github.com/benbjohnson/clock", typ: "Mock", advance: "Add",
 		cure: "a signal from the goroutine, a channel the test receives from (%s, a benbjohnson/clock Mock, has no wait for waiters)"},
@@ -306,7 +317,8 @@ var fakeClocks = []fakeClock{
 // (spawn names where). It returns the reason when there is such a clock
 // it cannot use, and whether that reason is the cure for a sleep that
 // waits for goroutines to reach the clock's timers (worth adding to a
-// bubble's reason).
+// bubble's reason). For that sleep, it may also return the cure itself
+// as a fix for verification to try (waitersFix), with the reason.
 func (a *analysis) clockFix(s *site, spawn string) (fix *rule.Fix, why string, waiters bool) {
 	if s.decl == nil || s.decl.Body == nil || !a.importsClock() {
 		return nil, "", false
@@ -383,7 +395,8 @@ func (a *analysis) clockFix(s *site, spawn string) (fix *rule.Fix, why string, w
 		// likely waiting for a goroutine to reach one of its timers than
 		// standing in for an advance, and advancing by the sleep as well
 		// would shift every timer the test reasons about.
-		return nil, fmt.Sprintf("the test moves the fake clock itself (%s.%s); if the sleep waits for a goroutine to reach a timer, the library's wait for waiters is the cure: %s", v.Name(), moved, fmt.Sprintf(clock.cure, v.Name())), true
+		why := fmt.Sprintf("the test moves the fake clock itself (%s.%s); if the sleep waits for a goroutine to reach a timer, the library's wait for waiters is the cure: %s", v.Name(), moved, fmt.Sprintf(clock.cure, v.Name()))
+		return a.waitersFix(s, v, why), why, true
 	}
 	if spawn != "" {
 		// The test starts a goroutine: the sleep most likely lets it
