@@ -50,6 +50,11 @@ const (
 	// FailsBefore: the test fails, or its package does not build, before
 	// the rewrite; nothing can be verified.
 	FailsBefore RevertKind = "fails-before"
+	// FlakyBefore: a run after the rewrite failed, and the same run
+	// (the same binary flags and load) without the rewrite failed too:
+	// the test is flaky on its own, so it verifies nothing and no fix is
+	// to blame.
+	FlakyBefore RevertKind = "flaky-before"
 	// Skips: the test skips before the rewrite; nothing was verified.
 	Skips RevertKind = "skips"
 	// NoTest: no test runs the fix (a helper no test calls).
@@ -125,6 +130,8 @@ func (r *Revert) String() string {
 	switch r.Kind {
 	case FailsBefore:
 		return t + " fails before the rewrite: " + r.Detail
+	case FlakyBefore:
+		return t + " is flaky without the rewrite (the run that failed after it fails before it too): " + r.Detail
 	case Skips:
 		return t + " skips: " + r.Detail
 	case FailsAfter:

@@ -216,7 +216,7 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 		}
 		name := run.Name
 		i, why, err := v.bisect(cfg, decide, w, cands, run.Why, func(bins binaries) (*rewrite.Revert, error) {
-			_, _, why, err := v.stressed(w.dir, bins, name, b.tests[name])
+			_, _, why, _, err := v.stressed(w.dir, bins, name, b.tests[name])
 			return why, err
 		})
 		if err != nil {
@@ -344,11 +344,16 @@ func (v *verifier) testRun(dir string, b *beforeRuns, bins binaries, name string
 		return run, nil
 	}
 	run.Before = before.mean()
-	after, runs, why, err := v.stressed(dir, bins, name, before)
+	after, runs, why, failed, err := v.stressed(dir, bins, name, before)
 	if err != nil {
 		return run, err
 	}
 	run.Runs = runs
+	if why != nil && failed != nil {
+		if why, err = v.confirm(dir, b, bins, *failed, name, before, why); err != nil {
+			return run, err
+		}
+	}
 	if why != nil {
 		run.Why = why
 		return run, nil
@@ -377,7 +382,7 @@ func (o *outcome) mean() time.Duration {
 // that verifying costs a multiple of the test's own time, not Count times
 // it. It returns the mean time of a run and the number of runs, or why a
 // run failed; the first failure stops the other processes.
-func (v *verifier) stressed(dir string, bins binaries, name string, before *outcome) (time.Duration, int, *rewrite.Revert, error) {
+func (v *verifier) stressed(dir string, bins binaries, name string, before *outcome) (time.Duration, int, *rewrite.Revert, *job, error) {
 	base := job{bin: bins.plain, name: name, run: anchored(name), bench: isBench(name)}
 	mean := before.mean()
 	limit := func(j *job) {
@@ -390,9 +395,9 @@ func (v *verifier) stressed(dir string, bins binaries, name string, before *outc
 	first := base
 	first.count, first.procs1 = 1, true
 	limit(&first)
-	outs, why, err := v.runJobs(dir, bins, name, before, []job{first})
+	outs, why, failed, err := v.runJobs(dir, bins, name, before, []job{first})
 	if why != nil || err != nil {
-		return 0, 1, why, err
+		return 0, 1, why, failed, err
 	}
 	n := v.opts.Count - 1
 	if a := outs[0].mean(); a > 0 {
@@ -422,9 +427,9 @@ func (v *verifier) stressed(dir string, bins binaries, name string, before *outc
 	for i := range jobs {
 		limit(&jobs[i])
 	}
-	more, why, err := v.runJobs(dir, bins, name, before, jobs)
+	more, why, failed, err := v.runJobs(dir, bins, name, before, jobs)
 	if why != nil || err != nil {
-		return 0, runs, why, err
+		return 0, runs, why, failed, err
 	}
 	var total time.Duration
 	tops := 0
@@ -433,14 +438,14 @@ func (v *verifier) stressed(dir string, bins binaries, name string, before *outc
 		tops += o.tops
 	}
 	if tops == 0 {
-		return 0, runs, nil, nil
+		return 0, runs, nil, nil, nil
 	}
-	return total / time.Duration(tops), runs, nil, nil
+	return total / time.Duration(tops), runs, nil, nil, nil
 }
 
 // runJobs runs the jobs of one test at once and returns their outcomes,
-// or why one failed (the first failure stops the others).
-func (v *verifier) runJobs(dir string, bins binaries, name string, before *outcome, jobs []job) ([]*outcome, *rewrite.Revert, error) {
+// or why one failed and which (the first failure stops the others).
+func (v *verifier) runJobs(dir string, bins binaries, name string, before *outcome, jobs []job) ([]*outcome, *rewrite.Revert, *job, error) {
 	ctx, cancel := context.WithCancel(v.r.ctx)
 	defer cancel()
 	outs := make([]*outcome, len(jobs))
@@ -459,7 +464,7 @@ func (v *verifier) runJobs(dir string, bins binaries, name string, before *outco
 	}
 	wg.Wait()
 	if err := v.r.ctx.Err(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for i, o := range outs {
 		if o == nil {
@@ -469,15 +474,58 @@ func (v *verifier) runJobs(dir string, bins binaries, name string, before *outco
 			if jobs[i].bin == bins.race && bins.race != "" {
 				why.Detail += " (in the run under -race)"
 			}
-			return nil, why, nil
+			return nil, why, &jobs[i], nil
 		}
 	}
 	for _, err := range errs {
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
-	return outs, nil, nil
+	return outs, nil, nil, nil
+}
+
+// confirm runs the job that failed after the rewrite once more, with the
+// test binary from before it (built with -race when the job was). A test
+// that fails under the same load without the rewrite is flaky on its own:
+// no fix can be verified by it and none is to blame, so the failure is
+// reported as one before the rewrite (and never recorded as a reverted
+// fix). Otherwise the failure after the rewrite stands.
+func (v *verifier) confirm(dir string, b *beforeRuns, bins binaries, j job, name string, before *outcome, why *rewrite.Revert) (*rewrite.Revert, error) {
+	if !why.AfterRewrite() || why.Kind == rewrite.BuildAfter {
+		return why, nil
+	}
+	bin := b.bin
+	if j.bin == bins.race {
+		b.raceOnce.Do(func() {
+			tmp := v.tempDir()
+			if err := mkdir(tmp); err != nil {
+				b.raceBroken = err.Error()
+				return
+			}
+			b.race = filepath.Join(tmp, "before-race.test")
+			if out, err := v.r.build(dir, b.race, "", "", true); err != nil {
+				b.raceBroken = buildError(out, err)
+			}
+		})
+		if err := v.r.ctx.Err(); err != nil {
+			return nil, err
+		}
+		if b.raceBroken != "" {
+			return why, nil // cannot confirm: the failure stands
+		}
+		bin = b.race
+	}
+	j.bin = bin
+	o, err := v.r.exec(v.r.ctx, dir, j)
+	if err != nil {
+		return nil, err
+	}
+	again := failure(o, name, j.count, before)
+	if again == nil {
+		return why, nil
+	}
+	return &rewrite.Revert{Kind: rewrite.FlakyBefore, Test: why.Test, Detail: again.Detail}, nil
 }
 
 // failure says why a process of count runs of the top-level test name

@@ -188,6 +188,10 @@ type beforeRuns struct {
 	bin    string
 	broken string // why it does not build
 
+	raceOnce   sync.Once
+	race       string // the -race build, made only to confirm a failure under -race
+	raceBroken string
+
 	mu    sync.Mutex
 	tests map[string]*outcome
 	whole *outcome

@@ -68,7 +68,8 @@ func callTwo(fn string) *rule.Rule {
 //   - s: a test that skips without an environment variable; one that
 //     prints a log line and then fails; one whose subtest vanishes; one
 //     with two fixes of two rules where only one breaks it; one that fails
-//     on every fifth run after the rewrite (a counter, never timing).
+//     on every fifth run after the rewrite (a counter, never timing); one
+//     that fails on one CPU before the rewrite as after it (flaky on its own).
 //   - w: a fix that passes alone and breaks another test of the package
 //     in the package's whole run, beside a harmless one.
 const verifyModule = `
@@ -214,6 +215,22 @@ func TestFlaky(t *testing.T) {
 		t.Fatalf("run %d fails", n)
 	}
 }
+-- s/load_test.go --
+package s
+
+import (
+	"runtime"
+	"testing"
+)
+
+// TestLoadFlaky fails on one CPU, with or without the rewrite: it is
+// flaky under load on its own, and no fix is to blame.
+func TestLoadFlaky(t *testing.T) {
+	check(1)
+	if runtime.GOMAXPROCS(0) == 1 {
+		t.Fatal("too slow on one CPU")
+	}
+}
 -- w/w_test.go --
 package w
 
@@ -239,7 +256,7 @@ func TestRun(t *testing.T) {
 	before := testmod.Snapshot(t, dir)
 	counter := t.TempDir()
 	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{callTwo("check"), callTwo("other")},
-		Env: append(os.Environ(), "UNFLAKE_RUNS="+counter, "UNFLAKE_SLOW=")}
+		Env: append(os.Environ(), "UNFLAKE_RUNS="+counter, "UNFLAKE_SLOW=", "GOMAXPROCS=2")}
 	var progress []int
 	res, v, err := verify.Run(context.Background(), cfg, verify.Options{Count: 6, Progress: func(done, total int) { progress = append(progress, done) }})
 	if err != nil {
@@ -286,6 +303,7 @@ func TestRun(t *testing.T) {
 		{"s checktwo TestTwo", true, "", ""},
 		{"s othertwo TestTwo", false, rewrite.FailsAfter, "reverted: TestTwo failed after the rewrite: s_test.go:38: other = 2, want 1"},
 		{"s checktwo TestFlaky", false, rewrite.FailsAfter, ""},
+		{"s checktwo TestLoadFlaky", false, rewrite.FlakyBefore, "reverted: TestLoadFlaky is flaky without the rewrite (the run that failed after it fails before it too): load_test.go:13: too slow on one CPU"},
 		{"w checktwo TestA", false, rewrite.PackageRun, "reverted: TestB failed in the package's whole run after the rewrite: w_test.go:13: state = 2, left by TestA"},
 		{"w checktwo TestC", true, "", ""},
 	} {
@@ -304,8 +322,8 @@ func TestRun(t *testing.T) {
 	if f := got["s checktwo TestFlaky"]; !strings.HasPrefix(f.Reason, "reverted: TestFlaky failed after the rewrite: s_test.go:") || !strings.Contains(f.Reason, ": run 5 fails") {
 		t.Errorf("TestFlaky: %s", f.Reason)
 	}
-	if len(got) != 15 {
-		t.Errorf("got %d findings, want 15: %+v", len(got), res.Findings)
+	if len(got) != 16 {
+		t.Errorf("got %d findings, want 16: %+v", len(got), res.Findings)
 	}
 
 	// The kept fixes are in the changes; the reverted ones are not, and
@@ -351,7 +369,7 @@ func TestRun(t *testing.T) {
 	want := []string{base + " TestBad", base + " TestBroken", base + " TestGood kept",
 		"h BenchmarkH kept", "h TestH1 kept", "h TestH2 kept",
 		"p TestFine kept", "p TestLeaks", "p TestPanics",
-		"s TestFlaky", "s TestLogs", "s TestSkips", "s TestTwo kept", "s TestVanish",
+		"s TestFlaky", "s TestLoadFlaky", "s TestLogs", "s TestSkips", "s TestTwo kept", "s TestVanish",
 		"w TestA", "w TestC kept"}
 	if strings.Join(runs, "\n") != strings.Join(want, "\n") {
 		t.Errorf("test runs:\n%s\nwant:\n%s", strings.Join(runs, "\n"), strings.Join(want, "\n"))
