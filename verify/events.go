@@ -94,11 +94,33 @@ func parseEvents(data []byte) *outcome {
 			if !o.failed || o.test == "" {
 				o.failed = true
 				o.test = e.Test
-				o.detail = firstTestLine(output[e.Test], "")
+				o.detail = failureLine(output[e.Test])
 			}
 		}
 	}
 	return o
+}
+
+// failureLine is the failing test's message: the first assertion
+// library's failure block (testify writes "x_test.go:12: " then
+// "Error Trace:" and "Error: ..."), which t.Log lines before it cannot
+// be mistaken for; otherwise the first line in the test's own format.
+func failureLine(lines []string) string {
+	for i, l := range lines {
+		if !testLine.MatchString(l) || !strings.HasSuffix(strings.TrimSpace(l), ":") {
+			continue
+		}
+		for _, raw := range lines[i+1:] {
+			c := strings.TrimSpace(raw)
+			if testLine.MatchString(raw) || c == "" {
+				break
+			}
+			if strings.HasPrefix(c, "Error Trace:") || strings.HasPrefix(c, "Error:") {
+				return firstTestLine(lines[i:], "")
+			}
+		}
+	}
+	return firstTestLine(lines, "")
 }
 
 // firstTestLine is the first line in the test's own format, without its

@@ -64,6 +64,16 @@ func TestParseEvents(t *testing.T) {
 			"fail TestA"),
 		failed: true, reason: "job_test.go:405: Error: Not equal: expected: 1",
 	}, {
+		name: "a t.Log line before testify's failure is not the failure",
+		data: events(
+			"run TestA",
+			"output TestA     cache_test.go:92: total cache cost: 999228",
+			"output TestA     cache_test.go:93: ",
+			"output TestA         \tError Trace:\t/m/cache_test.go:93",
+			"output TestA         \tError:      \tShould be true",
+			"fail TestA"),
+		failed: true, reason: "cache_test.go:93: Error: Should be true",
+	}, {
 		name: "a panic",
 		data: events(
 			"run TestA",
