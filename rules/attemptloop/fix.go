@@ -1,0 +1,156 @@
+package attemptloop
+
+import (
+	"fmt"
+	"go/ast"
+	"go/types"
+	"go/version"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dave/dst"
+
+	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule"
+)
+
+// fix returns the fix for the poll l, or why there is none.
+func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string) {
+	if len(l.others) > 0 {
+		var others []string
+		for _, o := range l.others {
+			others = append(others, types.ExprString(o))
+		}
+		return nil, "the loop condition also tests " + strings.Join(others, " && ")
+	}
+	// Have: a condition that only compares the counter with its bound.
+
+	if l.outer {
+		if c.usedAfter(l) {
+			return nil, "the loop counter is used after the loop"
+		}
+		return nil, "the loop counter is declared outside the loop"
+	}
+	if !use.ok() {
+		if use.why == "assigned" {
+			return nil, "the loop counter is assigned in the body"
+		}
+		return nil, "the loop counter is used in the body (" + use.why + ")"
+	}
+	keep := use.logged
+	if keep && l.down {
+		return nil, "the loop counter counts down the attempts left and the body logs it"
+	}
+	if _, isRange := l.stmt.(*ast.RangeStmt); keep && isRange && !types.Identical(l.counter.Type(), types.Typ[types.Int]) {
+		return nil, "the loop counter is not an int"
+	}
+	// Have: a counter the body does not use, or only logs counting up.
+
+	for _, w := range waits {
+		if w.nested {
+			return nil, "the loop also waits inside a nested loop"
+		}
+	}
+	sum, others, ok := c.constWaits(waits)
+	if !ok {
+		return nil, "the waits add up to more than a time.Duration holds"
+	}
+	n, constCount := c.count(l)
+	budget := time.Duration(0)
+	if constCount && len(others) == 0 {
+		total, overflow := match.MulDuration(sum, n)
+		if overflow {
+			return nil, "the attempts add up to more than a time.Duration holds"
+		}
+		budget = max(c.timeout, total)
+		if total < budget && !c.exhaustionFails(l) {
+			return nil, notAFailure
+		}
+	} else {
+		if !c.exhaustionFails(l) {
+			return nil, notAFailure
+		}
+		// Have: a budget computed at run time. Its operands must be
+		// evaluated once, before the loop, to the values the loop sees.
+		for _, b := range []ast.Expr{l.lo, l.hi} {
+			if _, ok := c.constBound(b); ok {
+				continue
+			}
+			if !match.IsPure(c.info, b) {
+				return nil, "the attempt count " + types.ExprString(b) + " is not a simple expression"
+			}
+		}
+		if l.reeval != nil && match.Modifies(c.info, l.body, match.Vars(c.info, l.reeval)) != nil {
+			return nil, "the attempt count " + types.ExprString(l.reeval) + " is changed in the body"
+		}
+		for _, o := range others {
+			if !match.IsPure(c.info, o) {
+				return nil, "the wait duration " + types.ExprString(o) + " is not a simple expression"
+			}
+			vars := match.Vars(c.info, o)
+			for _, v := range vars {
+				if l.stmt.Pos() <= v.Pos() && v.Pos() < l.stmt.End() {
+					return nil, "the wait duration " + types.ExprString(o) + " is computed in the loop"
+				}
+			}
+			if match.Modifies(c.info, l.body, vars) != nil {
+				return nil, "the wait duration " + types.ExprString(o) + " is changed in the body"
+			}
+		}
+		v := c.pass.FileVersion(c.file)
+		if !version.IsValid(v) {
+			return nil, "the budget needs max (go1.21) and the file's go version is unknown"
+		}
+		if version.Compare(v, "go1.21") < 0 {
+			return nil, "the budget needs max, which needs go1.21, and the file is " + v
+		}
+		if !c.resolvesTo(l, "max", types.Universe.Lookup("max")) {
+			return nil, "max is shadowed at the loop"
+		}
+	}
+	// Have: a budget: constant, or max(timeout, count × waits).
+
+	if why := c.timePackage(l); why != "" {
+		return nil, why
+	}
+	name := c.freshName(l, "deadline")
+
+	var deletes []ast.Node
+	msg := fmt.Sprintf("bound the poll by a %s deadline", match.FormatDuration(budget))
+	if budget == 0 {
+		count := strconv.FormatInt(n, 10)
+		if !constCount {
+			count = parenText(l.hi, c.countText(l))
+		}
+		msg = fmt.Sprintf("bound the poll by a deadline of max(%s, %s × %s)", match.FormatDuration(c.timeout), count, waitText(sum, others))
+	}
+	if keep {
+		msg += ", keeping the attempt counter"
+	}
+	switch s := l.stmt.(type) {
+	case *ast.ForStmt:
+		deletes = append(deletes, s.Cond)
+		if !keep {
+			deletes = append(deletes, s.Init, s.Post) // both set: the counter is declared in the loop
+		}
+	case *ast.RangeStmt:
+		deletes = append(deletes, s.X)
+		if s.Key != nil {
+			deletes = append(deletes, s.Key)
+		}
+	}
+	apply := func() {
+		var budgetExpr dst.Expr
+		if budget != 0 {
+			budgetExpr = match.DurationExpr(budget)
+		} else {
+			budgetExpr = &dst.CallExpr{
+				Fun:  dst.NewIdent("max"),
+				Args: []dst.Expr{match.DurationExpr(c.timeout), c.product(l, n, constCount, sum, others)},
+			}
+		}
+		c.rewrite(l, name, budgetExpr, keep)
+	}
+	return &rule.Fix{Message: msg, Apply: apply, Deletes: deletes}, ""
+}
