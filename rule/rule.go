@@ -14,6 +14,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"go/version"
 	"regexp"
 	"strings"
 	"time"
@@ -113,6 +114,15 @@ func (p *Pass) FileVersion(f *ast.File) string {
 		return v
 	}
 	return p.GoVersion
+}
+
+// FileUsesGo reports whether f may use language and library features of
+// go version min ("go1.22"). This is the one version gate of every rule
+// and the engine: an unknown or invalid file version counts as the oldest
+// version the tool supports, so a feature gated on it is not used.
+func (p *Pass) FileUsesGo(f *ast.File, min string) bool {
+	v := p.FileVersion(f)
+	return version.IsValid(v) && version.Compare(version.Lang(v), version.Lang(min)) >= 0
 }
 
 // A Diagnostic is a finding at a position, with a fix or the reason there

@@ -1,6 +1,8 @@
 package rule_test
 
 import (
+	"go/ast"
+	"go/types"
 	"strings"
 	"testing"
 
@@ -57,6 +59,32 @@ func TestValidate(t *testing.T) {
 		err := rule.Validate(tc.rules)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Validate: %v, want an error containing %q", err, tc.want)
+		}
+	}
+}
+
+func TestFileUsesGo(t *testing.T) {
+	f := &ast.File{}
+	cases := []struct {
+		file, module, min string
+		want              bool
+	}{
+		{"go1.22", "", "go1.22", true},
+		{"go1.22", "", "go1.21", true},
+		{"go1.22", "", "go1.25", false},
+		{"go1.22.3", "", "go1.22", true},  // a toolchain version counts as its language version
+		{"go1.21rc1", "", "go1.21", true}, // so does a release candidate
+		{"go1.9", "", "go1.10", false},    // not compared as text
+		{"", "go1.24", "go1.24", true},    // no file version: the module's
+		{"", "go1.23", "go1.24", false},
+		{"", "", "go1.10", false},     // unknown: the oldest, so nothing gated is used
+		{"1.24", "", "go1.10", false}, // invalid: the oldest as well
+		{"", "garbage", "go1.10", false},
+	}
+	for _, c := range cases {
+		p := &rule.Pass{TypesInfo: &types.Info{FileVersions: map[*ast.File]string{f: c.file}}, GoVersion: c.module}
+		if got := p.FileUsesGo(f, c.min); got != c.want {
+			t.Errorf("file %q, module %q: FileUsesGo(%q) = %v, want %v", c.file, c.module, c.min, got, c.want)
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
-	"go/version"
 	"strconv"
 	"strings"
 
@@ -51,7 +50,7 @@ func (a *Analysis) VersionReason(f *ast.File) string {
 	switch {
 	case v == "":
 		return "the module's go version is unknown; synctest needs " + SynctestVersion
-	case version.Compare(v, SynctestVersion) < 0:
+	case !a.pass.FileUsesGo(f, SynctestVersion):
 		return "the module's go version is " + v + "; synctest needs " + SynctestVersion
 	}
 	return ""

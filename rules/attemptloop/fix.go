@@ -102,7 +102,7 @@ func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string)
 		if !version.IsValid(v) {
 			return nil, "the budget needs max (go1.21) and the file's go version is unknown"
 		}
-		if version.Compare(v, "go1.21") < 0 {
+		if !c.pass.FileUsesGo(c.file, "go1.21") {
 			return nil, "the budget needs max, which needs go1.21, and the file is " + v
 		}
 		if !c.resolvesTo(l, "max", types.Universe.Lookup("max")) {

@@ -422,7 +422,7 @@ func callsIn(b *ast.BlockStmt, is func(*ast.CallExpr) bool) bool {
 // so the goroutine has been told to stop by then.
 func (c *checker) joinFix(g *ast.GoStmt, lit *ast.FuncLit, owner ast.Node, body *ast.BlockStmt, t, end string) *rule.Fix {
 	name := c.freshName("wg")
-	wgGo := !versionBefore(c.pass.FileVersion(c.file), 25)
+	wgGo := c.pass.FileUsesGo(c.file, "go1.25")
 	return &rule.Fix{
 		Message: fmt.Sprintf("wait for it at cleanup with a sync.WaitGroup (it ends when %s)", endPhrase(end)),
 		Apply: func() {
@@ -489,20 +489,4 @@ func (c *checker) freshName(base string) string {
 		name = fmt.Sprintf("%s%d", base, k)
 	}
 	return name
-}
-
-// versionBefore reports whether the go version v ("go1.N...") is older
-// than go1.minor; an unknown version counts as old.
-func versionBefore(v string, minor int) bool {
-	if len(v) < 5 {
-		return true
-	}
-	n := 0
-	for _, r := range v[len("go1."):] {
-		if r < '0' || r > '9' {
-			break
-		}
-		n = n*10 + int(r-'0')
-	}
-	return n < minor
 }

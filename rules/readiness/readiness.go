@@ -6,7 +6,6 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
-	"go/version"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -399,7 +398,7 @@ const handshakeWords = "have the child write a line (on a pipe passed in ExtraFi
 
 // plan checks that the site can be rewritten and returns the fix, or why not.
 func (c *checker) plan(s *site) (*rule.Fix, string) {
-	if v := c.pass.FileVersion(c.file); v != "" && version.Compare(v, "go1.10") < 0 {
+	if !c.pass.FileUsesGo(c.file, "go1.10") {
 		return nil, "the handshake needs os.File.SetReadDeadline (go1.10), newer than the file's go version"
 	}
 	create, why := c.creation(s.cmd)

@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
-	"go/version"
 
 	"github.com/dave/dst"
 
@@ -129,7 +128,7 @@ func (c waitContext) expr() dst.Expr {
 // of our own would only guess at how slow a loaded runner is.
 func (a *analysis) testContext(s *site) waitContext {
 	background := waitContext{text: "context.Background()"}
-	if v := a.pass.FileVersion(s.file); v == "" || version.Compare(v, "go1.24") < 0 {
+	if !a.pass.FileUsesGo(s.file, "go1.24") {
 		return background
 	}
 	scope := a.pass.Pkg.Scope().Innermost(s.stmt.Pos())

@@ -205,7 +205,7 @@ func (c *checker) loopFix(ls *loopSite) *rule.Fix {
 	if g == nil {
 		return nil
 	}
-	old := c.fileVersionBefore("go1.22")
+	old := !c.pass.FileUsesGo(c.file, "go1.22")
 	return &rule.Fix{
 		Message:  "run the iterations' children together with " + msg + " and check each result after all have finished, in order",
 		Requires: requires,
@@ -390,7 +390,7 @@ func (c *checker) groupFor(at ast.Node, name string) (*group, string, []string) 
 		}
 		return g, "an errgroup.Group", nil
 	}
-	g.wgGo = !c.fileVersionBefore("go1.25")
+	g.wgGo = c.pass.FileUsesGo(c.file, "go1.25")
 	why := "--no-new-deps"
 	if err != nil {
 		why = err.Error()
@@ -405,32 +405,6 @@ func (c *checker) requireSync() (missing bool, err error) {
 		return false, errNoRequire
 	}
 	return c.pass.Require(syncModule)
-}
-
-// fileVersionBefore reports whether the file being checked may use only
-// language and library features older than v.
-func (c *checker) fileVersionBefore(v string) bool {
-	fv := c.pass.FileVersion(c.file)
-	return fv != "" && versionLess(fv, v)
-}
-
-// versionLess compares "go1.N" versions.
-func versionLess(a, b string) bool {
-	minor := func(v string) int {
-		v = v[len("go1."):]
-		for i, r := range v {
-			if r < '0' || r > '9' {
-				v = v[:i]
-				break
-			}
-		}
-		n, _ := strconv.Atoi(v)
-		return n
-	}
-	if len(a) < 4 || len(b) < 4 {
-		return false
-	}
-	return minor(a) < minor(b)
 }
 
 // typeExpr returns a type expression for t, or nil when the rewrite cannot

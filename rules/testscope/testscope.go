@@ -7,7 +7,6 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
-	"go/version"
 	"regexp"
 	"strings"
 
@@ -260,7 +259,7 @@ func (c *checker) helpersCalledInParallel() map[*types.Func]bool {
 
 // atLeast reports whether the file's go version is at least v.
 func (c *checker) atLeast(v string) bool {
-	return version.Compare(c.version, v) >= 0
+	return c.pass.FileUsesGo(c.file, v)
 }
 
 // tooOld is the reason a fix needing go version v is not made.

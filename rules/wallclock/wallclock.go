@@ -614,7 +614,7 @@ func (c *checker) benchable(s *site, t *bubble.Target) string {
 		return "the timed region and the assertion are in different blocks"
 	case c.names[c.benchName(t)]:
 		return c.benchName(t) + " already exists"
-	case version(c.pass, t.File()) < 24:
+	case !c.pass.FileUsesGo(t.File(), "go1.24"):
 		return "b.Loop needs go1.24"
 	}
 	region := c.benchRegion(s)
@@ -675,16 +675,6 @@ func (c *checker) benchInputs(s *site, t *bubble.Target, region []ast.Stmt) ([]a
 		})
 	}
 	return inputs, why
-}
-
-// version returns the minor go version of f's file (22 for go1.22), or 0.
-func version(pass *rule.Pass, f *ast.File) int {
-	var minor int
-	v := pass.FileVersion(f)
-	if _, err := fmt.Sscanf(strings.TrimPrefix(v, "go1."), "%d", &minor); err != nil {
-		return 0
-	}
-	return minor
 }
 
 // addBench adds, after the test, a benchmark repeating the timed code of s.
