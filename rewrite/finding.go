@@ -303,8 +303,11 @@ func funcName(fd *ast.FuncDecl) string {
 
 var testFuncRE = regexp.MustCompile(`^(Test|Benchmark|Fuzz|Example)([^a-z]|$)`)
 
+// IsTestName reports whether name is that of a function go test runs.
+func IsTestName(name string) bool { return testFuncRE.MatchString(name) }
+
 func isTestFunc(fd *ast.FuncDecl) bool {
-	return fd.Recv == nil && testFuncRE.MatchString(fd.Name.Name)
+	return fd.Recv == nil && IsTestName(fd.Name.Name)
 }
 
 // isRunCall reports whether call is t.Run(name, lit) on a *testing.T, B

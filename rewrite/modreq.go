@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -315,7 +316,7 @@ func (ms *modules) chooseVersion(m *module, modPath string) (string, error) {
 	}
 	// The list is in semver order; latest is the newest release in it
 	// (absent when the module has no release: then all are candidates).
-	below := !contains(vs[0].Versions, latest[0].Version)
+	below := !slices.Contains(vs[0].Versions, latest[0].Version)
 	var queries []string
 	for i := len(vs[0].Versions) - 1; i >= 0 && len(queries) < maxVersionTries; i-- {
 		v := vs[0].Versions[i]
@@ -510,9 +511,9 @@ func firstLine(s string) string {
 	return ""
 }
 
-// isModFile reports whether a change is of a module's go.mod or go.sum
+// IsModFile reports whether a change is of a module's go.mod or go.sum
 // rather than of a package's file.
-func isModFile(path string) bool {
+func IsModFile(path string) bool {
 	b := filepath.Base(path)
 	return b == "go.mod" || b == "go.sum"
 }

@@ -194,12 +194,3 @@ func (f Finding) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(out)
 }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}

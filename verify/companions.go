@@ -99,13 +99,13 @@ func (vf *verifier) retryWithCompanions(cfg *rewrite.Config, res *rewrite.Result
 	rewrite.SortFindings(out.Findings)
 	seen := map[string]bool{}
 	for _, c := range res.Changes {
-		if !in(c.Path) || isModFile(c.Path) {
+		if !in(c.Path) || rewrite.IsModFile(c.Path) {
 			out.Changes = append(out.Changes, c)
 			seen[c.Path] = true
 		}
 	}
 	for _, c := range res2.Changes {
-		if !seen[c.Path] && (in(c.Path) || isModFile(c.Path)) {
+		if !seen[c.Path] && (in(c.Path) || rewrite.IsModFile(c.Path)) {
 			out.Changes = append(out.Changes, c)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -41,7 +42,7 @@ func (v *verifier) verify(cfg *rewrite.Config, decide func(rewrite.Site) rewrite
 	modChanges := map[string][]rewrite.Change{} // module directory → its changes
 	for _, c := range res.Changes {
 		d := filepath.Dir(c.Path)
-		if isModFile(c.Path) {
+		if rewrite.IsModFile(c.Path) {
 			modChanges[d] = append(modChanges[d], c)
 			continue
 		}
@@ -65,9 +66,9 @@ func (v *verifier) verify(cfg *rewrite.Config, decide func(rewrite.Site) rewrite
 		}
 		seen[s.Key] = true
 		fs := fixSite{site: s}
-		if top := topLevel(f.Test); isTestName(top) {
+		if top := topLevel(f.Test); rewrite.IsTestName(top) {
 			fs.test = top
-			if !contains(w.tests, top) {
+			if !slices.Contains(w.tests, top) {
 				w.tests = append(w.tests, top)
 			}
 		} else {
@@ -119,15 +120,6 @@ func (v *verifier) verify(cfg *rewrite.Config, decide func(rewrite.Site) rewrite
 	return runs, held, nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // verifyPkg verifies one package: each affected test alone, bisecting
 // the fixes of a test that fails after the rewrite; then, when every
 // test kept its fixes, the whole test binary with all of them.
@@ -160,7 +152,7 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 		}
 		tests = nil
 		for _, name := range strings.Fields(string(out)) {
-			if isTestName(name) {
+			if rewrite.IsTestName(name) {
 				tests = append(tests, name)
 			}
 		}
@@ -668,7 +660,7 @@ func (v *verifier) variant(cfg *rewrite.Config, decide func(rewrite.Site) rewrit
 	md := moduleDir(w.dir)
 	for _, ch := range res.Changes {
 		switch {
-		case isModFile(ch.Path) && filepath.Dir(ch.Path) == md:
+		case rewrite.IsModFile(ch.Path) && filepath.Dir(ch.Path) == md:
 			mod = append(mod, ch)
 		case filepath.Dir(ch.Path) == w.dir:
 			changes = append(changes, ch)

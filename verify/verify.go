@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
@@ -256,7 +255,7 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 		pkgChanges := 0
 		for _, c := range res.Changes {
 			switch d := filepath.Dir(c.Path); {
-			case isModFile(c.Path):
+			case rewrite.IsModFile(c.Path):
 				// Every package verified needs its module's new go.mod,
 				// whether or not go.mod changed since the last round.
 				todo.Changes = append(todo.Changes, c)
@@ -275,7 +274,7 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 		}
 		out.Rounds++
 		for _, c := range todo.Changes {
-			if !isModFile(c.Path) {
+			if !rewrite.IsModFile(c.Path) {
 				verified[filepath.Dir(c.Path)] = contents[filepath.Dir(c.Path)]
 			}
 		}
@@ -387,7 +386,7 @@ func covered(runs []TestRun, test string) (bool, int64, int64) {
 	var before, after time.Duration
 	n := 0
 	for _, r := range runs {
-		if isTestName(test) && r.Name != test {
+		if rewrite.IsTestName(test) && r.Name != test {
 			continue
 		}
 		if !r.Kept {
@@ -406,7 +405,7 @@ func covered(runs []TestRun, test string) (bool, int64, int64) {
 func dirContents(changes []rewrite.Change) map[string]string {
 	m := map[string]string{}
 	for _, c := range changes {
-		if isModFile(c.Path) {
+		if rewrite.IsModFile(c.Path) {
 			continue
 		}
 		d := filepath.Dir(c.Path)
@@ -419,17 +418,6 @@ func dirContents(changes []rewrite.Change) map[string]string {
 func topLevel(test string) string {
 	top, _, _ := strings.Cut(test, "/")
 	return top
-}
-
-var testFuncRE = regexp.MustCompile(`^(Test|Benchmark|Fuzz|Example)([^a-z]|$)`)
-
-// isTestName reports whether name is that of a function go test runs.
-func isTestName(name string) bool { return testFuncRE.MatchString(name) }
-
-// isModFile reports whether a change is of a module's go.mod or go.sum.
-func isModFile(path string) bool {
-	b := filepath.Base(path)
-	return b == "go.mod" || b == "go.sum"
 }
 
 // writeOverlay writes the new contents to tmp and the `go build -overlay`
