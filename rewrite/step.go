@@ -18,6 +18,7 @@ import (
 	"github.com/dave/dst/decorator/resolver/gotypes"
 	"github.com/dave/dst/decorator/resolver/guess"
 
+	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/rule"
 )
 
@@ -317,6 +318,7 @@ func (j *job) newSession(r *rule.Rule, cur *state, files map[string]*ast.File, m
 		GoVersion: goVersion,
 		Report:    func(d rule.Diagnostic) { s.diags = append(s.diags, d) },
 		Dst:       s.dst,
+		Effects:   effects.None,
 		Require: func(modPath string) (bool, error) {
 			missing, err := mods.require(j.pkg, modPath)
 			s.required[modPath] = err

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/dave/dst"
+
+	"github.com/unflake/unflake/internal/effects"
 )
 
 // A Rule finds one kind of slow or flaky test code and, where it can prove
@@ -105,6 +107,12 @@ type Pass struct {
 	// otherwise err says why not, for the finding. A fix that imports
 	// such a package lists modPath in Fix.Requires.
 	Require func(modPath string) (missing bool, err error)
+
+	// Effects summarises functions of other packages (the module's and
+	// its dependencies'), so a rule can decide from what a callee does
+	// instead of giving up on code it cannot see. Never nil: a driver
+	// without summaries sets effects.None.
+	Effects effects.Source
 }
 
 // FileVersion returns the go version that governs f ("go1.22"), taking
