@@ -5,7 +5,6 @@ package cli
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -37,7 +36,6 @@ var errReported = errors.New("errors reported")
 
 // Main runs unflake with args and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	resetRuleFlags()
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
@@ -69,6 +67,9 @@ type options struct {
 	run   string
 
 	changedSince string // --changed-since: only test files changed since this git revision
+
+	// ruleOptions are the values of the rules' own flags in this run.
+	ruleOptions rule.Options
 
 	verify        bool
 	verifyCount   int
@@ -112,17 +113,7 @@ func addAnalysisFlags(cmd *cobra.Command, opts *options) {
 	f.StringSliceVar(&opts.rules, "rules", nil, "run only these `rules` (comma-separated; default: the default set; all: every rule)")
 	f.StringSliceVar(&opts.skip, "skip", nil, "do not run these `rules` (comma-separated)")
 	f.StringVar(&opts.run, "run", "", "only tests and subtests whose names match `REGEX`, as go test -run")
-	for _, r := range rules.All() {
-		f.AddGoFlagSet(&r.Flags)
-	}
-}
-
-// resetRuleFlags puts every rule flag back to its default, so that one
-// Main call does not see another's flags.
-func resetRuleFlags() {
-	for _, r := range rules.All() {
-		r.Flags.VisitAll(func(f *flag.Flag) { _ = f.Value.Set(f.DefValue) })
-	}
+	addRuleFlags(f, rules.All(), &opts.ruleOptions)
 }
 
 // engineConfig turns the options and patterns into an engine run.
@@ -141,7 +132,7 @@ func (o *options) engineConfig(patterns []string) (*rewrite.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := &rewrite.Config{Dir: dir, Patterns: patterns, Tags: o.tags, Rules: selected, Run: o.run, Lookup: rules.Lookup}
+	cfg := &rewrite.Config{Dir: dir, Patterns: patterns, Tags: o.tags, Rules: selected, Run: o.run, Lookup: rules.Lookup, Options: o.ruleOptions}
 	cfg.Progress = progress(o.stderr)
 	if o.changedSince != "" {
 		if cfg.Only, err = changedFilter(dir, o.changedSince); err != nil {

@@ -35,6 +35,11 @@ type Config struct {
 	// names match, as `go test -run` does.
 	Run string
 
+	// Options are the values of the rules' options for this run (a rule
+	// declares them in rule.Rule.Flags); the zero value means every
+	// option has its default. Prefilters and passes see them.
+	Options rule.Options
+
 	// NoPrefilter type-checks every package with test files, even those
 	// no rule can match. It exists to test that the prefilter never
 	// changes the result.
@@ -226,7 +231,7 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result, claimed map[strin
 		if p.Module != nil && !p.Module.Main {
 			continue // a dependency: never ours to rewrite
 		}
-		j := &job{pkg: p, refused: map[string]*WriteError{}}
+		j := &job{pkg: p, refused: map[string]*WriteError{}, opts: cfg.Options}
 		for i, path := range p.CompiledGoFiles {
 			if i >= len(p.Syntax) || !isTestFile(path) {
 				continue
@@ -304,6 +309,7 @@ type job struct {
 	// (refusalOf, outsideModule): their findings are reported, their
 	// fixes not applied.
 	refused map[string]*WriteError
+	opts    rule.Options // the run's rule options (Config.Options)
 }
 
 type jobResult struct {

@@ -58,7 +58,7 @@ func testRule(name string, prefilter func([]byte) bool, run func(*rule.Pass)) *r
 	return &rule.Rule{
 		Name:      name,
 		Doc:       "# " + name + ": a test rule\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
-		Prefilter: prefilter,
+		Prefilter: func(src []byte, _ rule.Values) bool { return prefilter(src) },
 		Run:       run,
 	}
 }

@@ -76,7 +76,7 @@ func (c *Config) listCandidates(rules []*rule.Rule, prefilter bool) (*candidates
 			if c.Only != nil && !c.Only(f) {
 				continue
 			}
-			if ok, err := worthLoading(f, rules, prefilter); err != nil {
+			if ok, err := worthLoading(f, rules, c.Options, prefilter); err != nil {
 				out.errors = append(out.errors, err)
 			} else if ok {
 				out.paths = append(out.paths, forTest(p))
@@ -227,7 +227,7 @@ func (c *Config) matchesAny(pattern string, pkgs []*packages.Package) bool {
 
 // worthLoading reports whether the test file at path may hold a finding
 // for one of rules.
-func worthLoading(path string, rules []*rule.Rule, prefilter bool) (bool, error) {
+func worthLoading(path string, rules []*rule.Rule, opts rule.Options, prefilter bool) (bool, error) {
 	if !prefilter {
 		return true, nil
 	}
@@ -236,7 +236,7 @@ func worthLoading(path string, rules []*rule.Rule, prefilter bool) (bool, error)
 		return false, err
 	}
 	for _, r := range rules {
-		if r.Prefilter(src) {
+		if r.Prefilter(src, opts.For(r)) {
 			return true, nil
 		}
 	}

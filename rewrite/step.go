@@ -315,6 +315,7 @@ func (j *job) newSession(r *rule.Rule, cur *state, files map[string]*ast.File, m
 		AllFiles:  cur.syntax,
 		Pkg:       cur.types,
 		TypesInfo: cur.info,
+		Options:   j.opts,
 		GoVersion: goVersion,
 		Report:    func(d rule.Diagnostic) { s.diags = append(s.diags, d) },
 		Dst:       s.dst,

@@ -3,7 +3,8 @@
 // A rule sees a package the way a go/analysis pass does (file set, syntax,
 // types, go version), reports diagnostics, and may attach a fix that edits
 // the decorated (dst) form of the file. A rule never prints, writes files or
-// reads command-line flags other than its own Flags; the engine decides
+// reads command-line flags: it declares its options in Flags and reads the
+// values of the run from Pass (or its Prefilter's Values); the engine decides
 // which fixes are applied, re-type-checks the result and writes it.
 package rule
 
@@ -40,14 +41,20 @@ type Rule struct {
 	// Default reports whether the rule runs when --rules is not given.
 	Default bool
 
-	// Flags are the rule's own options, exposed on the command line.
+	// Flags declares the rule's options: name, default and usage (the
+	// command line shows them; a go/analysis Analyzer's Flags copy them).
+	// It is a declaration, never changed by a run: each run carries its
+	// own values (Options), which Pass and Prefilter read. Each Value
+	// must be a pointer implementing flag.Getter, as the flag package's
+	// own values are, so a run can parse into a fresh one.
 	Flags flag.FlagSet
 
 	// Prefilter reports whether a test file whose source is src may hold
-	// something Run would report. It must be cheap (a byte search) and it
-	// must never return false for a file Run would report on: the engine
-	// skips type-checking packages none of whose test files pass it.
-	Prefilter func(src []byte) bool
+	// something Run would report, with the rule's options of the run. It
+	// must be cheap (a byte search) and it must never return false for a
+	// file Run would report on: the engine skips type-checking packages
+	// none of whose test files pass it.
+	Prefilter func(src []byte, opts Values) bool
 
 	// Run inspects pass.Files and calls pass.Report for each finding.
 	Run func(pass *Pass)
@@ -60,23 +67,16 @@ type Rule struct {
 	Companions []string
 }
 
-// Bool reports whether the pass's rule has the boolean flag name set;
-// false when there is no rule or no such flag.
-func (p *Pass) Bool(name string) bool {
-	if p.Rule == nil {
-		return false
-	}
-	f := p.Rule.Flags.Lookup(name)
-	if f == nil {
-		return false
-	}
-	g, ok := f.Value.(flag.Getter)
-	if !ok {
-		return false
-	}
-	b, _ := g.Get().(bool)
-	return b
-}
+// Values returns the options of the pass's rule in this run.
+func (p *Pass) Values() Values { return p.Options.For(p.Rule) }
+
+// Bool returns the run's value of the pass's rule's boolean option name
+// (its declared default when the run does not set it); false when there
+// is no rule or no such option.
+func (p *Pass) Bool(name string) bool { return p.Values().Bool(name) }
+
+// Duration returns the run's value of the duration option name, as Bool.
+func (p *Pass) Duration(name string) time.Duration { return p.Values().Duration(name) }
 
 // A Pass is one run of a rule on one package.
 type Pass struct {
@@ -86,6 +86,11 @@ type Pass struct {
 	AllFiles  []*ast.File // every file of the package, for analysis only
 	Pkg       *types.Package
 	TypesInfo *types.Info
+
+	// Options are the run's values of the rules' options; the zero value
+	// means every option has its default. Read them with Bool, Duration
+	// or Values.
+	Options Options
 
 	// GoVersion is the go version of the package's module ("go1.22"),
 	// or "" when unknown. A fix must not use an API or language feature
@@ -232,6 +237,9 @@ func Validate(rules []*Rule) error {
 				err = fmt.Errorf("rule %q: flag -%s already defined by rule %q", r.Name, f.Name, other)
 			}
 			flags[f.Name] = r.Name
+			if _, perr := parse(f, f.DefValue); perr != nil && err == nil {
+				err = fmt.Errorf("rule %q: option -%s: default %q: %v", r.Name, f.Name, f.DefValue, perr)
+			}
 		})
 		if err != nil {
 			return err

@@ -12,7 +12,7 @@ import (
 const goodDoc = "# good: does good\n\nFinds good\nthings.\n\nMore prose.\n\n## Before\n\n```go\nx\n```\n\n## After\n\n```go\ny\n```\n"
 
 func newRule(name, doc string) *rule.Rule {
-	return &rule.Rule{Name: name, Doc: doc, Prefilter: func([]byte) bool { return true }, Run: func(*rule.Pass) {}}
+	return &rule.Rule{Name: name, Doc: doc, Prefilter: func([]byte, rule.Values) bool { return true }, Run: func(*rule.Pass) {}}
 }
 
 func TestDocSections(t *testing.T) {
@@ -38,6 +38,11 @@ func TestValidate(t *testing.T) {
 	if err := rule.Validate([]*rule.Rule{newRule("good", goodDoc)}); err != nil {
 		t.Fatal(err)
 	}
+	withFunc := func(name, flag string) *rule.Rule {
+		r := newRule(name, goodDoc)
+		r.Flags.Func(flag, "", func(string) error { return nil })
+		return r
+	}
 	withFlag := func(name, flag string) *rule.Rule {
 		r := newRule(name, strings.Replace(goodDoc, "# good:", "# "+name+":", 1))
 		r.Flags.String(flag, "", "")
@@ -55,6 +60,7 @@ func TestValidate(t *testing.T) {
 		{[]*rule.Rule{newRule("good", "# good\n\nSummary.\n\n## Before\n\nx\n\n## After\n\ny\n")}, "doc must start with"},
 		{[]*rule.Rule{{Name: "good", Doc: goodDoc}}, "must be set"},
 		{[]*rule.Rule{withFlag("one", "x"), withFlag("two", "x")}, "already defined"},
+		{[]*rule.Rule{withFunc("good", "f")}, "not a pointer"},
 	} {
 		err := rule.Validate(tc.rules)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/unflake/unflake/internal/testmod"
@@ -25,14 +24,10 @@ import (
 // in every package.
 var update = os.Getenv("UNFLAKE_UPDATE") != ""
 
-// cliMu serialises runs of the command: rule flags are process-wide.
-var cliMu sync.Mutex
-
 // unflake runs the command in dir and returns its exit code and output.
+// Runs go on in parallel: a run's rule options are its own.
 func unflake(t *testing.T, dir string, args ...string) (int, string, string) {
 	t.Helper()
-	cliMu.Lock()
-	defer cliMu.Unlock()
 	var stdout, stderr bytes.Buffer
 	code := cli.Main(append([]string{"-C", dir}, args...), &stdout, &stderr)
 	return code, stdout.String(), stderr.String()

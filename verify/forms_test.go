@@ -24,7 +24,7 @@ import (
 var waitFor = &rule.Rule{
 	Name:      "waitfor",
 	Doc:       "# waitfor: a test rule\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
-	Prefilter: func(src []byte) bool { return strings.Contains(string(src), "waiters(0)") },
+	Prefilter: func(src []byte, _ rule.Values) bool { return strings.Contains(string(src), "waiters(0)") },
 	Run: func(pass *rule.Pass) {
 		for _, f := range pass.Files {
 			ast.Inspect(f, func(n ast.Node) bool {

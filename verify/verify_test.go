@@ -23,7 +23,7 @@ func callTwo(fn string) *rule.Rule {
 	return &rule.Rule{
 		Name:      fn + "two",
 		Doc:       "# " + fn + "two: a test rule\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
-		Prefilter: func(src []byte) bool { return strings.Contains(string(src), fn+"(1)") },
+		Prefilter: func(src []byte, _ rule.Values) bool { return strings.Contains(string(src), fn+"(1)") },
 		Run: func(pass *rule.Pass) {
 			for _, f := range pass.Files {
 				ast.Inspect(f, func(n ast.Node) bool {

@@ -61,24 +61,17 @@ func (d *durationValue) Set(s string) error {
 	return nil
 }
 
-// pollTimeout reads the --poll-timeout flag of the running rule.
+// pollTimeout reads the --poll-timeout option of the run.
 func pollTimeout(pass *rule.Pass) time.Duration {
-	if pass.Rule == nil {
-		return defaultPollTimeout
-	}
-	if f := pass.Rule.Flags.Lookup(pollTimeoutFlag); f != nil {
-		if g, ok := f.Value.(flag.Getter); ok {
-			if d, ok := g.Get().(time.Duration); ok && d > 0 {
-				return d
-			}
-		}
+	if d := pass.Duration(pollTimeoutFlag); d > 0 {
+		return d
 	}
 	return defaultPollTimeout
 }
 
 // prefilter: a file that waits through the time package names it in an
 // import and calls Sleep or After.
-func prefilter(src []byte) bool {
+func prefilter(src []byte, _ rule.Values) bool {
 	return rule.ContainsAny(src, `"time"`, "`time`") && rule.ContainsAny(src, "Sleep", "After")
 }
 

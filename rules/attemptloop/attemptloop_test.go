@@ -1,7 +1,6 @@
 package attemptloop
 
 import (
-	"flag"
 	"testing"
 	"time"
 
@@ -9,30 +8,30 @@ import (
 )
 
 func TestPollTimeoutFlag(t *testing.T) {
-	r := &rule.Rule{Flags: newFlags()}
+	r := &rule.Rule{Name: "attemptloop", Flags: newFlags()}
 	pass := &rule.Pass{Rule: r}
 	if got := pollTimeout(pass); got != defaultPollTimeout {
 		t.Errorf("default poll timeout = %v, want %v", got, defaultPollTimeout)
 	}
-	if err := r.Flags.Parse([]string{"-poll-timeout=1500ms"}); err != nil {
+	if err := pass.Options.Set(r, pollTimeoutFlag, "1500ms"); err != nil {
 		t.Fatal(err)
 	}
 	if got := pollTimeout(pass); got != 1500*time.Millisecond {
 		t.Errorf("poll timeout after -poll-timeout=1500ms = %v", got)
 	}
 	for _, bad := range []string{"0s", "-1s", "soon"} {
-		if err := r.Flags.Lookup(pollTimeoutFlag).Value.Set(bad); err == nil {
+		var opts rule.Options
+		if err := opts.Set(r, pollTimeoutFlag, bad); err == nil {
 			t.Errorf("-poll-timeout=%s is accepted", bad)
 		}
 	}
-	// The default survives a reset to DefValue, as the command line does
-	// between runs.
-	f := r.Flags.Lookup(pollTimeoutFlag)
-	if err := f.Value.Set(f.DefValue); err != nil {
-		t.Fatal(err)
+	// A run's value leaves the declaration alone: another run, and the
+	// declared default, still see 10s.
+	if got := (&rule.Pass{Rule: r}).Duration(pollTimeoutFlag); got != defaultPollTimeout {
+		t.Errorf("another run: %v", got)
 	}
-	if got := f.Value.(flag.Getter).Get(); got != defaultPollTimeout {
-		t.Errorf("after reset: %v", got)
+	if f := r.Flags.Lookup(pollTimeoutFlag); f.Value.String() != f.DefValue {
+		t.Errorf("the declaration changed: %s, declared %s", f.Value, f.DefValue)
 	}
 }
 
@@ -43,7 +42,7 @@ func TestPrefilter(t *testing.T) {
 		"import \"time\"\nfunc f() { _ = time.Now() }":        false,
 		"import \"fmt\"\nfunc f() { fmt.Println(\"Sleep\") }": false,
 	} {
-		if got := prefilter([]byte(src)); got != want {
+		if got := prefilter([]byte(src), rule.Values{}); got != want {
 			t.Errorf("prefilter(%q) = %v, want %v", src, got, want)
 		}
 	}

@@ -31,7 +31,7 @@ var Rule = &rule.Rule{
 }
 
 // Every shape the rule reports names one of these functions or methods.
-func prefilter(src []byte) bool {
+func prefilter(src []byte, _ rule.Values) bool {
 	return rule.ContainsAny(src, "Listen")
 }
 

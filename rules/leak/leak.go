@@ -38,7 +38,7 @@ var (
 	}
 )
 
-func prefilter(src []byte) bool {
+func prefilter(src []byte, _ rule.Values) bool {
 	return rule.ContainsAny(src, "go func") || rule.ContainsAny(src, lifecycleWords...) || rule.ContainsAny(src, constructors...)
 }
 

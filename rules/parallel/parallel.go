@@ -29,7 +29,7 @@ var Rule = &rule.Rule{
 }
 
 // prefilter: the rule reports only on test functions.
-func prefilter(src []byte) bool {
+func prefilter(src []byte, _ rule.Values) bool {
 	return rule.ContainsAny(src, "Test")
 }
 

@@ -32,7 +32,7 @@ var Rule = &rule.Rule{
 
 // prefilter: the rule matches only cmd.Process.Signal and cmd.Process.Kill
 // written out, so the file holds these bytes.
-func prefilter(src []byte) bool {
+func prefilter(src []byte, _ rule.Values) bool {
 	return rule.ContainsAny(src, "Process.Signal", "Process.Kill")
 }
 

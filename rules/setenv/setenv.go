@@ -29,7 +29,7 @@ var Rule = &rule.Rule{
 }
 
 // prefilter: a clear calls Setenv.
-func prefilter(src []byte) bool {
+func prefilter(src []byte, _ rule.Values) bool {
 	return rule.ContainsAny(src, "Setenv")
 }
 

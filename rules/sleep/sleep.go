@@ -33,7 +33,7 @@ var Rule = &rule.Rule{
 }
 
 // prefilter: a file that sleeps names Sleep or After.
-func prefilter(src []byte) bool {
+func prefilter(src []byte, _ rule.Values) bool {
 	return rule.ContainsAny(src, "Sleep", "After")
 }
 

@@ -1,6 +1,7 @@
 package sleep
 
 import (
+	"github.com/unflake/unflake/rule"
 	"testing"
 )
 
@@ -11,7 +12,7 @@ func TestPrefilter(t *testing.T) {
 		"func f() { _ = time.Now() }":     false,
 		"func f() { fmt.Println(\"x\") }": false,
 	} {
-		if got := prefilter([]byte(src)); got != want {
+		if got := prefilter([]byte(src), rule.Values{}); got != want {
 			t.Errorf("prefilter(%q) = %v, want %v", src, got, want)
 		}
 	}

@@ -40,7 +40,7 @@ func newFlags() (fs flag.FlagSet) {
 
 // prefilter: a file that runs a child imports os/exec; a helper that does
 // it for the test lives in a file of the same package that does.
-func prefilter(src []byte) bool {
+func prefilter(src []byte, _ rule.Values) bool {
 	return rule.ContainsAny(src, `"os/exec"`)
 }
 

@@ -29,29 +29,25 @@ var Rule = &rule.Rule{
 	Run:       run,
 }
 
+// globalsFlag is --scope-globals. A write to a package-level variable
+// looks like any other assignment, so looking for them means
+// type-checking every package with tests: opt-in, to keep the default run
+// fast on big repositories.
 const globalsFlag = "scope-globals"
 
 func newFlags() (fs flag.FlagSet) {
 	fs.Init("testscope", flag.ContinueOnError)
-	fs.BoolVar(&scopeGlobals, globalsFlag, false, "testscope: also restore the package-level variables tests change (reads every test file: slower on big repositories)")
+	fs.Bool(globalsFlag, false, "testscope: also restore the package-level variables tests change (reads every test file: slower on big repositories)")
 	return fs
 }
-
-// scopeGlobals is --scope-globals. A write to a package-level variable
-// looks like any other assignment, so looking for them means
-// type-checking every package with tests: opt-in, to keep the default run
-// fast on big repositories.
-var scopeGlobals bool
-
-func globals() bool { return scopeGlobals }
 
 // assignRE matches a line that assigns to a plain or qualified name: a
 // write to a package-level variable looks like any other assignment, so
 // the prefilter cannot be sharper without missing one.
 var assignRE = regexp.MustCompile(`(?m)^\s*[A-Za-z_][A-Za-z0-9_.]*(\s*,\s*[A-Za-z_][A-Za-z0-9_.]*)*\s*=[^=]`)
 
-func prefilter(src []byte) bool {
-	return rule.ContainsAny(src, "Setenv", "Unsetenv", "MkdirTemp", "TempDir", "Chdir", "WithCancel") || globals() && assignRE.Match(src)
+func prefilter(src []byte, opts rule.Values) bool {
+	return rule.ContainsAny(src, "Setenv", "Unsetenv", "MkdirTemp", "TempDir", "Chdir", "WithCancel") || opts.Bool(globalsFlag) && assignRE.Match(src)
 }
 
 func run(pass *rule.Pass) {
@@ -182,7 +178,7 @@ func (c *checker) checkScope(sc *scope) {
 	c.tempDirs(sc, sites)
 	c.chdirs(sc, sites)
 	c.contexts(sc, sites)
-	if globals() {
+	if c.pass.Bool(globalsFlag) {
 		c.vars(sc, sites)
 	}
 	for _, sub := range subs {

@@ -43,7 +43,7 @@ func newFlags() (fs flag.FlagSet) {
 
 // prefilter: elapsed time is measured with time.Since, Time.Sub or
 // testify's WithinDuration.
-func prefilter(src []byte) bool {
+func prefilter(src []byte, _ rule.Values) bool {
 	return rule.ContainsAny(src, "Since(", ".Sub(", "WithinDuration")
 }
 

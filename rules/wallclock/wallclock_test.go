@@ -1,6 +1,7 @@
 package wallclock
 
 import (
+	"github.com/unflake/unflake/rule"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +19,7 @@ func TestPrefilter(t *testing.T) {
 		"start := time.Now(); t.Log(time.Now())":      false,
 		"func f() { fmt.Println(\"since forever\") }": false,
 	} {
-		if got := prefilter([]byte(src)); got != want {
+		if got := prefilter([]byte(src), rule.Values{}); got != want {
 			t.Errorf("prefilter(%q) = %v, want %v", src, got, want)
 		}
 	}

@@ -1,0 +1,136 @@
+package rule
+
+import (
+	"flag"
+	"fmt"
+	"reflect"
+	"time"
+)
+
+// Options are the values one run gives to the rules' options. A rule
+// declares its options in Rule.Flags (name, default, usage); a run never
+// changes that declaration, it carries its own values here, so runs with
+// different options can go on in parallel in one process. The zero
+// Options means every option has its declared default.
+type Options struct {
+	set map[optionKey]any // by rule and flag name: flag.Getter.Get of the parsed value
+}
+
+type optionKey struct{ rule, flag string }
+
+// Set parses text as the value of r's option name, with the option's own
+// flag.Value type (so its checks apply, as on the command line), without
+// changing the declaration. The error of an invalid value is the Value's
+// own, for the caller to put in context.
+func (o *Options) Set(r *Rule, name, text string) error {
+	f := r.Flags.Lookup(name)
+	if f == nil {
+		return fmt.Errorf("rule %s has no option -%s", r.Name, name)
+	}
+	v, err := parse(f, text)
+	if err != nil {
+		return err
+	}
+	if o.set == nil {
+		o.set = map[optionKey]any{}
+	}
+	o.set[optionKey{r.Name, name}] = v
+	return nil
+}
+
+// SetFlags sets, for each option of r that fs has seen on a command line
+// (fs.Visit), the value fs parsed: a go/analysis driver parses an
+// analyzer's Flags, and the rule's run reads them through Options.
+func (o *Options) SetFlags(r *Rule, fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && r.Flags.Lookup(f.Name) != nil {
+			if e := o.Set(r, f.Name, f.Value.String()); e != nil {
+				err = fmt.Errorf("invalid value %q for -%s: %v", f.Value.String(), f.Name, e)
+			}
+		}
+	})
+	return err
+}
+
+// For returns the options of rule r in this run.
+func (o Options) For(r *Rule) Values { return Values{rule: r, opts: o} }
+
+// Values are the options of one rule in one run: the run's value of an
+// option, or its declared default. Prefilter and Pass read them.
+type Values struct {
+	rule *Rule
+	opts Options
+}
+
+// value returns the option's value: the run's, else the declared default;
+// nil when the rule does not declare it (or there is no rule).
+func (v Values) value(name string) any {
+	if v.rule == nil {
+		return nil
+	}
+	if x, ok := v.opts.set[optionKey{v.rule.Name, name}]; ok {
+		return x
+	}
+	f := v.rule.Flags.Lookup(name)
+	if f == nil {
+		return nil
+	}
+	x, err := parse(f, f.DefValue)
+	if err != nil {
+		return nil
+	}
+	return x
+}
+
+// Bool returns the boolean option name, or false when it is not declared.
+func (v Values) Bool(name string) bool {
+	b, _ := v.value(name).(bool)
+	return b
+}
+
+// Duration returns the duration option name, or 0 when it is not declared.
+func (v Values) Duration(name string) time.Duration {
+	d, _ := v.value(name).(time.Duration)
+	return d
+}
+
+// Int returns the integer option name, or 0 when it is not declared.
+func (v Values) Int(name string) int {
+	i, _ := v.value(name).(int)
+	return i
+}
+
+// String returns the string option name, or "" when it is not declared.
+func (v Values) String(name string) string {
+	s, _ := v.value(name).(string)
+	return s
+}
+
+// parse parses text with a fresh value of the type of f's Value, leaving
+// f itself alone, and returns what the fresh value's Get returns.
+func parse(f *flag.Flag, text string) (any, error) {
+	fresh, err := freshValue(f)
+	if err != nil {
+		return nil, err
+	}
+	if err := fresh.Set(text); err != nil {
+		return nil, err
+	}
+	return fresh.(flag.Getter).Get(), nil
+}
+
+// freshValue returns a new zero value of the type of f's Value. An option's
+// Value must be a pointer implementing flag.Getter (the flag package's own
+// values are): Validate checks it.
+func freshValue(f *flag.Flag) (flag.Value, error) {
+	t := reflect.TypeOf(f.Value)
+	if t == nil || t.Kind() != reflect.Pointer {
+		return nil, fmt.Errorf("its flag.Value %v is not a pointer", t)
+	}
+	v, ok := reflect.New(t.Elem()).Interface().(flag.Getter)
+	if !ok {
+		return nil, fmt.Errorf("its flag.Value %v is not a flag.Getter", t)
+	}
+	return v, nil
+}
