@@ -1,0 +1,151 @@
+package rules_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/unflake/unflake/internal/testmod"
+	"github.com/unflake/unflake/rewrite"
+	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rules"
+)
+
+// TestPrefilterContract checks the rules' Prefilters against the golden
+// cases: a prefilter may only skip packages in which its rule finds
+// nothing, so a case gives the same findings and changes with the
+// prefilter and without it (Config.NoPrefilter). Each case runs with its
+// own rules, then with every rule at once. A run whose test files all pass
+// the prefilters loads the same packages either way and is not repeated.
+// With UNFLAKE_PREFILTER_ALL=1, every rule also runs alone on every case
+// (ten times the work). When a rule fails here, its Prefilter is wrong,
+// not the case.
+func TestPrefilterContract(t *testing.T) {
+	var cases []goldenCase
+	for _, r := range rules.All() {
+		cases = append(cases, loadCases(t, r.Name)...)
+	}
+	for _, c := range cases {
+		t.Run(c.rule+"/"+c.name, func(t *testing.T) {
+			t.Parallel()
+			selected, opts, err := runOptions(c.rule, c.flags)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.checkPrefilter(t, selected, opts)
+			c.checkPrefilter(t, rules.All(), opts)
+			if os.Getenv("UNFLAKE_PREFILTER_ALL") != "" {
+				for _, r := range rules.All() {
+					c.checkPrefilter(t, []*rule.Rule{r}, opts)
+				}
+			}
+		})
+	}
+}
+
+// checkPrefilter runs the rules on case c with the prefilter and without.
+func (c goldenCase) checkPrefilter(t *testing.T, selected []*rule.Rule, opts rule.Options) {
+	t.Helper()
+	skips := false
+	for _, f := range c.archive.Files {
+		if !strings.HasSuffix(f.Name, "_test.go") {
+			continue
+		}
+		kept := false
+		for _, r := range selected {
+			kept = kept || r.Prefilter(f.Data, opts.For(r))
+		}
+		skips = skips || !kept
+	}
+	if !skips {
+		return // the prefilters keep every test file
+	}
+	var names []string
+	for _, r := range selected {
+		names = append(names, r.Name)
+	}
+	dir := t.TempDir()
+	testmod.WriteFiles(t, dir, c.archive.Files)
+	run := func(noPrefilter bool) *rewrite.Result {
+		t.Helper()
+		cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: selected, Options: opts, NoPrefilter: noPrefilter, Lookup: rules.Lookup}
+		res, err := rewrite.Run(cfg)
+		if err != nil {
+			t.Fatalf("rules %s, NoPrefilter=%v: %v", strings.Join(names, ","), noPrefilter, err)
+		}
+		return res
+	}
+	with, without := run(false), run(true)
+	if got, want := summary(dir, with), summary(dir, without); got != want || !reflect.DeepEqual(with.Findings, without.Findings) {
+		t.Errorf("rules %s: the prefilter changes the result (loaded %d of %d packages, without it %d):\nwith the prefilter:\n%s\nwithout:\n%s", strings.Join(names, ","), with.Loaded, with.Packages, without.Loaded, got, want)
+	}
+}
+
+// summary is what a run reports and changes, in text.
+func summary(dir string, res *rewrite.Result) string {
+	var b strings.Builder
+	for _, f := range res.Findings {
+		fmt.Fprintf(&b, "%s:%d:%d: %s: %s (fixed %v: %s%s)\n", rel(dir, f.File), f.Line, f.Col, f.Rule, f.Message, f.Fixed, f.Fix, f.Reason)
+	}
+	for _, ch := range res.Changes {
+		fmt.Fprintf(&b, "-- %s --\n%s", rel(dir, ch.Path), ch.New)
+	}
+	for _, e := range res.Errors {
+		fmt.Fprintf(&b, "error: %s\n", strings.ReplaceAll(e.Error(), dir, "DIR"))
+	}
+	return b.String()
+}
+
+func rel(dir, path string) string {
+	if r, err := filepath.Rel(dir, path); err == nil {
+		return filepath.ToSlash(r)
+	}
+	return path
+}
+
+// runOptions turns a case's command-line flags into the rules to run and
+// their options, as the command line does: --rules selects, a rule's own
+// flag sets its option, and verification's flags do not matter here.
+func runOptions(ruleName string, flags []string) ([]*rule.Rule, rule.Options, error) {
+	var opts rule.Options
+	names := []string{ruleName}
+	for i := 0; i < len(flags); i++ {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(flags[i], "-"), "=")
+		if name == "rules" {
+			if !hasValue && i+1 < len(flags) {
+				i++
+				value = flags[i]
+			}
+			names = strings.Split(value, ",")
+			continue
+		}
+		if strings.HasPrefix(name, "verify") {
+			continue
+		}
+		owner := ownerOf(name)
+		if owner == nil {
+			return nil, opts, fmt.Errorf("flags: %s is no rule's option", flags[i])
+		}
+		if !hasValue {
+			value = "true" // the rules' flags without a value are booleans
+		}
+		if err := opts.Set(owner, name, value); err != nil {
+			return nil, opts, fmt.Errorf("flags: %s: %v", flags[i], err)
+		}
+	}
+	selected, err := rules.Select(names, nil)
+	return selected, opts, err
+}
+
+// ownerOf returns the rule that declares option name, or nil.
+func ownerOf(name string) *rule.Rule {
+	for _, r := range rules.All() {
+		if r.Flags.Lookup(name) != nil {
+			return r
+		}
+	}
+	return nil
+}
