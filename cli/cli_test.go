@@ -85,6 +85,7 @@ func run(t *testing.T, args ...string) (int, string, string) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, poll)
 	before := testmod.Snapshot(t, dir)
 	for _, tc := range []struct {
@@ -122,6 +123,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, poll)
 	code, stdout, stderr := run(t, "-C", dir, "check", "--rules", "attemptloop", "./...")
 	if code != 1 {
@@ -159,6 +161,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestFixDiffApplies(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, poll)
 	before := testmod.Snapshot(t, dir)
 	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "./...")
@@ -195,6 +198,7 @@ func TestFixDiffApplies(t *testing.T) {
 }
 
 func TestFixInPlace(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, poll)
 	path := filepath.Join(dir, "m_test.go")
 	if err := os.Chmod(path, 0o600); err != nil {
@@ -227,6 +231,7 @@ func TestFixInPlace(t *testing.T) {
 }
 
 func TestFailedPackageIsLeftUntouched(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, poll, broken)
 	brokenPath := filepath.Join(dir, "broken", "broken_test.go")
 	old, _ := os.ReadFile(brokenPath)
@@ -246,6 +251,7 @@ func TestFailedPackageIsLeftUntouched(t *testing.T) {
 }
 
 func TestRules(t *testing.T) {
+	t.Parallel()
 	code, stdout, _ := run(t, "rules")
 	if code != 0 || !strings.HasPrefix(stdout, "attemptloop") {
 		t.Errorf("rules: exit %d\n%s", code, stdout)

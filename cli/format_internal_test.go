@@ -3,6 +3,7 @@ package cli
 import "testing"
 
 func TestGitHubEscaping(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, data, property string }{
 		{"plain text", "plain text", "plain text"},
 		{"100% done", "100%25 done", "100%25 done"},
@@ -21,6 +22,7 @@ func TestGitHubEscaping(t *testing.T) {
 }
 
 func TestSARIFURI(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"m_test.go":           "m_test.go",
 		"a/b/c_test.go":       "a/b/c_test.go",

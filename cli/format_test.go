@@ -135,6 +135,7 @@ func ruleNames(t *testing.T, names, skip []string) []string {
 }
 
 func TestCheckSARIF(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, poll)
 	code, stdout, stderr := run(t, "-C", dir, "check", "--format", "sarif", "./...")
 	if code != 1 {
@@ -201,6 +202,7 @@ func TestSub(t *testing.T) {
 `
 
 func TestCheckGitHub(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, poll, nested)
 	code, stdout, stderr := run(t, "-C", dir, "check", "--format", "github", "--rules", "attemptloop", "./...")
 	if code != 1 {
@@ -221,6 +223,7 @@ func TestCheckGitHub(t *testing.T) {
 }
 
 func TestJSONAliasAgrees(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, poll)
 	code1, out1, _ := run(t, "-C", dir, "check", "--json", "./...")
 	code2, out2, _ := run(t, "-C", dir, "check", "--format", "json", "./...")
@@ -235,6 +238,7 @@ func TestJSONAliasAgrees(t *testing.T) {
 }
 
 func TestFormatErrors(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, poll)
 	before := testmod.Snapshot(t, dir)
 	for _, tc := range []struct {
@@ -264,6 +268,7 @@ func TestFormatErrors(t *testing.T) {
 }
 
 func TestFixDiffFormats(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, poll)
 	before := testmod.Snapshot(t, dir)
 	_, textDiff, _ := run(t, "-C", dir, "fix", "--diff", "--rules", "attemptloop", "./...")
@@ -347,6 +352,7 @@ func gitIn(t *testing.T, dir string, args ...string) {
 }
 
 func TestChangedSince(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, poll, nested)
 	gitRepo(t, dir)
 	code, stdout, stderr := run(t, "-C", dir, "check", "--rules", "attemptloop", "--changed-since", "HEAD", "./...")
@@ -389,6 +395,7 @@ func TestChangedSince(t *testing.T) {
 }
 
 func TestChangedSinceErrors(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, poll)
 	if _, err := exec.LookPath("git"); err == nil {
 		// Outside a repository (unless the temporary directory is in one).

@@ -58,6 +58,7 @@ func TestHome(t *testing.T) { _ = app.Home() }
 `
 
 func TestSealDiffApplies(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
@@ -114,6 +115,7 @@ func TestSealDiffApplies(t *testing.T) {
 }
 
 func TestSealUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, sealModule)
 	before := testmod.Snapshot(t, dir)
 	for _, args := range [][]string{

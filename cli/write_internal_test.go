@@ -26,6 +26,7 @@ func change(t *testing.T, path, old, new string) rewrite.Change {
 // (its directory was replaced by a file after the analysis) does not stop
 // the third; both outcomes are reported.
 func TestEmitWritesPastAFailure(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	a := change(t, filepath.Join(base, "a", "a_test.go"), "a\n", "A\n")
 	b := change(t, filepath.Join(base, "b", "b_test.go"), "b\n", "B\n")
@@ -55,6 +56,7 @@ func TestEmitWritesPastAFailure(t *testing.T) {
 // TestEmitHoldsBackTestFilesWithoutTheirGoMod: a test file whose fix needs
 // a new requirement is not written when go.mod could not be.
 func TestEmitHoldsBackTestFilesWithoutTheirGoMod(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	mod := change(t, filepath.Join(base, "go.mod"), "module m\n", "module m\n\nrequire x v1\n")
 	test := change(t, filepath.Join(base, "p", "p_test.go"), "p\n", "P\n")
@@ -78,6 +80,7 @@ func TestEmitHoldsBackTestFilesWithoutTheirGoMod(t *testing.T) {
 }
 
 func TestVersionOf(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		bi   debug.BuildInfo
 		want string

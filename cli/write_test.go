@@ -71,6 +71,7 @@ func rewritten(t *testing.T, path string) bool {
 // TestFixReadOnlyFileAmongOthers: a 0444 file in the middle of a
 // three-package fix is refused, named, and the other two are written.
 func TestFixReadOnlyFileAmongOthers(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, gomod, pollPkg("a"), pollPkg("b"), pollPkg("c"))
 	ro := filepath.Join(dir, "b", "b_test.go")
 	if err := os.Chmod(ro, 0o444); err != nil {
@@ -99,6 +100,7 @@ func TestFixReadOnlyFileAmongOthers(t *testing.T) {
 // the module) is neither replaced nor written through, with --diff too,
 // where its hunk would not apply as meant.
 func TestFixSymlinkedTestFile(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, gomod, pollPkg("a"), pollPkg("b"))
 	link := filepath.Join(dir, "b", "b_test.go")
 	target := filepath.Join(dir, "shared", "b_test.go.txt")
@@ -140,6 +142,7 @@ func TestFixSymlinkedTestFile(t *testing.T) {
 // TestFixSymlinkedDirectoryOutsideModule: fix ./q, with q a link to a
 // directory outside the module, writes nothing there.
 func TestFixSymlinkedDirectoryOutsideModule(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, gomod)
 	outside := testmod.Write(t, pollPkg("q"))
 	if err := os.Symlink(filepath.Join(outside, "q"), filepath.Join(dir, "q")); err != nil {
@@ -160,6 +163,7 @@ func TestFixSymlinkedDirectoryOutsideModule(t *testing.T) {
 // TestFixRemovesStaleTemp: a temporary file a killed run left beside a
 // file the next run writes is removed.
 func TestFixRemovesStaleTemp(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, gomod, pollPkg("a"))
 	stale := filepath.Join(dir, "a", ".a_test.go.unflake-2871")
 	if err := os.WriteFile(stale, []byte("package a // half written"), 0o600); err != nil {
@@ -233,6 +237,7 @@ func TestA(t *testing.T) { _ = pflag.Bool; time.Sleep(time.Second) }
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	code, stdout, _ := run(t, "--version")
 	if code != 0 || !strings.HasPrefix(stdout, "unflake ") || strings.Count(stdout, "\n") != 1 {
 		t.Errorf("--version: exit %d, %q", code, stdout)
@@ -244,6 +249,7 @@ func TestVersion(t *testing.T) {
 // not fixed, with the refusal as the reason; none of them offers a hunk
 // for those files, and fix names them.
 func TestCheckAgreesWithFixOnRefusedFiles(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, gomod, pollPkg("a"), pollPkg("b"), pollPkg("c"))
 	if err := os.Chmod(filepath.Join(dir, "b", "b_test.go"), 0o444); err != nil {
 		t.Fatal(err)
@@ -317,6 +323,7 @@ func TestCheckAgreesWithFixOnRefusedFiles(t *testing.T) {
 // apply accepts (it refuses a path "beyond a symbolic link"), as does
 // patch -p1.
 func TestDiffThroughDirectoryLink(t *testing.T) {
+	t.Parallel()
 	git, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("git not installed")

@@ -11,6 +11,7 @@ import (
 // lines, the script's kept and deleted lines are the old file, its kept
 // and added lines the new one, and its line numbers count them.
 func TestLineOpsIsAnEditScript(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for n := 0; n < 300; n++ {
 		a := randomLines(rng, rng.IntN(40))

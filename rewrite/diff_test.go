@@ -27,6 +27,7 @@ func numbered(n int, change map[int]string) string {
 }
 
 func TestWriteDiff(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		old, new string
@@ -76,6 +77,7 @@ func TestWriteDiff(t *testing.T) {
 // TestWriteDiffNewFile checks the diff of a file to create: from
 // /dev/null, one hunk, and git apply creates the file.
 func TestWriteDiffNewFile(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	if err := rewrite.WriteDiff(&buf, "d/new_test.go", nil, []byte("a\nb\n")); err != nil {
 		t.Fatal(err)
@@ -102,6 +104,7 @@ func TestWriteDiffNewFile(t *testing.T) {
 // TestWriteCreates checks that a change with a nil Old creates its file
 // with mode 0644 and never replaces an existing one.
 func TestWriteCreates(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "new_test.go")
 	c := rewrite.Change{Path: path, New: []byte("package p\n")}
 	if err := c.Write(); err != nil {

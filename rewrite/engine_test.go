@@ -137,6 +137,7 @@ func TestG(t *testing.T) { G() }
 `
 
 func TestRunFixesAndReports(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, module)
 	res := runZero(t, dir)
 	if len(res.Errors) > 0 {
@@ -169,6 +170,7 @@ func TestRunFixesAndReports(t *testing.T) {
 }
 
 func TestPrefilterDoesNotChangeResult(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, module)
 	run := func(noPrefilter bool) *rewrite.Result {
 		res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}, NoPrefilter: noPrefilter})
@@ -197,6 +199,7 @@ func TestPrefilterDoesNotChangeResult(t *testing.T) {
 }
 
 func TestRunFilter(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, module)
 	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}, Run: "TestA/one"})
 	if err != nil {
@@ -209,6 +212,7 @@ func TestRunFilter(t *testing.T) {
 }
 
 func TestBrokenFixIsNotWritten(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, module)
 	broken := sleepZero("broken", func() dst.Expr { return &dst.BasicLit{Kind: 9 /* token.STRING */, Value: `"soon"`} })
 	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{broken}})
@@ -229,6 +233,7 @@ func TestBrokenFixIsNotWritten(t *testing.T) {
 }
 
 func TestLostCommentIsAnInternalError(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, `
 -- go.mod --
 module example.com/m
@@ -256,6 +261,7 @@ func TestA(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, `
 -- go.mod --
 module example.com/m
@@ -315,6 +321,7 @@ func TestB(t *testing.T) { time.Sleep(1) }
 }
 
 func TestDiffApplies(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, module)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
@@ -342,6 +349,7 @@ func TestDiffApplies(t *testing.T) {
 }
 
 func TestWorkspaceAndCgo(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("no C compiler")
 	}
@@ -414,6 +422,7 @@ func TestB(t *testing.T) {
 }
 
 func TestBuildTags(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, `
 -- go.mod --
 module example.com/m
@@ -444,6 +453,7 @@ func TestTagged(t *testing.T) { time.Sleep(1) }
 }
 
 func TestFileThatDoesNotRoundTrip(t *testing.T) {
+	t.Parallel()
 	// dst prints a path imported under two names with one of them; the
 	// fix must still change only its own lines, or be reported.
 	dir := testmod.Write(t, `
@@ -527,6 +537,7 @@ func TestC(t *testing.T) {
 }
 
 func TestCRLFLineEndings(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, `
 -- go.mod --
 module example.com/m
@@ -548,6 +559,7 @@ go 1.22
 }
 
 func TestVendoredModule(t *testing.T) {
+	t.Parallel()
 	root := testmod.Write(t, `
 -- dep/go.mod --
 module example.com/dep
@@ -614,6 +626,7 @@ func TestVendored(t *testing.T) { time.Sleep(1) }
 }
 
 func TestLaterRoundFindingsPointAtOriginalLines(t *testing.T) {
+	t.Parallel()
 	// The first rule deletes a line above; the second rule's finding,
 	// made on the rewritten file, must name its line in the original.
 	dir := testmod.Write(t, `
@@ -801,6 +814,7 @@ func TestStays(t *testing.T) {
 // reported (not fixed, with the reason), whichever rule runs first, in
 // check as in fix; when the code is gone, it is not.
 func TestFindingsNeverDisappear(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name              string
 		rules             []*rule.Rule
@@ -852,6 +866,7 @@ func TestFindingsNeverDisappear(t *testing.T) {
 // TestRemovedFindingIsNotLost: a finding whose code another rule's fix
 // removes is gone, not lost.
 func TestRemovedFindingIsNotLost(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, movedModule)
 	dropLeaks := testRule("drop", func([]byte) bool { return true }, func(pass *rule.Pass) {
 		for _, f := range pass.Files {
@@ -885,6 +900,7 @@ func TestRemovedFindingIsNotLost(t *testing.T) {
 // TestBadFixesAmongMany: when some of a rule's fixes do not compile, the
 // others are still applied, and each bad one is reported.
 func TestBadFixesAmongMany(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString("-- go.mod --\nmodule example.com/m\n\ngo 1.22\n-- m_test.go --\npackage m\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\nfunc TestA(t *testing.T) {\n")
 	for i := 1; i <= 8; i++ {

@@ -37,6 +37,7 @@ const goMod = "-- go.mod --\nmodule example.com/m\n\ngo 1.22\n"
 // in fix: their findings are not fixed, say why (Unwritable, Reason), and
 // the file is listed in Result.Refused; the other files are fixed.
 func TestRefusedFilesAreNotFixed(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, goMod, sleepPkg("a"), sleepPkg("b"), sleepPkg("c"))
 	ro := filepath.Join(dir, "b", "b_test.go")
 	if err := os.Chmod(ro, 0o444); err != nil {
@@ -86,6 +87,7 @@ func TestRefusedFilesAreNotFixed(t *testing.T) {
 // TestRefusedFileWithoutFixIsNotListed: a read-only file with nothing to
 // fix is no refusal.
 func TestRefusedFileWithoutFixIsNotListed(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, goMod, sleepPkg("a"), "-- b/b_test.go --\npackage b\n\nimport \"testing\"\n\nfunc TestB(t *testing.T) {}\n")
 	if err := os.Chmod(filepath.Join(dir, "b", "b_test.go"), 0o444); err != nil {
 		t.Fatal(err)
@@ -140,6 +142,7 @@ var touchHelper = testRule("touch", func([]byte) bool { return true }, func(pass
 // but which also edits a refused one is not applied either; its finding
 // names the other file.
 func TestFixThatEditsARefusedFile(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, goMod, sleepPkg("a"), `
 -- a/helper_test.go --
 package a
@@ -177,6 +180,7 @@ func helper() int { return 1 }
 // the module and directly (./link and ./real) is rewritten once, and its
 // diff names its real path (git apply refuses a path beyond a link).
 func TestFileClaimedByRealPath(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, goMod, sleepPkg("real"))
 	if err := os.Symlink("real", filepath.Join(dir, "link")); err != nil {
 		t.Skipf("no symlinks here: %v", err)
@@ -207,6 +211,7 @@ func TestFileClaimedByRealPath(t *testing.T) {
 // own path, or through a directory link its real path; a base reached
 // through a link changes nothing.
 func TestDiffPath(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, goMod, sleepPkg("real"))
 	dir, _ = filepath.EvalSymlinks(dir)
 	if err := os.Symlink("real", filepath.Join(dir, "link")); err != nil {
@@ -245,6 +250,7 @@ func TestDiffPath(t *testing.T) {
 }
 
 func TestWriteFailureJSON(t *testing.T) {
+	t.Parallel()
 	for f, want := range map[rewrite.WriteFailure]string{
 		rewrite.Writable: "", rewrite.WriteIO: "io", rewrite.WriteSymlink: "symlink", rewrite.WriteReadOnly: "read-only",
 		rewrite.WriteChanged: "changed", rewrite.WriteNotRegular: "not-regular", rewrite.WriteOutside: "outside-module",
@@ -259,6 +265,7 @@ func TestWriteFailureJSON(t *testing.T) {
 // reported in each (files are claimed by their real directory, not by
 // the link's target), and rewritten in neither.
 func TestSameFileLinkedFromTwoPackages(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, goMod, strings.ReplaceAll(sleepPkg("shared"), "shared_test.go", "x.txt"))
 	for _, p := range []string{"a", "b"} {
 		if err := os.Mkdir(filepath.Join(dir, p), 0o755); err != nil {

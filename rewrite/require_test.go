@@ -175,6 +175,7 @@ func runErrgroup(t *testing.T, dir string, env []string, ask bool) *rewrite.Resu
 }
 
 func TestRequireAddsModule(t *testing.T) {
+	t.Parallel()
 	env, goVersion := offlineEnv(t, "off")
 	dir := testmod.Write(t, pauseArchive(goVersion))
 	res := runErrgroup(t, dir, env, true)
@@ -236,6 +237,7 @@ func TestRequireAddsModule(t *testing.T) {
 }
 
 func TestRequireRefused(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, dir, gowork string
 		archive           func(goVersion string) string
@@ -293,6 +295,7 @@ func TestRequireRefused(t *testing.T) {
 // A fix that needs a module the rule never passed to Pass.Require is a bug
 // of the rule: it is held back and reported.
 func TestRequireNotAsked(t *testing.T) {
+	t.Parallel()
 	env, goVersion := offlineEnv(t, "off")
 	dir := testmod.Write(t, pauseArchive(goVersion))
 	res := runErrgroup(t, dir, env, false)
@@ -312,6 +315,7 @@ func TestRequireNotAsked(t *testing.T) {
 // Verification builds the rewritten tests with the new go.mod, which an
 // overlay cannot replace.
 func TestRequireVerified(t *testing.T) {
+	t.Parallel()
 	env, goVersion := offlineEnv(t, "off")
 	dir := testmod.Write(t, pauseArchive(goVersion))
 	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Env: env, Rules: []*rule.Rule{useErrgroup(true)}}
@@ -335,6 +339,7 @@ func TestRequireVerified(t *testing.T) {
 // A module Pass.Require added for a fix that was not applied (here one
 // silenced by //unflake:ignore) stays out of go.mod.
 func TestRequireOnlyForAppliedFixes(t *testing.T) {
+	t.Parallel()
 	env, goVersion := offlineEnv(t, "off")
 	dir := testmod.Write(t, pauseArchive(goVersion)+`
 -- idle.go --
@@ -385,6 +390,7 @@ func TestIdle(t *testing.T) {
 // The newest version whose own go line the module's go directive allows is
 // chosen, walking down from latest.
 func TestRequireChoosesVersionForGoLine(t *testing.T) {
+	t.Parallel()
 	const dep = "example.com/dep"
 	proxy := t.TempDir()
 	at := filepath.Join(proxy, dep, "@v")

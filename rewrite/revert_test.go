@@ -9,6 +9,7 @@ import (
 )
 
 func TestInsertIgnore(t *testing.T) {
+	t.Parallel()
 	old := "package a\n\nfunc TestA(t *testing.T) {\n\tx := 1\n\ttime.Sleep(1)\n}\n"
 	// Another fix changed line 4; the site is line 5.
 	new := "package a\n\nfunc TestA(t *testing.T) {\n\tx := 2\n\ttime.Sleep(1)\n}\n"
@@ -24,6 +25,7 @@ func TestInsertIgnore(t *testing.T) {
 }
 
 func TestFindingJSONTimes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		f    rewrite.Finding
 		want []string

@@ -50,6 +50,7 @@ func writeFile(t *testing.T, path, content string, mode os.FileMode) {
 }
 
 func TestWriteReplacesAndKeepsMode(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a_test.go")
 	writeFile(t, path, "old\n", 0o640)
@@ -66,6 +67,7 @@ func TestWriteReplacesAndKeepsMode(t *testing.T) {
 // TestWriteRefusesSymlink: a symlinked file is neither written through
 // (that changes the target) nor replaced (that turns the link into a copy).
 func TestWriteRefusesSymlink(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	target := filepath.Join(dir, "target.txt")
 	writeFile(t, target, "old\n", 0o644)
@@ -93,6 +95,7 @@ func TestWriteRefusesSymlink(t *testing.T) {
 // TestWriteRefusesReadOnly checks the owner's write bit as gofmt -w
 // refuses such a file; the mode, not a failed open, so it holds as root.
 func TestWriteRefusesReadOnly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a_test.go")
 	writeFile(t, path, "old\n", 0o444)
@@ -109,6 +112,7 @@ func TestWriteRefusesReadOnly(t *testing.T) {
 // TestWriteRefusesUnwritableDirectory needs a user the kernel denies:
 // root may write anywhere.
 func TestWriteRefusesUnwritableDirectory(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() == 0 {
 		t.Skip("running as root: permission bits do not deny root; TestWriteRefusesReadOnly and TestWriteIOErrorLeavesNoTemp cover the refusal")
 	}
@@ -129,6 +133,7 @@ func TestWriteRefusesUnwritableDirectory(t *testing.T) {
 // TestWriteIOErrorLeavesNoTemp makes the rename fail after the temporary
 // file is written: the target is a directory.
 func TestWriteIOErrorLeavesNoTemp(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a_test.go")
 	writeFile(t, path, "old\n", 0o644)
@@ -156,6 +161,7 @@ func TestWriteIOErrorLeavesNoTemp(t *testing.T) {
 // file and renaming it leaves ".NAME.unflake-DIGITS"; the next write of
 // NAME removes it, and nothing else.
 func TestWriteRemovesStaleTemps(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a_test.go")
 	writeFile(t, path, "old\n", 0o644)
@@ -190,6 +196,7 @@ func TestWriteRemovesStaleTemps(t *testing.T) {
 // editor) that writes the file between the read and the write: the write
 // is refused and the other writer's content survives.
 func TestWriteRefusesChangedFile(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, module)
 	res := runZero(t, dir)
 	if len(res.Changes) == 0 {
@@ -223,6 +230,7 @@ func TestWriteRefusesChangedFile(t *testing.T) {
 // are analysed, never rewritten, and their findings say why, naming the
 // real path.
 func TestSymlinkedDirectoryOutsideModule(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, module)
 	outside := testmod.Write(t, `
 -- x_test.go --
@@ -260,6 +268,7 @@ func TestQ(t *testing.T) { time.Sleep(1) }
 // TestNoSilentCleanRun: GOPATH mode and patterns matching only packages
 // outside the main module are errors, not clean runs.
 func TestNoSilentCleanRun(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, module)
 	env := append(os.Environ(), "GO111MODULE=off", "GOFLAGS=")
 	_, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Env: env, Rules: []*rule.Rule{sleepZero("zero", zero)}})
@@ -276,6 +285,7 @@ func TestNoSilentCleanRun(t *testing.T) {
 // ("err: exit status 1: stderr: ..."): unflake shows the go command's own
 // words.
 func TestGoCommandError(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir() // no go.mod here or above (the temp root has none)
 	env := append(os.Environ(), "GO111MODULE=on", "GOFLAGS=")
 	_, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"."}, Env: env, Rules: []*rule.Rule{sleepZero("zero", zero)}})
@@ -288,6 +298,7 @@ func TestGoCommandError(t *testing.T) {
 // TestMissingGoSumEntry: the go command's message, not the type checker's
 // "could not import X (invalid package name: "")".
 func TestMissingGoSumEntry(t *testing.T) {
+	t.Parallel()
 	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -329,6 +340,7 @@ func TestA(t *testing.T) { _ = pflag.Bool; time.Sleep(1) }
 // TestWriteRefusesOutsideModule: the last check before the disk, for any
 // caller: a path inside the module whose real directory is elsewhere.
 func TestWriteRefusesOutsideModule(t *testing.T) {
+	t.Parallel()
 	dir := testmod.Write(t, "-- go.mod --\nmodule example.com/m\n")
 	outside := t.TempDir()
 	if err := os.Symlink(outside, filepath.Join(dir, "q")); err != nil {
