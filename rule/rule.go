@@ -67,17 +67,6 @@ type Rule struct {
 	Companions []string
 }
 
-// Values returns the options of the pass's rule in this run.
-func (p *Pass) Values() Values { return p.Options.For(p.Rule) }
-
-// Bool returns the run's value of the pass's rule's boolean option name
-// (its declared default when the run does not set it); false when there
-// is no rule or no such option.
-func (p *Pass) Bool(name string) bool { return p.Values().Bool(name) }
-
-// Duration returns the run's value of the duration option name, as Bool.
-func (p *Pass) Duration(name string) time.Duration { return p.Values().Duration(name) }
-
 // A Pass is one run of a rule on one package.
 type Pass struct {
 	Rule      *Rule
@@ -137,6 +126,17 @@ func (p *Pass) FileUsesGo(f *ast.File, min string) bool {
 	v := p.FileVersion(f)
 	return version.IsValid(v) && version.Compare(version.Lang(v), version.Lang(min)) >= 0
 }
+
+// Values returns the options of the pass's rule in this run.
+func (p *Pass) Values() Values { return p.Options.For(p.Rule) }
+
+// Bool returns the run's value of the pass's rule's boolean option name
+// (its declared default when the run does not set it); false when there
+// is no rule or no such option.
+func (p *Pass) Bool(name string) bool { return p.Values().Bool(name) }
+
+// Duration returns the run's value of the duration option name, as Bool.
+func (p *Pass) Duration(name string) time.Duration { return p.Values().Duration(name) }
 
 // A Diagnostic is a finding at a position, with a fix or the reason there
 // is none.
