@@ -154,13 +154,18 @@ func (c goldenCase) check(t *testing.T) {
 		t.Errorf("output differs from %s (UNFLAKE_UPDATE=1 rewrites it):\n%s", goldenPath, lineDiff(string(want), string(g)))
 	}
 
-	// A second run finds nothing more to fix.
-	if code, diff, stderr := unflake(t, dir, append([]string{"fix", "--diff"}, args...)...); code != 0 {
-		t.Errorf("second run is not idempotent (exit %d):\n%s%s", code, diff, stderr)
+	// When the fix changed something: a second run finds nothing more to
+	// fix, and the output type-checks and passes vet. (When it changed
+	// nothing, the second run would see the same input, and vet would
+	// check the case's own code.)
+	if len(got.Files) > 1 {
+		if code, diff, stderr := unflake(t, dir, append([]string{"fix", "--diff"}, args...)...); code != 0 {
+			t.Errorf("second run is not idempotent (exit %d):\n%s%s", code, diff, stderr)
+		}
+		goCmd(t, dir, true, "vet", "./...")
 	}
 
-	// The output type-checks and passes vet; runnable cases run.
-	goCmd(t, dir, true, "vet", "./...")
+	// Runnable cases run.
 	if c.run {
 		goCmd(t, dir, true, "test", "-count=1", "./...")
 	}
