@@ -3,6 +3,7 @@ package rule
 import (
 	"flag"
 	"fmt"
+	"io"
 	"reflect"
 	"time"
 )
@@ -51,6 +52,23 @@ func (o *Options) SetFlags(r *Rule, fs *flag.FlagSet) error {
 		}
 	})
 	return err
+}
+
+// NewFlags returns a flag set that declares r's options again, with fresh
+// values at their defaults: a driver that parses options itself (into a
+// go/analysis Analyzer's Flags) parses into it, leaving r.Flags alone, and
+// reads what it parsed with Options.SetFlags.
+func (r *Rule) NewFlags() (fs flag.FlagSet) {
+	fs.Init(r.Name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // a rule never prints: Parse returns the error
+	r.Flags.VisitAll(func(f *flag.Flag) {
+		v, err := freshValue(f)
+		if err != nil || v.Set(f.DefValue) != nil {
+			return // Validate rejects such an option
+		}
+		fs.Var(v, f.Name, f.Usage)
+	})
+	return fs
 }
 
 // For returns the options of rule r in this run.

@@ -82,18 +82,31 @@ func TestOptionsSet(t *testing.T) {
 // analyzer's flags, and the run reads those it set.
 func TestOptionsSetFlags(t *testing.T) {
 	r := optionRule()
-	fs := flag.NewFlagSet("good", flag.ContinueOnError)
-	r.Flags.VisitAll(func(f *flag.Flag) { fs.Var(f.Value, f.Name, f.Usage) })
+	fs := r.NewFlags()
 	if err := fs.Parse([]string{"-fast", "-budget=2s"}); err != nil {
 		t.Fatal(err)
 	}
 	var opts rule.Options
-	if err := opts.SetFlags(r, fs); err != nil {
+	if err := opts.SetFlags(r, &fs); err != nil {
 		t.Fatal(err)
 	}
 	v := opts.For(r)
 	if !v.Bool("fast") || !v.Bool("loud") || v.Duration("budget") != 2*time.Second {
 		t.Errorf("fast=%v loud=%v budget=%v, want true true 2s", v.Bool("fast"), v.Bool("loud"), v.Duration("budget"))
+	}
+	// The new flag set declares the same options, and parsing it left
+	// the declaration alone.
+	r.Flags.VisitAll(func(f *flag.Flag) {
+		g := fs.Lookup(f.Name)
+		if g == nil || g.DefValue != f.DefValue || g.Usage != f.Usage {
+			t.Errorf("NewFlags: -%s is %+v, declared %+v", f.Name, g, f)
+		}
+		if f.Value.String() != f.DefValue {
+			t.Errorf("declaration of -%s changed to %s", f.Name, f.Value)
+		}
+	})
+	if err := fs.Parse([]string{"-budget=0x"}); err == nil {
+		t.Error("NewFlags: an invalid duration is accepted")
 	}
 }
 
