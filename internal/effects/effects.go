@@ -120,6 +120,6 @@ var Analyzer = &analysis.Analyzer{
 	Name:       "unflakeeffects",
 	Doc:        "summarises what calling each function may do (goroutines, real I/O, process-wide state), for unflake's rules",
 	Run:        run,
-	ResultType: reflect.TypeFor[Source](),
+	ResultType: reflect.TypeFor[*Facts](),
 	FactTypes:  []analysis.Fact{new(summaryFact)},
 }

@@ -36,16 +36,16 @@ func (f *summaryFact) String() string {
 // run summarises every function the package declares and exports the
 // summaries as facts. The standard library is left to the table.
 func run(pass *analysis.Pass) (any, error) {
-	if inTable(pass.Pkg.Path()) {
-		return factSource{pass: pass}, nil
+	facts := &Facts{pass: pass}
+	if inTable(pass.Pkg.Path(), func(string) (bool, bool) {
+		// A module says the package is not the standard library's,
+		// whatever its path.
+		return false, pass.Module != nil && pass.Module.Path != ""
+	}) {
+		return facts, nil
 	}
-	s := newSummariser(pass.Pkg, pass.TypesInfo, pass.Files, func(fn *types.Func) *Summary {
-		var f summaryFact
-		if pass.ImportObjectFact(fn, &f) {
-			return &f.Summary
-		}
-		return nil
-	})
+	facts.s = newSummariser(pass.Pkg, pass.TypesInfo, pass.Files, facts.other)
+	s := facts.s
 	for _, f := range pass.Files {
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
@@ -61,18 +61,19 @@ func run(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
-	return factSource{pass: pass, s: s}, nil
+	return facts, nil
 }
 
-// factSource is the Analyzer's result: summaries of the package's own
-// functions from its summariser, of the standard library from the table,
-// and of other packages from their facts.
-type factSource struct {
+// Facts is the Analyzer's result, a Source: summaries of the package's
+// own functions from its syntax, of the standard library from the table,
+// and of other packages from their facts. Like a pass, it is used by one
+// goroutine at a time.
+type Facts struct {
 	pass *analysis.Pass
 	s    *summariser
 }
 
-func (f factSource) Of(fn *types.Func) *Summary {
+func (f *Facts) Of(fn *types.Func) *Summary {
 	if fn == nil || fn.Pkg() == nil {
 		return nil
 	}
@@ -80,18 +81,24 @@ func (f factSource) Of(fn *types.Func) *Summary {
 	if recv := fn.Type().(*types.Signature).Recv(); recv != nil && types.IsInterface(recv.Type()) {
 		return nil
 	}
-	switch {
-	case inTable(fn.Pkg().Path()):
-		return stdSummary(fn)
-	case fn.Pkg() == f.pass.Pkg:
+	if fn.Pkg() == f.pass.Pkg {
 		if f.s == nil {
 			return nil
 		}
 		return f.s.summary(fn)
 	}
+	return f.other(fn)
+}
+
+// other returns the summary of fn, a function of another package: from
+// its fact, or else from the table.
+func (f *Facts) other(fn *types.Func) *Summary {
 	var fact summaryFact
 	if f.pass.ImportObjectFact(fn, &fact) {
 		return &fact.Summary
+	}
+	if inTable(fn.Pkg().Path(), nil) {
+		return stdSummary(fn)
 	}
 	return nil
 }

@@ -60,6 +60,7 @@ type Stats struct {
 type listing struct {
 	path      string
 	test      bool // a test variant ("q [p.test]")
+	std       bool // of the standard library (no module)
 	files     []string
 	export    string            // export data file
 	imports   map[string]string // import path as written -> package path
@@ -104,11 +105,23 @@ func (l *Loader) Add(pkgs []*packages.Package) {
 		for path, q := range p.Imports {
 			ls.imports[path] = q.PkgPath
 		}
+		ls.std = p.Module == nil
 		if p.Module != nil && p.Module.GoVersion != "" {
 			ls.goVersion = "go" + p.Module.GoVersion
 		}
 		l.listed[p.PkgPath] = ls
 	})
+}
+
+// isStd reports whether the listed package path belongs to the standard
+// library (it has no module), and whether the Loader knows.
+func (l *Loader) isStd(path string) (std, known bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ls := l.listed[path]; ls != nil {
+		return ls.std, true
+	}
+	return false, false
 }
 
 // Stats returns what the Loader has done so far.
@@ -129,7 +142,7 @@ func (l *Loader) Of(fn *types.Func) *Summary {
 	if recv := fn.Type().(*types.Signature).Recv(); recv != nil && types.IsInterface(recv.Type()) {
 		return nil
 	}
-	if inTable(fn.Pkg().Path()) {
+	if inTable(fn.Pkg().Path(), l.isStd) {
 		return stdSummary(fn)
 	}
 	key := Key(fn)
@@ -154,6 +167,9 @@ func (l *Loader) Of(fn *types.Func) *Summary {
 // of summarises fn, a function of a package outside the table, loading
 // its package if need be.
 func (l *Loader) of(fn *types.Func) *Summary {
+	if inTable(fn.Pkg().Path(), l.isStd) {
+		return stdSummary(fn)
+	}
 	key := Key(fn)
 	path := fn.Pkg().Path()
 	l.mu.Lock()

@@ -152,11 +152,20 @@ var netTypes = map[string]bool{
 // network.
 var netPrefixes = []string{"Dial", "Listen", "Lookup", "Resolve", "File", "Interface"}
 
-// inTable reports whether fn's package is summarised by the table rather
-// than from source: the standard library and golang.org/x/sys.
-func inTable(path string) bool {
-	_, ok := stdPkgs[path]
-	return ok || match.IsStd(path)
+// inTable reports whether the package with the given import path is
+// summarised by the table rather than from source: the standard library
+// (std says whether it is, when the driver knows; else the go command's
+// rule for module paths decides) and golang.org/x/sys.
+func inTable(path string, std func(string) (bool, bool)) bool {
+	if _, ok := stdPkgs[path]; ok {
+		return true
+	}
+	if std != nil {
+		if is, known := std(path); known {
+			return is
+		}
+	}
+	return match.IsStd(path)
 }
 
 // stdSummary returns the summary of fn, a function of a package for which

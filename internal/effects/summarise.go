@@ -20,14 +20,13 @@ type summariser struct {
 	pkg   *types.Package
 	info  *types.Info
 	decls map[*types.Func]*ast.FuncDecl
-	// other returns the summary of a function of another package outside
-	// the table, or nil when unknown.
+	// other returns the summary of a function of another package, or nil
+	// when unknown.
 	other func(*types.Func) *Summary
 
 	scans map[*types.Func]*scan
 	sums  map[*types.Func]*Summary // finished
 	prov  map[*types.Func]*Summary // provisional, inside the component being solved
-	std   map[*types.Func]*Summary
 
 	// Tarjan's algorithm.
 	index   map[*types.Func]int
@@ -43,7 +42,7 @@ func newSummariser(pkg *types.Package, info *types.Info, files []*ast.File, othe
 	return &summariser{
 		pkg: pkg, info: info, decls: match.FuncDecls(info, files), other: other,
 		scans: map[*types.Func]*scan{}, sums: map[*types.Func]*Summary{}, prov: map[*types.Func]*Summary{},
-		std: map[*types.Func]*Summary{}, index: map[*types.Func]int{}, low: map[*types.Func]int{},
+		index: map[*types.Func]int{}, low: map[*types.Func]int{},
 		onStack: map[*types.Func]bool{}, waits: map[*types.Func]*fields{}, ends: map[*types.Func]*fields{},
 	}
 }
@@ -78,14 +77,6 @@ func (s *summariser) lookup(fn *types.Func) *Summary {
 			return nil
 		}
 		return s.summary(fn)
-	}
-	if inTable(fn.Pkg().Path()) {
-		sum, ok := s.std[fn]
-		if !ok {
-			sum = stdSummary(fn)
-			s.std[fn] = sum
-		}
-		return sum
 	}
 	return s.other(fn)
 }
