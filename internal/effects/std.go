@@ -253,3 +253,36 @@ func Key(fn *types.Func) string {
 	}
 	return path + "." + fn.Name()
 }
+
+// pureInterfaces are the standard library interfaces whose methods are
+// pure in every implementation that matters: reflection, formatting,
+// sorting, hashing and a context's accessors. io.Reader, net.Conn and
+// the like are not: a call through them may use the network.
+var pureInterfaces = map[string]bool{
+	"reflect.Type": true, "fmt.Stringer": true, "fmt.GoStringer": true, "fmt.State": true,
+	"fmt.Formatter": true, "sort.Interface": true, "hash.Hash": true, "hash.Hash32": true,
+	"hash.Hash64": true, "context.Context": true, "go/ast.Node": true, "go/ast.Expr": true,
+	"go/ast.Stmt": true, "go/ast.Decl": true, "go/types.Type": true, "go/types.Object": true,
+}
+
+// testingMethods are the methods of testing.TB that only report or
+// describe the test. An interface that declares them (testing.TB itself,
+// or a library's own interface{ Helper(); Errorf(string, ...any) }) is
+// there to take a *testing.T.
+var testingMethods = map[string]bool{
+	"Helper": true, "Error": true, "Errorf": true, "Fatal": true, "Fatalf": true, "Fail": true,
+	"FailNow": true, "Failed": true, "Log": true, "Logf": true, "Name": true, "Skip": true,
+	"SkipNow": true, "Skipf": true, "Skipped": true, "TempDir": true, "Cleanup": true,
+	"Context": true, "Output": true, "Attr": true,
+}
+
+// pureInterfaceMethod reports whether calling m, a method of the
+// interface type recv, counts as pure.
+func pureInterfaceMethod(m *types.Func, recv types.Type) bool {
+	if n := namedOf(recv); n != nil && n.Obj().Pkg() != nil {
+		if pureInterfaces[n.Obj().Pkg().Path()+"."+n.Obj().Name()] {
+			return true
+		}
+	}
+	return testingMethods[m.Name()]
+}

@@ -305,7 +305,7 @@ func (s *summariser) ident(sc *scan, id *ast.Ident, g int) {
 		}
 		sig := obj.Type().(*types.Signature)
 		if recv := sig.Recv(); recv != nil && types.IsInterface(recv.Type()) {
-			if obj.Name() == "String" && obj.Pkg().Path() == "fmt" {
+			if pureInterfaceMethod(obj, recv.Type()) {
 				return
 			}
 			sc.opaque = append(sc.opaque, opaqueSite{what: "calls " + match.PkgFuncName(obj) + " through an interface", g: g})
