@@ -34,16 +34,23 @@ import (
 // kept for the run.
 type Loader struct {
 	// MaxLoaded bounds the packages held parsed and type-checked at once
-	// (0: 32). A package let go is loaded again if asked for again.
+	// (0: 16). A package let go is loaded again if asked for again.
 	MaxLoaded int
 
 	mu     sync.Mutex
 	listed map[string]*listing // by package path
-	pkgs   map[string]*lazyPkg // loaded (or loading) by package path
-	sums   map[string]*Summary // by Key; nil for unknown
-	tick   int                 // for least-recently-used eviction
-	stats  Stats
-	loadNs atomic.Int64
+
+	// imported holds the dependencies read from export data, shared by
+	// every package the Loader type-checks: all come from one go list
+	// run, so they agree, and each is read once.
+	importMu sync.Mutex
+	imported map[string]*types.Package
+	fset     *token.FileSet
+	pkgs     map[string]*lazyPkg // loaded (or loading) by package path
+	sums     map[string]*Summary // by Key; nil for unknown
+	tick     int                 // for least-recently-used eviction
+	stats    Stats
+	loadNs   atomic.Int64
 }
 
 // Stats counts what a Loader did in a run.
@@ -78,7 +85,8 @@ type lazyPkg struct {
 
 // NewLoader returns an empty Loader; Add tells it about packages.
 func NewLoader() *Loader {
-	return &Loader{listed: map[string]*listing{}, pkgs: map[string]*lazyPkg{}, sums: map[string]*Summary{}}
+	return &Loader{listed: map[string]*listing{}, pkgs: map[string]*lazyPkg{}, sums: map[string]*Summary{},
+		imported: map[string]*types.Package{}, fset: token.NewFileSet()}
 }
 
 // Add records pkgs and everything they import, as loaded by go/packages
@@ -225,7 +233,7 @@ func (l *Loader) of(fn *types.Func) *Summary {
 func (l *Loader) evict() {
 	max := l.MaxLoaded
 	if max <= 0 {
-		max = 32
+		max = 16
 	}
 	for len(l.pkgs) > max {
 		var oldest string
@@ -262,7 +270,7 @@ func (l *Loader) load(ls *listing) (*summariser, error) {
 		}
 		files = append(files, f)
 	}
-	imp := &exportImporter{l: l, from: ls, fset: fset, pkgs: map[string]*types.Package{}}
+	imp := &exportImporter{l: l, from: ls}
 	conf := types.Config{
 		Importer:  imp,
 		GoVersion: ls.goVersion,
@@ -284,12 +292,10 @@ func (l *Loader) load(ls *listing) (*summariser, error) {
 }
 
 // exportImporter imports the dependencies of one package from the export
-// data the go command wrote for them.
+// data the go command wrote for them, into the Loader's shared map.
 type exportImporter struct {
 	l    *Loader
 	from *listing
-	fset *token.FileSet
-	pkgs map[string]*types.Package // by package path, shared by the imports
 }
 
 func (i *exportImporter) Import(path string) (*types.Package, error) {
@@ -299,12 +305,15 @@ func (i *exportImporter) Import(path string) (*types.Package, error) {
 	if p, ok := i.from.imports[path]; ok {
 		path = p
 	}
-	if p := i.pkgs[path]; p != nil && p.Complete() {
+	l := i.l
+	l.importMu.Lock()
+	defer l.importMu.Unlock()
+	if p := l.imported[path]; p != nil && p.Complete() {
 		return p, nil
 	}
-	i.l.mu.Lock()
-	ls := i.l.listed[path]
-	i.l.mu.Unlock()
+	l.mu.Lock()
+	ls := l.listed[path]
+	l.mu.Unlock()
 	if ls == nil || ls.export == "" {
 		return nil, fmt.Errorf("no export data for %s", path)
 	}
@@ -317,7 +326,7 @@ func (i *exportImporter) Import(path string) (*types.Package, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", ls.export, err)
 	}
-	return gcexportdata.Read(r, i.fset, i.pkgs, path)
+	return gcexportdata.Read(r, l.fset, l.imported, path)
 }
 
 // lookupKey returns the function or method of pkg with the given Key.
