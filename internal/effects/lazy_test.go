@@ -4,6 +4,7 @@ import (
 	"go/types"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -212,4 +213,38 @@ func TestLoaderEvicts(t *testing.T) {
 	if s := l.Of(libFunc(t, pkgs, "", "NewServer")); s == nil || len(s.Effects) != 1 {
 		t.Fatalf("lib.NewServer after eviction: got %+v", s)
 	}
+}
+
+// TestLocal summarises a function of the package under analysis (the
+// test itself) from its syntax, with the Loader for what it calls
+// elsewhere: the reporter's goroutine never ends; the server's does, as
+// the test closes it.
+func TestLocal(t *testing.T) {
+	pkgs := load(t)
+	l := effects.NewLoader()
+	l.Add(pkgs)
+	for _, p := range pkgs {
+		if p.ID != "m/app [m/app.test]" {
+			continue
+		}
+		test, _ := p.Types.Scope().Lookup("TestApp").(*types.Func)
+		s := effects.Local(p.Types, p.TypesInfo, p.Syntax, l).Of(test)
+		if s == nil {
+			t.Fatal("app.TestApp: unknown")
+		}
+		var got []string
+		for _, e := range s.Effects {
+			got = append(got, string(e.Kind)+": "+e.Why())
+		}
+		want := []string{
+			"timer: app.TestApp → lib.StartReporter → lib.loop → time.Sleep, which sleeps on the real clock",
+			"writes-global: app.TestApp → lib.StartReporter → lib.loop → util.Count, which writes the package-level variable util.hits",
+			"goroutine-forever: app.TestApp → lib.StartReporter, which starts a goroutine running lib.loop that never ends",
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("app.TestApp:\ngot  %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+		}
+		return
+	}
+	t.Fatal("no package m/app [m/app.test]")
 }

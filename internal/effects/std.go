@@ -171,6 +171,9 @@ func inTable(path string, std func(string) (bool, bool)) bool {
 // stdSummary returns the summary of fn, a function of a package for which
 // inTable is true.
 func stdSummary(fn *types.Func) *Summary {
+	if recv := fn.Type().(*types.Signature).Recv(); recv != nil && types.IsInterface(recv.Type()) {
+		return nil // a call through an interface: unknown
+	}
 	e, ok := stdLookup(fn)
 	if !ok || e.kind == "" {
 		return &Summary{}
