@@ -96,12 +96,12 @@ var stdFuncs = map[string]stdEffect{
 
 	"net/http.ListenAndServe":           {kind: Network, what: network, loops: true},
 	"net/http.ListenAndServeTLS":        {kind: Network, what: network, loops: true},
-	"net/http.Serve":                    {kind: Network, what: network, loops: true},
-	"net/http.ServeTLS":                 {kind: Network, what: network, loops: true},
+	"net/http.Serve":                    {loops: true}, // on a listener made elsewhere
+	"net/http.ServeTLS":                 {loops: true}, // on a listener made elsewhere
 	"net/http.Server.ListenAndServe":    {kind: Network, what: network, loops: true},
 	"net/http.Server.ListenAndServeTLS": {kind: Network, what: network, loops: true},
-	"net/http.Server.Serve":             {kind: Network, what: network, loops: true},
-	"net/http.Server.ServeTLS":          {kind: Network, what: network, loops: true},
+	"net/http.Server.Serve":             {loops: true}, // on a listener made elsewhere
+	"net/http.Server.ServeTLS":          {loops: true}, // on a listener made elsewhere
 	"net/http.Get":                      {kind: Network, what: network},
 	"net/http.Head":                     {kind: Network, what: network},
 	"net/http.Post":                     {kind: Network, what: network},
@@ -121,8 +121,8 @@ var stdFuncs = map[string]stdEffect{
 	"net/rpc.Dial":                      {kind: Network, what: network},
 	"net/rpc.DialHTTP":                  {kind: Network, what: network},
 	"net/rpc.DialHTTPPath":              {kind: Network, what: network},
-	"net/rpc.Server.Accept":             {kind: Network, what: network, loops: true},
-	"net/rpc.Accept":                    {kind: Network, what: network, loops: true},
+	"net/rpc.Server.Accept":             {loops: true}, // on a listener made elsewhere
+	"net/rpc.Accept":                    {loops: true}, // on a listener made elsewhere
 	"net/smtp.Dial":                     {kind: Network, what: network},
 	"net/smtp.SendMail":                 {kind: Network, what: network},
 	"net/textproto.Dial":                {kind: Network, what: network},
@@ -142,11 +142,12 @@ var stdPkgs = map[string]stdEffect{
 	"os/signal":                {kind: Signal, what: signals},
 }
 
-// netTypes are the types of package net whose methods all use the network.
-var netTypes = map[string]bool{
-	"Dialer": true, "ListenConfig": true, "Resolver": true, "TCPConn": true, "UDPConn": true,
-	"UnixConn": true, "IPConn": true, "TCPListener": true, "UnixListener": true,
-}
+// netTypes are the types of package net whose methods all use the
+// network. The methods of a connection or listener (TCPConn.ReadFrom,
+// TCPListener.Accept) are not among them: they act on one that a dial or
+// listen made, which has the effect; code that only type-switches on
+// *net.TCPConn does not use the network by itself.
+var netTypes = map[string]bool{"Dialer": true, "ListenConfig": true, "Resolver": true}
 
 // netPrefixes are the prefixes of package net's functions that use the
 // network.
@@ -176,7 +177,7 @@ func stdSummary(fn *types.Func) *Summary {
 	}
 	e, ok := stdLookup(fn)
 	if !ok || e.kind == "" {
-		return &Summary{}
+		return &Summary{Loops: e.loops}
 	}
 	name := match.PkgFuncName(fn)
 	s := &Summary{Loops: e.loops}

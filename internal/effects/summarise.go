@@ -370,7 +370,11 @@ func isCancel(t types.Type) bool {
 	return t != nil && match.IsNamed(t, "context", "CancelFunc", "CancelCauseFunc")
 }
 
-func isMutex(t types.Type) bool { return match.IsNamed(t, "sync", "Mutex", "RWMutex") }
+// isMutex reports whether t is a mutex, pool or once of package sync:
+// locking a package-level mutex, taking from a package-level pool or
+// running a package-level once changes nothing another caller can see
+// (what the once runs is summarised as any other call).
+func isMutex(t types.Type) bool { return match.IsNamed(t, "sync", "Mutex", "RWMutex", "Pool", "Once") }
 
 // short prints e for a message, cut to a reasonable length.
 func short(e ast.Expr) string {

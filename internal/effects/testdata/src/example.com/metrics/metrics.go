@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -127,4 +128,14 @@ func Map[T any](xs []T, f func(T) T) []T { // want Map:`opaque: calls the functi
 		xs[i] = f(xs[i])
 	}
 	return xs
+}
+
+var pool = sync.Pool{New: func() any { return new(int) }}
+
+// Borrow takes from a package-level pool, which no caller can tell.
+func Borrow() *int { return pool.Get().(*int) } // want Borrow:`pure`
+
+// Relay copies on a connection made elsewhere: the dial has the effect.
+func Relay(c *net.TCPConn, r io.Reader) { // want Relay:`pure`
+	c.ReadFrom(r)
 }
