@@ -24,7 +24,6 @@ type stdEffect struct {
 const (
 	network   = "uses the real network"
 	process   = "runs or signals a process"
-	exits     = "exits the process"
 	syscalls  = "makes system calls"
 	timer     = "starts a timer of the real clock"
 	sleeps    = "sleeps on the real clock"
@@ -45,7 +44,6 @@ var stdFuncs = map[string]stdEffect{
 	"os.Process.Kill":     {kind: Process, what: process},
 	"os.Process.Signal":   {kind: Process, what: process},
 	"os.Process.Wait":     {kind: Process, what: process},
-	"os.Exit":             {kind: Process, what: exits},
 	"syscall.Setenv":      {kind: WritesEnv, what: writesEnv},
 	"syscall.Unsetenv":    {kind: WritesEnv, what: writesEnv},
 	"syscall.Clearenv":    {kind: WritesEnv, what: writesEnv},
@@ -75,9 +73,6 @@ var stdFuncs = map[string]stdEffect{
 	"log.SetOutput":                {kind: WritesGlobal, what: "writes the standard logger's settings"},
 	"log.SetFlags":                 {kind: WritesGlobal, what: "writes the standard logger's settings"},
 	"log.SetPrefix":                {kind: WritesGlobal, what: "writes the standard logger's settings"},
-	"log.Fatal":                    {kind: Process, what: exits},
-	"log.Fatalf":                   {kind: Process, what: exits},
-	"log.Fatalln":                  {kind: Process, what: exits},
 	"log/slog.SetDefault":          {kind: WritesGlobal, what: "writes the default logger"},
 	"log/slog.SetLogLoggerLevel":   {kind: WritesGlobal, what: "writes the default logger"},
 	"flag.Parse":                   {kind: WritesGlobal, what: "writes flag.CommandLine"},

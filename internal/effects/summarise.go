@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
-	"strings"
 
 	"github.com/unflake/unflake/internal/match"
 )
@@ -170,6 +169,8 @@ type scan struct {
 	loops   []int           // goroutines (own: -1) that run a loop without bound
 	refs    map[string]bool // keys of the methods referenced
 	returns map[string]bool // keys of the named types returned
+	recv    string          // key of the receiver's named type, for a method
+	key     string          // Key(fn)
 }
 
 // A site is a function called or referenced on goroutine g (-1: the
@@ -195,9 +196,14 @@ func (s *summariser) scanOf(fn *types.Func) *scan {
 	if sc, ok := s.scans[fn]; ok {
 		return sc
 	}
-	sc := &scan{fn: fn, name: match.PkgFuncName(fn), refs: map[string]bool{}, returns: map[string]bool{}}
+	sc := &scan{fn: fn, name: match.PkgFuncName(fn), refs: map[string]bool{}, returns: map[string]bool{}, key: Key(fn)}
 	s.scans[fn] = sc
 	sig := fn.Type().(*types.Signature)
+	if r := sig.Recv(); r != nil {
+		if n := namedOf(r.Type()); n != nil && n.Obj().Pkg() != nil {
+			sc.recv = n.Obj().Pkg().Path() + "." + n.Obj().Name()
+		}
+	}
 	for i := 0; i < sig.Results().Len(); i++ {
 		if n := namedOf(sig.Results().At(i).Type()); n != nil && n.Obj().Pkg() != nil {
 			sc.returns[n.Obj().Pkg().Path()+"."+n.Obj().Name()] = true
@@ -430,11 +436,11 @@ func (s *summariser) compute(sc *scan) *Summary {
 		}
 		for _, e := range cs.Effects {
 			e.Via = append([]string{sc.name}, e.Via...)
-			if e.Kind == GoroutineEnds && !sc.returns[e.Type] {
-				if sc.refs[e.Type+"."+e.Ends] {
+			if e.Kind == GoroutineEnds {
+				var ok bool
+				if e, ok = s.passOn(sc, e); !ok {
 					continue // the function ends them itself
 				}
-				e = Effect{Kind: GoroutineForever, Via: e.Via, What: "starts a goroutine that never ends"}
 			}
 			out.Effects = merge(out.Effects, e)
 		}
@@ -444,8 +450,12 @@ func (s *summariser) compute(sc *scan) *Summary {
 			continue // it ends by itself
 		}
 		if ends, typ := s.lifecycle(sc, gs); ends != "" {
+			whose := " it returns"
+			if !sc.returns[typ] {
+				whose = "" // the receiver's
+			}
 			out.Effects = merge(out.Effects, Effect{Kind: GoroutineEnds, Via: []string{sc.name},
-				What: "starts " + gs.what + " that " + ends + " of the " + typ[strings.LastIndex(typ, "/")+1:] + " it returns ends",
+				What: "starts " + gs.what + " that " + ends + " of the " + s.typeName(typ) + whose + " ends",
 				Ends: ends, Type: typ})
 			continue
 		}

@@ -139,3 +139,14 @@ func Borrow() *int { return pool.Get().(*int) } // want Borrow:`pure`
 func Relay(c *net.TCPConn, r io.Reader) { // want Relay:`pure`
 	c.ReadFrom(r)
 }
+
+// Restart restarts the server's loop: Close ends it.
+func (s *Server) Restart() { // want Restart:`goroutine-ends: metrics.Server.Restart, which starts a goroutine running metrics.Server.loop that Close of the metrics.Server ends`
+	go s.loop()
+}
+
+// Reset restarts the loop and ends it: no goroutine is left.
+func (s *Server) Reset() { // want Reset:`pure`
+	s.Restart()
+	s.Close()
+}
