@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"strings"
 
 	"github.com/unflake/unflake/internal/match"
 )
@@ -376,11 +377,19 @@ func isCancel(t types.Type) bool {
 	return t != nil && match.IsNamed(t, "context", "CancelFunc", "CancelCauseFunc")
 }
 
-// isMutex reports whether t is a mutex, pool or once of package sync:
+// isMutex reports whether t is a mutex, once or pool:
 // locking a package-level mutex, taking from a package-level pool or
 // running a package-level once changes nothing another caller can see
 // (what the once runs is summarised as any other call).
-func isMutex(t types.Type) bool { return match.IsNamed(t, "sync", "Mutex", "RWMutex", "Pool", "Once") }
+func isMutex(t types.Type) bool {
+	if match.IsNamed(t, "sync", "Mutex", "RWMutex", "Once") {
+		return true
+	}
+	// A pool (sync.Pool, bytebufferpool.Pool) by contract hands out
+	// values nobody else holds.
+	n := namedOf(t)
+	return n != nil && strings.HasSuffix(n.Obj().Name(), "Pool")
+}
 
 // short prints e for a message, cut to a reasonable length.
 func short(e ast.Expr) string {
