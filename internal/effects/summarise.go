@@ -34,6 +34,7 @@ type summariser struct {
 	onStack map[*types.Func]bool
 	stack   []*types.Func
 
+	yield map[*types.Var]bool // iterators' yield parameters
 	waits map[*types.Func]*fields
 	ends  map[*types.Func]*fields
 }
@@ -43,7 +44,7 @@ func newSummariser(pkg *types.Package, info *types.Info, files []*ast.File, othe
 		pkg: pkg, info: info, decls: match.FuncDecls(info, files), other: other,
 		scans: map[*types.Func]*scan{}, sums: map[*types.Func]*Summary{}, prov: map[*types.Func]*Summary{},
 		index: map[*types.Func]int{}, low: map[*types.Func]int{},
-		onStack: map[*types.Func]bool{}, waits: map[*types.Func]*fields{}, ends: map[*types.Func]*fields{},
+		onStack: map[*types.Func]bool{}, yield: map[*types.Var]bool{}, waits: map[*types.Func]*fields{}, ends: map[*types.Func]*fields{},
 	}
 }
 
@@ -215,8 +216,38 @@ func (s *summariser) scanOf(fn *types.Func) *scan {
 		sc.opaque = append(sc.opaque, opaqueSite{what: "has no Go body the analysis can see", g: -1})
 		return sc
 	}
+	s.yields(fd.Type)
 	s.walk(sc, fd.Body, -1)
 	return sc
+}
+
+// yields records the parameter of ft when ft has the shape of an
+// iterator (iter.Seq, iter.Seq2): one parameter, a function returning a
+// bool, and no result. Calling it runs the body of the caller's range
+// loop, which is summarised where it stands.
+func (s *summariser) yields(ft *ast.FuncType) {
+	if ft.Results != nil && len(ft.Results.List) > 0 || ft.Params == nil || len(ft.Params.List) != 1 || len(ft.Params.List[0].Names) != 1 {
+		return
+	}
+	v, ok := s.info.Defs[ft.Params.List[0].Names[0]].(*types.Var)
+	if !ok {
+		return
+	}
+	sig, ok := v.Type().Underlying().(*types.Signature)
+	if !ok || sig.Results().Len() != 1 || !types.Identical(sig.Results().At(0).Type(), types.Typ[types.Bool]) {
+		return
+	}
+	s.yield[v] = true
+}
+
+// isYield reports whether fun is an iterator's yield parameter.
+func (s *summariser) isYield(fun ast.Expr) bool {
+	id, ok := ast.Unparen(fun).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	v, ok := s.info.Uses[id].(*types.Var)
+	return ok && s.yield[v]
 }
 
 // walk records what n does on goroutine g.
@@ -230,11 +261,13 @@ func (s *summariser) walk(sc *scan, n ast.Node, g int) {
 			if tv, ok := s.info.Types[n.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
 				break
 			}
-			if match.Callee(s.info, n) == nil && !isCancel(s.info.TypeOf(n.Fun)) {
+			if match.Callee(s.info, n) == nil && !isCancel(s.info.TypeOf(n.Fun)) && !s.isYield(n.Fun) {
 				if _, lit := ast.Unparen(n.Fun).(*ast.FuncLit); !lit {
 					sc.opaque = append(sc.opaque, opaqueSite{what: "calls the function value " + short(n.Fun), g: g})
 				}
 			}
+		case *ast.FuncLit:
+			s.yields(n.Type)
 		case *ast.Ident:
 			s.ident(sc, n, g)
 		case *ast.ForStmt:

@@ -150,3 +150,14 @@ func (s *Server) Reset() { // want Reset:`pure`
 	s.Restart()
 	s.Close()
 }
+
+// All is an iterator: calling yield runs the caller's loop body.
+func All(xs []int) func(func(int) bool) { // want All:`pure`
+	return func(yield func(int) bool) {
+		for _, x := range xs {
+			if !yield(x) {
+				return
+			}
+		}
+	}
+}
