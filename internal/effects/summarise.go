@@ -352,6 +352,10 @@ func (s *summariser) ident(sc *scan, id *ast.Ident, g int) {
 			return
 		}
 		fn := obj.Origin()
+		if isCgo(fn) {
+			sc.effects = append(sc.effects, Effect{Kind: Cgo, Via: []string{sc.name}, What: "calls C code (cgo)"})
+			return
+		}
 		sc.sites = append(sc.sites, site{fn: fn, g: g})
 		if sig.Recv() != nil {
 			sc.refs[Key(fn)] = true
@@ -402,6 +406,12 @@ func sharedSync(t types.Type) string {
 		return "channel"
 	}
 	return ""
+}
+
+// isCgo reports whether fn is a C function called through cgo: C.f
+// itself, or the _Cfunc_f wrapper cgo writes into the compiled files.
+func isCgo(fn *types.Func) bool {
+	return fn.Pkg().Path() == "C" || strings.HasPrefix(fn.Name(), "_Cfunc_") || strings.HasPrefix(fn.Name(), "_C2func_")
 }
 
 // isCancel reports whether t is a context's cancel function, whose
