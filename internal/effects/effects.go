@@ -124,8 +124,10 @@ func (e Effect) Why() string {
 	return s
 }
 
-// A Source gives the summary of a function declared in another package
-// than the one under analysis.
+// A Source gives the summary of a function: of another package than the
+// one under analysis, and, for the Sources of a pass (Local, *Facts), of
+// the package under analysis too. Standard library functions come from
+// the table.
 type Source interface {
 	// Of returns fn's summary, or nil when unknown.
 	Of(fn *types.Func) *Summary
