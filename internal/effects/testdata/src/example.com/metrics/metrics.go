@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -160,4 +161,10 @@ func All(xs []int) func(func(int) bool) { // want All:`pure`
 			}
 		}
 	}
+}
+
+// SetEnvFor sets a variable for the test's duration: still an
+// environment write while the test runs.
+func SetEnvFor(t *testing.T) { // want SetEnvFor:`writes-env: metrics.SetEnvFor → testing.T.Setenv, which writes the process environment`
+	t.Setenv("METRICS", "1")
 }
