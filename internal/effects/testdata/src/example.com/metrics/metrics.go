@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	_ "unsafe"
 )
 
 var interval = time.Second
@@ -168,3 +169,9 @@ func All(xs []int) func(func(int) bool) { // want All:`pure`
 func SetEnvFor(t *testing.T) { // want SetEnvFor:`writes-env: metrics.SetEnvFor → testing.T.Setenv, which writes the process environment`
 	t.Setenv("METRICS", "1")
 }
+
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64 // want nanotime:`pure`
+
+// Now reads the runtime's clock through a linked name.
+func Now() int64 { return nanotime() } // want Now:`pure`
