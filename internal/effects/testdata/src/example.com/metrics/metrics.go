@@ -20,7 +20,7 @@ func StartReporter() { // want StartReporter:`goroutine-forever: metrics.StartRe
 	go loop()
 }
 
-func loop() { // want loop:`timer: metrics.loop → time.Sleep, which sleeps on the real clock`
+func loop() { // unexported: no fact, its effects are in StartReporter's
 	for {
 		time.Sleep(interval)
 	}
@@ -71,7 +71,7 @@ func NewServer() *Server { // want NewServer:`goroutine-ends: metrics.NewServer,
 	return s
 }
 
-func (s *Server) loop() { // want loop:`pure`
+func (s *Server) loop() {
 	for {
 		select {
 		case <-s.done:
@@ -171,7 +171,7 @@ func SetEnvFor(t *testing.T) { // want SetEnvFor:`writes-env: metrics.SetEnvFor 
 }
 
 //go:linkname nanotime runtime.nanotime
-func nanotime() int64 // want nanotime:`pure`
+func nanotime() int64
 
 // Now reads the runtime's clock through a linked name.
 func Now() int64 { return nanotime() } // want Now:`pure`
