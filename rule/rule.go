@@ -102,7 +102,7 @@ type Pass struct {
 	// such a package lists modPath in Fix.Requires.
 	Require func(modPath string) (missing bool, err error)
 
-	// Effects summarises functions of other packages (the module's and
+	// Effects summarises functions (the package's own, the module's and
 	// its dependencies'), so a rule can decide from what a callee does
 	// instead of giving up on code it cannot see. Never nil: a driver
 	// without summaries sets effects.None.
