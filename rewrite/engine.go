@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/tools/go/packages"
 
+	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/rule"
 )
 
@@ -304,6 +305,7 @@ type job struct {
 	// (refusalOf, outsideModule): their findings are reported, their
 	// fixes not applied.
 	refused map[string]*WriteError
+	effects effects.Source // summaries of the functions of other packages
 }
 
 type jobResult struct {
