@@ -1,6 +1,7 @@
 package analyzers_test
 
 import (
+	"fmt"
 	"os"
 	"reflect"
 	"testing"
@@ -17,5 +18,19 @@ func TestMain(m *testing.M) {
 	if effects.Analyzer.ResultType.Kind() == reflect.Interface {
 		effects.Analyzer.ResultType = reflect.TypeOf(effects.None)
 	}
-	os.Exit(m.Run())
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "unflake-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer os.RemoveAll(dir)
+	if unflakeBin, err = buildUnflake(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "building unflake:", err)
+		return 2
+	}
+	return m.Run()
 }

@@ -1,0 +1,238 @@
+package analyzers_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/unflake/unflake/internal/testmod"
+)
+
+// The unflake binary, built once for the end-to-end tests (TestMain).
+var unflakeBin string
+
+// buildUnflake builds the command into dir and returns its path.
+func buildUnflake(dir string) (string, error) {
+	bin := filepath.Join(dir, "unflake")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/unflake/unflake")
+	cmd.Stderr = os.Stderr
+	return bin, cmd.Run()
+}
+
+// goEnv is an environment for the go command made of nothing but what it
+// needs: no variable of the caller's environment reaches the runs.
+func goEnv(t *testing.T) []string {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	out, err := exec.Command(gobin, "env", "GOCACHE", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return []string{
+		"PATH=" + filepath.Dir(gobin),
+		"HOME=" + t.TempDir(),
+		"GOCACHE=" + vals[0],
+		"GOMODCACHE=" + vals[1],
+		"GOPROXY=off",
+		"GOTOOLCHAIN=local",
+		"GOWORK=off",
+		"GOFLAGS=",
+	}
+}
+
+// run runs name with args in dir and returns its stdout and stderr; a
+// non-zero exit is not an error (findings exit 1).
+func run(t *testing.T, dir string, env []string, name string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
+		}
+	}
+	return out.String(), errb.String()
+}
+
+// demo copies the repository's demo module to a new directory.
+func demo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "demo"))); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// A finding as both drivers print it.
+type finding struct{ pos, rule, message string }
+
+// vetFindings parses the output of go vet -json: for each package, a
+// "# pkg" line, then a JSON object of analyzers and their diagnostics.
+// Positions are made relative to dir, as unflake check prints them.
+func vetFindings(t *testing.T, dir, out string) (fs []finding, notes map[string]string) {
+	t.Helper()
+	notes = map[string]string{}
+	var js strings.Builder
+	for line := range strings.Lines(out) {
+		if !strings.HasPrefix(line, "#") {
+			js.WriteString(line)
+		}
+	}
+	dec := json.NewDecoder(strings.NewReader(js.String()))
+	for {
+		var tree map[string]map[string]json.RawMessage
+		if err := dec.Decode(&tree); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("go vet -json: %v\n%s", err, out)
+		}
+		for _, byAnalyzer := range tree {
+			for name, raw := range byAnalyzer {
+				var diags []struct {
+					Posn    string `json:"posn"`
+					Message string `json:"message"`
+					Related []struct {
+						Message string `json:"message"`
+					} `json:"related"`
+				}
+				if err := json.Unmarshal(raw, &diags); err != nil {
+					t.Fatalf("analyzer %s: %s", name, raw) // {"error": ...}
+				}
+				for _, d := range diags {
+					rel, err := filepath.Rel(dir, d.Posn)
+					if err != nil {
+						t.Fatal(err)
+					}
+					fs = append(fs, finding{rel, name, d.Message})
+					for _, r := range d.Related {
+						notes[strings.Split(rel, ":")[0]] = r.Message
+					}
+				}
+			}
+		}
+	}
+	return fs, notes
+}
+
+// checkFindings parses unflake check's text output, one finding a line:
+// file:line:col: rule: message.
+func checkFindings(t *testing.T, out string) []finding {
+	t.Helper()
+	var fs []finding
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), ": ", 3)
+		if len(parts) != 3 {
+			t.Fatalf("unflake check printed %q", sc.Text())
+		}
+		fs = append(fs, finding{parts[0], parts[1], parts[2]})
+	}
+	return fs
+}
+
+func sortFindings(fs []finding) {
+	slices.SortFunc(fs, func(a, b finding) int { return strings.Compare(a.pos+a.rule+a.message, b.pos+b.rule+b.message) })
+}
+
+// go vet -vettool=unflake reports what unflake check reports: the same
+// positions, rule names and messages.
+func TestVetToolReportsWhatCheckReports(t *testing.T) {
+	dir, env := demo(t), goEnv(t)
+	stdout, stderr := run(t, dir, env, "go", "vet", "-vettool="+unflakeBin, "-json", "./...")
+	vet, _ := vetFindings(t, dir, stdout+stderr)
+	checkOut, _ := run(t, dir, env, unflakeBin, "check", "./...")
+	check := checkFindings(t, checkOut)
+	sortFindings(vet)
+	sortFindings(check)
+	if len(check) == 0 {
+		t.Fatal("unflake check found nothing in the demo module")
+	}
+	if !slices.Equal(vet, check) {
+		t.Errorf("go vet -vettool reports\n%v\nunflake check reports\n%v", vet, check)
+	}
+}
+
+// go fix -fixtool=unflake makes the changes unflake fix makes, but those
+// that also change go.mod, which its text edits cannot: there the file is
+// left as it was, and the finding says why.
+func TestFixToolFixesWhatFixFixes(t *testing.T) {
+	env := goEnv(t)
+	orig := demo(t)
+	before := testmod.Snapshot(t, orig)
+	goFix, unflakeFix := demo(t), demo(t)
+	stdout, stderr := run(t, goFix, env, "go", "vet", "-vettool="+unflakeBin, "-json", "./...")
+	_, notes := vetFindings(t, goFix, stdout+stderr)
+
+	diffOut, _ := run(t, goFix, env, "go", "fix", "-fixtool="+unflakeBin, "-diff", "./...")
+	if _, stderr := run(t, goFix, env, "go", "fix", "-fixtool="+unflakeBin, "./..."); stderr != "" {
+		t.Errorf("go fix: %s", stderr)
+	}
+	run(t, unflakeFix, env, unflakeBin, "fix", "./...")
+
+	got, want := rel(t, goFix, testmod.Snapshot(t, goFix)), rel(t, unflakeFix, testmod.Snapshot(t, unflakeFix))
+	old := rel(t, orig, before)
+	var changed []string
+	for path, w := range want {
+		g := got[path]
+		if g != old[path] {
+			changed = append(changed, path)
+		}
+		switch {
+		case g == w:
+		case path == "go.mod" || path == "go.sum" || notes[path] != "":
+			if g != old[path] {
+				t.Errorf("%s: go fix changed a file whose fix needs go.mod", path)
+			}
+		default:
+			t.Errorf("%s: go fix wrote\n%s\nunflake fix wrote\n%s", path, g, w)
+		}
+	}
+	if len(changed) == 0 {
+		t.Fatal("go fix changed nothing in the demo module")
+	}
+	// go fix -diff shows the files go fix changes.
+	var shown []string
+	for line := range strings.Lines(diffOut) {
+		if name, ok := strings.CutPrefix(line, "--- "); ok {
+			name = strings.TrimSuffix(strings.TrimSpace(name), " (old)")
+			r, err := filepath.Rel(goFix, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			shown = append(shown, r)
+		}
+	}
+	slices.Sort(shown)
+	slices.Sort(changed)
+	if !slices.Equal(shown, changed) {
+		t.Errorf("go fix -diff shows %v, go fix changes %v", shown, changed)
+	}
+}
+
+// rel keys a snapshot by paths relative to dir.
+func rel(t *testing.T, dir string, snap map[string]string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for path, s := range snap {
+		r, err := filepath.Rel(dir, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[r] = s
+	}
+	return m
+}
