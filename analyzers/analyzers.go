@@ -69,10 +69,16 @@ func New(rs []*rule.Rule, selected func() []*rule.Rule) *Suite {
 }
 
 // Default is the suite of every registered rule, running the default set:
-// what nogo and golangci-lint load (see docs/drivers.md). The go command's
-// vet and fix tool runs a suite that follows its -RULE flags instead
-// (Main).
+// what nogo and golangci-lint load (see docs/drivers.md). A rule that is
+// not Default reports nothing in it. The go command's vet and fix tool
+// runs a suite that follows its -RULE flags instead (Main).
 var Default = New(rules.All(), nil)
+
+// All is the suite that runs every rule, the opt-in ones included, as
+// `unflake check --rules all` does. nogo loads an opt-in rule's analyzer
+// from it; a driver that loads analyzers of both suites runs the engine
+// once for each.
+var All = New(rules.All(), rules.All)
 
 // Lookup returns the analyzer of the rule named name, or nil.
 func (s *Suite) Lookup(name string) *analysis.Analyzer {
