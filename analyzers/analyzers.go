@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"go/token"
 	"reflect"
+	"sync"
 
 	"golang.org/x/tools/go/analysis"
 
@@ -102,10 +103,10 @@ func flagsOf(r *rule.Rule) (fs flag.FlagSet) {
 type result struct {
 	byRule map[string][]analysis.Diagnostic
 	// errs are the engine's errors on the package (a fix that does not
-	// compile is an internal error); the analyzer of the first rule of
-	// the run returns them, so the driver says so once.
-	errs  error
-	first string
+	// compile is an internal error). The first rule analyzer to run on the
+	// package returns them, so that the driver says so once.
+	errs error
+	once sync.Once
 }
 
 // report reports the findings of rule name from the engine's result.
@@ -114,10 +115,9 @@ func report(pass *analysis.Pass, name string) error {
 	for _, d := range res.byRule[name] {
 		pass.Report(d)
 	}
-	if name == res.first {
-		return res.errs
-	}
-	return nil
+	var err error
+	res.once.Do(func() { err = res.errs })
+	return err
 }
 
 func (s *Suite) runEngine(pass *analysis.Pass) (any, error) {
@@ -129,7 +129,6 @@ func (s *Suite) runEngine(pass *analysis.Pass) (any, error) {
 	if len(sel) == 0 {
 		return res, nil
 	}
-	res.first = sel[0].Name
 	p, err := packageOf(pass)
 	if err != nil || p == nil {
 		return res, err
