@@ -20,7 +20,9 @@ import (
 	"fmt"
 	"go/token"
 	"reflect"
+	"strings"
 	"sync"
+	"unicode"
 
 	"golang.org/x/tools/go/analysis"
 
@@ -60,7 +62,7 @@ func New(rs []*rule.Rule, selected func() []*rule.Rule) *Suite {
 		s.Rules = append(s.Rules, &analysis.Analyzer{
 			Name:     r.Name,
 			Doc:      r.Doc,
-			URL:      "https://github.com/unflake/unflake/blob/main/docs/rules.md#" + r.Name,
+			URL:      docsURL + anchor(r.Name+": "+r.Short()),
 			Flags:    flagsOf(r),
 			Requires: []*analysis.Analyzer{s.Engine},
 			Run:      func(pass *analysis.Pass) (any, error) { return nil, report(pass, r.Name) },
@@ -80,6 +82,25 @@ var Default = New(rules.All(), nil)
 // from it; a driver that loads analyzers of both suites runs the engine
 // once for each.
 var All = New(rules.All(), rules.All)
+
+// docsURL is where a rule's analyzer points for its documentation: the
+// rule's section of docs/rules.md.
+const docsURL = "https://github.com/unflake/unflake/blob/main/docs/rules.md#"
+
+// anchor returns the anchor GitHub gives a Markdown heading: lower case,
+// punctuation but '-' and '_' dropped, spaces made '-'.
+func anchor(heading string) string {
+	var b strings.Builder
+	for _, c := range strings.ToLower(heading) {
+		switch {
+		case c == ' ':
+			b.WriteByte('-')
+		case c == '-' || c == '_' || unicode.IsLetter(c) || unicode.IsDigit(c):
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
 
 // Lookup returns the analyzer of the rule named name, or nil.
 func (s *Suite) Lookup(name string) *analysis.Analyzer {

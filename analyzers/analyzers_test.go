@@ -91,3 +91,12 @@ func TestSuite(t *testing.T) {
 		})
 	}
 }
+
+// Each analyzer's URL points at its rule's heading in docs/rules.md.
+func TestURL(t *testing.T) {
+	a := analyzers.Default.Lookup("sleep")
+	const want = "https://github.com/unflake/unflake/blob/main/docs/rules.md#sleep-run-sleeping-tests-on-a-virtual-clock-synctest-or-the-fake-clock-they-drive"
+	if a.URL != want {
+		t.Errorf("sleep's URL is %s, want %s", a.URL, want)
+	}
+}
