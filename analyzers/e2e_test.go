@@ -219,20 +219,30 @@ func sortFindings(fs []finding) {
 }
 
 // go vet -vettool=unflake reports what unflake check reports: the same
-// positions, rule names and messages.
+// positions, rule names and messages, for the same selection of rules.
 func TestVetToolReportsWhatCheckReports(t *testing.T) {
 	dir, env := demo(t), goEnv(t)
-	stdout, stderr := run(t, dir, env, "go", "vet", "-vettool="+unflakeBin, "-json", "./...")
-	vet, _ := vetFindings(t, dir, stdout+stderr)
-	checkOut, _ := run(t, dir, env, unflakeBin, "check", "./...")
-	check := checkFindings(t, checkOut)
-	sortFindings(vet)
-	sortFindings(check)
-	if len(check) == 0 {
-		t.Fatal("unflake check found nothing in the demo module")
-	}
-	if !slices.Equal(vet, check) {
-		t.Errorf("go vet -vettool reports\n%v\nunflake check reports\n%v", vet, check)
+	for _, c := range []struct {
+		vet, check, patterns []string
+	}{
+		{nil, nil, []string{"./..."}},
+		// The opt-in rule, with the rule whose fix it follows.
+		{[]string{"-parallel", "-setenv"}, []string{"--rules", "parallel,setenv"}, []string{"./config", "./session"}},
+		{[]string{"-sleep=false"}, []string{"--skip", "sleep"}, []string{"./config", "./session"}},
+	} {
+		vetArgs := append(append([]string{"vet", "-vettool=" + unflakeBin, "-json"}, c.vet...), c.patterns...)
+		stdout, stderr := run(t, dir, env, "go", vetArgs...)
+		vet, _ := vetFindings(t, dir, stdout+stderr)
+		checkOut, _ := run(t, dir, env, unflakeBin, append(append([]string{"check"}, c.check...), c.patterns...)...)
+		check := checkFindings(t, checkOut)
+		sortFindings(vet)
+		sortFindings(check)
+		if len(check) == 0 {
+			t.Errorf("unflake check %v found nothing in the demo module", c.check)
+		}
+		if !slices.Equal(vet, check) {
+			t.Errorf("go vet -vettool %v reports\n%v\nunflake check %v reports\n%v", c.vet, vet, c.check, check)
+		}
 	}
 }
 
