@@ -229,6 +229,8 @@ func TestVetToolReportsWhatCheckReports(t *testing.T) {
 		// The opt-in rule, with the rule whose fix it follows.
 		{[]string{"-parallel", "-setenv"}, []string{"--rules", "parallel,setenv"}, []string{"./config", "./session"}},
 		{[]string{"-sleep=false"}, []string{"--skip", "sleep"}, []string{"./config", "./session"}},
+		// A rule's option.
+		{[]string{"-attemptloop.poll-timeout=30s"}, []string{"--poll-timeout=30s"}, []string{"./worker"}},
 	} {
 		vetArgs := append(append([]string{"vet", "-vettool=" + unflakeBin, "-json"}, c.vet...), c.patterns...)
 		stdout, stderr := run(t, dir, env, "go", vetArgs...)
