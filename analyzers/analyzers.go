@@ -65,7 +65,7 @@ func New(rs []*rule.Rule, selected func() []*rule.Rule) *Suite {
 			URL:      docsURL + anchor(r.Name+": "+r.Short()),
 			Flags:    flagsOf(r),
 			Requires: []*analysis.Analyzer{s.Engine},
-			Run:      func(pass *analysis.Pass) (any, error) { return nil, report(pass, r.Name) },
+			Run:      func(pass *analysis.Pass) (any, error) { return nil, s.report(pass, r.Name) },
 		})
 	}
 	return s
@@ -131,8 +131,8 @@ type result struct {
 }
 
 // report reports the findings of rule name from the engine's result.
-func report(pass *analysis.Pass, name string) error {
-	res := pass.ResultOf[pass.Analyzer.Requires[0]].(*result)
+func (s *Suite) report(pass *analysis.Pass, name string) error {
+	res := pass.ResultOf[s.Engine].(*result)
 	for _, d := range res.byRule[name] {
 		pass.Report(d)
 	}
@@ -161,14 +161,14 @@ func (s *Suite) runEngine(pass *analysis.Pass) (any, error) {
 		return nil, err
 	}
 	res.errs = errors.Join(out.Errors...)
-	fixes, err := fixesOf(pass, cfg, p, src, out)
-	if err != nil {
-		return nil, err
-	}
-	files := map[string]*token.File{}
+	files := map[string]*token.File{} // by name, as findings name them
 	for _, f := range pass.Files {
 		tf := pass.Fset.File(f.FileStart)
 		files[tf.Name()] = tf
+	}
+	fixes, err := fixesOf(files, cfg, p, src, out)
+	if err != nil {
+		return nil, err
 	}
 	for _, f := range out.Findings {
 		pos, ok := position(files[f.File], f)

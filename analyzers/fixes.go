@@ -46,7 +46,7 @@ func (u *unitFixes) of(f rewrite.Finding) ([]analysis.TextEdit, bool) {
 // another form), and a third run applies the fixes of out but those, so
 // that every fix offered is one unflake fix makes, type-checked without
 // the others.
-func fixesOf(pass *analysis.Pass, cfg *rewrite.Config, p *packages.Package, src effects.Source, out *rewrite.Result) (*unitFixes, error) {
+func fixesOf(files map[string]*token.File, cfg *rewrite.Config, p *packages.Package, src effects.Source, out *rewrite.Result) (*unitFixes, error) {
 	u := &unitFixes{fixed: map[string]bool{}, why: goModWhy}
 	if slices.ContainsFunc(out.Changes, func(c rewrite.Change) bool { return rewrite.IsModFile(c.Path) }) {
 		q := *p
@@ -88,11 +88,6 @@ func fixesOf(pass *analysis.Pass, cfg *rewrite.Config, p *packages.Package, src 
 		if f.Fixed {
 			u.fixed[f.ID] = true
 		}
-	}
-	files := map[string]*token.File{}
-	for _, f := range pass.Files {
-		tf := pass.Fset.File(f.FileStart)
-		files[tf.Name()] = tf
 	}
 	for _, c := range out.Changes {
 		tf := files[c.Path]
