@@ -223,28 +223,31 @@ func sortFindings(fs []finding) {
 func TestVetToolReportsWhatCheckReports(t *testing.T) {
 	dir, env := demo(t), goEnv(t)
 	for _, c := range []struct {
+		name                 string
 		vet, check, patterns []string
 	}{
-		{nil, nil, []string{"./..."}},
+		{"default", nil, nil, []string{"./..."}},
 		// The opt-in rule, with the rule whose fix it follows.
-		{[]string{"-parallel", "-setenv"}, []string{"--rules", "parallel,setenv"}, []string{"./config", "./session"}},
-		{[]string{"-sleep=false"}, []string{"--skip", "sleep"}, []string{"./config", "./session"}},
+		{"opt-in", []string{"-parallel", "-setenv"}, []string{"--rules", "parallel,setenv"}, []string{"./config", "./session"}},
+		{"skip", []string{"-sleep=false"}, []string{"--skip", "sleep"}, []string{"./config", "./session"}},
 		// A rule's option.
-		{[]string{"-attemptloop.poll-timeout=30s"}, []string{"--poll-timeout=30s"}, []string{"./worker"}},
+		{"option", []string{"-attemptloop.poll-timeout=30s"}, []string{"--poll-timeout=30s"}, []string{"./worker"}},
 	} {
-		vetArgs := append(append([]string{"vet", "-vettool=" + unflakeBin, "-json"}, c.vet...), c.patterns...)
-		stdout, stderr := run(t, dir, env, "go", vetArgs...)
-		vet, _ := vetFindings(t, dir, stdout+stderr)
-		checkOut, _ := run(t, dir, env, unflakeBin, append(append([]string{"check"}, c.check...), c.patterns...)...)
-		check := checkFindings(t, checkOut)
-		sortFindings(vet)
-		sortFindings(check)
-		if len(check) == 0 {
-			t.Errorf("unflake check %v found nothing in the demo module", c.check)
-		}
-		if !slices.Equal(vet, check) {
-			t.Errorf("go vet -vettool %v reports\n%v\nunflake check %v reports\n%v", c.vet, vet, c.check, check)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			vetArgs := append(append([]string{"vet", "-vettool=" + unflakeBin, "-json"}, c.vet...), c.patterns...)
+			stdout, stderr := run(t, dir, env, "go", vetArgs...)
+			vet, _ := vetFindings(t, dir, stdout+stderr)
+			checkOut, _ := run(t, dir, env, unflakeBin, append(append([]string{"check"}, c.check...), c.patterns...)...)
+			check := checkFindings(t, checkOut)
+			sortFindings(vet)
+			sortFindings(check)
+			if len(check) == 0 {
+				t.Errorf("unflake check %v found nothing in the demo module", c.check)
+			}
+			if !slices.Equal(vet, check) {
+				t.Errorf("go vet -vettool %v reports\n%v\nunflake check %v reports\n%v", c.vet, vet, c.check, check)
+			}
+		})
 	}
 }
 
