@@ -76,8 +76,10 @@ func importsOf(files []*ast.File, info *types.Info) map[string]*packages.Package
 // before Go 1.27 tells a vet tool only the module's path, version and go
 // version: a module without a version is a main module (the go command
 // vets only its packages' tests), and its go.mod is the nearest one above
-// the package. A driver that names no module (GOPATH mode, nogo) gets a
-// main module of the package's go version.
+// the package. A driver that names no module (golangci-lint, nogo) gets a
+// main module of the package's go version, with the nearest go.mod above
+// the package if there is one (so that a fix may add a requirement, as in
+// unflake check).
 func moduleOf(pass *analysis.Pass) *packages.Module {
 	m := &packages.Module{Main: true}
 	if pm := pass.Module; pm != nil {
@@ -89,7 +91,7 @@ func moduleOf(pass *analysis.Pass) *packages.Module {
 		m.GoVersion = pass.Pkg.GoVersion()
 	}
 	m.GoVersion = strings.TrimPrefix(m.GoVersion, "go") // as go.mod says it
-	if m.GoMod == "" && pass.Module != nil && m.Main && len(pass.Files) > 0 {
+	if m.GoMod == "" && m.Main && len(pass.Files) > 0 {
 		dir := filepath.Dir(pass.Fset.File(pass.Files[0].FileStart).Name())
 		for {
 			if fi, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && fi.Mode().IsRegular() {
