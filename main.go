@@ -1,11 +1,14 @@
 // Command unflake rewrites slow and flaky Go tests into fast, deterministic
-// ones. See README.md and `unflake rules`.
+// ones. See README.md and `unflake rules`. Called by the go command as its
+// vet or fix tool (go vet -vettool, go fix -fixtool), it runs its rules as
+// go/analysis analyzers (docs/drivers.md).
 package main
 
 import (
 	"os"
 	"runtime/debug"
 
+	"github.com/unflake/unflake/analyzers"
 	"github.com/unflake/unflake/cli"
 )
 
@@ -18,6 +21,9 @@ const memoryLimit = 768 << 20
 func main() {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
 		debug.SetMemoryLimit(memoryLimit)
+	}
+	if analyzers.IsTool(os.Args[1:]) {
+		analyzers.Main() // exits
 	}
 	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

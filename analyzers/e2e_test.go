@@ -1,0 +1,337 @@
+package analyzers_test
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/unflake/unflake/internal/testmod"
+)
+
+// The unflake binary, built once for the end-to-end tests (TestMain).
+var unflakeBin string
+
+// buildUnflake builds the command into dir and returns its path.
+func buildUnflake(dir string) (string, error) {
+	bin := filepath.Join(dir, "unflake")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/unflake/unflake")
+	cmd.Stderr = os.Stderr
+	return bin, cmd.Run()
+}
+
+// goEnv is an environment for the go command made of nothing but what it
+// needs: no variable of the caller's environment reaches the runs.
+func goEnv(t *testing.T) []string {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	out, err := exec.Command(gobin, "env", "GOCACHE", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return []string{
+		"PATH=" + filepath.Dir(gobin),
+		"HOME=" + t.TempDir(),
+		"GOCACHE=" + vals[0],
+		"GOMODCACHE=" + vals[1],
+		"GOPROXY=off",
+		"GOTOOLCHAIN=local",
+		"GOWORK=off",
+		"GOFLAGS=",
+	}
+}
+
+// syncProxy is a module proxy (a directory for GOPROXY=file://) holding
+// one version of golang.org/x/sync with what spawn's errgroup fix uses, so
+// that the fix can add the requirement to go.mod without the network.
+func syncProxy(t *testing.T) string {
+	t.Helper()
+	const mod, version = "golang.org/x/sync", "v0.9.0"
+	gomod := "module " + mod + "\n\ngo 1.18\n"
+	errgroup := `// Package errgroup is a stand-in for the tests.
+package errgroup
+
+import "sync"
+
+type Group struct {
+	wg  sync.WaitGroup
+	mu  sync.Mutex
+	err error
+}
+
+func (g *Group) SetLimit(n int) {}
+
+func (g *Group) Go(f func() error) {
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		if err := f(); err != nil {
+			g.mu.Lock()
+			if g.err == nil {
+				g.err = err
+			}
+			g.mu.Unlock()
+		}
+	}()
+}
+
+func (g *Group) Wait() error {
+	g.wg.Wait()
+	return g.err
+}
+`
+	proxy := t.TempDir()
+	at := filepath.Join(proxy, mod, "@v")
+	if err := os.MkdirAll(at, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for name, data := range map[string]string{"go.mod": gomod, "errgroup/errgroup.go": errgroup} {
+		w, err := zw.Create(mod + "@" + version + "/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(data))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{
+		"list":            []byte(version + "\n"),
+		version + ".info": []byte(`{"Version":"` + version + `","Time":"2024-01-01T00:00:00Z"}`),
+		version + ".mod":  []byte(gomod),
+		version + ".zip":  buf.Bytes(),
+	} {
+		if err := os.WriteFile(filepath.Join(at, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return proxy
+}
+
+// run runs name with args in dir and returns its stdout and stderr; a
+// non-zero exit is not an error (findings exit 1).
+func run(t *testing.T, dir string, env []string, name string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
+		}
+	}
+	return out.String(), errb.String()
+}
+
+// demo copies the repository's demo module to a new directory.
+func demo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "demo"))); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// A finding as both drivers print it.
+type finding struct{ pos, rule, message string }
+
+// vetFindings parses the output of go vet -json: for each package, a
+// "# pkg" line, then a JSON object of analyzers and their diagnostics.
+// Positions are made relative to dir, as unflake check prints them.
+func vetFindings(t *testing.T, dir, out string) (fs []finding, notes map[string]string) {
+	t.Helper()
+	notes = map[string]string{}
+	var js strings.Builder
+	for line := range strings.Lines(out) {
+		if !strings.HasPrefix(line, "#") {
+			js.WriteString(line)
+		}
+	}
+	dec := json.NewDecoder(strings.NewReader(js.String()))
+	for {
+		var tree map[string]map[string]json.RawMessage
+		if err := dec.Decode(&tree); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("go vet -json: %v\n%s", err, out)
+		}
+		for _, byAnalyzer := range tree {
+			for name, raw := range byAnalyzer {
+				var diags []struct {
+					Posn    string `json:"posn"`
+					Message string `json:"message"`
+					Related []struct {
+						Message string `json:"message"`
+					} `json:"related"`
+				}
+				if err := json.Unmarshal(raw, &diags); err != nil {
+					t.Fatalf("analyzer %s: %s", name, raw) // {"error": ...}
+				}
+				for _, d := range diags {
+					rel, err := filepath.Rel(dir, d.Posn)
+					if err != nil {
+						t.Fatal(err)
+					}
+					fs = append(fs, finding{rel, name, d.Message})
+					for _, r := range d.Related {
+						notes[strings.Split(rel, ":")[0]] = r.Message
+					}
+				}
+			}
+		}
+	}
+	return fs, notes
+}
+
+// checkFindings parses unflake check's text output, one finding a line:
+// file:line:col: rule: message.
+func checkFindings(t *testing.T, out string) []finding {
+	t.Helper()
+	var fs []finding
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), ": ", 3)
+		if len(parts) != 3 {
+			t.Fatalf("unflake check printed %q", sc.Text())
+		}
+		fs = append(fs, finding{parts[0], parts[1], parts[2]})
+	}
+	return fs
+}
+
+func sortFindings(fs []finding) {
+	slices.SortFunc(fs, func(a, b finding) int { return strings.Compare(a.pos+a.rule+a.message, b.pos+b.rule+b.message) })
+}
+
+// go vet -vettool=unflake reports what unflake check reports: the same
+// positions, rule names and messages, for the same selection of rules.
+func TestVetToolReportsWhatCheckReports(t *testing.T) {
+	dir, env := demo(t), goEnv(t)
+	for _, c := range []struct {
+		name                 string
+		vet, check, patterns []string
+	}{
+		{"default", nil, nil, []string{"./..."}},
+		// The opt-in rule, with the rule whose fix it follows.
+		{"opt-in", []string{"-parallel", "-setenv"}, []string{"--rules", "parallel,setenv"}, []string{"./config", "./session"}},
+		{"skip", []string{"-sleep=false"}, []string{"--skip", "sleep"}, []string{"./config", "./session"}},
+		// A rule's option.
+		{"option", []string{"-attemptloop.poll-timeout=30s"}, []string{"--poll-timeout=30s"}, []string{"./worker"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			vetArgs := append(append([]string{"vet", "-vettool=" + unflakeBin, "-json"}, c.vet...), c.patterns...)
+			stdout, stderr := run(t, dir, env, "go", vetArgs...)
+			vet, _ := vetFindings(t, dir, stdout+stderr)
+			checkOut, _ := run(t, dir, env, unflakeBin, append(append([]string{"check"}, c.check...), c.patterns...)...)
+			check := checkFindings(t, checkOut)
+			sortFindings(vet)
+			sortFindings(check)
+			if len(check) == 0 {
+				t.Errorf("unflake check %v found nothing in the demo module", c.check)
+			}
+			if !slices.Equal(vet, check) {
+				t.Errorf("go vet -vettool %v reports\n%v\nunflake check %v reports\n%v", c.vet, vet, c.check, check)
+			}
+		})
+	}
+}
+
+// go fix -fixtool=unflake makes the changes unflake fix makes, but those
+// that also change go.mod, which its text edits cannot: there the file is
+// left as it was, and the finding says why.
+func TestFixToolFixesWhatFixFixes(t *testing.T) {
+	env := goEnv(t)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "GOPROXY=") {
+			env[i] = "GOPROXY=file://" + filepath.ToSlash(syncProxy(t))
+		}
+	}
+	env = append(env, "GOSUMDB=off")
+	orig := demo(t)
+	before := testmod.Snapshot(t, orig)
+	goFix, unflakeFix := demo(t), demo(t)
+	stdout, stderr := run(t, goFix, env, "go", "vet", "-vettool="+unflakeBin, "-json", "./...")
+	_, notes := vetFindings(t, goFix, stdout+stderr)
+
+	// go vet and go fix -diff must see the module before go fix writes it:
+	// one after another on purpose.
+	//unflake:ignore spawn go fix writes the directory the runs before it read
+	diffOut, _ := run(t, goFix, env, "go", "fix", "-fixtool="+unflakeBin, "-diff", "./...")
+	if _, stderr := run(t, goFix, env, "go", "fix", "-fixtool="+unflakeBin, "./..."); stderr != "" {
+		t.Errorf("go fix: %s", stderr)
+	}
+	run(t, unflakeFix, env, unflakeBin, "fix", "./...")
+
+	got, want := rel(t, goFix, testmod.Snapshot(t, goFix)), rel(t, unflakeFix, testmod.Snapshot(t, unflakeFix))
+	old := rel(t, orig, before)
+	var changed []string
+	for path, w := range want {
+		g := got[path]
+		if g != old[path] {
+			changed = append(changed, path)
+		}
+		switch {
+		case g == w:
+		case path == "go.mod" || path == "go.sum" || notes[path] != "":
+			if g != old[path] {
+				t.Errorf("%s: go fix changed a file whose fix needs go.mod", path)
+			}
+		default:
+			t.Errorf("%s: go fix wrote\n%s\nunflake fix wrote\n%s", path, g, w)
+		}
+	}
+	if len(changed) == 0 {
+		t.Fatal("go fix changed nothing in the demo module")
+	}
+	// spawn's fix in greet adds golang.org/x/sync: unflake fix makes it,
+	// go fix leaves it and says why.
+	if want["go.mod"] == old["go.mod"] || notes["greet/greet_test.go"] == "" {
+		t.Errorf("want unflake fix to add golang.org/x/sync to go.mod (go.mod:\n%s) and go vet to say go fix cannot (notes: %v)", want["go.mod"], notes)
+	}
+	// go fix -diff shows the files go fix changes.
+	var shown []string
+	for line := range strings.Lines(diffOut) {
+		if name, ok := strings.CutPrefix(line, "--- "); ok {
+			name = strings.TrimSuffix(strings.TrimSpace(name), " (old)")
+			r, err := filepath.Rel(goFix, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			shown = append(shown, r)
+		}
+	}
+	slices.Sort(shown)
+	slices.Sort(changed)
+	if !slices.Equal(shown, changed) {
+		t.Errorf("go fix -diff shows %v, go fix changes %v", shown, changed)
+	}
+}
+
+// rel keys a snapshot by paths relative to dir.
+func rel(t *testing.T, dir string, snap map[string]string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for path, s := range snap {
+		r, err := filepath.Rel(dir, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[r] = s
+	}
+	return m
+}
