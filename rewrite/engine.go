@@ -62,6 +62,11 @@ type Config struct {
 	// its finding (Finding.Revert); otherwise it names the form of the
 	// fix to apply (rule.Fix.Alternatives).
 	Decide func(Site) Decision
+
+	// Cache, when not "", is the directory of the result cache
+	// (cache.go): a run whose inputs are unchanged since a stored run
+	// returns that run's result without loading anything.
+	Cache string
 }
 
 // Result is what a run found and would change.
@@ -76,6 +81,8 @@ type Result struct {
 	Refused  []*WriteError
 	Packages int // packages matched by the patterns
 	Loaded   int // packages type-checked after the prefilter
+	// Cached is set when the result comes from the cache (Config.Cache).
+	Cached bool
 }
 
 // A Change is the new content of one file.
@@ -99,6 +106,23 @@ const maxRounds = 5
 // It returns an error only when nothing could be done; per-package
 // failures are in Result.Errors and leave those packages untouched.
 func Run(cfg *Config) (*Result, error) {
+	if len(cfg.Patterns) == 0 {
+		cfg.Patterns = []string{"."}
+	}
+	c := cfg.openCache()
+	if c != nil {
+		if res, ok := c.load(); ok {
+			return res, nil
+		}
+	}
+	res, err := run(cfg)
+	if err == nil && c != nil {
+		c.store(res)
+	}
+	return res, err
+}
+
+func run(cfg *Config) (*Result, error) {
 	var runFilter *testFilter
 	if cfg.Run != "" {
 		f, err := newTestFilter(cfg.Run)
