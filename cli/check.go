@@ -42,6 +42,7 @@ the test files changed since the git revision REV are looked at.`,
 	addAnalysisFlags(cmd, opts)
 	addChangedSinceFlag(cmd, opts)
 	addVerifyFlags(cmd, opts)
+	addProfileFlags(cmd)
 	return cmd
 }
 

@@ -87,7 +87,7 @@ type resultCache struct {
 // cacheable or its key cannot be computed (the run then goes ahead
 // without the cache and reports whatever made listing fail).
 func (cfg *Config) openCache() *resultCache {
-	if cfg.Cache == "" || cfg.Only != nil || cfg.Decide != nil {
+	if !cfg.cacheable() {
 		return nil
 	}
 	key, err := cfg.cacheKey()
@@ -95,6 +95,11 @@ func (cfg *Config) openCache() *resultCache {
 		return nil
 	}
 	return &resultCache{dir: cfg.Cache, key: key}
+}
+
+// cacheable reports whether cfg's run may use the cache at all.
+func (cfg *Config) cacheable() bool {
+	return cfg.Cache != "" && cfg.Only == nil && cfg.Decide == nil
 }
 
 func (c *resultCache) path() string {
