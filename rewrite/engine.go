@@ -290,7 +290,7 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result, claimed map[strin
 		if p.Module != nil && !p.Module.Main {
 			continue // a dependency: never ours to rewrite
 		}
-		j := &job{pkg: p, refused: map[string]*WriteError{}}
+		j := &job{pkg: p, refused: map[string]*WriteError{}, printed: map[*ast.File][]byte{}}
 		for i, path := range p.CompiledGoFiles {
 			if i >= len(p.Syntax) || !isTestFile(path) {
 				continue
@@ -368,6 +368,10 @@ type job struct {
 	// (refusalOf, outsideModule): their findings are reported, their
 	// fixes not applied.
 	refused map[string]*WriteError
+	// printed holds each syntax tree of the package as dst prints it back
+	// before any fix edits it: every rule with fixes, and every trial of
+	// fixes, starts from that print, which is the same for the same tree.
+	printed map[*ast.File][]byte
 }
 
 type jobResult struct {
