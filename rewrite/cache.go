@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -81,6 +82,7 @@ type cacheEntry struct {
 type resultCache struct {
 	dir string
 	key [sha256.Size]byte
+	man *manifest // the files behind the key, by their stat; nil: none
 }
 
 // openCache returns the cache for cfg's run, or nil when the run is not
@@ -90,11 +92,11 @@ func (cfg *Config) openCache() *resultCache {
 	if !cfg.cacheable() {
 		return nil
 	}
-	key, err := cfg.cacheKey()
+	key, m, err := cfg.cacheKey()
 	if err != nil {
 		return nil
 	}
-	return &resultCache{dir: cfg.Cache, key: key}
+	return &resultCache{dir: cfg.Cache, key: key, man: m}
 }
 
 // cacheable reports whether cfg's run may use the cache at all.
@@ -102,24 +104,18 @@ func (cfg *Config) cacheable() bool {
 	return cfg.Cache != "" && cfg.Only == nil && cfg.Decide == nil
 }
 
-func (c *resultCache) path() string {
-	h := hex.EncodeToString(c.key[:])
-	return filepath.Join(c.dir, h[:2], h+"-r")
+func (c *resultCache) path() string { return entryPath(c.dir, c.key, "-r") }
+
+func entryPath(dir string, key [sha256.Size]byte, suffix string) string {
+	h := hex.EncodeToString(key[:])
+	return filepath.Join(dir, h[:2], h+suffix)
 }
 
 // load returns the stored result, or false on a miss.
 func (c *resultCache) load() (*Result, bool) {
 	path := c.path()
-	data, err := os.ReadFile(path)
-	if err != nil || len(data) < sha256.Size {
-		return nil, false
-	}
-	if sum := sha256.Sum256(data[sha256.Size:]); !bytes.Equal(sum[:], data[:sha256.Size]) {
-		return nil, false
-	}
 	var e cacheEntry
-	if err := gob.NewDecoder(bytes.NewReader(data[sha256.Size:])).Decode(&e); err != nil ||
-		e.Version != cacheVersion || len(e.Codes) != len(e.Findings) {
+	if !readChecked(path, &e) || e.Version != cacheVersion || len(e.Codes) != len(e.Findings) {
 		return nil, false
 	}
 	for i := range e.Findings {
@@ -130,7 +126,36 @@ func (c *resultCache) load() (*Result, bool) {
 		now := time.Now()
 		_ = os.Chtimes(path, now, now)
 	}
+	c.man.store(c.dir)
 	return &Result{Findings: e.Findings, Changes: e.Changes, Packages: e.Packages, Loaded: e.Loaded, Cached: true}, true
+}
+
+// readChecked decodes the checksummed gob file at path into v.
+func readChecked(path string, v any) bool {
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) < sha256.Size {
+		return false
+	}
+	if sum := sha256.Sum256(data[sha256.Size:]); !bytes.Equal(sum[:], data[:sha256.Size]) {
+		return false
+	}
+	return gob.NewDecoder(bytes.NewReader(data[sha256.Size:])).Decode(v) == nil
+}
+
+// writeChecked writes v to path as a checksummed gob, atomically.
+func writeChecked(path string, v any) error {
+	var buf bytes.Buffer
+	buf.Write(make([]byte, sha256.Size))
+	if err := gob.NewEncoder(&buf).Encode(v); err != nil {
+		return err
+	}
+	data := buf.Bytes()
+	sum := sha256.Sum256(data[sha256.Size:])
+	copy(data, sum[:])
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return err
+	}
+	return writeAtomic(path, data)
 }
 
 // store writes res under the run's key, if it is worth storing. Failing
@@ -144,19 +169,10 @@ func (c *resultCache) store(res *Result) {
 	for i, f := range res.Findings {
 		e.Codes[i] = f.code
 	}
-	var buf bytes.Buffer
-	buf.Write(make([]byte, sha256.Size))
-	if err := gob.NewEncoder(&buf).Encode(&e); err != nil {
+	if writeChecked(c.path(), &e) != nil {
 		return
 	}
-	data := buf.Bytes()
-	sum := sha256.Sum256(data[sha256.Size:])
-	copy(data, sum[:])
-	path := c.path()
-	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
-		return
-	}
-	_ = writeAtomic(path, data)
+	c.man.store(c.dir)
 	c.trim()
 }
 
@@ -207,7 +223,45 @@ func (c *resultCache) trim() {
 }
 
 // cacheKey hashes everything a run's result depends on (see above).
-func (cfg *Config) cacheKey() ([sha256.Size]byte, error) {
+func (cfg *Config) cacheKey() ([sha256.Size]byte, *manifest, error) {
+	start := time.Now()
+	opts, err := cfg.optionsKey()
+	if err != nil {
+		return [sha256.Size]byte{}, nil, err
+	}
+	h := sha256.New()
+	h.Write(opts[:])
+	env := cfg.env()
+	listing, pkgs, err := cfg.listGraph(env)
+	if err != nil {
+		return [sha256.Size]byte{}, nil, err
+	}
+	fmt.Fprintf(h, "listing %d\n%s", len(listing), listing)
+	m := &manifest{opts: opts, start: start}
+	if err := hashInputs(h, pkgs, cfg.Dir, env, m); err != nil {
+		return [sha256.Size]byte{}, nil, err
+	}
+	if !cfg.addTree(m) {
+		m = nil
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	if m != nil {
+		m.Key = key
+	}
+	return key, m, nil
+}
+
+func (cfg *Config) env() []string {
+	if cfg.Env == nil {
+		return os.Environ()
+	}
+	return cfg.Env
+}
+
+// optionsKey hashes what the key holds besides the package graph and
+// its files: the binary, the options and the environment.
+func (cfg *Config) optionsKey() ([sha256.Size]byte, error) {
 	h := sha256.New()
 	field := func(name string, vals ...string) {
 		fmt.Fprintf(h, "%s %d\n", name, len(vals))
@@ -231,20 +285,7 @@ func (cfg *Config) cacheKey() ([sha256.Size]byte, error) {
 		r.Flags.VisitAll(func(f *flag.Flag) { flags = append(flags, f.Name+"="+f.Value.String()) })
 		field("rule "+r.Name, flags...)
 	}
-	env := cfg.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	field("env", keyEnv(env)...)
-
-	listing, pkgs, err := cfg.listGraph(env)
-	if err != nil {
-		return [sha256.Size]byte{}, err
-	}
-	field("listing", string(listing))
-	if err := hashInputs(h, pkgs, cfg.Dir, env); err != nil {
-		return [sha256.Size]byte{}, err
-	}
+	field("env", keyEnv(cfg.env())...)
 	var key [sha256.Size]byte
 	h.Sum(key[:0])
 	return key, nil
@@ -283,8 +324,13 @@ type listedPackage struct {
 // hashed into the key holds.
 const listFields = "Dir,ImportPath,Standard,Module,GoFiles,CgoFiles,CFiles,CXXFiles,HFiles,SFiles,SysoFiles,SwigFiles,EmbedFiles,Error,DepsErrors"
 
+// graphListings counts the runs of listGraph, for the tests of the
+// manifest's fast path.
+var graphListings atomic.Int64
+
 // listGraph lists every package the patterns reach, with its tests.
 func (cfg *Config) listGraph(env []string) ([]byte, []*listedPackage, error) {
+	graphListings.Add(1)
 	args := []string{"list", "-e", "-deps", "-test", "-find=false", "-buildvcs=false", "-json=" + listFields}
 	if len(cfg.Tags) > 0 {
 		args = append(args, "-tags="+strings.Join(cfg.Tags, ","))
@@ -315,7 +361,7 @@ func (cfg *Config) listGraph(env []string) ([]byte, []*listedPackage, error) {
 }
 
 // hashInputs hashes the files of pkgs, and the module and workspace files.
-func hashInputs(h io.Writer, pkgs []*listedPackage, dir string, env []string) error {
+func hashInputs(h io.Writer, pkgs []*listedPackage, dir string, env []string, m *manifest) error {
 	seen := map[string]bool{}
 	var files []string // hashed by content
 	var stats []string // standard library: by size and modification time
@@ -325,6 +371,10 @@ func hashInputs(h io.Writer, pkgs []*listedPackage, dir string, env []string) er
 			strings.HasPrefix(p.Dir, p.Module.Dir)
 		if immutable {
 			continue // named by module path and version in the listing
+		}
+		if !seen[p.Dir] {
+			seen[p.Dir] = true
+			m.record(p.Dir) // a file added or removed changes it
 		}
 		if p.Module != nil && p.Module.Main && p.Module.GoMod != "" {
 			d := filepath.Dir(p.Module.GoMod)
@@ -353,6 +403,8 @@ func hashInputs(h io.Writer, pkgs []*listedPackage, dir string, env []string) er
 	if w := workFile(dir, env); w != "" {
 		modFiles[w] = true
 		modFiles[w+".sum"] = true
+	} else {
+		m.noWork(dir, env)
 	}
 	for f := range modFiles {
 		files = append(files, f)
@@ -365,7 +417,11 @@ func hashInputs(h io.Writer, pkgs []*listedPackage, dir string, env []string) er
 		if err != nil {
 			return err
 		}
+		m.add(path, fi)
 		fmt.Fprintf(h, "stat %d %s %d %d\n", len(path), path, fi.Size(), fi.ModTime().UnixNano())
+	}
+	for _, path := range files {
+		m.record(path) // before its content is read: a change after this is seen
 	}
 	sums, err := hashFiles(files)
 	if err != nil {

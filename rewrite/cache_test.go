@@ -115,7 +115,7 @@ func noTempFiles(t *testing.T, cache string) {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && d.Name() != "trim" && !strings.HasSuffix(d.Name(), "-r") {
+		if !d.IsDir() && d.Name() != "trim" && !strings.HasSuffix(d.Name(), "-r") && !strings.HasSuffix(d.Name(), "-m") {
 			t.Errorf("stray file in the cache: %s", path)
 		}
 		return nil
@@ -156,10 +156,11 @@ func TestCacheHit(t *testing.T) {
 // next run is computed again, with the result the change calls for.
 func TestCacheInvalidation(t *testing.T) {
 	type change struct {
-		name  string
-		edit  func(t *testing.T, dir string, cfg *rewrite.Config)
-		want  string // the findings after the change
-		stays bool   // the change must not invalidate
+		name     string
+		edit     func(t *testing.T, dir string, cfg *rewrite.Config)
+		want     string   // the findings after the change
+		stays    bool     // the change must not invalidate
+		patterns []string // default ./...
 		// refused: the run after the change refuses a file (fix would
 		// not write it), so it is not stored
 		refused bool
@@ -189,6 +190,20 @@ func TestCacheInvalidation(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, want: "sleeps dep.D=9\n"},
+		{name: "file added to a dependency", patterns: []string{"./b"}, edit: func(t *testing.T, dir string, cfg *rewrite.Config) {
+			if err := os.WriteFile(filepath.Join(dir, "dep", "e.go"), []byte("package dep\n\nconst E = 1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, want: "sleeps dep.D=5000000\n"},
+		{name: "new package", edit: func(t *testing.T, dir string, cfg *rewrite.Config) {
+			if err := os.MkdirAll(filepath.Join(dir, "c"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			src := "package c\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\nfunc TestC(t *testing.T) { time.Sleep(3) }\n"
+			if err := os.WriteFile(filepath.Join(dir, "c", "c_test.go"), []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, want: "sleeps dep.D=5000000\nsleeps 3=3\n"},
 		{name: "go.mod", edit: write("go.mod", "go 1.22", "go 1.23"), want: "sleeps dep.D=5000000\n"},
 		{name: "rule flag", edit: func(t *testing.T, dir string, cfg *rewrite.Config) {
 			if err := cfg.Rules[0].Flags.Set("loud", "true"); err != nil {
@@ -219,35 +234,64 @@ func TestCacheInvalidation(t *testing.T) {
 		}, want: "sleeps dep.D=5000000\n", stays: true},
 	}
 	for _, c := range changes {
-		t.Run(c.name, func(t *testing.T) {
-			dir := testmod.Write(t, cacheModule)
-			cache := t.TempDir()
-			cfg := rewrite.Config{Dir: dir, Rules: []*rule.Rule{sleepFor()}, Cache: cache}
-			if res := cachedRun(t, cfg); res.Cached {
-				t.Fatal("first run came from an empty cache")
+		for _, aged := range []bool{false, true} {
+			name := c.name
+			if aged {
+				name += " (fast path)"
 			}
-			if res := cachedRun(t, cfg); !res.Cached {
-				t.Fatal("second run was not a cache hit")
-			}
-			c.edit(t, dir, &cfg)
-			res := cachedRun(t, cfg)
-			if res.Cached != c.stays {
-				t.Fatalf("after the change: Cached = %v, want %v", res.Cached, c.stays)
-			}
-			if got := messages(res); got != c.want {
-				t.Errorf("findings after the change:\n%s\nwant:\n%s", got, c.want)
-			}
-			// The run without the cache agrees.
-			nc := cfg
-			nc.Cache = ""
-			if got := messages(cachedRun(t, nc)); got != c.want {
-				t.Errorf("findings without the cache:\n%s\nwant:\n%s", got, c.want)
-			}
-			if again := cachedRun(t, cfg); again.Cached == c.refused {
-				t.Errorf("the run after the change: stored = %v, want %v", again.Cached, !c.refused)
-			}
-			noTempFiles(t, cache)
-		})
+			t.Run(name, func(t *testing.T) {
+				dir := testmod.Write(t, cacheModule)
+				if aged {
+					age(t, dir)
+				}
+				cache := t.TempDir()
+				cfg := rewrite.Config{Dir: dir, Patterns: c.patterns, Rules: []*rule.Rule{sleepFor()}, Cache: cache}
+				if res := cachedRun(t, cfg); res.Cached {
+					t.Fatal("first run came from an empty cache")
+				}
+				listed := rewrite.GraphListings()
+				if res := cachedRun(t, cfg); !res.Cached {
+					t.Fatal("second run was not a cache hit")
+				}
+				if fast := rewrite.GraphListings() == listed; fast != aged {
+					t.Fatalf("second run took the fast path: %v, want %v", fast, aged)
+				}
+				c.edit(t, dir, &cfg)
+				res := cachedRun(t, cfg)
+				if res.Cached != c.stays {
+					t.Fatalf("after the change: Cached = %v, want %v", res.Cached, c.stays)
+				}
+				if got := messages(res); got != c.want {
+					t.Errorf("findings after the change:\n%s\nwant:\n%s", got, c.want)
+				}
+				// The run without the cache agrees.
+				nc := cfg
+				nc.Cache = ""
+				if got := messages(cachedRun(t, nc)); got != c.want {
+					t.Errorf("findings without the cache:\n%s\nwant:\n%s", got, c.want)
+				}
+				if again := cachedRun(t, cfg); again.Cached == c.refused {
+					t.Errorf("the run after the change: stored = %v, want %v", again.Cached, !c.refused)
+				}
+				noTempFiles(t, cache)
+			})
+		}
+	}
+}
+
+// age sets the modification time of every file and directory under dir
+// an hour back: the manifest trusts no modification of the last moments.
+func age(t *testing.T, dir string) {
+	t.Helper()
+	then := time.Now().Add(-time.Hour)
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(path, then, then)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -114,6 +114,9 @@ func Run(cfg *Config) (*Result, error) {
 	if !cfg.cacheable() {
 		return run(cfg, nil)
 	}
+	if res := cfg.fastHit(); res != nil {
+		return res, nil
+	}
 	// The cache key's listing runs beside the engine's own: a miss
 	// costs no more wall time than a run without the cache.
 	keyed := make(chan *resultCache, 1)
