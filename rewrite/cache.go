@@ -44,7 +44,8 @@ import (
 //     main modules', replaced directories' and vendored ones, by content,
 //     with their mode (fix refuses to write a symbolic link or a read-only
 //     file);
-//   - go.mod, go.sum, vendor/modules.txt of each main module, and go.work.
+//   - go.mod, go.sum, vendor/modules.txt of each main module, go.work, and
+//     the go command's own settings file (go env -w).
 //
 // Only runs that ended without errors or refused files are stored, and
 // only runs without Only (which is a function) or Decide (verification
@@ -406,6 +407,9 @@ func hashInputs(h io.Writer, pkgs []*listedPackage, dir string, env []string, m 
 	} else {
 		m.noWork(dir, env)
 	}
+	if e := goEnvFile(env); e != "" {
+		modFiles[e] = true // go env -w settings: GOFLAGS, GOPROXY, ...
+	}
 	for f := range modFiles {
 		files = append(files, f)
 	}
@@ -503,6 +507,23 @@ func workFile(dir string, env []string) string {
 		d = parent
 	}
 	return ""
+}
+
+// goEnvFile returns the file `go env -w` writes, or "".
+func goEnvFile(env []string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "GOENV="); ok && v != "" {
+			if v == "off" {
+				return ""
+			}
+			return v
+		}
+	}
+	d, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "go", "env")
 }
 
 func fileExists(path string) bool {

@@ -161,6 +161,7 @@ func TestCacheInvalidation(t *testing.T) {
 		want     string   // the findings after the change
 		stays    bool     // the change must not invalidate
 		patterns []string // default ./...
+		goenv    string   // a go env file (GOENV) for the run, outside the module
 		// refused: the run after the change refuses a file (fix would
 		// not write it), so it is not stored
 		refused bool
@@ -190,6 +191,15 @@ func TestCacheInvalidation(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, want: "sleeps dep.D=9\n"},
+		{name: "go env -w settings", goenv: "goenv", edit: func(t *testing.T, dir string, cfg *rewrite.Config) {
+			for _, kv := range cfg.Env {
+				if path, ok := strings.CutPrefix(kv, "GOENV="); ok {
+					if err := os.WriteFile(path, []byte("GOPRIVATE=example.com/x\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}, want: "sleeps dep.D=5000000\n"},
 		{name: "file added to a dependency", patterns: []string{"./b"}, edit: func(t *testing.T, dir string, cfg *rewrite.Config) {
 			if err := os.WriteFile(filepath.Join(dir, "dep", "e.go"), []byte("package dep\n\nconst E = 1\n"), 0o644); err != nil {
 				t.Fatal(err)
@@ -246,6 +256,9 @@ func TestCacheInvalidation(t *testing.T) {
 				}
 				cache := t.TempDir()
 				cfg := rewrite.Config{Dir: dir, Patterns: c.patterns, Rules: []*rule.Rule{sleepFor()}, Cache: cache}
+				if c.goenv != "" {
+					cfg.Env = append(os.Environ(), "GOENV="+filepath.Join(t.TempDir(), c.goenv))
+				}
 				if res := cachedRun(t, cfg); res.Cached {
 					t.Fatal("first run came from an empty cache")
 				}
