@@ -5,6 +5,7 @@
 //	go run ./bench -packages 100 -scale 50,100 -runs 1
 //	go run ./bench -tools modernize     # without unflake
 //	go run ./bench -gen /tmp/synth -packages 20 -vet
+//	go run ./bench -repos /tmp/fiber,/tmp/grpc-go -runs 3   # real repositories, cold and warm
 //
 // It prints Markdown tables on stdout and progress on stderr. See
 // docs/bench.md.
@@ -43,6 +44,7 @@ type options struct {
 	bigfile     []int // line counts of the big-file case
 	bigOnly     bool
 	bigShape    string // what the big file is made of (bigShapes)
+	repos       []string
 }
 
 func main() {
@@ -71,7 +73,9 @@ func main() {
 	flag.StringVar(&bigfile, "bigfile", "12500,25000,50000", "comma-separated line counts of the big-file case: one test file with thousands of findings (empty: none)")
 	flag.BoolVar(&o.bigOnly, "bigfile-only", false, "run only the big-file case")
 	flag.StringVar(&o.bigShape, "bigshape", "mixed", "what the big file is made of: "+shapeNames()+"; subtests:N for N subtest pairs a test (subtests is subtests:40)")
+	repos := flag.String("repos", "", "comma-separated `dirs` of real repositories: measure unflake check (cold and with a warm result cache) beside modernize -test in each, instead of the synthetic module")
 	flag.Parse()
+	o.repos = splitList(*repos)
 	for _, s := range strings.Split(bigfile, ",") {
 		if s = strings.TrimSpace(s); s == "" {
 			continue
@@ -114,6 +118,12 @@ func main() {
 	sort.Ints(o.scale)
 	if o.runs < 1 {
 		fatalf("-runs must be at least 1")
+	}
+	if len(o.repos) > 0 {
+		if err := runRepos(&o, o.repos, os.Stdout); err != nil {
+			fatalf("%v", err)
+		}
+		return
 	}
 	if err := run(&o, os.Stdout); err != nil {
 		fatalf("%v", err)

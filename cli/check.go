@@ -23,7 +23,13 @@ reports what fix --verify would keep.
 --format json prints an array of finding objects (--json is the same);
 --format sarif a SARIF 2.1.0 log (for code scanning); --format github one
 GitHub Actions ::warning command per finding. With --changed-since REV only
-the test files changed since the git revision REV are looked at.`,
+the test files changed since the git revision REV are looked at.
+
+Results are cached (in unflake/ under the user's cache directory, or in
+$UNFLAKE_CACHE): a run over code, options and environment that have not
+changed since an earlier one prints that run's result without loading
+anything. UNFLAKE_CACHE=off turns the cache off; --verify and
+--changed-since never use it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON {
 				if cmd.Flags().Changed("format") && format != formatJSON {
@@ -42,6 +48,7 @@ the test files changed since the git revision REV are looked at.`,
 	addAnalysisFlags(cmd, opts)
 	addChangedSinceFlag(cmd, opts)
 	addVerifyFlags(cmd, opts)
+	addProfileFlags(cmd)
 	return cmd
 }
 

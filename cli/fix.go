@@ -80,6 +80,7 @@ has a fix the plan did not list, it is held back and reported (exit 1).`,
 	addAnalysisFlags(cmd, opts)
 	addChangedSinceFlag(cmd, opts)
 	addVerifyFlags(cmd, opts)
+	addProfileFlags(cmd)
 	return cmd
 }
 

@@ -134,6 +134,7 @@ func (o *options) engineConfig(patterns []string) (*rewrite.Config, error) {
 	}
 	cfg := &rewrite.Config{Dir: dir, Patterns: patterns, Tags: o.tags, Rules: selected, Run: o.run, Lookup: rules.Lookup, Options: o.ruleOptions}
 	cfg.Progress = progress(o.stderr)
+	cfg.Cache = resultCacheDir()
 	if o.changedSince != "" {
 		if cfg.Only, err = changedFilter(dir, o.changedSince); err != nil {
 			return nil, err

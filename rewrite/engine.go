@@ -6,6 +6,7 @@
 package rewrite
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -68,6 +70,11 @@ type Config struct {
 	// its finding (Finding.Revert); otherwise it names the form of the
 	// fix to apply (rule.Fix.Alternatives).
 	Decide func(Site) Decision
+
+	// Cache, when not "", is the directory of the result cache
+	// (cache.go): a run whose inputs are unchanged since a stored run
+	// returns that run's result without loading anything.
+	Cache string
 }
 
 // Result is what a run found and would change.
@@ -82,6 +89,8 @@ type Result struct {
 	Refused  []*WriteError
 	Packages int // packages matched by the patterns
 	Loaded   int // packages type-checked after the prefilter
+	// Cached is set when the result comes from the cache (Config.Cache).
+	Cached bool
 }
 
 // A Change is the new content of one file.
@@ -105,6 +114,42 @@ const maxRounds = 5
 // It returns an error only when nothing could be done; per-package
 // failures are in Result.Errors and leave those packages untouched.
 func Run(cfg *Config) (*Result, error) {
+	if len(cfg.Patterns) == 0 {
+		cfg.Patterns = []string{"."}
+	}
+	if !cfg.cacheable() {
+		return run(cfg, nil)
+	}
+	if res := cfg.fastHit(); res != nil {
+		return res, nil
+	}
+	// The cache key's listing runs beside the engine's own: a miss
+	// costs no more wall time than a run without the cache.
+	keyed := make(chan *resultCache, 1)
+	go func() { keyed <- cfg.openCache() }()
+	var c *resultCache
+	waited := false
+	hit := func() *Result {
+		c, waited = <-keyed, true
+		if c == nil {
+			return nil
+		}
+		res, _ := c.load()
+		return res
+	}
+	res, err := run(cfg, hit)
+	if !waited {
+		c = <-keyed
+	}
+	if err == nil && c != nil && !res.Cached {
+		c.store(res)
+	}
+	return res, err
+}
+
+// run is Run without the cache; hit, if not nil, is asked once the
+// packages are listed for a stored result to return instead.
+func run(cfg *Config, hit func() *Result) (*Result, error) {
 	var runFilter *testFilter
 	if cfg.Run != "" {
 		f, err := newTestFilter(cfg.Run)
@@ -116,9 +161,16 @@ func Run(cfg *Config) (*Result, error) {
 	if len(cfg.Patterns) == 0 {
 		cfg.Patterns = []string{"."}
 	}
+	defer stage("")
+	stage("list")
 	cands, err := cfg.listCandidates(cfg.Rules, !cfg.NoPrefilter)
 	if err != nil {
 		return nil, err
+	}
+	if hit != nil {
+		if res := hit(); res != nil {
+			return res, nil
+		}
 	}
 	res := &Result{Errors: cands.errors, Packages: cands.total}
 	if cands.total == 0 && len(cands.errors) == 0 {
@@ -141,10 +193,12 @@ func Run(cfg *Config) (*Result, error) {
 	done := 0
 	for start := 0; start < len(cands.paths); start += loadChunk {
 		end := min(start+loadChunk, len(cands.paths))
+		stage("load")
 		pkgs, err := packages.Load(cfg.loadConfig(typedMode), cands.paths[start:end]...)
 		if err != nil {
 			return nil, GoCommandError(err)
 		}
+		stage("rules")
 		jobs := cfg.jobs(pkgs, res, claimed)
 		summaries.Add(pkgs)
 		res.Loaded += len(jobs)
@@ -215,6 +269,19 @@ func Run(cfg *Config) (*Result, error) {
 	return res, nil
 }
 
+// stage labels the CPU profile samples of the calling goroutine, and of
+// the goroutines it starts from now on, with the engine's stage (pprof
+// label "stage": list, load, rules; "" for none), so that a profile
+// (check --cpuprofile) says what each stage costs:
+// go tool pprof -tagfocus stage=load.
+func stage(name string) {
+	if name == "" {
+		pprof.SetGoroutineLabels(context.Background())
+		return
+	}
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("stage", name)))
+}
+
 // jobs turns loaded packages into work: one job per package variant that
 // holds test files unflake may rewrite, each file claimed once even when
 // several variants list it.
@@ -235,7 +302,7 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result, claimed map[strin
 		if p.Module != nil && !p.Module.Main {
 			continue // a dependency: never ours to rewrite
 		}
-		j := &job{pkg: p, refused: map[string]*WriteError{}, opts: cfg.Options}
+		j := &job{pkg: p, refused: map[string]*WriteError{}, opts: cfg.Options, printed: map[*ast.File][]byte{}}
 		for i, path := range p.CompiledGoFiles {
 			if i >= len(p.Syntax) || !isTestFile(path) {
 				continue
@@ -315,6 +382,10 @@ type job struct {
 	refused map[string]*WriteError
 	opts    rule.Options   // the run's rule options (Config.Options)
 	effects effects.Source // summaries of the functions of other packages
+	// printed holds each syntax tree of the package as dst prints it back
+	// before any fix edits it: every rule with fixes, and every trial of
+	// fixes, starts from that print, which is the same for the same tree.
+	printed map[*ast.File][]byte
 }
 
 type jobResult struct {

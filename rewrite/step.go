@@ -392,9 +392,13 @@ func (j *job) apply(s *session, which []int, cur *state, current map[string]*con
 	}
 	before := map[*ast.File][]byte{}
 	for f, df := range s.dsts {
-		src, err := restore(j.pkg.PkgPath, cur, df)
-		if err != nil {
-			return nil, nil, err
+		src, ok := j.printed[f] // the same file, printed for an earlier rule or trial
+		if !ok {
+			var err error
+			if src, err = restore(j.pkg.PkgPath, cur, df); err != nil {
+				return nil, nil, err
+			}
+			j.printed[f] = src
 		}
 		before[f] = src
 	}

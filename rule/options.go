@@ -101,6 +101,10 @@ func (v Values) value(name string) any {
 	return x
 }
 
+// Get returns the value of option name as its flag.Getter gives it, or
+// nil when the rule does not declare it.
+func (v Values) Get(name string) any { return v.value(name) }
+
 // Bool returns the boolean option name, or false when it is not declared.
 func (v Values) Bool(name string) bool {
 	b, _ := v.value(name).(bool)

@@ -25,6 +25,11 @@ type Analysis struct {
 	bubbles  map[*ast.FuncLit]bool    // func literals run by synctest.Test or synctest.Run
 	bubbled  map[*ast.ExprStmt]bool   // waits a bubble reaches
 	cgo      bool
+
+	// helpers holds what walking each helper's body tells a target, in
+	// the order the walk meets it: a package helper is walked once, not
+	// once per test that reaches it (fiber's tests reach most of fiber).
+	helpers map[*ast.FuncDecl][]event
 }
 
 // A Target is a body a rule may wrap in synctest.Test: a top-level test
@@ -58,6 +63,7 @@ func New(pass *rule.Pass) *Analysis {
 		subtests: map[*ast.FuncLit]*Target{},
 		bubbles:  map[*ast.FuncLit]bool{},
 		bubbled:  map[*ast.ExprStmt]bool{},
+		helpers:  map[*ast.FuncDecl][]event{},
 	}
 	for _, f := range pass.AllFiles {
 		for _, imp := range f.Imports {
@@ -188,29 +194,112 @@ func (a *Analysis) walkTarget(t *Target) {
 }
 
 // walker walks a target's body and, transitively, the functions of the
-// package it refers to.
+// package it refers to. A walker with rec set records what a helper's body
+// tells any target instead (Analysis.events).
 type walker struct {
 	a    *Analysis
 	t    *Target
 	seen map[*ast.FuncDecl]bool
+	rec  *[]event
 }
 
+// An event is one thing walking a helper's body tells a target, or a call
+// of another helper whose events follow at that point.
+type event struct {
+	kind eventKind
+	why  string        // block, spawn, unprove
+	site *ast.ExprStmt // site
+	decl *ast.FuncDecl // call
+}
+
+type eventKind uint8
+
+const (
+	evBlock eventKind = iota
+	evSpawn
+	evUnprove
+	evSite
+	evCall
+)
+
 func (w *walker) block(why string) {
+	if w.rec != nil {
+		*w.rec = append(*w.rec, event{kind: evBlock, why: why})
+		return
+	}
 	if w.t.blocked == "" {
 		w.t.blocked = why
 	}
 }
 
 func (w *walker) spawned(what string) {
+	if w.rec != nil {
+		*w.rec = append(*w.rec, event{kind: evSpawn, why: what})
+		return
+	}
 	if w.t.spawn == "" {
 		w.t.spawn = what
 	}
 }
 
 func (w *walker) unprove(why string) {
+	if w.rec != nil {
+		*w.rec = append(*w.rec, event{kind: evUnprove, why: why})
+		return
+	}
 	if w.t.unproven == "" {
 		w.t.unproven = why
 	}
+}
+
+func (w *walker) site(s *ast.ExprStmt) {
+	if w.rec != nil {
+		*w.rec = append(*w.rec, event{kind: evSite, site: s})
+		return
+	}
+	w.t.sites[s] = true
+}
+
+// helper walks the body of the package's function decl, once per target:
+// the events of its body, recorded on first use, replayed in order, and
+// the helpers it calls at the points it calls them, exactly as walking
+// the body again would.
+func (w *walker) helper(decl *ast.FuncDecl) {
+	if w.rec != nil {
+		*w.rec = append(*w.rec, event{kind: evCall, decl: decl})
+		return
+	}
+	if w.seen[decl] {
+		return
+	}
+	w.seen[decl] = true
+	for _, e := range w.a.events(decl) {
+		switch e.kind {
+		case evBlock:
+			w.block(e.why)
+		case evSpawn:
+			w.spawned(e.why)
+		case evUnprove:
+			w.unprove(e.why)
+		case evSite:
+			w.site(e.site)
+		case evCall:
+			w.helper(e.decl)
+		}
+	}
+}
+
+// events returns what walking decl's body tells a target, recording it
+// on first use.
+func (a *Analysis) events(decl *ast.FuncDecl) []event {
+	if evs, ok := a.helpers[decl]; ok {
+		return evs
+	}
+	evs := []event{}
+	rw := &walker{a: a, rec: &evs}
+	rw.walk(decl.Body, " in "+decl.Name.Name)
+	a.helpers[decl] = evs
+	return evs
 }
 
 // walk walks root; where names the helper it is in (" in helper"), or is
@@ -228,7 +317,7 @@ func (w *walker) walk(root ast.Node, where string) {
 			w.unprove("the test starts goroutines the analysis cannot show end (a go statement" + where + ")")
 		case *ast.ExprStmt:
 			if call, _ := Wait(a.info, n); call != nil {
-				w.t.sites[n] = true
+				w.site(n)
 			}
 		case *ast.CallExpr:
 			w.call(n, where)
@@ -318,10 +407,7 @@ func (w *walker) fn(fn *types.Func, where string) {
 	iface := recv != nil && types.IsInterface(recv.Type())
 	if pkg == w.a.pass.Pkg {
 		if decl := w.a.decls[fn]; decl != nil && decl.Body != nil {
-			if !w.seen[decl] {
-				w.seen[decl] = true
-				w.walk(decl.Body, " in "+fn.Name())
-			}
+			w.helper(decl)
 			return
 		}
 		if iface {
