@@ -177,6 +177,7 @@ func (a *Analysis) newTarget(f *ast.File, name string, fn ast.Node, typ *ast.Fun
 
 func (a *Analysis) walkTarget(t *Target) {
 	w := &walker{a: a, t: t, seen: map[*ast.FuncDecl]bool{}}
+	w.endedAt(t.body)
 	for _, s := range t.body.List {
 		if s != t.parallel {
 			w.walk(s, "")
@@ -193,6 +194,11 @@ type walker struct {
 	a    *Analysis
 	t    *Target
 	seen map[*ast.FuncDecl]bool
+
+	// ended holds, for the function identifier of a call whose result
+	// the walked code assigns to a variable, the methods of that
+	// variable it calls at cleanup (see endedAt).
+	ended map[*ast.Ident]map[string]bool
 }
 
 func (w *walker) block(why string) {
@@ -217,6 +223,7 @@ func (w *walker) unprove(why string) {
 // empty in the test itself.
 func (w *walker) walk(root ast.Node, where string) {
 	a := w.a
+	w.endedAt(root)
 	ast.Inspect(root, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.FuncLit:
@@ -236,7 +243,7 @@ func (w *walker) walk(root ast.Node, where string) {
 		case *ast.Ident:
 			switch obj := a.info.Uses[n].(type) {
 			case *types.Func:
-				w.fn(obj, where)
+				w.fn(obj, n, where)
 			case *types.Var:
 				w.global(obj, where)
 			}
@@ -287,9 +294,9 @@ func (w *walker) call(call *ast.CallExpr, where string) {
 	}
 }
 
-// fn checks a reference to the function or method fn: a call, or a
-// function value that may be called.
-func (w *walker) fn(fn *types.Func, where string) {
+// fn checks a reference (the identifier id) to the function or method
+// fn: a call, or a function value that may be called.
+func (w *walker) fn(fn *types.Func, id *ast.Ident, where string) {
 	fn = fn.Origin()
 	pkg := fn.Pkg()
 	if pkg == nil {
@@ -331,6 +338,15 @@ func (w *walker) fn(fn *types.Func, where string) {
 	}
 	if match.IsStd(path) || match.IsAssertion(path, fn.Name()) {
 		return
+	}
+	// A function of another package: its summary decides, when known.
+	// A method called through an interface stays unknown: which code
+	// runs depends on the value.
+	if !iface {
+		if s := w.a.pass.Effects.Of(fn); s != nil {
+			w.summary(fn, id, s, where)
+			return
+		}
 	}
 	w.unprove("the test calls " + match.PkgFuncName(fn) + ", whose code the analysis cannot see" + where)
 }

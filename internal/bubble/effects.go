@@ -1,0 +1,169 @@
+package bubble
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+
+	"github.com/unflake/unflake/internal/effects"
+	"github.com/unflake/unflake/internal/match"
+)
+
+// summary decides, from the effect summary s of fn (a function of another
+// package, referenced by the identifier id), what calling it does to a
+// bubble, as the walk decides for the package's own code:
+//
+//   - the real network, processes, signals, syscalls or cgo, and
+//     package-level channels, timers, wait groups or contexts (made
+//     outside the bubble) block the test;
+//   - goroutines that nothing shown ends make it unproven, as a go
+//     statement does; so do goroutines a lifecycle method of the value fn
+//     returns ends (GoroutineEnds), unless the code that calls fn ends
+//     that value at cleanup (defer v.Close(), t.Cleanup(v.Close));
+//   - a call the summary could not follow (Opaque) leaves fn unknown:
+//     unproven, as a function without a summary;
+//   - anything else (writes of the environment or of package-level
+//     variables) does not matter to a bubble.
+func (w *walker) summary(fn *types.Func, id *ast.Ident, s *effects.Summary, where string) {
+	name := match.PkgFuncName(fn)
+	for _, e := range s.Effects {
+		why := "the test calls " + e.Why() + where
+		switch e.Kind {
+		case effects.Network, effects.Process, effects.Signal:
+			w.block(why + ", which a synctest bubble cannot make durable")
+		case effects.Syscall, effects.Cgo:
+			w.block(why + ", which a synctest bubble cannot follow")
+		case effects.SharedSync:
+			w.block(why + ", made outside the bubble")
+		case effects.GoroutineForever:
+			w.spawned(name + where)
+			w.unprove(why)
+		case effects.GoroutineEnds:
+			w.spawned(name + where)
+			if e.Ends == "" || !w.ended[id][e.Ends] {
+				w.unprove(why + ", and the test does not call " + e.Ends + " with defer or t.Cleanup")
+			}
+		}
+	}
+	if s.Opaque != "" {
+		w.unprove("the test calls " + name + ", whose code the analysis cannot see in full (it " + s.Opaque + ")" + where)
+	}
+}
+
+// endedAt records in w.ended, for each call of a function of another
+// package in root whose result a statement assigns to a variable (v :=
+// lib.New(), v, err := lib.New()), the methods that a later statement of
+// the same block calls on that variable at cleanup: defer v.M(),
+// t.Cleanup(v.M), or t.Cleanup(func() { ...; v.M(); ... }) with the call
+// as a statement of the literal's body. Such a method runs before the
+// bubble's function returns, on every path.
+func (w *walker) endedAt(root ast.Node) {
+	info := w.a.info
+	ast.Inspect(root, func(n ast.Node) bool {
+		list := match.StmtList(n)
+		for i, st := range list {
+			as, ok := st.(*ast.AssignStmt)
+			if !ok || len(as.Rhs) != 1 {
+				continue
+			}
+			call, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
+			if !ok {
+				continue
+			}
+			var fun *ast.Ident
+			switch f := ast.Unparen(call.Fun).(type) {
+			case *ast.Ident:
+				fun = f
+			case *ast.SelectorExpr:
+				fun = f.Sel
+			}
+			if fun == nil {
+				continue
+			}
+			for _, l := range as.Lhs {
+				lid, ok := l.(*ast.Ident)
+				if !ok || lid.Name == "_" {
+					continue
+				}
+				v, _ := info.ObjectOf(lid).(*types.Var)
+				if v == nil {
+					continue
+				}
+				for _, later := range list[i+1:] {
+					if m := w.cleanupOf(later, v); m != "" {
+						if w.ended == nil {
+							w.ended = map[*ast.Ident]map[string]bool{}
+						}
+						if w.ended[fun] == nil {
+							w.ended[fun] = map[string]bool{}
+						}
+						w.ended[fun][m] = true
+					}
+				}
+			}
+		}
+		return true
+	})
+}
+
+// cleanupOf returns the method of v that the statement st calls at
+// cleanup (defer v.M(), t.Cleanup(v.M), t.Cleanup(func() { v.M() })),
+// or "".
+func (w *walker) cleanupOf(st ast.Stmt, v *types.Var) string {
+	info := w.a.info
+	method := func(e ast.Expr) string {
+		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+		if !ok {
+			return ""
+		}
+		if x, ok := ast.Unparen(sel.X).(*ast.Ident); ok && info.Uses[x] == types.Object(v) {
+			if s, ok := info.Selections[sel]; ok && s.Kind() == types.MethodVal {
+				return sel.Sel.Name
+			}
+		}
+		return ""
+	}
+	// called returns the method of v that stmt, a statement of a
+	// cleanup's body, calls: v.M(), _ = v.M(), err := v.M(), or the
+	// init of an if.
+	var called func(s ast.Stmt) string
+	called = func(s ast.Stmt) string {
+		var e ast.Expr
+		switch s := s.(type) {
+		case *ast.ExprStmt:
+			e = s.X
+		case *ast.AssignStmt:
+			if len(s.Rhs) == 1 && (s.Tok == token.ASSIGN || s.Tok == token.DEFINE) {
+				e = s.Rhs[0]
+			}
+		case *ast.IfStmt:
+			if s.Init != nil {
+				return called(s.Init)
+			}
+		}
+		if call, ok := ast.Unparen(e).(*ast.CallExpr); ok {
+			return method(call.Fun)
+		}
+		return ""
+	}
+	switch st := st.(type) {
+	case *ast.DeferStmt:
+		return method(st.Call.Fun)
+	case *ast.ExprStmt:
+		call, ok := ast.Unparen(st.X).(*ast.CallExpr)
+		if !ok || len(call.Args) != 1 || !match.IsMethod(info, call, "testing", "Cleanup") {
+			return ""
+		}
+		switch arg := ast.Unparen(call.Args[0]).(type) {
+		case *ast.SelectorExpr:
+			return method(arg)
+		case *ast.FuncLit:
+			for _, s := range arg.Body.List {
+				if m := called(s); m != "" {
+					return m
+				}
+			}
+		}
+	}
+	return ""
+}
