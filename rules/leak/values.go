@@ -591,6 +591,9 @@ func (c *checker) started(s *site) bool {
 	if !ok || named.Obj().Pkg() == nil || match.IsStd(named.Obj().Pkg().Path()) {
 		return true
 	}
+	if c.startedBy(s) {
+		return true
+	}
 	var starts []string
 	for _, name := range startNames {
 		if obj, _, _ := types.LookupFieldOrMethod(s.v.Type(), true, c.pass.Pkg, name); obj != nil {
@@ -726,7 +729,14 @@ func (c *checker) addSites(out *[]*site, lhs []ast.Expr, call *ast.CallExpr, st 
 // call ends that goroutine.
 func (c *checker) unstoppable(v *types.Var, id *ast.Ident, call *ast.CallExpr) {
 	fn := match.Callee(c.info, call)
-	if fn == nil || fn.Pkg() != c.pass.Pkg || !c.alwaysStarts(fn, 0) {
+	if fn == nil {
+		return
+	}
+	if fn.Pkg() != c.pass.Pkg {
+		c.unstoppableOther(v, id, fn)
+		return
+	}
+	if !c.alwaysStarts(fn, 0) {
 		return
 	}
 	// Only a handle of the package's own making holds the goroutine: not
