@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/tools/go/packages"
 
+	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/rule"
 )
 
@@ -130,6 +131,7 @@ func Run(cfg *Config) (*Result, error) {
 	// import path, so they land in the same chunk.
 	var results []*jobResult
 	claimed := map[string]bool{}
+	summaries := effects.NewLoader() // the callees' effects, summarised on demand
 	var mu sync.Mutex
 	done := 0
 	for start := 0; start < len(cands.paths); start += loadChunk {
@@ -139,6 +141,7 @@ func Run(cfg *Config) (*Result, error) {
 			return nil, GoCommandError(err)
 		}
 		jobs := cfg.jobs(pkgs, res, claimed)
+		summaries.Add(pkgs)
 		res.Loaded += len(jobs)
 		chunk := make([]*jobResult, len(jobs))
 		var wg sync.WaitGroup
@@ -149,6 +152,7 @@ func Run(cfg *Config) (*Result, error) {
 			go func() {
 				defer wg.Done()
 				defer func() { <-sem }()
+				j.effects = summaries
 				r := j.run(cfg, runFilter, mods)
 				if len(r.requires) > 0 {
 					r.module = mods.get(j.pkg)
@@ -304,6 +308,7 @@ type job struct {
 	// (refusalOf, outsideModule): their findings are reported, their
 	// fixes not applied.
 	refused map[string]*WriteError
+	effects effects.Source // summaries of the functions of other packages
 }
 
 type jobResult struct {

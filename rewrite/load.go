@@ -21,7 +21,8 @@ const listMode = packages.NeedName | packages.NeedFiles | packages.NeedModule | 
 // typedMode is the full load of candidate packages.
 const typedMode = packages.NeedName | packages.NeedForTest | packages.NeedFiles | packages.NeedCompiledGoFiles |
 	packages.NeedImports | packages.NeedTypes | packages.NeedTypesInfo | packages.NeedSyntax |
-	packages.NeedModule | packages.NeedTypesSizes
+	packages.NeedModule | packages.NeedTypesSizes |
+	packages.NeedExportFile // for effects.Loader, which type-checks dependencies from source on demand
 
 // loadConfig returns the go/packages configuration shared by both loads.
 func (c *Config) loadConfig(mode packages.LoadMode) *packages.Config {

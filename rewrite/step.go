@@ -318,7 +318,7 @@ func (j *job) newSession(r *rule.Rule, cur *state, files map[string]*ast.File, m
 		GoVersion: goVersion,
 		Report:    func(d rule.Diagnostic) { s.diags = append(s.diags, d) },
 		Dst:       s.dst,
-		Effects:   effects.None,
+		Effects:   j.effectSource(),
 		Require: func(modPath string) (bool, error) {
 			missing, err := mods.require(j.pkg, modPath)
 			s.required[modPath] = err
@@ -572,4 +572,12 @@ func (s *spans) contains(n ast.Node) bool {
 	// The spans that start at or before n, and the furthest they reach.
 	i := sort.Search(len(s.starts), func(i int) bool { return s.starts[i] > n.Pos() })
 	return i > 0 && n.End() <= s.ends[i-1]
+}
+
+// effectSource returns the Source of summaries for the job's rules.
+func (j *job) effectSource() effects.Source {
+	if j.effects == nil {
+		return effects.None
+	}
+	return j.effects
 }

@@ -29,6 +29,11 @@ type Summary struct {
 	// (through an interface or a function value, or into code without a
 	// summary): the function may have effects beyond Effects.
 	Opaque string
+
+	// Loops is true when a call may not return by itself: the function
+	// runs a loop without a bound, serves a listener, or calls something
+	// that may. A goroutine running it ends only if something ends it.
+	Loops bool
 }
 
 // Pure reports whether s is known to have no effect at all.
@@ -56,6 +61,9 @@ const (
 	// SharedSync: uses a package-level channel, timer, wait group or
 	// context (a value made outside any synctest bubble).
 	SharedSync Kind = "shared-sync"
+	// Timer: sleeps on, or starts, a timer or ticker of the real clock
+	// (time.Sleep, time.After, time.NewTimer, context.WithTimeout).
+	Timer Kind = "timer"
 )
 
 // An Effect is one effect of a function, with how it comes about.
@@ -70,6 +78,9 @@ type Effect struct {
 	// Ends is the lifecycle method that ends the goroutines, for
 	// GoroutineEnds ("Close").
 	Ends string
+	// Type is the type whose method Ends is, as "import/path.Name", for
+	// GoroutineEnds.
+	Type string
 }
 
 // Why says, for a reason in a finding, how calling the function has the
@@ -108,6 +119,7 @@ func (none) Of(*types.Func) *Summary { return nil }
 var Analyzer = &analysis.Analyzer{
 	Name:       "unflakeeffects",
 	Doc:        "summarises what calling each function may do (goroutines, real I/O, process-wide state), for unflake's rules",
-	Run:        func(*analysis.Pass) (any, error) { return None, nil },
-	ResultType: reflect.TypeFor[Source](),
+	Run:        run,
+	ResultType: reflect.TypeFor[*Facts](),
+	FactTypes:  []analysis.Fact{new(summaryFact)},
 }

@@ -1,0 +1,16 @@
+package effects_test
+
+import (
+	"testing"
+
+	"golang.org/x/tools/go/analysis/analysistest"
+
+	"github.com/unflake/unflake/internal/effects"
+)
+
+// TestAnalyzerFacts checks the facts the Analyzer exports, package by
+// package in import order: metrics, then app (which imports it), then
+// top (which imports app), so facts flow across two package boundaries.
+func TestAnalyzerFacts(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), effects.Analyzer, "example.com/metrics", "example.com/app", "example.com/top")
+}

@@ -1,0 +1,288 @@
+package effects
+
+import (
+	"go/types"
+	"strings"
+
+	"github.com/unflake/unflake/internal/match"
+)
+
+// The standard library is not summarised from source: a table lists the
+// functions and methods with an effect, and everything else in it counts
+// as pure. golang.org/x/sys, a thin layer over system calls, is in the
+// table too, so it is never loaded.
+
+// A stdEffect is the effect of calling one standard library function.
+type stdEffect struct {
+	kind  Kind
+	what  string
+	loops bool   // the call does not return by itself (it serves)
+	ends  string // for GoroutineEnds: the method of the result that ends it
+	typ   string // ... and the result's type
+}
+
+const (
+	network   = "uses the real network"
+	process   = "runs or signals a process"
+	exits     = "exits the process"
+	syscalls  = "makes system calls"
+	timer     = "starts a timer of the real clock"
+	sleeps    = "sleeps on the real clock"
+	writesEnv = "writes the process environment"
+	writesWd  = "changes the working directory"
+	signals   = "handles process signals"
+)
+
+// stdFuncs holds the standard library functions with an effect, by
+// "import/path.Name" or "import/path.Type.Method".
+var stdFuncs = map[string]stdEffect{
+	"os.Setenv":           {kind: WritesEnv, what: writesEnv},
+	"os.Unsetenv":         {kind: WritesEnv, what: writesEnv},
+	"os.Clearenv":         {kind: WritesEnv, what: writesEnv},
+	"os.Chdir":            {kind: WritesWd, what: writesWd},
+	"os.File.Chdir":       {kind: WritesWd, what: writesWd},
+	"os.StartProcess":     {kind: Process, what: process},
+	"os.Process.Kill":     {kind: Process, what: process},
+	"os.Process.Signal":   {kind: Process, what: process},
+	"os.Process.Wait":     {kind: Process, what: process},
+	"os.Exit":             {kind: Process, what: exits},
+	"syscall.Setenv":      {kind: WritesEnv, what: writesEnv},
+	"syscall.Unsetenv":    {kind: WritesEnv, what: writesEnv},
+	"syscall.Clearenv":    {kind: WritesEnv, what: writesEnv},
+	"syscall.Chdir":       {kind: WritesWd, what: writesWd},
+	"syscall.Fchdir":      {kind: WritesWd, what: writesWd},
+	"syscall.Getenv":      {},
+	"syscall.Errno.Error": {},
+
+	"os/exec.Cmd.Run":            {kind: Process, what: process},
+	"os/exec.Cmd.Start":          {kind: Process, what: process},
+	"os/exec.Cmd.Output":         {kind: Process, what: process},
+	"os/exec.Cmd.CombinedOutput": {kind: Process, what: process},
+	"os/exec.Cmd.Wait":           {kind: Process, what: process},
+
+	"time.Sleep":                   {kind: Timer, what: sleeps},
+	"time.After":                   {kind: Timer, what: timer},
+	"time.Tick":                    {kind: Timer, what: "starts a ticker of the real clock that never stops"},
+	"time.NewTimer":                {kind: Timer, what: timer},
+	"time.NewTicker":               {kind: Timer, what: timer},
+	"time.AfterFunc":               {kind: Timer, what: timer},
+	"time.Timer.Reset":             {kind: Timer, what: timer},
+	"time.Ticker.Reset":            {kind: Timer, what: timer},
+	"context.WithTimeout":          {kind: Timer, what: timer},
+	"context.WithDeadline":         {kind: Timer, what: timer},
+	"context.WithTimeoutCause":     {kind: Timer, what: timer},
+	"context.WithDeadlineCause":    {kind: Timer, what: timer},
+	"log.SetOutput":                {kind: WritesGlobal, what: "writes the standard logger's settings"},
+	"log.SetFlags":                 {kind: WritesGlobal, what: "writes the standard logger's settings"},
+	"log.SetPrefix":                {kind: WritesGlobal, what: "writes the standard logger's settings"},
+	"log.Fatal":                    {kind: Process, what: exits},
+	"log.Fatalf":                   {kind: Process, what: exits},
+	"log.Fatalln":                  {kind: Process, what: exits},
+	"log/slog.SetDefault":          {kind: WritesGlobal, what: "writes the default logger"},
+	"log/slog.SetLogLoggerLevel":   {kind: WritesGlobal, what: "writes the default logger"},
+	"flag.Parse":                   {kind: WritesGlobal, what: "writes flag.CommandLine"},
+	"flag.Set":                     {kind: WritesGlobal, what: "writes flag.CommandLine"},
+	"math/rand.Seed":               {kind: WritesGlobal, what: "writes the global random source"},
+	"runtime.GOMAXPROCS":           {kind: WritesGlobal, what: "writes the process's GOMAXPROCS"},
+	"runtime/debug.SetGCPercent":   {kind: WritesGlobal, what: "writes the process's garbage collector settings"},
+	"runtime/debug.SetMemoryLimit": {kind: WritesGlobal, what: "writes the process's garbage collector settings"},
+	"runtime/debug.SetMaxThreads":  {kind: WritesGlobal, what: "writes the process's settings"},
+	"expvar.Publish":               {kind: WritesGlobal, what: "publishes an expvar variable"},
+	"net/http.Handle":              {kind: WritesGlobal, what: "registers on http.DefaultServeMux"},
+	"net/http.HandleFunc":          {kind: WritesGlobal, what: "registers on http.DefaultServeMux"},
+	"net/rpc.Register":             {kind: WritesGlobal, what: "registers on rpc.DefaultServer"},
+	"net/rpc.RegisterName":         {kind: WritesGlobal, what: "registers on rpc.DefaultServer"},
+	"net/rpc.HandleHTTP":           {kind: WritesGlobal, what: "registers on http.DefaultServeMux"},
+
+	"net/http.ListenAndServe":           {kind: Network, what: network, loops: true},
+	"net/http.ListenAndServeTLS":        {kind: Network, what: network, loops: true},
+	"net/http.Serve":                    {kind: Network, what: network, loops: true},
+	"net/http.ServeTLS":                 {kind: Network, what: network, loops: true},
+	"net/http.Server.ListenAndServe":    {kind: Network, what: network, loops: true},
+	"net/http.Server.ListenAndServeTLS": {kind: Network, what: network, loops: true},
+	"net/http.Server.Serve":             {kind: Network, what: network, loops: true},
+	"net/http.Server.ServeTLS":          {kind: Network, what: network, loops: true},
+	"net/http.Get":                      {kind: Network, what: network},
+	"net/http.Head":                     {kind: Network, what: network},
+	"net/http.Post":                     {kind: Network, what: network},
+	"net/http.PostForm":                 {kind: Network, what: network},
+	"net/http.Client.Do":                {kind: Network, what: network},
+	"net/http.Client.Get":               {kind: Network, what: network},
+	"net/http.Client.Head":              {kind: Network, what: network},
+	"net/http.Client.Post":              {kind: Network, what: network},
+	"net/http.Client.PostForm":          {kind: Network, what: network},
+	"net/http.Transport.RoundTrip":      {kind: Network, what: network},
+	"net/http/httptest.NewServer": {kind: Network, what: "starts a real server on the loopback network, whose goroutines its Close ends",
+		ends: "Close", typ: "net/http/httptest.Server"},
+	"net/http/httptest.NewTLSServer": {kind: Network, what: "starts a real server on the loopback network, whose goroutines its Close ends",
+		ends: "Close", typ: "net/http/httptest.Server"},
+	"net/http/httptest.Server.Start":    {kind: Network, what: network},
+	"net/http/httptest.Server.StartTLS": {kind: Network, what: network},
+	"net/rpc.Dial":                      {kind: Network, what: network},
+	"net/rpc.DialHTTP":                  {kind: Network, what: network},
+	"net/rpc.DialHTTPPath":              {kind: Network, what: network},
+	"net/rpc.Server.Accept":             {kind: Network, what: network, loops: true},
+	"net/rpc.Accept":                    {kind: Network, what: network, loops: true},
+	"net/smtp.Dial":                     {kind: Network, what: network},
+	"net/smtp.SendMail":                 {kind: Network, what: network},
+	"net/textproto.Dial":                {kind: Network, what: network},
+	"crypto/tls.Dial":                   {kind: Network, what: network},
+	"crypto/tls.DialWithDialer":         {kind: Network, what: network},
+	"crypto/tls.Listen":                 {kind: Network, what: network},
+	"crypto/tls.Dialer.Dial":            {kind: Network, what: network},
+	"crypto/tls.Dialer.DialContext":     {kind: Network, what: network},
+}
+
+// stdPkgs holds the packages all of whose functions and methods have one
+// effect (unless stdFuncs lists them).
+var stdPkgs = map[string]stdEffect{
+	"syscall":                  {kind: Syscall, what: syscalls},
+	"golang.org/x/sys/unix":    {kind: Syscall, what: syscalls},
+	"golang.org/x/sys/windows": {kind: Syscall, what: syscalls},
+	"os/signal":                {kind: Signal, what: signals},
+}
+
+// netTypes are the types of package net whose methods all use the network.
+var netTypes = map[string]bool{
+	"Dialer": true, "ListenConfig": true, "Resolver": true, "TCPConn": true, "UDPConn": true,
+	"UnixConn": true, "IPConn": true, "TCPListener": true, "UnixListener": true,
+}
+
+// netPrefixes are the prefixes of package net's functions that use the
+// network.
+var netPrefixes = []string{"Dial", "Listen", "Lookup", "Resolve", "File", "Interface"}
+
+// inTable reports whether the package with the given import path is
+// summarised by the table rather than from source: the standard library
+// (std says whether it is, when the driver knows; else the go command's
+// rule for module paths decides) and golang.org/x/sys.
+func inTable(path string, std func(string) (bool, bool)) bool {
+	if _, ok := stdPkgs[path]; ok {
+		return true
+	}
+	if std != nil {
+		if is, known := std(path); known {
+			return is
+		}
+	}
+	return match.IsStd(path)
+}
+
+// stdSummary returns the summary of fn, a function of a package for which
+// inTable is true.
+func stdSummary(fn *types.Func) *Summary {
+	e, ok := stdLookup(fn)
+	if !ok || e.kind == "" {
+		return &Summary{}
+	}
+	name := match.PkgFuncName(fn)
+	s := &Summary{Loops: e.loops}
+	s.Effects = append(s.Effects, Effect{Kind: e.kind, Via: []string{name}, What: e.what})
+	if e.ends != "" {
+		s.Effects = append(s.Effects, Effect{Kind: GoroutineEnds, Via: []string{name},
+			What: "starts goroutines that its result's " + e.ends + " ends", Ends: e.ends, Type: e.typ})
+	}
+	return s
+}
+
+func stdLookup(fn *types.Func) (stdEffect, bool) {
+	path := fn.Pkg().Path()
+	path = strings.TrimPrefix(path, "vendor/")
+	recv := recvName(fn)
+	key := path + "." + fn.Name()
+	if recv != "" {
+		key = path + "." + recv + "." + fn.Name()
+	}
+	if e, ok := stdFuncs[key]; ok {
+		return e, true
+	}
+	if e, ok := stdPkgs[path]; ok {
+		return e, true
+	}
+	if path == "net" {
+		if recv != "" && netTypes[recv] {
+			return stdEffect{kind: Network, what: network}, true
+		}
+		if recv == "" {
+			for _, p := range netPrefixes {
+				if strings.HasPrefix(fn.Name(), p) {
+					return stdEffect{kind: Network, what: network}, true
+				}
+			}
+		}
+	}
+	return stdEffect{}, false
+}
+
+// recvName returns the name of the named type of fn's receiver, or "".
+func recvName(fn *types.Func) string {
+	recv := fn.Type().(*types.Signature).Recv()
+	if recv == nil {
+		return ""
+	}
+	if n := namedOf(recv.Type()); n != nil {
+		return n.Obj().Name()
+	}
+	return ""
+}
+
+// namedOf returns the named type of t or *t, or nil.
+func namedOf(t types.Type) *types.Named {
+	t = types.Unalias(t)
+	if p, ok := t.(*types.Pointer); ok {
+		t = types.Unalias(p.Elem())
+	}
+	n, _ := t.(*types.Named)
+	if n != nil {
+		n = n.Origin()
+	}
+	return n
+}
+
+// Key names fn across type-checks of its package: "import/path.Name" or
+// "import/path.Type.Method". Objects of the same function from export data
+// and from source have the same key.
+func Key(fn *types.Func) string {
+	fn = fn.Origin()
+	path := ""
+	if fn.Pkg() != nil {
+		path = fn.Pkg().Path()
+	}
+	if r := recvName(fn); r != "" {
+		return path + "." + r + "." + fn.Name()
+	}
+	return path + "." + fn.Name()
+}
+
+// pureInterfaces are the standard library interfaces whose methods are
+// pure in every implementation that matters: reflection, formatting,
+// sorting, hashing and a context's accessors. io.Reader, net.Conn and
+// the like are not: a call through them may use the network.
+var pureInterfaces = map[string]bool{
+	"reflect.Type": true, "fmt.Stringer": true, "fmt.GoStringer": true, "fmt.State": true,
+	"fmt.Formatter": true, "sort.Interface": true, "hash.Hash": true, "hash.Hash32": true,
+	"hash.Hash64": true, "context.Context": true, "go/ast.Node": true, "go/ast.Expr": true,
+	"go/ast.Stmt": true, "go/ast.Decl": true, "go/types.Type": true, "go/types.Object": true,
+}
+
+// testingMethods are the methods of testing.TB that only report or
+// describe the test. An interface that declares them (testing.TB itself,
+// or a library's own interface{ Helper(); Errorf(string, ...any) }) is
+// there to take a *testing.T.
+var testingMethods = map[string]bool{
+	"Helper": true, "Error": true, "Errorf": true, "Fatal": true, "Fatalf": true, "Fail": true,
+	"FailNow": true, "Failed": true, "Log": true, "Logf": true, "Name": true, "Skip": true,
+	"SkipNow": true, "Skipf": true, "Skipped": true, "TempDir": true, "Cleanup": true,
+	"Context": true, "Output": true, "Attr": true,
+}
+
+// pureInterfaceMethod reports whether calling m, a method of the
+// interface type recv, counts as pure.
+func pureInterfaceMethod(m *types.Func, recv types.Type) bool {
+	if n := namedOf(recv); n != nil && n.Obj().Pkg() != nil {
+		if pureInterfaces[n.Obj().Pkg().Path()+"."+n.Obj().Name()] {
+			return true
+		}
+	}
+	return testingMethods[m.Name()]
+}

@@ -1,0 +1,475 @@
+package effects
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strings"
+
+	"github.com/unflake/unflake/internal/match"
+)
+
+// A summariser computes the summaries of one package's functions from
+// their syntax, bottom-up: a function's summary joins the effects of its
+// own body with those of the functions it calls. Functions of the same
+// package are followed through their declarations (a cycle of calls is
+// solved together, Tarjan's strongly connected components, iterated to a
+// fixed point); the standard library comes from a table; other packages
+// from other. A summariser is not safe for concurrent use.
+type summariser struct {
+	pkg   *types.Package
+	info  *types.Info
+	decls map[*types.Func]*ast.FuncDecl
+	// other returns the summary of a function of another package, or nil
+	// when unknown.
+	other func(*types.Func) *Summary
+
+	scans map[*types.Func]*scan
+	sums  map[*types.Func]*Summary // finished
+	prov  map[*types.Func]*Summary // provisional, inside the component being solved
+
+	// Tarjan's algorithm.
+	index   map[*types.Func]int
+	low     map[*types.Func]int
+	onStack map[*types.Func]bool
+	stack   []*types.Func
+
+	waits map[*types.Func]*fields
+	ends  map[*types.Func]*fields
+}
+
+func newSummariser(pkg *types.Package, info *types.Info, files []*ast.File, other func(*types.Func) *Summary) *summariser {
+	return &summariser{
+		pkg: pkg, info: info, decls: match.FuncDecls(info, files), other: other,
+		scans: map[*types.Func]*scan{}, sums: map[*types.Func]*Summary{}, prov: map[*types.Func]*Summary{},
+		index: map[*types.Func]int{}, low: map[*types.Func]int{},
+		onStack: map[*types.Func]bool{}, waits: map[*types.Func]*fields{}, ends: map[*types.Func]*fields{},
+	}
+}
+
+// summary returns the summary of fn, a function declared in the package,
+// or nil when the package does not declare it.
+func (s *summariser) summary(fn *types.Func) *Summary {
+	fn = fn.Origin()
+	if sum, ok := s.sums[fn]; ok {
+		return sum
+	}
+	if s.decls[fn] == nil {
+		return nil
+	}
+	s.visit(fn)
+	return s.sums[fn]
+}
+
+// lookup returns the summary of a function fn calls, or nil when unknown.
+func (s *summariser) lookup(fn *types.Func) *Summary {
+	if fn.Pkg() == nil {
+		return &Summary{} // error.Error
+	}
+	if fn.Pkg() == s.pkg {
+		if sum, ok := s.sums[fn]; ok {
+			return sum
+		}
+		if sum, ok := s.prov[fn]; ok {
+			return sum
+		}
+		if s.decls[fn] == nil {
+			return nil
+		}
+		return s.summary(fn)
+	}
+	return s.other(fn)
+}
+
+func (s *summariser) visit(fn *types.Func) {
+	n := len(s.index)
+	s.index[fn], s.low[fn] = n, n
+	s.stack = append(s.stack, fn)
+	s.onStack[fn] = true
+	for _, site := range s.scanOf(fn).sites {
+		g := site.fn
+		if g.Pkg() != s.pkg || s.decls[g] == nil {
+			continue
+		}
+		if _, done := s.sums[g]; done {
+			continue
+		}
+		if _, seen := s.index[g]; !seen {
+			s.visit(g)
+			s.low[fn] = min(s.low[fn], s.low[g])
+		} else if s.onStack[g] {
+			s.low[fn] = min(s.low[fn], s.index[g])
+		}
+	}
+	if s.low[fn] != s.index[fn] {
+		return
+	}
+	var comp []*types.Func
+	for {
+		top := s.stack[len(s.stack)-1]
+		s.stack = s.stack[:len(s.stack)-1]
+		s.onStack[top] = false
+		comp = append(comp, top)
+		if top == fn {
+			break
+		}
+	}
+	for _, m := range comp {
+		s.prov[m] = &Summary{}
+	}
+	// Summaries only grow from one round to the next, and are bounded
+	// (merge caps them): the rounds end.
+	for round := 0; round < 20; round++ {
+		changed := false
+		for _, m := range comp {
+			next := s.compute(s.scanOf(m))
+			if size(next) != size(s.prov[m]) {
+				changed = true
+			}
+			s.prov[m] = next
+		}
+		if !changed || len(comp) == 1 && !s.callsItself(fn) {
+			break
+		}
+	}
+	for _, m := range comp {
+		s.sums[m] = s.prov[m]
+		delete(s.prov, m)
+	}
+}
+
+func (s *summariser) callsItself(fn *types.Func) bool {
+	for _, site := range s.scanOf(fn).sites {
+		if site.fn == fn {
+			return true
+		}
+	}
+	return false
+}
+
+func size(s *Summary) int {
+	n := len(s.Effects)
+	if s.Opaque != "" {
+		n++
+	}
+	if s.Loops {
+		n++
+	}
+	return n
+}
+
+// A scan is what one function's body shows, before the summaries of
+// its callees are known.
+type scan struct {
+	fn      *types.Func
+	name    string // "pkg.F" for messages
+	effects []Effect
+	sites   []site
+	gos     []goSite
+	opaque  []opaqueSite
+	loops   []int           // goroutines (own: -1) that run a loop without bound
+	refs    map[string]bool // keys of the methods referenced
+	returns map[string]bool // keys of the named types returned
+}
+
+// A site is a function called or referenced on goroutine g (-1: the
+// function's own).
+type site struct {
+	fn *types.Func
+	g  int
+}
+
+type opaqueSite struct {
+	what string
+	g    int
+}
+
+// A goSite is a go statement: it runs callee or lit.
+type goSite struct {
+	callee *types.Func
+	lit    *ast.FuncLit
+	what   string // what it runs, for messages
+}
+
+func (s *summariser) scanOf(fn *types.Func) *scan {
+	if sc, ok := s.scans[fn]; ok {
+		return sc
+	}
+	sc := &scan{fn: fn, name: match.PkgFuncName(fn), refs: map[string]bool{}, returns: map[string]bool{}}
+	s.scans[fn] = sc
+	sig := fn.Type().(*types.Signature)
+	for i := 0; i < sig.Results().Len(); i++ {
+		if n := namedOf(sig.Results().At(i).Type()); n != nil && n.Obj().Pkg() != nil {
+			sc.returns[n.Obj().Pkg().Path()+"."+n.Obj().Name()] = true
+		}
+	}
+	fd := s.decls[fn]
+	if fd.Body == nil {
+		sc.opaque = append(sc.opaque, opaqueSite{what: "has no Go body the analysis can see", g: -1})
+		return sc
+	}
+	s.walk(sc, fd.Body, -1)
+	return sc
+}
+
+// walk records what n does on goroutine g.
+func (s *summariser) walk(sc *scan, n ast.Node, g int) {
+	ast.Inspect(n, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.GoStmt:
+			s.goStmt(sc, n, g)
+			return false
+		case *ast.CallExpr:
+			if tv, ok := s.info.Types[n.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
+				break
+			}
+			if match.Callee(s.info, n) == nil && !isCancel(s.info.TypeOf(n.Fun)) {
+				if _, lit := ast.Unparen(n.Fun).(*ast.FuncLit); !lit {
+					sc.opaque = append(sc.opaque, opaqueSite{what: "calls the function value " + short(n.Fun), g: g})
+				}
+			}
+		case *ast.Ident:
+			s.ident(sc, n, g)
+		case *ast.ForStmt:
+			if n.Cond == nil || n.Post == nil {
+				sc.loops = append(sc.loops, g)
+			}
+		case *ast.RangeStmt:
+			if tv, ok := s.info.Types[n.X]; ok {
+				switch tv.Type.Underlying().(type) {
+				case *types.Chan, *types.Signature:
+					sc.loops = append(sc.loops, g)
+				}
+			}
+			if n.Tok == token.ASSIGN {
+				s.write(sc, n.Key)
+				s.write(sc, n.Value)
+			}
+		case *ast.SelectStmt:
+			if len(n.Body.List) == 0 {
+				sc.loops = append(sc.loops, g)
+			}
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				s.write(sc, l)
+			}
+		case *ast.IncDecStmt:
+			s.write(sc, n.X)
+		case *ast.UnaryExpr:
+			if n.Op == token.AND {
+				s.write(sc, n.X)
+			}
+		case *ast.SelectorExpr:
+			if sel, ok := s.info.Selections[n]; ok && sel.Kind() == types.MethodVal {
+				if v := match.Root(s.info, n.X); match.IsPackageLevel(v) && v.Pkg() == s.pkg && !isMutex(v.Type()) {
+					if _, ptr := sel.Obj().Type().(*types.Signature).Recv().Type().(*types.Pointer); ptr {
+						s.addWrite(sc, v)
+					}
+				}
+			}
+		}
+		return true
+	})
+}
+
+func (s *summariser) goStmt(sc *scan, gs *ast.GoStmt, g int) {
+	call := gs.Call
+	for _, a := range call.Args {
+		s.walk(sc, a, g)
+	}
+	i := len(sc.gos)
+	switch fun := ast.Unparen(call.Fun).(type) {
+	case *ast.FuncLit:
+		sc.gos = append(sc.gos, goSite{lit: fun, what: "a goroutine"})
+		s.walk(sc, fun.Body, i)
+		return
+	}
+	if fn := match.Callee(s.info, call); fn != nil {
+		sc.gos = append(sc.gos, goSite{callee: fn.Origin(), what: "a goroutine running " + match.PkgFuncName(fn)})
+		if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
+			s.walk(sc, sel.X, g) // the receiver is evaluated here
+		}
+		s.walk(sc, call.Fun, i)
+		return
+	}
+	sc.gos = append(sc.gos, goSite{what: "a goroutine running " + short(call.Fun)})
+	s.walk(sc, call.Fun, g)
+	sc.opaque = append(sc.opaque, opaqueSite{what: "starts a goroutine running the function value " + short(call.Fun), g: i})
+}
+
+func (s *summariser) ident(sc *scan, id *ast.Ident, g int) {
+	switch obj := s.info.Uses[id].(type) {
+	case *types.Func:
+		if obj.Pkg() == nil {
+			return // error.Error
+		}
+		sig := obj.Type().(*types.Signature)
+		if recv := sig.Recv(); recv != nil && types.IsInterface(recv.Type()) {
+			if pureInterfaceMethod(obj, recv.Type()) {
+				return
+			}
+			sc.opaque = append(sc.opaque, opaqueSite{what: "calls " + match.PkgFuncName(obj) + " through an interface", g: g})
+			return
+		}
+		fn := obj.Origin()
+		sc.sites = append(sc.sites, site{fn: fn, g: g})
+		if sig.Recv() != nil {
+			sc.refs[Key(fn)] = true
+		}
+	case *types.Var:
+		if !match.IsPackageLevel(obj) {
+			return
+		}
+		if what := sharedSync(obj.Type()); what != "" {
+			sc.effects = append(sc.effects, Effect{Kind: SharedSync, Via: []string{sc.name},
+				What: "uses the package-level " + what + " " + obj.Pkg().Name() + "." + obj.Name()})
+		}
+	}
+}
+
+// write records that e, an assigned expression, may write a package-level
+// variable.
+func (s *summariser) write(sc *scan, e ast.Expr) {
+	if e == nil {
+		return
+	}
+	if v := match.Root(s.info, e); match.IsPackageLevel(v) {
+		s.addWrite(sc, v)
+	}
+}
+
+func (s *summariser) addWrite(sc *scan, v *types.Var) {
+	sc.effects = append(sc.effects, Effect{Kind: WritesGlobal, Via: []string{sc.name},
+		What: "writes the package-level variable " + v.Pkg().Name() + "." + v.Name()})
+}
+
+// sharedSync names what kind of synchronising value a package-level
+// variable of type t is, or "".
+func sharedSync(t types.Type) string {
+	switch {
+	case match.IsNamed(t, "time", "Timer"):
+		return "timer"
+	case match.IsNamed(t, "time", "Ticker"):
+		return "ticker"
+	case match.IsNamed(t, "sync", "WaitGroup"):
+		return "wait group"
+	case match.IsNamed(t, "sync", "Cond"):
+		return "condition variable"
+	case match.IsNamed(t, "context", "Context"):
+		return "context"
+	}
+	if _, ok := t.Underlying().(*types.Chan); ok {
+		return "channel"
+	}
+	return ""
+}
+
+// isCancel reports whether t is a context's cancel function, whose
+// effect is known: it ends what waits on the context.
+func isCancel(t types.Type) bool {
+	return t != nil && match.IsNamed(t, "context", "CancelFunc", "CancelCauseFunc")
+}
+
+func isMutex(t types.Type) bool { return match.IsNamed(t, "sync", "Mutex", "RWMutex") }
+
+// short prints e for a message, cut to a reasonable length.
+func short(e ast.Expr) string {
+	s := types.ExprString(e)
+	if len(s) > 40 {
+		s = s[:37] + "..."
+	}
+	return s
+}
+
+// compute joins sc's own effects with those of its callees, as far as
+// they are known (provisional inside a cycle).
+func (s *summariser) compute(sc *scan) *Summary {
+	out := &Summary{}
+	for _, e := range sc.effects {
+		out.Effects = merge(out.Effects, e)
+	}
+	goLoops := make([]bool, len(sc.gos))
+	setLoops := func(g int) {
+		if g < 0 {
+			out.Loops = true
+		} else {
+			goLoops[g] = true
+		}
+	}
+	for _, g := range sc.loops {
+		setLoops(g)
+	}
+	for _, o := range sc.opaque {
+		if out.Opaque == "" {
+			out.Opaque = o.what
+		}
+		setLoops(o.g)
+	}
+	for _, st := range sc.sites {
+		cs := s.lookup(st.fn)
+		name := match.PkgFuncName(st.fn)
+		if cs == nil {
+			if out.Opaque == "" {
+				out.Opaque = "calls " + name + ", whose effects the analysis cannot see"
+			}
+			setLoops(st.g)
+			continue
+		}
+		if cs.Opaque != "" && out.Opaque == "" {
+			out.Opaque = "calls " + name + ", which " + cs.Opaque
+		}
+		// A function referenced, not called on the spot (a callback),
+		// counts as called: its loops too, conservatively, unless it is
+		// what a go statement runs.
+		if cs.Loops {
+			setLoops(st.g)
+		}
+		for _, e := range cs.Effects {
+			e.Via = append([]string{sc.name}, e.Via...)
+			if e.Kind == GoroutineEnds && !sc.returns[e.Type] {
+				if sc.refs[e.Type+"."+e.Ends] {
+					continue // the function ends them itself
+				}
+				e = Effect{Kind: GoroutineForever, Via: e.Via, What: "starts a goroutine that never ends"}
+			}
+			out.Effects = merge(out.Effects, e)
+		}
+	}
+	for i, gs := range sc.gos {
+		if !goLoops[i] {
+			continue // it ends by itself
+		}
+		if ends, typ := s.lifecycle(sc, gs); ends != "" {
+			out.Effects = merge(out.Effects, Effect{Kind: GoroutineEnds, Via: []string{sc.name},
+				What: "starts " + gs.what + " that " + ends + " of the " + typ[strings.LastIndex(typ, "/")+1:] + " it returns ends",
+				Ends: ends, Type: typ})
+			continue
+		}
+		out.Effects = merge(out.Effects, Effect{Kind: GoroutineForever, Via: []string{sc.name},
+			What: "starts " + gs.what + " that never ends"})
+	}
+	return out
+}
+
+// maxPerKind bounds the effects of one kind a summary keeps: a rule needs
+// one reason, and summaries must stay small.
+const maxPerKind = 3
+
+// merge adds e to list unless an effect of the same kind says the same,
+// or the kind is full.
+func merge(list []Effect, e Effect) []Effect {
+	n := 0
+	for _, x := range list {
+		if x.Kind != e.Kind {
+			continue
+		}
+		if x.What == e.What && x.Ends == e.Ends && x.Type == e.Type {
+			return list
+		}
+		n++
+	}
+	if n >= maxPerKind {
+		return list
+	}
+	return append(list, e)
+}
