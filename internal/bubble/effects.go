@@ -22,8 +22,9 @@ import (
 //     that value at cleanup (defer v.Close(), t.Cleanup(v.Close));
 //   - a call the summary could not follow (Opaque) leaves fn unknown:
 //     unproven, as a function without a summary;
-//   - anything else (writes of the environment or of package-level
-//     variables) does not matter to a bubble.
+//   - anything else (the real clock's timers, which are virtual in a
+//     bubble; writes of the environment or of package-level variables)
+//     does not matter to a bubble.
 func (w *walker) summary(fn *types.Func, id *ast.Ident, s *effects.Summary, where string) {
 	name := match.PkgFuncName(fn)
 	for _, e := range s.Effects {
@@ -40,7 +41,7 @@ func (w *walker) summary(fn *types.Func, id *ast.Ident, s *effects.Summary, wher
 			w.unprove(why)
 		case effects.GoroutineEnds:
 			w.spawned(name + where)
-			if e.Ends == "" || !w.ended[id][e.Ends] {
+			if e.Ends == "" || !w.ended[id][e.Type+"."+e.Ends] && !(e.Type == "" && w.ended[id][e.Ends]) {
 				w.unprove(why + ", and the test does not call " + e.Ends + " with defer or t.Cleanup")
 			}
 		}
@@ -98,6 +99,7 @@ func (w *walker) endedAt(root ast.Node) {
 							w.ended[fun] = map[string]bool{}
 						}
 						w.ended[fun][m] = true
+						w.ended[fun][typeKey(v.Type())+"."+m] = true
 					}
 				}
 			}
@@ -166,4 +168,18 @@ func (w *walker) cleanupOf(st ast.Stmt, v *types.Var) string {
 		}
 	}
 	return ""
+}
+
+// typeKey names the named type t is, or points to, as package effects
+// does (Effect.Type): "import/path.Name"; or "".
+func typeKey(t types.Type) string {
+	t = types.Unalias(t)
+	if p, ok := t.(*types.Pointer); ok {
+		t = types.Unalias(p.Elem())
+	}
+	n, ok := t.(*types.Named)
+	if !ok || n.Obj().Pkg() == nil {
+		return ""
+	}
+	return n.Obj().Pkg().Path() + "." + n.Obj().Name()
 }

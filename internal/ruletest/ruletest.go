@@ -18,30 +18,11 @@ import (
 	"github.com/unflake/unflake/rule"
 )
 
-// Summaries is a Source of made-up summaries, by Key.
+// Summaries is a Source of made-up summaries, by effects.Key.
 type Summaries map[string]*effects.Summary
 
 // Of returns the summary of fn, or nil.
-func (s Summaries) Of(fn *types.Func) *effects.Summary { return s[Key(fn)] }
-
-// Key names fn as "import/path.Func" or "import/path.Type.Method".
-func Key(fn *types.Func) string {
-	fn = fn.Origin()
-	if fn.Pkg() == nil {
-		return fn.Name()
-	}
-	k := fn.Pkg().Path() + "."
-	if recv := fn.Type().(*types.Signature).Recv(); recv != nil {
-		t := types.Unalias(recv.Type())
-		if p, ok := t.(*types.Pointer); ok {
-			t = types.Unalias(p.Elem())
-		}
-		if n, ok := t.(*types.Named); ok {
-			k += n.Obj().Name() + "."
-		}
-	}
-	return k + fn.Name()
-}
+func (s Summaries) Of(fn *types.Func) *effects.Summary { return s[effects.Key(fn)] }
 
 // A Package is a package's import path and its files, by name.
 type Package struct {

@@ -22,6 +22,8 @@ func Start()                 {}
 func Dial() error            { return nil }
 func Hook()                  {}
 func Unknown()               {}
+func NewOther() *Cache       { return New() }
+func Wait()                  {}
 
 type Getter interface{ Get() int }
 `}}
@@ -56,9 +58,13 @@ func TestEffects(t *testing.T) {
 		"example.com/m/lib.Cache.Get":   sum(),
 		"example.com/m/lib.Start":       sum(forever),
 		"example.com/m/lib.Dial":        sum(effects.Effect{Kind: effects.Network, Via: []string{"lib.Dial"}, What: "uses the real network (net.Dial)"}),
-		"example.com/m/lib.New":         sum(effects.Effect{Kind: effects.GoroutineEnds, Via: []string{"lib.New"}, What: "starts a goroutine that Close of the Cache it returns ends", Ends: "Close"}),
+		"example.com/m/lib.New":         sum(effects.Effect{Kind: effects.GoroutineEnds, Via: []string{"lib.New"}, What: "starts a goroutine that Close of the Cache it returns ends", Ends: "Close", Type: "example.com/m/lib.Cache"}),
 		"example.com/m/lib.Hook":        {Opaque: "calls the function value h"},
 		"example.com/m/lib.Cache.Close": sum(),
+		// NewOther's goroutines end by Close of another type than the
+		// one it returns: the test's Close does not end them.
+		"example.com/m/lib.NewOther": sum(effects.Effect{Kind: effects.GoroutineEnds, Via: []string{"lib.NewOther"}, What: "starts a goroutine that Close of the Pool it returns ends", Ends: "Close", Type: "example.com/m/lib.Pool"}),
+		"example.com/m/lib.Wait":     sum(effects.Effect{Kind: effects.Timer, Via: []string{"lib.Wait", "time.Sleep"}, What: "sleeps on the real clock"}),
 	}
 	for _, tc := range []struct {
 		name, body string
@@ -73,6 +79,8 @@ func TestEffects(t *testing.T) {
 		{"ended by cleanup", "c := lib.New()\n\tt.Cleanup(c.Close)", "fixed"},
 		{"ended by cleanup func", "c := lib.New()\n\tt.Cleanup(func() { c.Close() })", "fixed"},
 		{"ended at the end", "c := lib.New()\n\t_ = c\n\tc.Close()", "unproven: the test calls lib.New, which starts a goroutine that Close of the Cache it returns ends, and the test does not call Close with defer or t.Cleanup"},
+		{"ended, another type", "c := lib.NewOther()\n\tdefer c.Close()", "unproven: the test calls lib.NewOther, which starts a goroutine that Close of the Pool it returns ends, and the test does not call Close"},
+		{"real clock", "lib.Wait()", "fixed"},
 		{"never ended", "_ = lib.New()", "unproven: and the test does not call Close"},
 		{"opaque", "lib.Hook()", "unproven: the test calls lib.Hook, whose code the analysis cannot see in full (it calls the function value h)"},
 		{"unknown", "lib.Unknown()", "unproven: the test calls lib.Unknown, whose code the analysis cannot see"},

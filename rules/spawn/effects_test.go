@@ -17,6 +17,7 @@ func Check(out []byte) error { return nil }
 func Record(out []byte)      {}
 func Hook(out []byte)        {}
 func Unknown(out []byte)     {}
+func Wait(out []byte)        {}
 `}}
 
 // test runs a child per row of a table, and check after each.
@@ -50,12 +51,14 @@ func TestEffects(t *testing.T) {
 		"example.com/m/lib.Check":  {},
 		"example.com/m/lib.Record": {Effects: []effects.Effect{{Kind: effects.WritesGlobal, Via: []string{"lib.Record"}, What: "writes the package-level variable lib.last"}}},
 		"example.com/m/lib.Hook":   {Opaque: "calls the function value h"},
+		"example.com/m/lib.Wait":   {Effects: []effects.Effect{{Kind: effects.Timer, Via: []string{"lib.Wait", "time.Sleep"}, What: "sleeps on the real clock"}}},
 	}
 	for _, tc := range []struct {
 		name, check string
 		want        string // "fixed" or "not fixed: REASON"
 	}{
 		{"pure", "if err := lib.Check(a); err != nil {\n\t\t\tt.Fatal(err)\n\t\t}", "fixed"},
+		{"real clock", "lib.Wait(a)", "fixed"},
 		{"global", "lib.Record(a)", "not fixed: the code after the child calls lib.Record, which writes the package-level variable lib.last"},
 		{"opaque", "lib.Hook(a)", "not fixed: calls lib.Hook, whose effects the analysis cannot see in full (it calls the function value h)"},
 		{"unknown", "lib.Unknown(a)", "not fixed: calls lib.Unknown, whose effects the analysis cannot see"},

@@ -110,13 +110,16 @@ func (c *checker) callEffect(call *ast.CallExpr, onTest bool) string {
 
 // summaryEffect returns "" when name, a function of another package with
 // the effect summary s, is quiet, else its first effect as a phrase
-// completing "the code ...". Every kind of effect is one a child could
-// see or that outlives the check (a goroutine, a package-level variable,
+// completing "the code ...". Every kind of effect but a wait on the real
+// clock is one a child could see or that outlives the check (a goroutine, a package-level variable,
 // the environment, a file through a syscall); a call the summary could
 // not follow leaves the function unknown.
 func summaryEffect(name string, s *effects.Summary) string {
-	if len(s.Effects) > 0 {
-		return "calls " + s.Effects[0].Why()
+	for _, e := range s.Effects {
+		if e.Kind == effects.Timer {
+			continue // the real clock: package time is quiet too
+		}
+		return "calls " + e.Why()
 	}
 	if s.Opaque != "" {
 		return "calls " + name + ", whose effects the analysis cannot see in full (it " + s.Opaque + ")"
