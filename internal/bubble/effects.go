@@ -31,9 +31,9 @@ func (w *walker) summary(fn *types.Func, id *ast.Ident, s *effects.Summary, wher
 		why := "the test calls " + e.Why() + where
 		switch e.Kind {
 		case effects.Network, effects.Process, effects.Signal:
-			w.block(why + ", which a synctest bubble cannot make durable")
+			w.block(why)
 		case effects.Syscall, effects.Cgo:
-			w.block(why + ", which a synctest bubble cannot follow")
+			w.block(why + "; a synctest bubble cannot follow it")
 		case effects.SharedSync:
 			w.block(why + ", made outside the bubble")
 		case effects.GoroutineForever:
