@@ -68,16 +68,16 @@ func (c *checker) unstoppableOther(v *types.Var, id *ast.Ident, fn *types.Func) 
 		// test may end.
 		return
 	}
-	sum := c.summaryOf(fn)
-	if sum == nil {
-		return
-	}
 	t := types.Unalias(v.Type())
 	if p, ok := t.(*types.Pointer); ok {
 		t = types.Unalias(p.Elem())
 	}
 	named, ok := t.(*types.Named)
 	if !ok || named.Obj().Pkg() != fn.Pkg() {
+		return
+	}
+	sum := c.summaryOf(fn) // after the cheap checks: it may load fn's package
+	if sum == nil {
 		return
 	}
 	for _, e := range sum.Effects {
