@@ -591,9 +591,6 @@ func (c *checker) started(s *site) bool {
 	if !ok || named.Obj().Pkg() == nil || match.IsStd(named.Obj().Pkg().Path()) {
 		return true
 	}
-	if c.startedBy(s) {
-		return true
-	}
 	var starts []string
 	for _, name := range startNames {
 		if obj, _, _ := types.LookupFieldOrMethod(s.v.Type(), true, c.pass.Pkg, name); obj != nil {
@@ -602,7 +599,7 @@ func (c *checker) started(s *site) bool {
 			}
 		}
 	}
-	if len(starts) == 0 {
+	if len(starts) == 0 || c.startedBy(s) {
 		return true
 	}
 	called := false
