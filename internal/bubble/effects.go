@@ -15,7 +15,14 @@ import (
 //
 //   - the real network, processes, signals, syscalls or cgo, and
 //     package-level channels, timers, wait groups or contexts (made
-//     outside the bubble) block the test;
+//     outside the bubble) block the test when fn or a function it calls
+//     has them (near): the same evidence as a helper of the package
+//     that calls net.Listen. Deeper down the chain such an effect is
+//     often one branch of many (fasthttp's Response.Body reads from a
+//     *net.TCPConn only for a body stream of that type), so it makes the
+//     test unproven, with the chain: fix --verify may try the bubble;
+//   - exiting the process (os.Exit, log.Fatal on an error path) does not
+//     matter to a bubble;
 //   - goroutines that nothing shown ends make it unproven, as a go
 //     statement does; so do goroutines a lifecycle method of the value fn
 //     returns ends (GoroutineEnds), unless the code that calls fn ends
@@ -29,13 +36,21 @@ func (w *walker) summary(fn *types.Func, id *ast.Ident, s *effects.Summary, wher
 	name := match.PkgFuncName(fn)
 	for _, e := range s.Effects {
 		why := "the test calls " + e.Why() + where
+		hazard := w.block
+		if !near(e) {
+			hazard = w.unprove
+		}
 		switch e.Kind {
-		case effects.Network, effects.Process, effects.Signal:
-			w.block(why)
+		case effects.Process:
+			if !exits(e) {
+				hazard(why)
+			}
+		case effects.Network, effects.Signal:
+			hazard(why)
 		case effects.Syscall, effects.Cgo:
-			w.block(why + "; a synctest bubble cannot follow it")
+			hazard(why + "; a synctest bubble cannot follow it")
 		case effects.SharedSync:
-			w.block(why + ", made outside the bubble")
+			hazard(why + ", made outside the bubble")
 		case effects.GoroutineForever:
 			w.spawned(name + where)
 			w.unprove(why)
@@ -49,6 +64,21 @@ func (w *walker) summary(fn *types.Func, id *ast.Ident, s *effects.Summary, wher
 	if s.Opaque != "" {
 		w.unprove("the test calls " + name + ", whose code the analysis cannot see in full (it " + s.Opaque + ")" + where)
 	}
+}
+
+// near reports whether the function the test calls has the effect e in
+// its own code or in a function it calls: the chain, which ends with the
+// standard library function that has it, if any, is at most two long.
+func near(e effects.Effect) bool { return len(e.Via) <= 2 }
+
+// exitFuncs are the standard library functions of effects.Process that
+// exit the process rather than run or signal one.
+var exitFuncs = map[string]bool{"os.Exit": true, "log.Fatal": true, "log.Fatalf": true, "log.Fatalln": true}
+
+// exits reports whether the process effect e exits the process: the chain
+// ends in one of exitFuncs. (effects has no kind of its own for it.)
+func exits(e effects.Effect) bool {
+	return len(e.Via) > 0 && exitFuncs[e.Via[len(e.Via)-1]]
 }
 
 // endedAt records in w.ended, for each call of a function of another
