@@ -62,6 +62,13 @@ func typeKey(t types.Type) string {
 // (not an error, a response or a count): the test has nothing to call to
 // end that goroutine. The package's own functions are judged from their
 // bodies (alwaysStarts).
+//
+// A summary's goroutine that "never ends" is one nothing shown ends: it
+// may run a function value (errgroup.Group.Go) or loop on a channel
+// passed in. A finding says the goroutine outlives the test, so the rule
+// reports only what it sees as well as alwaysStarts does: the summary
+// follows every call (no Opaque), and fn or a function it calls starts
+// the goroutine (a chain of at most two).
 func (c *checker) unstoppableOther(v *types.Var, id *ast.Ident, fn *types.Func) {
 	if fn.Type().(*types.Signature).Recv() != nil {
 		// A method: its goroutine may belong to the receiver, which the
@@ -77,11 +84,11 @@ func (c *checker) unstoppableOther(v *types.Var, id *ast.Ident, fn *types.Func) 
 		return
 	}
 	sum := c.summaryOf(fn) // after the cheap checks: it may load fn's package
-	if sum == nil {
+	if sum == nil || sum.Opaque != "" {
 		return
 	}
 	for _, e := range sum.Effects {
-		if e.Kind != effects.GoroutineForever {
+		if e.Kind != effects.GoroutineForever || len(e.Via) > 2 {
 			continue
 		}
 		c.pass.Report(rule.Diagnostic{
