@@ -318,7 +318,7 @@ func (j *job) newSession(r *rule.Rule, cur *state, files map[string]*ast.File, m
 		GoVersion: goVersion,
 		Report:    func(d rule.Diagnostic) { s.diags = append(s.diags, d) },
 		Dst:       s.dst,
-		Effects:   j.effectSource(),
+		Effects:   effects.Local(cur.types, cur.info, cur.syntax, j.effectSource()),
 		Require: func(modPath string) (bool, error) {
 			missing, err := mods.require(j.pkg, modPath)
 			s.required[modPath] = err

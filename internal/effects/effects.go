@@ -6,9 +6,13 @@
 //
 // Summaries are computed bottom-up over the import graph. Under the go
 // command (go vet -vettool, go fix -fixtool) they travel between packages
-// as go/analysis facts (Analyzer); in unflake's own driver they are
-// computed on demand, only for the functions a candidate test reaches
-// (Source). Calls through interfaces and function values stay unknown.
+// as go/analysis facts (Analyzer, whose result is the Source *Facts); in
+// unflake's own driver they are computed on demand, only for the
+// functions a candidate test reaches (Loader). Local adds the package
+// under analysis, summarised from its syntax. Calls through interfaces
+// and function values stay unknown (Summary.Opaque). The standard
+// library is not summarised from source: a table (std.go) lists its
+// functions with an effect, and the rest of it counts as pure.
 package effects
 
 import (
@@ -27,7 +31,10 @@ type Summary struct {
 
 	// Opaque, when not empty, names a call the summary could not follow
 	// (through an interface or a function value, or into code without a
-	// summary): the function may have effects beyond Effects.
+	// summary): the function may have effects beyond Effects. It is a
+	// phrase that completes "the test calls pkg.F, which ...": "calls
+	// io.Writer.Write through an interface", "calls pkg.G, which calls
+	// the function value f".
 	Opaque string
 
 	// Loops is true when a call may not return by itself: the function
@@ -46,18 +53,36 @@ type Kind string
 
 const (
 	// GoroutineEnds: starts goroutines that a lifecycle method of a value
-	// the function returns ends (Effect.Ends names the method).
+	// the function returns, or of its receiver for a method, ends: the
+	// goroutine waits on a channel field the method closes or sends on,
+	// or on a context field whose cancel function field it calls.
+	// Effect.Ends names the method, Effect.Type the value's type. A
+	// goroutine that provably ends by itself (no loop without a bound,
+	// no call that may not return) is no effect at all.
 	GoroutineEnds Kind = "goroutine-ends"
 	// GoroutineForever: starts goroutines that nothing shown ends.
 	GoroutineForever Kind = "goroutine-forever"
-	Network          Kind = "network"
-	Process          Kind = "process"
-	Signal           Kind = "signal"
-	Syscall          Kind = "syscall"
-	Cgo              Kind = "cgo"
-	WritesEnv        Kind = "writes-env"
-	WritesWd         Kind = "writes-wd"
-	WritesGlobal     Kind = "writes-global"
+	// Network: dials, listens or resolves names (net, net/http clients
+	// and servers, httptest.NewServer, crypto/tls, net/rpc). A
+	// connection's own methods are not: the dial that made it is.
+	Network Kind = "network"
+	// Process: runs or signals a process (os/exec, os.StartProcess).
+	Process Kind = "process"
+	// Signal: handles process signals (os/signal).
+	Signal Kind = "signal"
+	// Syscall: makes system calls (syscall, golang.org/x/sys).
+	Syscall Kind = "syscall"
+	// Cgo: calls C code.
+	Cgo Kind = "cgo"
+	// WritesEnv: os.Setenv, os.Unsetenv, os.Clearenv.
+	WritesEnv Kind = "writes-env"
+	// WritesWd: os.Chdir.
+	WritesWd Kind = "writes-wd"
+	// WritesGlobal: assigns, increments, takes the address of or calls a
+	// pointer method on a package-level variable of any package (not a
+	// mutex, once or pool), or changes a standard library setting
+	// (log.SetOutput, flag.Parse, http.HandleFunc, slog.SetDefault).
+	WritesGlobal Kind = "writes-global"
 	// SharedSync: uses a package-level channel, timer, wait group or
 	// context (a value made outside any synctest bubble).
 	SharedSync Kind = "shared-sync"
@@ -99,8 +124,10 @@ func (e Effect) Why() string {
 	return s
 }
 
-// A Source gives the summary of a function declared in another package
-// than the one under analysis.
+// A Source gives the summary of a function: of another package than the
+// one under analysis, and, for the Sources of a pass (Local, *Facts), of
+// the package under analysis too. Standard library functions come from
+// the table.
 type Source interface {
 	// Of returns fn's summary, or nil when unknown.
 	Of(fn *types.Func) *Summary

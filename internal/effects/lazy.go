@@ -261,9 +261,8 @@ func (l *Loader) load(ls *listing) (*summariser, error) {
 	fset := token.NewFileSet()
 	var files []*ast.File
 	for _, name := range ls.files {
-		if !strings.HasSuffix(name, ".go") {
-			continue
-		}
+		// Compiled files that cgo wrote live in the build cache,
+		// without a .go suffix.
 		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
 		if err != nil {
 			return nil, err

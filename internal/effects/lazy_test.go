@@ -3,7 +3,9 @@ package effects_test
 import (
 	"go/types"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -83,6 +85,10 @@ func TestApp(t *testing.T) {
 // load writes module into a temporary directory and loads app as the
 // engine does: syntax for app, types only (export data) for the rest.
 func load(t *testing.T) []*packages.Package {
+	return loadModule(t, module, "CGO_ENABLED=0")
+}
+
+func loadModule(t *testing.T, module map[string]string, env ...string) []*packages.Package {
 	t.Helper()
 	dir := t.TempDir()
 	for name, src := range module {
@@ -99,7 +105,7 @@ func load(t *testing.T) []*packages.Package {
 			packages.NeedTypes | packages.NeedTypesInfo | packages.NeedSyntax | packages.NeedModule | packages.NeedExportFile,
 		Dir:   dir,
 		Tests: true,
-		Env:   append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GO111MODULE=on", "GOPROXY=off"),
+		Env:   append(append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GO111MODULE=on", "GOPROXY=off"), env...),
 	}
 	pkgs, err := packages.Load(cfg, "./app")
 	if err != nil {
@@ -211,5 +217,77 @@ func TestLoaderEvicts(t *testing.T) {
 	}
 	if s := l.Of(libFunc(t, pkgs, "", "NewServer")); s == nil || len(s.Effects) != 1 {
 		t.Fatalf("lib.NewServer after eviction: got %+v", s)
+	}
+}
+
+// TestLocal summarises a function of the package under analysis (the
+// test itself) from its syntax, with the Loader for what it calls
+// elsewhere: the reporter's goroutine never ends; the server's does, as
+// the test closes it.
+func TestLocal(t *testing.T) {
+	pkgs := load(t)
+	l := effects.NewLoader()
+	l.Add(pkgs)
+	for _, p := range pkgs {
+		if p.ID != "m/app [m/app.test]" {
+			continue
+		}
+		test, _ := p.Types.Scope().Lookup("TestApp").(*types.Func)
+		s := effects.Local(p.Types, p.TypesInfo, p.Syntax, l).Of(test)
+		if s == nil {
+			t.Fatal("app.TestApp: unknown")
+		}
+		var got []string
+		for _, e := range s.Effects {
+			got = append(got, string(e.Kind)+": "+e.Why())
+		}
+		want := []string{
+			"timer: app.TestApp → lib.StartReporter → lib.loop → time.Sleep, which sleeps on the real clock",
+			"writes-global: app.TestApp → lib.StartReporter → lib.loop → util.Count, which writes the package-level variable util.hits",
+			"goroutine-forever: app.TestApp → lib.StartReporter, which starts a goroutine running lib.loop that never ends",
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("app.TestApp:\ngot  %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+		}
+		return
+	}
+	t.Fatal("no package m/app [m/app.test]")
+}
+
+// TestLoaderCgo checks that a call into C, which the loader sees as the
+// _Cfunc_ wrapper cgo writes into the compiled files, is the Cgo effect.
+func TestLoaderCgo(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("no C compiler: cgo cannot build")
+	}
+	pkgs := loadModule(t, map[string]string{
+		"go.mod": "module m\n\ngo 1.24\n",
+		"lib/lib.go": `package lib
+
+// static int answer(void) { return 42; }
+import "C"
+
+// Answer asks C.
+func Answer() int { return int(C.answer()) }
+`,
+		"app/app_test.go": `package app
+
+import (
+	"testing"
+
+	"m/lib"
+)
+
+func TestApp(t *testing.T) { lib.Answer() }
+`,
+	}, "CGO_ENABLED=1", "CC=gcc")
+	l := effects.NewLoader()
+	l.Add(pkgs)
+	s := l.Of(libFunc(t, pkgs, "", "Answer"))
+	if s == nil || len(s.Effects) != 1 || s.Effects[0].Kind != effects.Cgo {
+		t.Fatalf("lib.Answer: got %+v, want one cgo effect", s)
+	}
+	if got, want := s.Effects[0].Why(), "lib.Answer, which calls C code (cgo)"; got != want {
+		t.Errorf("lib.Answer: got %q, want %q", got, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"go/types"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/unflake/unflake/internal/match"
 )
@@ -73,6 +74,11 @@ func (s *summariser) lifecycle(sc *scan, gs goSite) (ends, typ string) {
 		types_ = append(types_, t)
 	}
 	sort.Strings(types_)
+	if sc.recv != "" && !sc.returns[sc.recv] {
+		// A method starting a goroutine on its receiver (Start,
+		// Clear restarting a worker), which another method ends.
+		types_ = append(types_, sc.recv)
+	}
 	for _, key := range types_ {
 		named := s.namedType(key)
 		if named == nil {
@@ -212,4 +218,84 @@ func (s *summariser) field(e ast.Expr) *types.Var {
 		}
 	}
 	return nil
+}
+
+// passOn returns what e, goroutines a callee starts that method e.Ends of
+// a value of type e.Type ends, means for sc's function: still ended the
+// same way when the function returns such a value or is a method of that
+// type; ended by a lifecycle method of a value the function returns when
+// that method calls e.Ends (Cache.Close calling its policy's Close); not
+// there at all when the function ends them itself (it calls or refers to
+// e.Ends, or is e.Ends); else never ending. ok is false when there is no
+// effect left.
+func (s *summariser) passOn(sc *scan, e Effect) (_ Effect, ok bool) {
+	method := e.Type + "." + e.Ends
+	switch {
+	case sc.refs[method] || sc.key == method:
+		return e, false
+	case sc.returns[e.Type] || sc.recv == e.Type:
+		return e, true
+	}
+	var keys []string
+	for t := range sc.returns {
+		keys = append(keys, t)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		named := s.namedType(key)
+		if named == nil {
+			continue
+		}
+		for _, m := range lifecycleOrder(named) {
+			if s.calls(m, e.Ends, method, 3, map[*types.Func]bool{}) {
+				return Effect{Kind: GoroutineEnds, Via: e.Via,
+					What: "starts a goroutine that " + m.Name() + " of the " + s.typeName(key) + " it returns ends",
+					Ends: m.Name(), Type: key}, true
+			}
+		}
+	}
+	return Effect{Kind: GoroutineForever, Via: e.Via, What: "starts a goroutine that never ends"}, true
+}
+
+// calls reports whether fn's body, or the package's functions it calls
+// (depth levels deep), calls the method with the given key, or a method
+// of that name through an interface.
+func (s *summariser) calls(fn *types.Func, name, key string, depth int, seen map[*types.Func]bool) bool {
+	fn = fn.Origin()
+	fd := s.decls[fn]
+	if fd == nil || fd.Body == nil || seen[fn] {
+		return false
+	}
+	seen[fn] = true
+	found := false
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		id, ok := n.(*ast.Ident)
+		if found || !ok {
+			return !found
+		}
+		g, ok := s.info.Uses[id].(*types.Func)
+		if !ok {
+			return true
+		}
+		recv := g.Type().(*types.Signature).Recv()
+		switch {
+		case Key(g) == key:
+			found = true
+		case recv != nil && types.IsInterface(recv.Type()) && g.Name() == name:
+			found = true
+		case depth > 0 && g.Pkg() == s.pkg:
+			found = s.calls(g, name, key, depth-1, seen)
+		}
+		return !found
+	})
+	return found
+}
+
+// typeName names the named type with the given key for a message, by its
+// package's name: "ristretto.Cache" for github.com/dgraph-io/ristretto/v2.Cache.
+func (s *summariser) typeName(key string) string {
+	if n := s.namedType(key); n != nil {
+		return n.Obj().Pkg().Name() + "." + n.Obj().Name()
+	}
+	return key[strings.LastIndex(key, "/")+1:]
 }

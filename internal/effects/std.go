@@ -24,7 +24,6 @@ type stdEffect struct {
 const (
 	network   = "uses the real network"
 	process   = "runs or signals a process"
-	exits     = "exits the process"
 	syscalls  = "makes system calls"
 	timer     = "starts a timer of the real clock"
 	sleeps    = "sleeps on the real clock"
@@ -36,23 +35,26 @@ const (
 // stdFuncs holds the standard library functions with an effect, by
 // "import/path.Name" or "import/path.Type.Method".
 var stdFuncs = map[string]stdEffect{
-	"os.Setenv":           {kind: WritesEnv, what: writesEnv},
-	"os.Unsetenv":         {kind: WritesEnv, what: writesEnv},
-	"os.Clearenv":         {kind: WritesEnv, what: writesEnv},
-	"os.Chdir":            {kind: WritesWd, what: writesWd},
-	"os.File.Chdir":       {kind: WritesWd, what: writesWd},
-	"os.StartProcess":     {kind: Process, what: process},
-	"os.Process.Kill":     {kind: Process, what: process},
-	"os.Process.Signal":   {kind: Process, what: process},
-	"os.Process.Wait":     {kind: Process, what: process},
-	"os.Exit":             {kind: Process, what: exits},
-	"syscall.Setenv":      {kind: WritesEnv, what: writesEnv},
-	"syscall.Unsetenv":    {kind: WritesEnv, what: writesEnv},
-	"syscall.Clearenv":    {kind: WritesEnv, what: writesEnv},
-	"syscall.Chdir":       {kind: WritesWd, what: writesWd},
-	"syscall.Fchdir":      {kind: WritesWd, what: writesWd},
-	"syscall.Getenv":      {},
-	"syscall.Errno.Error": {},
+	"os.Setenv":             {kind: WritesEnv, what: writesEnv},
+	"os.Unsetenv":           {kind: WritesEnv, what: writesEnv},
+	"os.Clearenv":           {kind: WritesEnv, what: writesEnv},
+	"os.Chdir":              {kind: WritesWd, what: writesWd},
+	"os.File.Chdir":         {kind: WritesWd, what: writesWd},
+	"os.StartProcess":       {kind: Process, what: process},
+	"os.Process.Kill":       {kind: Process, what: process},
+	"os.Process.Signal":     {kind: Process, what: process},
+	"os.Process.Wait":       {kind: Process, what: process},
+	"testing.common.Setenv": {kind: WritesEnv, what: writesEnv},
+	"testing.T.Setenv":      {kind: WritesEnv, what: writesEnv},
+	"testing.common.Chdir":  {kind: WritesWd, what: writesWd},
+	"testing.T.Chdir":       {kind: WritesWd, what: writesWd},
+	"syscall.Setenv":        {kind: WritesEnv, what: writesEnv},
+	"syscall.Unsetenv":      {kind: WritesEnv, what: writesEnv},
+	"syscall.Clearenv":      {kind: WritesEnv, what: writesEnv},
+	"syscall.Chdir":         {kind: WritesWd, what: writesWd},
+	"syscall.Fchdir":        {kind: WritesWd, what: writesWd},
+	"syscall.Getenv":        {},
+	"syscall.Errno.Error":   {},
 
 	"os/exec.Cmd.Run":            {kind: Process, what: process},
 	"os/exec.Cmd.Start":          {kind: Process, what: process},
@@ -75,9 +77,6 @@ var stdFuncs = map[string]stdEffect{
 	"log.SetOutput":                {kind: WritesGlobal, what: "writes the standard logger's settings"},
 	"log.SetFlags":                 {kind: WritesGlobal, what: "writes the standard logger's settings"},
 	"log.SetPrefix":                {kind: WritesGlobal, what: "writes the standard logger's settings"},
-	"log.Fatal":                    {kind: Process, what: exits},
-	"log.Fatalf":                   {kind: Process, what: exits},
-	"log.Fatalln":                  {kind: Process, what: exits},
 	"log/slog.SetDefault":          {kind: WritesGlobal, what: "writes the default logger"},
 	"log/slog.SetLogLoggerLevel":   {kind: WritesGlobal, what: "writes the default logger"},
 	"flag.Parse":                   {kind: WritesGlobal, what: "writes flag.CommandLine"},
@@ -96,12 +95,12 @@ var stdFuncs = map[string]stdEffect{
 
 	"net/http.ListenAndServe":           {kind: Network, what: network, loops: true},
 	"net/http.ListenAndServeTLS":        {kind: Network, what: network, loops: true},
-	"net/http.Serve":                    {kind: Network, what: network, loops: true},
-	"net/http.ServeTLS":                 {kind: Network, what: network, loops: true},
+	"net/http.Serve":                    {loops: true}, // on a listener made elsewhere
+	"net/http.ServeTLS":                 {loops: true}, // on a listener made elsewhere
 	"net/http.Server.ListenAndServe":    {kind: Network, what: network, loops: true},
 	"net/http.Server.ListenAndServeTLS": {kind: Network, what: network, loops: true},
-	"net/http.Server.Serve":             {kind: Network, what: network, loops: true},
-	"net/http.Server.ServeTLS":          {kind: Network, what: network, loops: true},
+	"net/http.Server.Serve":             {loops: true}, // on a listener made elsewhere
+	"net/http.Server.ServeTLS":          {loops: true}, // on a listener made elsewhere
 	"net/http.Get":                      {kind: Network, what: network},
 	"net/http.Head":                     {kind: Network, what: network},
 	"net/http.Post":                     {kind: Network, what: network},
@@ -121,8 +120,8 @@ var stdFuncs = map[string]stdEffect{
 	"net/rpc.Dial":                      {kind: Network, what: network},
 	"net/rpc.DialHTTP":                  {kind: Network, what: network},
 	"net/rpc.DialHTTPPath":              {kind: Network, what: network},
-	"net/rpc.Server.Accept":             {kind: Network, what: network, loops: true},
-	"net/rpc.Accept":                    {kind: Network, what: network, loops: true},
+	"net/rpc.Server.Accept":             {loops: true}, // on a listener made elsewhere
+	"net/rpc.Accept":                    {loops: true}, // on a listener made elsewhere
 	"net/smtp.Dial":                     {kind: Network, what: network},
 	"net/smtp.SendMail":                 {kind: Network, what: network},
 	"net/textproto.Dial":                {kind: Network, what: network},
@@ -142,11 +141,12 @@ var stdPkgs = map[string]stdEffect{
 	"os/signal":                {kind: Signal, what: signals},
 }
 
-// netTypes are the types of package net whose methods all use the network.
-var netTypes = map[string]bool{
-	"Dialer": true, "ListenConfig": true, "Resolver": true, "TCPConn": true, "UDPConn": true,
-	"UnixConn": true, "IPConn": true, "TCPListener": true, "UnixListener": true,
-}
+// netTypes are the types of package net whose methods all use the
+// network. The methods of a connection or listener (TCPConn.ReadFrom,
+// TCPListener.Accept) are not among them: they act on one that a dial or
+// listen made, which has the effect; code that only type-switches on
+// *net.TCPConn does not use the network by itself.
+var netTypes = map[string]bool{"Dialer": true, "ListenConfig": true, "Resolver": true}
 
 // netPrefixes are the prefixes of package net's functions that use the
 // network.
@@ -171,9 +171,12 @@ func inTable(path string, std func(string) (bool, bool)) bool {
 // stdSummary returns the summary of fn, a function of a package for which
 // inTable is true.
 func stdSummary(fn *types.Func) *Summary {
+	if recv := fn.Type().(*types.Signature).Recv(); recv != nil && types.IsInterface(recv.Type()) {
+		return nil // a call through an interface: unknown
+	}
 	e, ok := stdLookup(fn)
 	if !ok || e.kind == "" {
-		return &Summary{}
+		return &Summary{Loops: e.loops}
 	}
 	name := match.PkgFuncName(fn)
 	s := &Summary{Loops: e.loops}

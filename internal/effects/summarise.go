@@ -34,6 +34,7 @@ type summariser struct {
 	onStack map[*types.Func]bool
 	stack   []*types.Func
 
+	yield map[*types.Var]bool // iterators' yield parameters
 	waits map[*types.Func]*fields
 	ends  map[*types.Func]*fields
 }
@@ -43,7 +44,7 @@ func newSummariser(pkg *types.Package, info *types.Info, files []*ast.File, othe
 		pkg: pkg, info: info, decls: match.FuncDecls(info, files), other: other,
 		scans: map[*types.Func]*scan{}, sums: map[*types.Func]*Summary{}, prov: map[*types.Func]*Summary{},
 		index: map[*types.Func]int{}, low: map[*types.Func]int{},
-		onStack: map[*types.Func]bool{}, waits: map[*types.Func]*fields{}, ends: map[*types.Func]*fields{},
+		onStack: map[*types.Func]bool{}, yield: map[*types.Var]bool{}, waits: map[*types.Func]*fields{}, ends: map[*types.Func]*fields{},
 	}
 }
 
@@ -170,6 +171,8 @@ type scan struct {
 	loops   []int           // goroutines (own: -1) that run a loop without bound
 	refs    map[string]bool // keys of the methods referenced
 	returns map[string]bool // keys of the named types returned
+	recv    string          // key of the receiver's named type, for a method
+	key     string          // Key(fn)
 }
 
 // A site is a function called or referenced on goroutine g (-1: the
@@ -195,9 +198,14 @@ func (s *summariser) scanOf(fn *types.Func) *scan {
 	if sc, ok := s.scans[fn]; ok {
 		return sc
 	}
-	sc := &scan{fn: fn, name: match.PkgFuncName(fn), refs: map[string]bool{}, returns: map[string]bool{}}
+	sc := &scan{fn: fn, name: match.PkgFuncName(fn), refs: map[string]bool{}, returns: map[string]bool{}, key: Key(fn)}
 	s.scans[fn] = sc
 	sig := fn.Type().(*types.Signature)
+	if r := sig.Recv(); r != nil {
+		if n := namedOf(r.Type()); n != nil && n.Obj().Pkg() != nil {
+			sc.recv = n.Obj().Pkg().Path() + "." + n.Obj().Name()
+		}
+	}
 	for i := 0; i < sig.Results().Len(); i++ {
 		if n := namedOf(sig.Results().At(i).Type()); n != nil && n.Obj().Pkg() != nil {
 			sc.returns[n.Obj().Pkg().Path()+"."+n.Obj().Name()] = true
@@ -208,8 +216,38 @@ func (s *summariser) scanOf(fn *types.Func) *scan {
 		sc.opaque = append(sc.opaque, opaqueSite{what: "has no Go body the analysis can see", g: -1})
 		return sc
 	}
+	s.yields(fd.Type)
 	s.walk(sc, fd.Body, -1)
 	return sc
+}
+
+// yields records the parameter of ft when ft has the shape of an
+// iterator (iter.Seq, iter.Seq2): one parameter, a function returning a
+// bool, and no result. Calling it runs the body of the caller's range
+// loop, which is summarised where it stands.
+func (s *summariser) yields(ft *ast.FuncType) {
+	if ft.Results != nil && len(ft.Results.List) > 0 || ft.Params == nil || len(ft.Params.List) != 1 || len(ft.Params.List[0].Names) != 1 {
+		return
+	}
+	v, ok := s.info.Defs[ft.Params.List[0].Names[0]].(*types.Var)
+	if !ok {
+		return
+	}
+	sig, ok := v.Type().Underlying().(*types.Signature)
+	if !ok || sig.Results().Len() != 1 || !types.Identical(sig.Results().At(0).Type(), types.Typ[types.Bool]) {
+		return
+	}
+	s.yield[v] = true
+}
+
+// isYield reports whether fun is an iterator's yield parameter.
+func (s *summariser) isYield(fun ast.Expr) bool {
+	id, ok := ast.Unparen(fun).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	v, ok := s.info.Uses[id].(*types.Var)
+	return ok && s.yield[v]
 }
 
 // walk records what n does on goroutine g.
@@ -223,11 +261,13 @@ func (s *summariser) walk(sc *scan, n ast.Node, g int) {
 			if tv, ok := s.info.Types[n.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
 				break
 			}
-			if match.Callee(s.info, n) == nil && !isCancel(s.info.TypeOf(n.Fun)) {
+			if match.Callee(s.info, n) == nil && !isCancel(s.info.TypeOf(n.Fun)) && !s.isYield(n.Fun) {
 				if _, lit := ast.Unparen(n.Fun).(*ast.FuncLit); !lit {
 					sc.opaque = append(sc.opaque, opaqueSite{what: "calls the function value " + short(n.Fun), g: g})
 				}
 			}
+		case *ast.FuncLit:
+			s.yields(n.Type)
 		case *ast.Ident:
 			s.ident(sc, n, g)
 		case *ast.ForStmt:
@@ -312,6 +352,10 @@ func (s *summariser) ident(sc *scan, id *ast.Ident, g int) {
 			return
 		}
 		fn := obj.Origin()
+		if isCgo(fn) {
+			sc.effects = append(sc.effects, Effect{Kind: Cgo, Via: []string{sc.name}, What: "calls C code (cgo)"})
+			return
+		}
 		sc.sites = append(sc.sites, site{fn: fn, g: g})
 		if sig.Recv() != nil {
 			sc.refs[Key(fn)] = true
@@ -364,13 +408,31 @@ func sharedSync(t types.Type) string {
 	return ""
 }
 
+// isCgo reports whether fn is a C function called through cgo: C.f
+// itself, or the _Cfunc_f wrapper cgo writes into the compiled files.
+func isCgo(fn *types.Func) bool {
+	return fn.Pkg().Path() == "C" || strings.HasPrefix(fn.Name(), "_Cfunc_") || strings.HasPrefix(fn.Name(), "_C2func_")
+}
+
 // isCancel reports whether t is a context's cancel function, whose
 // effect is known: it ends what waits on the context.
 func isCancel(t types.Type) bool {
 	return t != nil && match.IsNamed(t, "context", "CancelFunc", "CancelCauseFunc")
 }
 
-func isMutex(t types.Type) bool { return match.IsNamed(t, "sync", "Mutex", "RWMutex") }
+// isMutex reports whether t is a mutex, once or pool:
+// locking a package-level mutex, taking from a package-level pool or
+// running a package-level once changes nothing another caller can see
+// (what the once runs is summarised as any other call).
+func isMutex(t types.Type) bool {
+	if match.IsNamed(t, "sync", "Mutex", "RWMutex", "Once") {
+		return true
+	}
+	// A pool (sync.Pool, bytebufferpool.Pool) by contract hands out
+	// values nobody else holds.
+	n := namedOf(t)
+	return n != nil && strings.HasSuffix(n.Obj().Name(), "Pool")
+}
 
 // short prints e for a message, cut to a reasonable length.
 func short(e ast.Expr) string {
@@ -426,11 +488,11 @@ func (s *summariser) compute(sc *scan) *Summary {
 		}
 		for _, e := range cs.Effects {
 			e.Via = append([]string{sc.name}, e.Via...)
-			if e.Kind == GoroutineEnds && !sc.returns[e.Type] {
-				if sc.refs[e.Type+"."+e.Ends] {
+			if e.Kind == GoroutineEnds {
+				var ok bool
+				if e, ok = s.passOn(sc, e); !ok {
 					continue // the function ends them itself
 				}
-				e = Effect{Kind: GoroutineForever, Via: e.Via, What: "starts a goroutine that never ends"}
 			}
 			out.Effects = merge(out.Effects, e)
 		}
@@ -440,8 +502,12 @@ func (s *summariser) compute(sc *scan) *Summary {
 			continue // it ends by itself
 		}
 		if ends, typ := s.lifecycle(sc, gs); ends != "" {
+			whose := " it returns"
+			if !sc.returns[typ] {
+				whose = "" // the receiver's
+			}
 			out.Effects = merge(out.Effects, Effect{Kind: GoroutineEnds, Via: []string{sc.name},
-				What: "starts " + gs.what + " that " + ends + " of the " + typ[strings.LastIndex(typ, "/")+1:] + " it returns ends",
+				What: "starts " + gs.what + " that " + ends + " of the " + s.typeName(typ) + whose + " ends",
 				Ends: ends, Type: typ})
 			continue
 		}

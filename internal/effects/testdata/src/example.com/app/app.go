@@ -30,3 +30,16 @@ func Sum() int { return metrics.Add(1, 2) } // want Sum:`pure`
 func Double(xs []int) []int { // want Double:`opaque: calls metrics.Map, which calls the function value f`
 	return metrics.Map(xs, func(x int) int { return 2 * x })
 }
+
+type closer interface{ Close() }
+
+// An App holds a server behind an interface and closes it in Close.
+type App struct{ srv closer }
+
+// NewApp starts a server that the App's Close ends.
+func NewApp() *App { // want NewApp:`goroutine-ends: app.NewApp → metrics.NewServer, which starts a goroutine that Close of the app.App it returns ends`
+	return &App{srv: metrics.NewServer()}
+}
+
+// Close closes the server.
+func (a *App) Close() { a.srv.Close() } // want Close:`opaque: calls app.closer.Close through an interface`

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
+	"testing"
 	"time"
 )
 
@@ -127,4 +129,42 @@ func Map[T any](xs []T, f func(T) T) []T { // want Map:`opaque: calls the functi
 		xs[i] = f(xs[i])
 	}
 	return xs
+}
+
+var pool = sync.Pool{New: func() any { return new(int) }}
+
+// Borrow takes from a package-level pool, which no caller can tell.
+func Borrow() *int { return pool.Get().(*int) } // want Borrow:`pure`
+
+// Relay copies on a connection made elsewhere: the dial has the effect.
+func Relay(c *net.TCPConn, r io.Reader) { // want Relay:`pure`
+	c.ReadFrom(r)
+}
+
+// Restart restarts the server's loop: Close ends it.
+func (s *Server) Restart() { // want Restart:`goroutine-ends: metrics.Server.Restart, which starts a goroutine running metrics.Server.loop that Close of the metrics.Server ends`
+	go s.loop()
+}
+
+// Reset restarts the loop and ends it: no goroutine is left.
+func (s *Server) Reset() { // want Reset:`pure`
+	s.Restart()
+	s.Close()
+}
+
+// All is an iterator: calling yield runs the caller's loop body.
+func All(xs []int) func(func(int) bool) { // want All:`pure`
+	return func(yield func(int) bool) {
+		for _, x := range xs {
+			if !yield(x) {
+				return
+			}
+		}
+	}
+}
+
+// SetEnvFor sets a variable for the test's duration: still an
+// environment write while the test runs.
+func SetEnvFor(t *testing.T) { // want SetEnvFor:`writes-env: metrics.SetEnvFor → testing.T.Setenv, which writes the process environment`
+	t.Setenv("METRICS", "1")
 }
