@@ -21,8 +21,6 @@ import (
 //     often one branch of many (fasthttp's Response.Body reads from a
 //     *net.TCPConn only for a body stream of that type), so it makes the
 //     test unproven, with the chain: fix --verify may try the bubble;
-//   - exiting the process (os.Exit, log.Fatal on an error path) does not
-//     matter to a bubble;
 //   - goroutines that nothing shown ends make it unproven, as a go
 //     statement does; so do goroutines a lifecycle method of the value fn
 //     returns ends (GoroutineEnds), unless the code that calls fn ends
@@ -41,11 +39,7 @@ func (w *walker) summary(fn *types.Func, id *ast.Ident, s *effects.Summary, wher
 			hazard = w.unprove
 		}
 		switch e.Kind {
-		case effects.Process:
-			if !exits(e) {
-				hazard(why)
-			}
-		case effects.Network, effects.Signal:
+		case effects.Network, effects.Process, effects.Signal:
 			hazard(why)
 		case effects.Syscall, effects.Cgo:
 			hazard(why + "; a synctest bubble cannot follow it")
@@ -70,16 +64,6 @@ func (w *walker) summary(fn *types.Func, id *ast.Ident, s *effects.Summary, wher
 // its own code or in a function it calls: the chain, which ends with the
 // standard library function that has it, if any, is at most two long.
 func near(e effects.Effect) bool { return len(e.Via) <= 2 }
-
-// exitFuncs are the standard library functions of effects.Process that
-// exit the process rather than run or signal one.
-var exitFuncs = map[string]bool{"os.Exit": true, "log.Fatal": true, "log.Fatalf": true, "log.Fatalln": true}
-
-// exits reports whether the process effect e exits the process: the chain
-// ends in one of exitFuncs. (effects has no kind of its own for it.)
-func exits(e effects.Effect) bool {
-	return len(e.Via) > 0 && exitFuncs[e.Via[len(e.Via)-1]]
-}
 
 // endedAt records in w.ended, for each call of a function of another
 // package in root whose result a statement assigns to a variable (v :=

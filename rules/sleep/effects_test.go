@@ -25,7 +25,6 @@ func Unknown()               {}
 func NewOther() *Cache       { return New() }
 func Wait()                  {}
 func Fetch()                 {}
-func Must()                  {}
 func Tick()                  {}
 
 type Getter interface{ Get() int }
@@ -68,7 +67,6 @@ func TestEffects(t *testing.T) {
 		// one it returns: the test's Close does not end them.
 		"example.com/m/lib.NewOther": sum(effects.Effect{Kind: effects.GoroutineEnds, Via: []string{"lib.NewOther"}, What: "starts a goroutine that Close of the Pool it returns ends", Ends: "Close", Type: "example.com/m/lib.Pool"}),
 		"example.com/m/lib.Fetch":    sum(effects.Effect{Kind: effects.Network, Via: []string{"lib.Fetch", "lib.body", "lib.copy", "net.TCPConn.ReadFrom"}, What: "uses the real network"}),
-		"example.com/m/lib.Must":     sum(effects.Effect{Kind: effects.Process, Via: []string{"lib.Must", "log.Fatal"}, What: "exits the process"}),
 		"example.com/m/lib.Tick":     sum(effects.Effect{Kind: effects.SharedSync, Via: []string{"lib.Tick"}, What: "uses the package-level channel lib.ticks"}),
 		"example.com/m/lib.Wait":     sum(effects.Effect{Kind: effects.Timer, Via: []string{"lib.Wait", "time.Sleep"}, What: "sleeps on the real clock"}),
 	}
@@ -88,7 +86,6 @@ func TestEffects(t *testing.T) {
 		{"ended, another type", "c := lib.NewOther()\n\tdefer c.Close()", "unproven: the test calls lib.NewOther, which starts a goroutine that Close of the Pool it returns ends, and the test does not call Close"},
 		{"real clock", "lib.Wait()", "fixed"},
 		{"network deep down", "lib.Fetch()", "unproven: the test calls lib.Fetch → lib.body → lib.copy → net.TCPConn.ReadFrom, which uses the real network"},
-		{"exit", "lib.Must()", "fixed"},
 		{"package channel", "lib.Tick()", "not fixed: the test calls lib.Tick, which uses the package-level channel lib.ticks, made outside the bubble"},
 		{"never ended", "_ = lib.New()", "unproven: and the test does not call Close"},
 		{"opaque", "lib.Hook()", "unproven: the test calls lib.Hook, whose code the analysis cannot see in full (it calls the function value h)"},
