@@ -109,6 +109,7 @@ func (a *Analysis) Analyze() {
 	for lit := range a.bubbles {
 		b := &Target{name: "bubble", fn: lit, body: lit.Body, sites: map[*ast.ExprStmt]bool{}}
 		w := &walker{a: a, t: b, seen: map[*ast.FuncDecl]bool{}}
+		w.endedAt(lit.Body)
 		w.walk(lit.Body, "")
 		for s := range b.sites {
 			a.bubbled[s] = true
@@ -223,7 +224,6 @@ func (w *walker) unprove(why string) {
 // empty in the test itself.
 func (w *walker) walk(root ast.Node, where string) {
 	a := w.a
-	w.endedAt(root)
 	ast.Inspect(root, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.FuncLit:
@@ -327,6 +327,7 @@ func (w *walker) fn(fn *types.Func, id *ast.Ident, where string) {
 		if decl := w.a.decls[fn]; decl != nil && decl.Body != nil {
 			if !w.seen[decl] {
 				w.seen[decl] = true
+				w.endedAt(decl.Body)
 				w.walk(decl.Body, " in "+fn.Name())
 			}
 			return

@@ -23,8 +23,9 @@ import (
 //     test unproven, with the chain: fix --verify may try the bubble;
 //   - goroutines that nothing shown ends make it unproven, as a go
 //     statement does; so do goroutines a lifecycle method of the value fn
-//     returns ends (GoroutineEnds), unless the code that calls fn ends
-//     that value at cleanup (defer v.Close(), t.Cleanup(v.Close));
+//     returns, or of its receiver, ends (GoroutineEnds), unless the code
+//     that calls fn ends that value at cleanup (defer v.Close(),
+//     t.Cleanup(v.Close); see endedAt);
 //   - a call the summary could not follow (Opaque) leaves fn unknown:
 //     unproven, as a function without a summary;
 //   - anything else (the real clock's timers, which are virtual in a
@@ -65,24 +66,45 @@ func (w *walker) summary(fn *types.Func, id *ast.Ident, s *effects.Summary, wher
 // standard library function that has it, if any, is at most two long.
 func near(e effects.Effect) bool { return len(e.Via) <= 2 }
 
-// endedAt records in w.ended, for each call of a function of another
-// package in root whose result a statement assigns to a variable (v :=
-// lib.New(), v, err := lib.New()), the methods that a later statement of
-// the same block calls on that variable at cleanup: defer v.M(),
+// endedAt records in w.ended, for each call of a function in root, the
+// methods that the same block calls at cleanup (defer v.M(),
 // t.Cleanup(v.M), or t.Cleanup(func() { ...; v.M(); ... }) with the call
-// as a statement of the literal's body. Such a method runs before the
-// bubble's function returns, on every path.
+// as a statement of the literal's body) on a variable the call's result
+// is assigned to by a later statement (v := lib.New(), v, err :=
+// lib.New()), or on the variable whose method the call is (s.Start(),
+// with defer s.Stop() before or after it). Such a method runs before the
+// bubble's function returns, on every path that made the call. Methods
+// are recorded by name and as "import/path.Type.Method" (Effect.Type).
 func (w *walker) endedAt(root ast.Node) {
 	info := w.a.info
+	record := func(fun *ast.Ident, v *types.Var, m string) {
+		if reassigned(info, root, v) {
+			return // the cleanup may end another value than the call's
+		}
+		if w.ended == nil {
+			w.ended = map[*ast.Ident]map[string]bool{}
+		}
+		if w.ended[fun] == nil {
+			w.ended[fun] = map[string]bool{}
+		}
+		w.ended[fun][m] = true
+		w.ended[fun][typeKey(v.Type())+"."+m] = true
+	}
 	ast.Inspect(root, func(n ast.Node) bool {
 		list := match.StmtList(n)
 		for i, st := range list {
-			as, ok := st.(*ast.AssignStmt)
-			if !ok || len(as.Rhs) != 1 {
-				continue
+			var call *ast.CallExpr
+			var lhs []ast.Expr
+			switch st := st.(type) {
+			case *ast.AssignStmt:
+				if len(st.Rhs) == 1 {
+					call, _ = ast.Unparen(st.Rhs[0]).(*ast.CallExpr)
+					lhs = st.Lhs
+				}
+			case *ast.ExprStmt:
+				call, _ = ast.Unparen(st.X).(*ast.CallExpr)
 			}
-			call, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
-			if !ok {
+			if call == nil {
 				continue
 			}
 			var fun *ast.Ident
@@ -91,11 +113,23 @@ func (w *walker) endedAt(root ast.Node) {
 				fun = f
 			case *ast.SelectorExpr:
 				fun = f.Sel
+				// The receiver: its cleanup may come before the call.
+				if x, ok := ast.Unparen(f.X).(*ast.Ident); ok {
+					if sel, ok := info.Selections[f]; ok && sel.Kind() == types.MethodVal {
+						if v, ok := info.Uses[x].(*types.Var); ok {
+							for j, other := range list {
+								if m := w.cleanupOf(other, v); j != i && m != "" {
+									record(fun, v, m)
+								}
+							}
+						}
+					}
+				}
 			}
 			if fun == nil {
 				continue
 			}
-			for _, l := range as.Lhs {
+			for _, l := range lhs {
 				lid, ok := l.(*ast.Ident)
 				if !ok || lid.Name == "_" {
 					continue
@@ -106,20 +140,38 @@ func (w *walker) endedAt(root ast.Node) {
 				}
 				for _, later := range list[i+1:] {
 					if m := w.cleanupOf(later, v); m != "" {
-						if w.ended == nil {
-							w.ended = map[*ast.Ident]map[string]bool{}
-						}
-						if w.ended[fun] == nil {
-							w.ended[fun] = map[string]bool{}
-						}
-						w.ended[fun][m] = true
-						w.ended[fun][typeKey(v.Type())+"."+m] = true
+						record(fun, v, m)
 					}
 				}
 			}
 		}
 		return true
 	})
+}
+
+// reassigned reports whether root assigns v after declaring it (v = x,
+// v, err := x with v declared before, a range with =) or takes its
+// address.
+func reassigned(info *types.Info, root ast.Node, v *types.Var) bool {
+	is := func(e ast.Expr) bool {
+		id, ok := ast.Unparen(e).(*ast.Ident)
+		return ok && info.Uses[id] == types.Object(v)
+	}
+	found := false
+	ast.Inspect(root, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				found = found || is(l)
+			}
+		case *ast.RangeStmt:
+			found = found || n.Tok == token.ASSIGN && (n.Key != nil && is(n.Key) || n.Value != nil && is(n.Value))
+		case *ast.UnaryExpr:
+			found = found || n.Op == token.AND && is(n.X)
+		}
+		return !found
+	})
+	return found
 }
 
 // cleanupOf returns the method of v that the statement st calls at

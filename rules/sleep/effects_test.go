@@ -18,6 +18,8 @@ type Cache struct{ done chan struct{} }
 func New() *Cache            { return &Cache{done: make(chan struct{})} }
 func (c *Cache) Close()      { close(c.done) }
 func (c *Cache) Get() int    { return 1 }
+func (c *Cache) Start()      {}
+func (c *Cache) Stop()       {}
 func Start()                 {}
 func Dial() error            { return nil }
 func Hook()                  {}
@@ -63,6 +65,8 @@ func TestEffects(t *testing.T) {
 		"example.com/m/lib.New":         sum(effects.Effect{Kind: effects.GoroutineEnds, Via: []string{"lib.New"}, What: "starts a goroutine that Close of the Cache it returns ends", Ends: "Close", Type: "example.com/m/lib.Cache"}),
 		"example.com/m/lib.Hook":        {Opaque: "calls the function value h"},
 		"example.com/m/lib.Cache.Close": sum(),
+		"example.com/m/lib.Cache.Stop":  sum(),
+		"example.com/m/lib.Cache.Start": sum(effects.Effect{Kind: effects.GoroutineEnds, Via: []string{"lib.Cache.Start"}, What: "starts a goroutine that Stop of the Cache ends", Ends: "Stop", Type: "example.com/m/lib.Cache"}),
 		// NewOther's goroutines end by Close of another type than the
 		// one it returns: the test's Close does not end them.
 		"example.com/m/lib.NewOther": sum(effects.Effect{Kind: effects.GoroutineEnds, Via: []string{"lib.NewOther"}, What: "starts a goroutine that Close of the Pool it returns ends", Ends: "Close", Type: "example.com/m/lib.Pool"}),
@@ -85,6 +89,12 @@ func TestEffects(t *testing.T) {
 		{"ended at the end", "c := lib.New()\n\t_ = c\n\tc.Close()", "unproven: the test calls lib.New, which starts a goroutine that Close of the Cache it returns ends, and the test does not call Close with defer or t.Cleanup"},
 		{"ended, another type", "c := lib.NewOther()\n\tdefer c.Close()", "unproven: the test calls lib.NewOther, which starts a goroutine that Close of the Pool it returns ends, and the test does not call Close"},
 		{"real clock", "lib.Wait()", "fixed"},
+		{"receiver stopped", "c := &lib.Cache{}\n\tdefer c.Stop()\n\tc.Start()", "fixed"},
+		{"receiver stopped after", "c := &lib.Cache{}\n\tc.Start()\n\tt.Cleanup(c.Stop)", "fixed"},
+		{"receiver closed", "c := &lib.Cache{}\n\tc.Start()\n\tdefer c.Close()", "unproven: the test calls lib.Cache.Start, which starts a goroutine that Stop of the Cache ends, and the test does not call Stop"},
+		{"receiver replaced", "c := &lib.Cache{}\n\tdefer c.Stop()\n\tc = &lib.Cache{}\n\tc.Start()", "unproven: and the test does not call Stop"},
+		{"value replaced", "c := lib.New()\n\tc = lib.New()\n\tdefer c.Close()", "unproven: and the test does not call Close"},
+		{"receiver never stopped", "c := &lib.Cache{}\n\tc.Start()", "unproven: and the test does not call Stop"},
 		{"network deep down", "lib.Fetch()", "unproven: the test calls lib.Fetch → lib.body → lib.copy → net.TCPConn.ReadFrom, which uses the real network"},
 		{"package channel", "lib.Tick()", "not fixed: the test calls lib.Tick, which uses the package-level channel lib.ticks, made outside the bubble"},
 		{"never ended", "_ = lib.New()", "unproven: and the test does not call Close"},
