@@ -53,7 +53,10 @@ func run(pass *analysis.Pass) (any, error) {
 				continue
 			}
 			fn, ok := pass.TypesInfo.Defs[fd.Name].(*types.Func)
-			if !ok {
+			if !ok || !fn.Exported() {
+				// Another package can only name an exported
+				// function or method; the summaries of exported ones
+				// include what the unexported ones do.
 				continue
 			}
 			if sum := s.summary(fn); sum != nil {

@@ -262,8 +262,8 @@ func (l *Loader) load(ls *listing) (*summariser, error) {
 	var files []*ast.File
 	for _, name := range ls.files {
 		// Compiled files that cgo wrote live in the build cache,
-		// without a .go suffix.
-		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		// without a .go suffix. Comments hold //go:linkname.
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution|parser.ParseComments)
 		if err != nil {
 			return nil, err
 		}

@@ -35,13 +35,17 @@ type summariser struct {
 	stack   []*types.Func
 
 	yield map[*types.Var]bool // iterators' yield parameters
-	waits map[*types.Func]*fields
-	ends  map[*types.Func]*fields
+	files []*ast.File
+	// linknames maps local names to their //go:linkname targets; made
+	// on first use.
+	linknames map[string]string
+	waits     map[*types.Func]*fields
+	ends      map[*types.Func]*fields
 }
 
 func newSummariser(pkg *types.Package, info *types.Info, files []*ast.File, other func(*types.Func) *Summary) *summariser {
 	return &summariser{
-		pkg: pkg, info: info, decls: match.FuncDecls(info, files), other: other,
+		pkg: pkg, info: info, files: files, decls: match.FuncDecls(info, files), other: other,
 		scans: map[*types.Func]*scan{}, sums: map[*types.Func]*Summary{}, prov: map[*types.Func]*Summary{},
 		index: map[*types.Func]int{}, low: map[*types.Func]int{},
 		onStack: map[*types.Func]bool{}, yield: map[*types.Var]bool{}, waits: map[*types.Func]*fields{}, ends: map[*types.Func]*fields{},
@@ -213,12 +217,37 @@ func (s *summariser) scanOf(fn *types.Func) *scan {
 	}
 	fd := s.decls[fn]
 	if fd.Body == nil {
+		if target := s.linkname(fd.Name.Name); target != "" && match.IsStd(target[:max(strings.LastIndex(target, "."), 0)]) {
+			// Linked by name to the standard library (z.memhash to
+			// runtime.memhash): the table's rule, pure unless listed.
+			return sc
+		}
 		sc.opaque = append(sc.opaque, opaqueSite{what: "has no Go body the analysis can see", g: -1})
 		return sc
 	}
 	s.yields(fd.Type)
 	s.walk(sc, fd.Body, -1)
 	return sc
+}
+
+// linkname returns the target of the package's //go:linkname directive
+// for the local function name ("runtime.memhash"), or "".
+func (s *summariser) linkname(name string) string {
+	if s.linknames == nil {
+		s.linknames = map[string]string{}
+		for _, f := range s.files {
+			for _, g := range f.Comments {
+				for _, c := range g.List {
+					if rest, ok := strings.CutPrefix(c.Text, "//go:linkname "); ok {
+						if fs := strings.Fields(rest); len(fs) == 2 {
+							s.linknames[fs[0]] = fs[1]
+						}
+					}
+				}
+			}
+		}
+	}
+	return s.linknames[name]
 }
 
 // yields records the parameter of ft when ft has the shape of an

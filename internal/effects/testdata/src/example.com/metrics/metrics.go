@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	_ "unsafe"
 )
 
 var interval = time.Second
@@ -19,7 +20,7 @@ func StartReporter() { // want StartReporter:`goroutine-forever: metrics.StartRe
 	go loop()
 }
 
-func loop() { // want loop:`timer: metrics.loop → time.Sleep, which sleeps on the real clock`
+func loop() { // unexported: no fact, its effects are in StartReporter's
 	for {
 		time.Sleep(interval)
 	}
@@ -70,7 +71,7 @@ func NewServer() *Server { // want NewServer:`goroutine-ends: metrics.NewServer,
 	return s
 }
 
-func (s *Server) loop() { // want loop:`pure`
+func (s *Server) loop() {
 	for {
 		select {
 		case <-s.done:
@@ -168,3 +169,9 @@ func All(xs []int) func(func(int) bool) { // want All:`pure`
 func SetEnvFor(t *testing.T) { // want SetEnvFor:`writes-env: metrics.SetEnvFor → testing.T.Setenv, which writes the process environment`
 	t.Setenv("METRICS", "1")
 }
+
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64
+
+// Now reads the runtime's clock through a linked name.
+func Now() int64 { return nanotime() } // want Now:`pure`
