@@ -115,6 +115,7 @@ func (a *Analysis) Analyze() {
 	for lit := range a.bubbles {
 		b := &Target{name: "bubble", fn: lit, body: lit.Body, sites: map[*ast.ExprStmt]bool{}}
 		w := &walker{a: a, t: b, seen: map[*ast.FuncDecl]bool{}}
+		w.endedAt(lit.Body)
 		w.walk(lit.Body, "")
 		for s := range b.sites {
 			a.bubbled[s] = true
@@ -183,6 +184,7 @@ func (a *Analysis) newTarget(f *ast.File, name string, fn ast.Node, typ *ast.Fun
 
 func (a *Analysis) walkTarget(t *Target) {
 	w := &walker{a: a, t: t, seen: map[*ast.FuncDecl]bool{}}
+	w.endedAt(t.body)
 	for _, s := range t.body.List {
 		if s != t.parallel {
 			w.walk(s, "")
@@ -201,6 +203,12 @@ type walker struct {
 	t    *Target
 	seen map[*ast.FuncDecl]bool
 	rec  *[]event
+
+	// ended holds, for the function identifier of a call whose result
+	// the walked code assigns to a variable, the methods of that
+	// variable it calls at cleanup (see endedAt). A call and its cleanup
+	// are in the same body, so a helper's events can be recorded once.
+	ended map[*ast.Ident]map[string]bool
 }
 
 // An event is one thing walking a helper's body tells a target, or a call
@@ -297,6 +305,7 @@ func (a *Analysis) events(decl *ast.FuncDecl) []event {
 	}
 	evs := []event{}
 	rw := &walker{a: a, rec: &evs}
+	rw.endedAt(decl.Body)
 	rw.walk(decl.Body, " in "+decl.Name.Name)
 	a.helpers[decl] = evs
 	return evs
@@ -325,7 +334,7 @@ func (w *walker) walk(root ast.Node, where string) {
 		case *ast.Ident:
 			switch obj := a.info.Uses[n].(type) {
 			case *types.Func:
-				w.fn(obj, where)
+				w.fn(obj, n, where)
 			case *types.Var:
 				w.global(obj, where)
 			}
@@ -376,9 +385,9 @@ func (w *walker) call(call *ast.CallExpr, where string) {
 	}
 }
 
-// fn checks a reference to the function or method fn: a call, or a
-// function value that may be called.
-func (w *walker) fn(fn *types.Func, where string) {
+// fn checks a reference (the identifier id) to the function or method
+// fn: a call, or a function value that may be called.
+func (w *walker) fn(fn *types.Func, id *ast.Ident, where string) {
 	fn = fn.Origin()
 	pkg := fn.Pkg()
 	if pkg == nil {
@@ -417,6 +426,15 @@ func (w *walker) fn(fn *types.Func, where string) {
 	}
 	if match.IsStd(path) || match.IsAssertion(path, fn.Name()) {
 		return
+	}
+	// A function of another package: its summary decides, when known.
+	// A method called through an interface stays unknown: which code
+	// runs depends on the value.
+	if !iface {
+		if s := w.a.pass.Effects.Of(fn); s != nil {
+			w.summary(fn, id, s, where)
+			return
+		}
 	}
 	w.unprove("the test calls " + match.PkgFuncName(fn) + ", whose code the analysis cannot see" + where)
 }

@@ -599,7 +599,7 @@ func (c *checker) started(s *site) bool {
 			}
 		}
 	}
-	if len(starts) == 0 {
+	if len(starts) == 0 || c.startedBy(s) {
 		return true
 	}
 	called := false
@@ -726,7 +726,14 @@ func (c *checker) addSites(out *[]*site, lhs []ast.Expr, call *ast.CallExpr, st 
 // call ends that goroutine.
 func (c *checker) unstoppable(v *types.Var, id *ast.Ident, call *ast.CallExpr) {
 	fn := match.Callee(c.info, call)
-	if fn == nil || fn.Pkg() != c.pass.Pkg || !c.alwaysStarts(fn, 0) {
+	if fn == nil {
+		return
+	}
+	if fn.Pkg() != c.pass.Pkg {
+		c.unstoppableOther(v, id, fn)
+		return
+	}
+	if !c.alwaysStarts(fn, 0) {
 		return
 	}
 	// Only a handle of the package's own making holds the goroutine: not

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dave/dst"
 
+	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
 )
@@ -267,10 +268,43 @@ func (c *checker) use(eff *effect, fn *types.Func, test bool) {
 		case inner.unseen != "" && eff.unseen == "":
 			eff.unseen = "calls " + fn.Name() + ", which " + inner.unseen
 		}
+	case match.IsAssertion(path, fn.Name()):
+		// An assertion looks at its arguments and reports on the test's
+		// t: no state another test shares.
+	case !match.IsStd(path):
+		if s := c.pass.Effects.Of(fn); s != nil {
+			summary(eff, name, s)
+			return
+		}
+		fallthrough
 	default:
 		if eff.unseen == "" {
 			eff.unseen = "calls " + name + ", whose effects the analysis cannot see"
 		}
+	}
+}
+
+// summary records in eff what calling name, a function of another package
+// with the effect summary s, does to state other tests share: a write of
+// the environment, the working directory or a package-level variable, or
+// a signal handler, changes it; the real network, processes, syscalls,
+// cgo and package-level channels or timers are shared in ways the
+// analysis cannot judge, as the standard library's are; goroutines and
+// timers of its own are no shared state.
+func summary(eff *effect, name string, s *effects.Summary) {
+	for _, e := range s.Effects {
+		switch e.Kind {
+		case effects.WritesEnv, effects.WritesWd, effects.WritesGlobal, effects.Signal:
+			eff.state = "calls " + e.Why() + "; every test shares it"
+			return
+		case effects.Network, effects.Process, effects.Syscall, effects.Cgo, effects.SharedSync:
+			if eff.unseen == "" {
+				eff.unseen = "calls " + e.Why()
+			}
+		}
+	}
+	if s.Opaque != "" && eff.unseen == "" {
+		eff.unseen = "calls " + name + ", whose effects the analysis cannot see in full (it " + s.Opaque + ")"
 	}
 }
 

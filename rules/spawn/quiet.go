@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/types"
 
+	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/match"
 )
 
@@ -99,8 +100,31 @@ func (c *checker) callEffect(call *ast.CallExpr, onTest bool) string {
 			return "calls " + name + ", which " + w
 		}
 		return ""
+	case !match.IsStd(path):
+		if s := c.pass.Effects.Of(fn); s != nil {
+			return summaryEffect(match.PkgFuncName(fn), s)
+		}
 	}
 	return "calls " + match.PkgFuncName(fn) + ", whose effects the analysis cannot see"
+}
+
+// summaryEffect returns "" when name, a function of another package with
+// the effect summary s, is quiet, else its first effect as a phrase
+// completing "the code ...". Every kind of effect but a wait on the real
+// clock is one a child could see or that outlives the check (a goroutine, a package-level variable,
+// the environment, a file through a syscall); a call the summary could
+// not follow leaves the function unknown.
+func summaryEffect(name string, s *effects.Summary) string {
+	for _, e := range s.Effects {
+		if e.Kind == effects.Timer {
+			continue // the real clock: package time is quiet too
+		}
+		return "calls " + e.Why()
+	}
+	if s.Opaque != "" {
+		return "calls " + name + ", whose effects the analysis cannot see in full (it " + s.Opaque + ")"
+	}
+	return ""
 }
 
 // funcEffect returns the first effect of the package function fn, or ""

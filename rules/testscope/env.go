@@ -9,6 +9,7 @@ import (
 
 	"github.com/dave/dst"
 
+	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
 )
@@ -33,6 +34,10 @@ type envWrite struct {
 	node ast.Node // the call, or the identifier of the function
 	k    key
 	all  bool // os.Clearenv, or a name the analysis cannot tell
+	// via, for a function of another package, is how it writes the
+	// environment ("lib.Reset, which sets the environment variable
+	// (os.Setenv)"), from its effect summary.
+	via string
 }
 
 func (w envWrite) touches(k key) bool {
@@ -47,6 +52,10 @@ func (c *checker) envWrites(root ast.Node, seen map[*types.Func]bool, fn string)
 		switch n := n.(type) {
 		case *ast.Ident:
 			if f, ok := c.info.Uses[n].(*types.Func); ok {
+				if e := c.otherWrite(f, effects.WritesEnv); e != nil {
+					out = append(out, envWrite{node: n, all: true, via: e.Why()})
+					break
+				}
 				for _, w := range c.funcWrites(f.Origin(), seen) {
 					w.node = n
 					out = append(out, w)
@@ -185,6 +194,9 @@ func (c *checker) env(sc *scope, sites []site) {
 		for _, w := range writes {
 			if !mine[w.node] && w.touches(s.k) {
 				why = fmt.Sprintf("the test also changes %s in a way the rule does not recognise as a restore", name)
+				if w.via != "" {
+					why = fmt.Sprintf("the test also calls %s; it may change %s in a way the rule does not recognise as a restore", w.via, name)
+				}
 				break
 			}
 		}
@@ -266,3 +278,28 @@ func (c *checker) text(e ast.Expr) string {
 }
 
 var _ = token.ASSIGN
+
+// otherWrite returns the first effect of kind in the summary of fn, a
+// function of another package outside the standard library, or nil when
+// it has none or is unknown: the rule does not judge code it cannot see,
+// as before summaries. A method called through an interface stays
+// unknown.
+func (c *checker) otherWrite(fn *types.Func, kind effects.Kind) *effects.Effect {
+	fn = fn.Origin()
+	if fn.Pkg() == nil || fn.Pkg() == c.pass.Pkg || match.IsStd(fn.Pkg().Path()) {
+		return nil
+	}
+	if recv := fn.Type().(*types.Signature).Recv(); recv != nil && types.IsInterface(recv.Type()) {
+		return nil
+	}
+	s := c.pass.Effects.Of(fn)
+	if s == nil {
+		return nil
+	}
+	for _, e := range s.Effects {
+		if e.Kind == kind {
+			return &e
+		}
+	}
+	return nil
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dave/dst"
 
+	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
 )
@@ -200,11 +201,26 @@ func (c *checker) chdirs(sc *scope, sites []site) {
 			break
 		}
 	}
-	// Any other change of directory in the test (or a function it names).
+	// Any other change of directory in the test, or in a function of
+	// another package it names whose summary shows one.
 	var others []ast.Node
+	via, direct := "", false
 	ast.Inspect(sc.body, func(n ast.Node) bool {
-		if call, ok := n.(*ast.CallExpr); ok && !mine[call] && match.IsPkgFunc(c.info, call, "os", "Chdir") {
-			others = append(others, call)
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if !mine[n] && match.IsPkgFunc(c.info, n, "os", "Chdir") {
+				others = append(others, n)
+				direct = true
+			}
+		case *ast.Ident:
+			if fn, ok := c.info.Uses[n].(*types.Func); ok {
+				if e := c.otherWrite(fn, effects.WritesWd); e != nil {
+					others = append(others, n)
+					if via == "" {
+						via = e.Why()
+					}
+				}
+			}
 		}
 		return true
 	})
@@ -226,6 +242,8 @@ func (c *checker) chdirs(sc *scope, sites []site) {
 		}
 		switch {
 		case why != "":
+		case len(others) > 0 && !direct:
+			why = "the test also calls " + via + "; it may change directory in a way the rule does not recognise as a restore"
 		case len(others) > 0:
 			why = "the test also changes directory in a way the rule does not recognise as a restore"
 		case sc.inParallel():

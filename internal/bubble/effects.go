@@ -1,0 +1,251 @@
+package bubble
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+
+	"github.com/unflake/unflake/internal/effects"
+	"github.com/unflake/unflake/internal/match"
+)
+
+// summary decides, from the effect summary s of fn (a function of another
+// package, referenced by the identifier id), what calling it does to a
+// bubble, as the walk decides for the package's own code:
+//
+//   - the real network, processes, signals, syscalls or cgo, and
+//     package-level channels, timers, wait groups or contexts (made
+//     outside the bubble) block the test when fn or a function it calls
+//     has them (near): the same evidence as a helper of the package
+//     that calls net.Listen. Deeper down the chain such an effect is
+//     often one branch of many (fasthttp's Response.Body reads from a
+//     *net.TCPConn only for a body stream of that type), so it makes the
+//     test unproven, with the chain: fix --verify may try the bubble;
+//   - goroutines that nothing shown ends make it unproven, as a go
+//     statement does; so do goroutines a lifecycle method of the value fn
+//     returns, or of its receiver, ends (GoroutineEnds), unless the code
+//     that calls fn ends that value at cleanup (defer v.Close(),
+//     t.Cleanup(v.Close); see endedAt);
+//   - a call the summary could not follow (Opaque) leaves fn unknown:
+//     unproven, as a function without a summary;
+//   - anything else (the real clock's timers, which are virtual in a
+//     bubble; writes of the environment or of package-level variables)
+//     does not matter to a bubble.
+func (w *walker) summary(fn *types.Func, id *ast.Ident, s *effects.Summary, where string) {
+	name := match.PkgFuncName(fn)
+	for _, e := range s.Effects {
+		why := "the test calls " + e.Why() + where
+		hazard := w.block
+		if !near(e) {
+			hazard = w.unprove
+		}
+		switch e.Kind {
+		case effects.Network, effects.Process, effects.Signal:
+			hazard(why)
+		case effects.Syscall, effects.Cgo:
+			hazard(why + "; a synctest bubble cannot follow it")
+		case effects.SharedSync:
+			hazard(why + ", made outside the bubble")
+		case effects.GoroutineForever:
+			w.spawned(name + where)
+			w.unprove(why)
+		case effects.GoroutineEnds:
+			w.spawned(name + where)
+			if e.Ends == "" || !w.ended[id][e.Type+"."+e.Ends] && !(e.Type == "" && w.ended[id][e.Ends]) {
+				w.unprove(why + ", and the test does not call " + e.Ends + " with defer or t.Cleanup")
+			}
+		}
+	}
+	if s.Opaque != "" {
+		w.unprove("the test calls " + name + ", whose code the analysis cannot see in full (it " + s.Opaque + ")" + where)
+	}
+}
+
+// near reports whether the function the test calls has the effect e in
+// its own code or in a function it calls: the chain, which ends with the
+// standard library function that has it, if any, is at most two long.
+func near(e effects.Effect) bool { return len(e.Via) <= 2 }
+
+// endedAt records in w.ended, for each call of a function in root, the
+// methods that the same block calls at cleanup (defer v.M(),
+// t.Cleanup(v.M), or t.Cleanup(func() { ...; v.M(); ... }) with the call
+// as a statement of the literal's body) on a variable the call's result
+// is assigned to by a later statement (v := lib.New(), v, err :=
+// lib.New()), or on the variable whose method the call is (s.Start(),
+// with defer s.Stop() before or after it). Such a method runs before the
+// bubble's function returns, on every path that made the call. Methods
+// are recorded by name and as "import/path.Type.Method" (Effect.Type).
+func (w *walker) endedAt(root ast.Node) {
+	info := w.a.info
+	record := func(fun *ast.Ident, v *types.Var, m string) {
+		if reassigned(info, root, v) {
+			return // the cleanup may end another value than the call's
+		}
+		if w.ended == nil {
+			w.ended = map[*ast.Ident]map[string]bool{}
+		}
+		if w.ended[fun] == nil {
+			w.ended[fun] = map[string]bool{}
+		}
+		w.ended[fun][m] = true
+		w.ended[fun][typeKey(v.Type())+"."+m] = true
+	}
+	ast.Inspect(root, func(n ast.Node) bool {
+		list := match.StmtList(n)
+		for i, st := range list {
+			var call *ast.CallExpr
+			var lhs []ast.Expr
+			switch st := st.(type) {
+			case *ast.AssignStmt:
+				if len(st.Rhs) == 1 {
+					call, _ = ast.Unparen(st.Rhs[0]).(*ast.CallExpr)
+					lhs = st.Lhs
+				}
+			case *ast.ExprStmt:
+				call, _ = ast.Unparen(st.X).(*ast.CallExpr)
+			}
+			if call == nil {
+				continue
+			}
+			var fun *ast.Ident
+			switch f := ast.Unparen(call.Fun).(type) {
+			case *ast.Ident:
+				fun = f
+			case *ast.SelectorExpr:
+				fun = f.Sel
+				// The receiver: its cleanup may come before the call.
+				if x, ok := ast.Unparen(f.X).(*ast.Ident); ok {
+					if sel, ok := info.Selections[f]; ok && sel.Kind() == types.MethodVal {
+						if v, ok := info.Uses[x].(*types.Var); ok {
+							for j, other := range list {
+								if m := w.cleanupOf(other, v); j != i && m != "" {
+									record(fun, v, m)
+								}
+							}
+						}
+					}
+				}
+			}
+			if fun == nil {
+				continue
+			}
+			for _, l := range lhs {
+				lid, ok := l.(*ast.Ident)
+				if !ok || lid.Name == "_" {
+					continue
+				}
+				v, _ := info.ObjectOf(lid).(*types.Var)
+				if v == nil {
+					continue
+				}
+				for _, later := range list[i+1:] {
+					if m := w.cleanupOf(later, v); m != "" {
+						record(fun, v, m)
+					}
+				}
+			}
+		}
+		return true
+	})
+}
+
+// reassigned reports whether root assigns v after declaring it (v = x,
+// v, err := x with v declared before, a range with =) or takes its
+// address.
+func reassigned(info *types.Info, root ast.Node, v *types.Var) bool {
+	is := func(e ast.Expr) bool {
+		id, ok := ast.Unparen(e).(*ast.Ident)
+		return ok && info.Uses[id] == types.Object(v)
+	}
+	found := false
+	ast.Inspect(root, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				found = found || is(l)
+			}
+		case *ast.RangeStmt:
+			found = found || n.Tok == token.ASSIGN && (n.Key != nil && is(n.Key) || n.Value != nil && is(n.Value))
+		case *ast.UnaryExpr:
+			found = found || n.Op == token.AND && is(n.X)
+		}
+		return !found
+	})
+	return found
+}
+
+// cleanupOf returns the method of v that the statement st calls at
+// cleanup (defer v.M(), t.Cleanup(v.M), t.Cleanup(func() { v.M() })),
+// or "".
+func (w *walker) cleanupOf(st ast.Stmt, v *types.Var) string {
+	info := w.a.info
+	method := func(e ast.Expr) string {
+		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+		if !ok {
+			return ""
+		}
+		if x, ok := ast.Unparen(sel.X).(*ast.Ident); ok && info.Uses[x] == types.Object(v) {
+			if s, ok := info.Selections[sel]; ok && s.Kind() == types.MethodVal {
+				return sel.Sel.Name
+			}
+		}
+		return ""
+	}
+	// called returns the method of v that stmt, a statement of a
+	// cleanup's body, calls: v.M(), _ = v.M(), err := v.M(), or the
+	// init of an if.
+	var called func(s ast.Stmt) string
+	called = func(s ast.Stmt) string {
+		var e ast.Expr
+		switch s := s.(type) {
+		case *ast.ExprStmt:
+			e = s.X
+		case *ast.AssignStmt:
+			if len(s.Rhs) == 1 && (s.Tok == token.ASSIGN || s.Tok == token.DEFINE) {
+				e = s.Rhs[0]
+			}
+		case *ast.IfStmt:
+			if s.Init != nil {
+				return called(s.Init)
+			}
+		}
+		if call, ok := ast.Unparen(e).(*ast.CallExpr); ok {
+			return method(call.Fun)
+		}
+		return ""
+	}
+	switch st := st.(type) {
+	case *ast.DeferStmt:
+		return method(st.Call.Fun)
+	case *ast.ExprStmt:
+		call, ok := ast.Unparen(st.X).(*ast.CallExpr)
+		if !ok || len(call.Args) != 1 || !match.IsMethod(info, call, "testing", "Cleanup") {
+			return ""
+		}
+		switch arg := ast.Unparen(call.Args[0]).(type) {
+		case *ast.SelectorExpr:
+			return method(arg)
+		case *ast.FuncLit:
+			for _, s := range arg.Body.List {
+				if m := called(s); m != "" {
+					return m
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// typeKey names the named type t is, or points to, as package effects
+// does (Effect.Type): "import/path.Name"; or "".
+func typeKey(t types.Type) string {
+	t = types.Unalias(t)
+	if p, ok := t.(*types.Pointer); ok {
+		t = types.Unalias(p.Elem())
+	}
+	n, ok := t.(*types.Named)
+	if !ok || n.Obj().Pkg() == nil {
+		return ""
+	}
+	return n.Obj().Pkg().Path() + "." + n.Obj().Name()
+}

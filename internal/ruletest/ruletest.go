@@ -1,0 +1,97 @@
+// Package ruletest runs a rule on packages type-checked in memory, with a
+// Source of effect summaries the test gives, so that a rule's use of
+// summaries is tested without a driver or real summaries.
+package ruletest
+
+import (
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"sort"
+	"testing"
+
+	"github.com/dave/dst"
+
+	"github.com/unflake/unflake/internal/effects"
+	"github.com/unflake/unflake/rule"
+)
+
+// Summaries is a Source of made-up summaries, by effects.Key.
+type Summaries map[string]*effects.Summary
+
+// Of returns the summary of fn, or nil.
+func (s Summaries) Of(fn *types.Func) *effects.Summary { return s[effects.Key(fn)] }
+
+// A Package is a package's import path and its files, by name.
+type Package struct {
+	Path  string
+	Files map[string]string
+}
+
+// Run type-checks pkgs in order (each may import the ones before it and
+// the standard library), runs r on the last one with src as its Source of
+// summaries, and returns the diagnostics. Files ending in _test.go are
+// the ones the rule may rewrite; fixes are not applied.
+func Run(t *testing.T, r *rule.Rule, src effects.Source, pkgs ...Package) []rule.Diagnostic {
+	t.Helper()
+	fset := token.NewFileSet()
+	done := map[string]*types.Package{}
+	std := importer.Default()
+	imp := importerFunc(func(path string) (*types.Package, error) {
+		if p := done[path]; p != nil {
+			return p, nil
+		}
+		return std.Import(path)
+	})
+	var pass *rule.Pass
+	for _, p := range pkgs {
+		var names []string
+		for name := range p.Files {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		var files, tests []*ast.File
+		for _, name := range names {
+			f, err := parser.ParseFile(fset, name, p.Files[name], parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, f)
+			if len(name) > len("_test.go") && name[len(name)-len("_test.go"):] == "_test.go" {
+				tests = append(tests, f)
+			}
+		}
+		info := &types.Info{
+			Types:        map[ast.Expr]types.TypeAndValue{},
+			Defs:         map[*ast.Ident]types.Object{},
+			Uses:         map[*ast.Ident]types.Object{},
+			Implicits:    map[ast.Node]types.Object{},
+			Selections:   map[*ast.SelectorExpr]*types.Selection{},
+			Scopes:       map[ast.Node]*types.Scope{},
+			FileVersions: map[*ast.File]string{},
+		}
+		conf := types.Config{Importer: imp, GoVersion: "go1.25"}
+		tp, err := conf.Check(p.Path, fset, files, info)
+		if err != nil {
+			t.Fatalf("%s: %v", p.Path, err)
+		}
+		done[p.Path] = tp
+		pass = &rule.Pass{
+			Rule: r, Fset: fset, Files: tests, AllFiles: files, Pkg: tp, TypesInfo: info,
+			GoVersion: "go1.25",
+			Dst:       func(ast.Node) dst.Node { t.Fatal("ruletest: a rule decorated a file outside a fix"); return nil },
+			Require:   func(string) (bool, error) { return false, nil },
+			Effects:   src,
+		}
+	}
+	var out []rule.Diagnostic
+	pass.Report = func(d rule.Diagnostic) { out = append(out, d) }
+	r.Run(pass)
+	return out
+}
+
+type importerFunc func(path string) (*types.Package, error)
+
+func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }

@@ -1,0 +1,137 @@
+package sleep_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/unflake/unflake/internal/effects"
+	"github.com/unflake/unflake/internal/ruletest"
+	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rules/sleep"
+)
+
+// lib is a package of the same module the tests call.
+var lib = ruletest.Package{Path: "example.com/m/lib", Files: map[string]string{"lib.go": `package lib
+
+type Cache struct{ done chan struct{} }
+
+func New() *Cache            { return &Cache{done: make(chan struct{})} }
+func (c *Cache) Close()      { close(c.done) }
+func (c *Cache) Get() int    { return 1 }
+func (c *Cache) Start()      {}
+func (c *Cache) Stop()       {}
+func Start()                 {}
+func Dial() error            { return nil }
+func Hook()                  {}
+func Unknown()               {}
+func NewOther() *Cache       { return New() }
+func Wait()                  {}
+func Fetch()                 {}
+func Tick()                  {}
+
+type Getter interface{ Get() int }
+`}}
+
+// test is a test package that calls fn (a statement of lib) before it
+// sleeps.
+func test(body string) ruletest.Package {
+	return ruletest.Package{Path: "example.com/m/x", Files: map[string]string{"x_test.go": `package x
+
+import (
+	"testing"
+	"time"
+
+	"example.com/m/lib"
+)
+
+var _ lib.Getter
+
+func TestX(t *testing.T) {
+	` + body + `
+	time.Sleep(10 * time.Millisecond)
+}
+`}}
+}
+
+func sum(effs ...effects.Effect) *effects.Summary { return &effects.Summary{Effects: effs} }
+
+var forever = effects.Effect{Kind: effects.GoroutineForever, Via: []string{"lib.Start", "lib.loop"}, What: "starts a goroutine that never ends"}
+
+func TestEffects(t *testing.T) {
+	src := ruletest.Summaries{
+		"example.com/m/lib.Cache.Get":   sum(),
+		"example.com/m/lib.Start":       sum(forever),
+		"example.com/m/lib.Dial":        sum(effects.Effect{Kind: effects.Network, Via: []string{"lib.Dial"}, What: "uses the real network (net.Dial)"}),
+		"example.com/m/lib.New":         sum(effects.Effect{Kind: effects.GoroutineEnds, Via: []string{"lib.New"}, What: "starts a goroutine that Close of the Cache it returns ends", Ends: "Close", Type: "example.com/m/lib.Cache"}),
+		"example.com/m/lib.Hook":        {Opaque: "calls the function value h"},
+		"example.com/m/lib.Cache.Close": sum(),
+		"example.com/m/lib.Cache.Stop":  sum(),
+		"example.com/m/lib.Cache.Start": sum(effects.Effect{Kind: effects.GoroutineEnds, Via: []string{"lib.Cache.Start"}, What: "starts a goroutine that Stop of the Cache ends", Ends: "Stop", Type: "example.com/m/lib.Cache"}),
+		// NewOther's goroutines end by Close of another type than the
+		// one it returns: the test's Close does not end them.
+		"example.com/m/lib.NewOther": sum(effects.Effect{Kind: effects.GoroutineEnds, Via: []string{"lib.NewOther"}, What: "starts a goroutine that Close of the Pool it returns ends", Ends: "Close", Type: "example.com/m/lib.Pool"}),
+		"example.com/m/lib.Fetch":    sum(effects.Effect{Kind: effects.Network, Via: []string{"lib.Fetch", "lib.body", "lib.copy", "net.TCPConn.ReadFrom"}, What: "uses the real network"}),
+		"example.com/m/lib.Tick":     sum(effects.Effect{Kind: effects.SharedSync, Via: []string{"lib.Tick"}, What: "uses the package-level channel lib.ticks"}),
+		"example.com/m/lib.Wait":     sum(effects.Effect{Kind: effects.Timer, Via: []string{"lib.Wait", "time.Sleep"}, What: "sleeps on the real clock"}),
+	}
+	for _, tc := range []struct {
+		name, body string
+		// want is "fixed", or "unproven: REASON" or "not fixed: REASON"
+		// (REASON a substring).
+		want string
+	}{
+		{"pure", "_ = (&lib.Cache{}).Get()", "fixed"},
+		{"forever", "lib.Start()", "unproven: the test calls lib.Start → lib.loop, which starts a goroutine that never ends"},
+		{"network", "_ = lib.Dial()", "not fixed: the test calls lib.Dial, which uses the real network (net.Dial)"},
+		{"ended by defer", "c := lib.New()\n\tdefer c.Close()", "fixed"},
+		{"ended by cleanup", "c := lib.New()\n\tt.Cleanup(c.Close)", "fixed"},
+		{"ended by cleanup func", "c := lib.New()\n\tt.Cleanup(func() { c.Close() })", "fixed"},
+		{"ended at the end", "c := lib.New()\n\t_ = c\n\tc.Close()", "unproven: the test calls lib.New, which starts a goroutine that Close of the Cache it returns ends, and the test does not call Close with defer or t.Cleanup"},
+		{"ended, another type", "c := lib.NewOther()\n\tdefer c.Close()", "unproven: the test calls lib.NewOther, which starts a goroutine that Close of the Pool it returns ends, and the test does not call Close"},
+		{"real clock", "lib.Wait()", "fixed"},
+		{"receiver stopped", "c := &lib.Cache{}\n\tdefer c.Stop()\n\tc.Start()", "fixed"},
+		{"receiver stopped after", "c := &lib.Cache{}\n\tc.Start()\n\tt.Cleanup(c.Stop)", "fixed"},
+		{"receiver closed", "c := &lib.Cache{}\n\tc.Start()\n\tdefer c.Close()", "unproven: the test calls lib.Cache.Start, which starts a goroutine that Stop of the Cache ends, and the test does not call Stop"},
+		{"receiver replaced", "c := &lib.Cache{}\n\tdefer c.Stop()\n\tc = &lib.Cache{}\n\tc.Start()", "unproven: and the test does not call Stop"},
+		{"value replaced", "c := lib.New()\n\tc = lib.New()\n\tdefer c.Close()", "unproven: and the test does not call Close"},
+		{"receiver never stopped", "c := &lib.Cache{}\n\tc.Start()", "unproven: and the test does not call Stop"},
+		{"network deep down", "lib.Fetch()", "unproven: the test calls lib.Fetch → lib.body → lib.copy → net.TCPConn.ReadFrom, which uses the real network"},
+		{"package channel", "lib.Tick()", "not fixed: the test calls lib.Tick, which uses the package-level channel lib.ticks, made outside the bubble"},
+		{"never ended", "_ = lib.New()", "unproven: and the test does not call Close"},
+		{"opaque", "lib.Hook()", "unproven: the test calls lib.Hook, whose code the analysis cannot see in full (it calls the function value h)"},
+		{"unknown", "lib.Unknown()", "unproven: the test calls lib.Unknown, whose code the analysis cannot see"},
+		{"interface", "var g lib.Getter = &lib.Cache{}\n\t_ = g.Get()", "unproven: the test calls lib.Getter.Get, whose code the analysis cannot see"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			diags := ruletest.Run(t, sleep.Rule, src, lib, test(tc.body))
+			if len(diags) != 1 {
+				t.Fatalf("got %d diagnostics, want 1: %+v", len(diags), diags)
+			}
+			if got := outcome(diags[0]); !matches(got, tc.want) {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+	// Without summaries, a call into another package is unknown, as it
+	// always was.
+	diags := ruletest.Run(t, sleep.Rule, effects.None, lib, test("_ = (&lib.Cache{}).Get()"))
+	if len(diags) != 1 || !matches(outcome(diags[0]), "unproven: the test calls lib.Cache.Get, whose code the analysis cannot see") {
+		t.Errorf("with effects.None: %+v", diags)
+	}
+}
+
+func outcome(d rule.Diagnostic) string {
+	switch {
+	case d.Fix == nil:
+		return "not fixed: " + d.NotFixed
+	case d.Fix.Unproven != "":
+		return "unproven: " + d.Fix.Unproven
+	}
+	return "fixed"
+}
+
+func matches(got, want string) bool {
+	kind, reason, _ := strings.Cut(want, ": ")
+	gk, greason, _ := strings.Cut(got, ": ")
+	return kind == gk && strings.Contains(greason, reason)
+}
