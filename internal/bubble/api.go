@@ -73,17 +73,26 @@ func (t *Target) File() *ast.File { return t.file }
 func (t *Target) Reaches(stmt *ast.ExprStmt) bool { return t.sites[stmt] }
 
 // Blocked says why the test cannot run in a bubble, or "".
-func (t *Target) Blocked() string { return t.blocked }
+func (t *Target) Blocked() string {
+	t.resolve()
+	return t.blocked
+}
 
 // Unproven says why the analysis cannot show the test can run in a
 // bubble, or "".
-func (t *Target) Unproven() string { return t.unproven }
+func (t *Target) Unproven() string {
+	t.resolve()
+	return t.unproven
+}
 
 // Spawn names the first goroutine start seen in the test, in its body or
 // in a function of the package it calls ("a go statement in Start",
 // "time.AfterFunc"), or is "". A sleep in such a test may be letting
 // that goroutine run.
-func (t *Target) Spawn() string { return t.spawn }
+func (t *Target) Spawn() string {
+	t.resolve()
+	return t.spawn
+}
 
 // Wait returns the time.Sleep or time.After call of a wait statement
 // (time.Sleep(d) or <-time.After(d)), or nil; after reports the latter.

@@ -51,6 +51,25 @@ type Target struct {
 	// statement in Start", "time.AfterFunc"), whatever else made the
 	// test unproven or blocked, or is "".
 	spawn string
+
+	// events is what walking the test told it, not yet applied: the
+	// waits it reaches are known at once (sites), its outcome (blocked,
+	// unproven, spawn) only when read (resolve), because deciding a call
+	// into another package may load that package from source, and most
+	// tests reach no wait a rule reports.
+	a      *Analysis
+	events []event
+}
+
+// resolve applies the target's recorded events, in order, once.
+func (t *Target) resolve() {
+	if t.events == nil {
+		return
+	}
+	evs := t.events
+	t.events = nil
+	w := &walker{a: t.a, t: t, seen: map[*ast.FuncDecl]bool{}}
+	w.replay(evs)
 }
 
 // New prepares the analysis of pass: the bubbles the package already has.
@@ -114,9 +133,10 @@ func (a *Analysis) Analyze() {
 	// The waits a bubble reaches are on the virtual clock already.
 	for lit := range a.bubbles {
 		b := &Target{name: "bubble", fn: lit, body: lit.Body, sites: map[*ast.ExprStmt]bool{}}
-		w := &walker{a: a, t: b, seen: map[*ast.FuncDecl]bool{}}
-		w.endedAt(lit.Body)
+		evs := []event{}
+		w := &walker{a: a, rec: &evs}
 		w.walk(lit.Body, "")
+		a.collectSites(b, evs, map[*ast.FuncDecl]bool{})
 		for s := range b.sites {
 			a.bubbled[s] = true
 		}
@@ -183,7 +203,8 @@ func (a *Analysis) newTarget(f *ast.File, name string, fn ast.Node, typ *ast.Fun
 }
 
 func (a *Analysis) walkTarget(t *Target) {
-	w := &walker{a: a, t: t, seen: map[*ast.FuncDecl]bool{}}
+	evs := []event{}
+	w := &walker{a: a, rec: &evs}
 	w.endedAt(t.body)
 	for _, s := range t.body.List {
 		if s != t.parallel {
@@ -192,6 +213,24 @@ func (a *Analysis) walkTarget(t *Target) {
 	}
 	if lit, ok := t.fn.(*ast.FuncLit); ok {
 		w.captures(lit)
+	}
+	t.a, t.events = a, evs
+	a.collectSites(t, evs, map[*ast.FuncDecl]bool{})
+}
+
+// collectSites marks the waits that events, and the helpers they call,
+// reach.
+func (a *Analysis) collectSites(t *Target, evs []event, seen map[*ast.FuncDecl]bool) {
+	for _, e := range evs {
+		switch e.kind {
+		case evSite:
+			t.sites[e.site] = true
+		case evCall:
+			if !seen[e.decl] {
+				seen[e.decl] = true
+				a.collectSites(t, a.events(e.decl), seen)
+			}
+		}
 	}
 }
 
@@ -214,10 +253,13 @@ type walker struct {
 // An event is one thing walking a helper's body tells a target, or a call
 // of another helper whose events follow at that point.
 type event struct {
-	kind eventKind
-	why  string        // block, spawn, unprove
-	site *ast.ExprStmt // site
-	decl *ast.FuncDecl // call
+	kind  eventKind
+	why   string          // block, spawn, unprove; where, for other
+	site  *ast.ExprStmt   // site
+	decl  *ast.FuncDecl   // call
+	fn    *types.Func     // other
+	iface bool            // other: fn is called through an interface
+	ended map[string]bool // other: the methods its result is ended by
 }
 
 type eventKind uint8
@@ -228,6 +270,7 @@ const (
 	evUnprove
 	evSite
 	evCall
+	evOther
 )
 
 func (w *walker) block(why string) {
@@ -281,7 +324,12 @@ func (w *walker) helper(decl *ast.FuncDecl) {
 		return
 	}
 	w.seen[decl] = true
-	for _, e := range w.a.events(decl) {
+	w.replay(w.a.events(decl))
+}
+
+// replay applies recorded events to the walker's target, in order.
+func (w *walker) replay(evs []event) {
+	for _, e := range evs {
 		switch e.kind {
 		case evBlock:
 			w.block(e.why)
@@ -293,6 +341,8 @@ func (w *walker) helper(decl *ast.FuncDecl) {
 			w.site(e.site)
 		case evCall:
 			w.helper(e.decl)
+		case evOther:
+			w.other(e.fn, e.iface, e.ended, e.why)
 		}
 	}
 }
@@ -430,14 +480,37 @@ func (w *walker) fn(fn *types.Func, id *ast.Ident, where string) {
 	// A function of another package: its summary decides, when known.
 	// A method called through an interface stays unknown: which code
 	// runs depends on the value.
+	w.other(fn, iface, w.ended[id], where)
+}
+
+// other decides a call of fn, a function of another package; ended holds
+// the methods of the value it returns that the calling block ends at
+// cleanup. Asking for a summary may load fn's package from source, so a
+// helper's walk records the call and each target asks when the events
+// are replayed, and not at all once nothing the answer could say would
+// change the target's outcome.
+func (w *walker) other(fn *types.Func, iface bool, ended map[string]bool, where string) {
+	if w.rec != nil {
+		*w.rec = append(*w.rec, event{kind: evOther, fn: fn, iface: iface, ended: ended, why: where})
+		return
+	}
+	if w.settled() {
+		return
+	}
 	if !iface {
 		if s := w.a.pass.Effects.Of(fn); s != nil {
-			w.summary(fn, id, s, where)
+			w.summary(fn, ended, s, where)
 			return
 		}
 	}
 	w.unprove("the test calls " + match.PkgFuncName(fn) + ", whose code the analysis cannot see" + where)
 }
+
+// settled reports whether nothing more the walk finds can change what the
+// target's users read of it: it is blocked (which outranks any reason to
+// leave it unproven) and knows the goroutines it starts; both keep their
+// first value.
+func (w *walker) settled() bool { return w.t.blocked != "" && w.t.spawn != "" }
 
 // global checks a package-level variable: values made outside the bubble
 // that belong to the real clock or to no bubble cannot be used inside.

@@ -31,7 +31,7 @@ import (
 //   - anything else (the real clock's timers, which are virtual in a
 //     bubble; writes of the environment or of package-level variables)
 //     does not matter to a bubble.
-func (w *walker) summary(fn *types.Func, id *ast.Ident, s *effects.Summary, where string) {
+func (w *walker) summary(fn *types.Func, ended map[string]bool, s *effects.Summary, where string) {
 	name := match.PkgFuncName(fn)
 	for _, e := range s.Effects {
 		why := "the test calls " + e.Why() + where
@@ -51,7 +51,7 @@ func (w *walker) summary(fn *types.Func, id *ast.Ident, s *effects.Summary, wher
 			w.unprove(why)
 		case effects.GoroutineEnds:
 			w.spawned(name + where)
-			if e.Ends == "" || !w.ended[id][e.Type+"."+e.Ends] && !(e.Type == "" && w.ended[id][e.Ends]) {
+			if e.Ends == "" || !ended[e.Type+"."+e.Ends] && !(e.Type == "" && ended[e.Ends]) {
 				w.unprove(why + ", and the test does not call " + e.Ends + " with defer or t.Cleanup")
 			}
 		}

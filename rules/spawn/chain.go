@@ -37,6 +37,18 @@ type hoist struct {
 
 // chains finds and reports the chains of list.
 func (c *checker) chains(parent ast.Node, list []ast.Stmt) {
+	// A chain has two units at least, each with a statement that runs a
+	// child. Without two, skip the search: isPrep asks for the effect
+	// summary of the calls it meets, which can load their packages.
+	runs := 0
+	for _, s := range list {
+		if call, _ := c.runCall(s); call != nil {
+			runs++
+		}
+	}
+	if runs < 2 {
+		return
+	}
 	i := 0
 	for i < len(list) {
 		u, next := c.unitAt(list, i)
