@@ -433,6 +433,7 @@ func (j *job) apply(s *session, which []int, cur *state, current map[string]*con
 		if crlf {
 			have = bytes.ReplaceAll(have, []byte("\r\n"), []byte("\n"))
 		}
+		src = keepImportLayout(have, src)
 		if bytes.Equal(src, have) {
 			continue
 		}
