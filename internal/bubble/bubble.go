@@ -22,7 +22,7 @@ type Analysis struct {
 
 	targets  []*Target
 	subtests map[*ast.FuncLit]*Target // subtest bodies that are targets themselves
-	bubbles  map[*ast.FuncLit]bool    // func literals run by synctest.Test or synctest.Run
+	bubbles  map[ast.Node]bool        // func literals and declared functions run by synctest.Test or synctest.Run
 	bubbled  map[*ast.ExprStmt]bool   // waits a bubble reaches
 	cgo      bool
 
@@ -30,6 +30,10 @@ type Analysis struct {
 	// the order the walk meets it: a package helper is walked once, not
 	// once per test that reaches it (fiber's tests reach most of fiber).
 	helpers map[*ast.FuncDecl][]event
+
+	// named holds the package-level names Wrap has declared in this
+	// pass, so two wraps never pick the same one.
+	named map[string]bool
 }
 
 // A Target is a body a rule may wrap in synctest.Test: a top-level test
@@ -80,10 +84,12 @@ func New(pass *rule.Pass) *Analysis {
 		info:     pass.TypesInfo,
 		decls:    map[*types.Func]*ast.FuncDecl{},
 		subtests: map[*ast.FuncLit]*Target{},
-		bubbles:  map[*ast.FuncLit]bool{},
+		bubbles:  map[ast.Node]bool{},
 		bubbled:  map[*ast.ExprStmt]bool{},
 		helpers:  map[*ast.FuncDecl][]event{},
+		named:    map[string]bool{},
 	}
+	var runs []*ast.Ident // functions named as synctest.Test's body
 	for _, f := range pass.AllFiles {
 		for _, imp := range f.Imports {
 			if imp.Path.Value == `"C"` {
@@ -100,13 +106,21 @@ func New(pass *rule.Pass) *Analysis {
 		ast.Inspect(f, func(n ast.Node) bool {
 			if call, ok := n.(*ast.CallExpr); ok && match.IsPkgFunc(a.info, call, "testing/synctest", "Test", "Run") {
 				for _, arg := range call.Args {
-					if lit, ok := arg.(*ast.FuncLit); ok {
-						a.bubbles[lit] = true
+					switch arg := ast.Unparen(arg).(type) {
+					case *ast.FuncLit:
+						a.bubbles[arg] = true
+					case *ast.Ident:
+						runs = append(runs, arg) // synctest.Test(t, testX), Wrap's function form
 					}
 				}
 			}
 			return true
 		})
+	}
+	for _, id := range runs {
+		if fn, ok := a.info.Uses[id].(*types.Func); ok && a.decls[fn] != nil && a.decls[fn].Body != nil {
+			a.bubbles[a.decls[fn]] = true
+		}
 	}
 	return a
 }
@@ -131,11 +145,12 @@ func (a *Analysis) Analyze() {
 		a.walkTarget(t)
 	}
 	// The waits a bubble reaches are on the virtual clock already.
-	for lit := range a.bubbles {
-		b := &Target{name: "bubble", fn: lit, body: lit.Body, sites: map[*ast.ExprStmt]bool{}}
+	for fn := range a.bubbles {
+		body := funcBody(fn)
+		b := &Target{name: "bubble", fn: fn, body: body, sites: map[*ast.ExprStmt]bool{}}
 		evs := []event{}
 		w := &walker{a: a, rec: &evs}
-		w.walk(lit.Body, "")
+		w.walk(body, "")
 		a.collectSites(b, evs, map[*ast.FuncDecl]bool{})
 		for s := range b.sites {
 			a.bubbled[s] = true

@@ -80,9 +80,17 @@ func (a *analysis) sites() []*site {
 			continue
 		}
 		match.WithStack(f, func(n ast.Node, stack []ast.Node) bool {
-			if lit, ok := n.(*ast.FuncLit); ok && a.InBubble(lit) {
-				a.resolved(lit)
-				return false // already on the virtual clock
+			switch fn := n.(type) {
+			case *ast.FuncLit:
+				if a.InBubble(fn) {
+					a.resolved(fn.Body)
+					return false // already on the virtual clock
+				}
+			case *ast.FuncDecl:
+				if a.InBubble(fn) {
+					a.resolved(fn.Body)
+					return false // the body of synctest.Test(t, testX): on the virtual clock
+				}
 			}
 			stmt, ok := n.(*ast.ExprStmt)
 			if !ok {
@@ -103,11 +111,11 @@ func (a *analysis) sites() []*site {
 	return out
 }
 
-// resolved tells the engine that the waits in a bubble's function are on
-// the virtual clock: a finding made on one before another rule's fix
-// moved it into the bubble was fixed by that fix.
-func (a *analysis) resolved(lit *ast.FuncLit) {
-	ast.Inspect(lit.Body, func(n ast.Node) bool {
+// resolved tells the engine that the waits in a bubble's function body
+// are on the virtual clock: a finding made on one before another rule's
+// fix moved it into the bubble was fixed by that fix.
+func (a *analysis) resolved(body *ast.BlockStmt) {
+	ast.Inspect(body, func(n ast.Node) bool {
 		if stmt, ok := n.(*ast.ExprStmt); ok {
 			if call, _ := bubble.Wait(a.info, stmt); call != nil {
 				a.pass.Report(rule.Diagnostic{Pos: stmt.Pos(), End: stmt.End(), Resolved: "the wait is now on a bubble's virtual clock"})
