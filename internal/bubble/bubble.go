@@ -23,8 +23,12 @@ type Analysis struct {
 	targets  []*Target
 	subtests map[*ast.FuncLit]*Target // subtest bodies that are targets themselves
 	bubbles  map[ast.Node]bool        // func literals and declared functions run by synctest.Test or synctest.Run
-	bubbled  map[*ast.ExprStmt]bool   // waits a bubble reaches
-	cgo      bool
+	// bubbleRefs holds the identifiers naming a declared function as
+	// synctest.Test's body: a reference that runs it in the bubble, not
+	// in the test.
+	bubbleRefs map[*ast.Ident]bool
+	bubbled    map[*ast.ExprStmt]bool // waits a bubble reaches
+	cgo        bool
 
 	// helpers holds what walking each helper's body tells a target, in
 	// the order the walk meets it: a package helper is walked once, not
@@ -80,14 +84,15 @@ func (t *Target) resolve() {
 // Analyze walks the tests.
 func New(pass *rule.Pass) *Analysis {
 	a := &Analysis{
-		pass:     pass,
-		info:     pass.TypesInfo,
-		decls:    map[*types.Func]*ast.FuncDecl{},
-		subtests: map[*ast.FuncLit]*Target{},
-		bubbles:  map[ast.Node]bool{},
-		bubbled:  map[*ast.ExprStmt]bool{},
-		helpers:  map[*ast.FuncDecl][]event{},
-		named:    map[string]bool{},
+		pass:       pass,
+		info:       pass.TypesInfo,
+		decls:      map[*types.Func]*ast.FuncDecl{},
+		subtests:   map[*ast.FuncLit]*Target{},
+		bubbles:    map[ast.Node]bool{},
+		bubbleRefs: map[*ast.Ident]bool{},
+		bubbled:    map[*ast.ExprStmt]bool{},
+		helpers:    map[*ast.FuncDecl][]event{},
+		named:      map[string]bool{},
 	}
 	var runs []*ast.Ident // functions named as synctest.Test's body
 	for _, f := range pass.AllFiles {
@@ -120,6 +125,7 @@ func New(pass *rule.Pass) *Analysis {
 	for _, id := range runs {
 		if fn, ok := a.info.Uses[id].(*types.Func); ok && a.decls[fn] != nil && a.decls[fn].Body != nil {
 			a.bubbles[a.decls[fn]] = true
+			a.bubbleRefs[id] = true
 		}
 	}
 	return a
@@ -397,6 +403,9 @@ func (w *walker) walk(root ast.Node, where string) {
 			w.call(n, where)
 			w.tinyDuration(n, where)
 		case *ast.Ident:
+			if a.bubbleRefs[n] {
+				return false // synctest.Test(t, testX): testX runs in the bubble, not in the test
+			}
 			switch obj := a.info.Uses[n].(type) {
 			case *types.Func:
 				w.fn(obj, n, where)

@@ -80,17 +80,9 @@ func (a *analysis) sites() []*site {
 			continue
 		}
 		match.WithStack(f, func(n ast.Node, stack []ast.Node) bool {
-			switch fn := n.(type) {
-			case *ast.FuncLit:
-				if a.InBubble(fn) {
-					a.resolved(fn.Body)
-					return false // already on the virtual clock
-				}
-			case *ast.FuncDecl:
-				if a.InBubble(fn) {
-					a.resolved(fn.Body)
-					return false // the body of synctest.Test(t, testX): on the virtual clock
-				}
+			if lit, ok := n.(*ast.FuncLit); ok && a.InBubble(lit) {
+				a.resolved(lit.Body)
+				return false // already on the virtual clock
 			}
 			stmt, ok := n.(*ast.ExprStmt)
 			if !ok {
@@ -144,6 +136,11 @@ func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
 	}
 	if len(reach) == 0 {
 		if a.Bubbled(s.stmt) {
+			if s.decl != nil && a.InBubble(s.decl) {
+				// The body of synctest.Test(t, testX), which no test
+				// calls outside the bubble.
+				a.pass.Report(rule.Diagnostic{Pos: s.stmt.Pos(), End: s.stmt.End(), Resolved: "the wait is now on a bubble's virtual clock"})
+			}
 			return // a helper only bubbles call
 		}
 		if s.decl == nil || notTest(s.decl.Name.Name) {
