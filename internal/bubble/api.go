@@ -318,6 +318,17 @@ func (a *Analysis) wrapFunc(t *Target, decl *dst.FuncDecl, start int) {
 	}
 	fn.Decs.Before = dst.EmptyLine
 	fn.Decs.After = dst.EmptyLine
+	// A comment on the line of the test's closing brace stays with the
+	// test; comments on the lines below it (the end of the file, say)
+	// stay below the body, after the new function.
+	end := decl.Decs.End.All()
+	for i, d := range end {
+		if d == "\n" {
+			fn.Decs.End.Replace(end[i:]...)
+			decl.Decs.End.Replace(end[:i]...)
+			break
+		}
+	}
 	call := &dst.ExprStmt{X: &dst.CallExpr{
 		Fun:  &dst.Ident{Path: "testing/synctest", Name: "Test"},
 		Args: []dst.Expr{dst.NewIdent(t.param), dst.NewIdent(name)},
