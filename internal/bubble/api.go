@@ -20,8 +20,21 @@ const SynctestVersion = "go1.25"
 // order of discovery.
 func (a *Analysis) Targets() []*Target { return a.targets }
 
-// InBubble reports whether lit is run by synctest.Test or synctest.Run.
-func (a *Analysis) InBubble(lit *ast.FuncLit) bool { return a.bubbles[lit] }
+// InBubble reports whether fn, a *ast.FuncLit or a *ast.FuncDecl, is
+// run by synctest.Test or synctest.Run: a literal passed to it, or a
+// function of the package it names (synctest.Test(t, testX)).
+func (a *Analysis) InBubble(fn ast.Node) bool { return a.bubbles[fn] }
+
+// funcBody is the body of a *ast.FuncLit or *ast.FuncDecl.
+func funcBody(fn ast.Node) *ast.BlockStmt {
+	switch fn := fn.(type) {
+	case *ast.FuncLit:
+		return fn.Body
+	case *ast.FuncDecl:
+		return fn.Body
+	}
+	panic(fmt.Sprintf("bubble: a function of type %T", fn))
+}
 
 // Bubbled reports whether an existing bubble reaches the wait stmt.
 func (a *Analysis) Bubbled(stmt *ast.ExprStmt) bool { return a.bubbled[stmt] }
@@ -204,14 +217,36 @@ func (a *Analysis) Opaque(root ast.Node) string {
 	return opaque(root)
 }
 
-// Wrap rewrites the body of t, after a leading t.Parallel(), as
+// InlineMax is the longest body, in lines, that Wrap moves into a
+// func literal. A longer body of a top-level test moves into a function
+// of its own, so that its lines keep their indentation and the diff is
+// as long as the change, not as long as the test.
+const InlineMax = 10
+
+// Wrap runs the body of t, after a leading t.Parallel(), in a synctest
+// bubble. A top-level test function whose body is longer than InlineMax
+// lines keeps its name, doc and directives and runs its body, moved
+// unchanged into an unexported function declared right after it:
+//
+//	func TestX(t *testing.T) {
+//		synctest.Test(t, testX)
+//	}
+//
+//	func testX(t *testing.T) {
+//		body
+//	}
+//
+// A shorter body, a subtest's func literal (which may capture the
+// enclosing test's variables) and a test method (whose body uses its
+// receiver) are wrapped in place instead:
 //
 //	synctest.Test(t, func(t *testing.T) { body })
 func (a *Analysis) Wrap(t *Target) {
 	var body *dst.BlockStmt
+	var decl *dst.FuncDecl
 	switch fn := a.pass.Dst(t.fn).(type) {
 	case *dst.FuncDecl:
-		body = fn.Body
+		body, decl = fn.Body, fn
 	case *dst.FuncLit:
 		body = fn.Body
 	default:
@@ -225,14 +260,14 @@ func (a *Analysis) Wrap(t *Target) {
 	if len(moved) == 0 {
 		return
 	}
+	if decl != nil && decl.Recv == nil && a.lines(t) > InlineMax {
+		a.wrapFunc(t, decl, start)
+		return
+	}
 	lead := moved[0].Decorations().Before
 	moved[0].Decorations().Before = dst.NewLine
-	param := &dst.Field{
-		Names: []*dst.Ident{dst.NewIdent(t.param)},
-		Type:  &dst.StarExpr{X: &dst.Ident{Path: "testing", Name: "T"}},
-	}
 	lit := &dst.FuncLit{
-		Type: &dst.FuncType{Func: true, Params: &dst.FieldList{List: []*dst.Field{param}}},
+		Type: &dst.FuncType{Func: true, Params: a.testParams(t)},
 		Body: &dst.BlockStmt{List: moved},
 	}
 	call := &dst.ExprStmt{X: &dst.CallExpr{
@@ -241,6 +276,98 @@ func (a *Analysis) Wrap(t *Target) {
 	}}
 	call.Decs.Before = lead
 	body.List = append(body.List[:start:start], call)
+}
+
+// lines counts the lines of t's body that a wrap moves: from the first
+// statement after a leading t.Parallel() to the closing brace.
+func (a *Analysis) lines(t *Target) int {
+	first := t.body.List[0]
+	if t.parallel != nil {
+		first = t.body.List[1]
+	}
+	return a.pass.Fset.Position(t.body.Rbrace).Line - a.pass.Fset.Position(first.Pos()).Line
+}
+
+// testParams is the parameter list (t *testing.T), with t's own name.
+func (a *Analysis) testParams(t *Target) *dst.FieldList {
+	return &dst.FieldList{List: []*dst.Field{{
+		Names: []*dst.Ident{dst.NewIdent(t.param)},
+		Type:  &dst.StarExpr{X: &dst.Ident{Path: "testing", Name: "T"}},
+	}}}
+}
+
+// wrapFunc is Wrap's function form: the body of decl after its first
+// start statements moves, block and all, into a new unexported function
+// declared after decl, and decl runs it with synctest.Test. The moved
+// block keeps its comments, and its lines keep their indentation.
+func (a *Analysis) wrapFunc(t *Target, decl *dst.FuncDecl, start int) {
+	name := a.freeName(t)
+	file, ok := a.pass.Dst(t.file).(*dst.File)
+	if !ok {
+		panic("bubble: a test file that does not decorate to a *dst.File")
+	}
+	body := decl.Body
+	kept := append([]dst.Stmt(nil), body.List[:start]...)
+	body.List = body.List[start:]
+	lead := body.List[0].Decorations().Before
+	body.List[0].Decorations().Before = dst.NewLine
+	fn := &dst.FuncDecl{
+		Name: dst.NewIdent(name),
+		Type: &dst.FuncType{Func: true, Params: a.testParams(t)},
+		Body: body,
+	}
+	fn.Decs.Before = dst.EmptyLine
+	fn.Decs.After = dst.EmptyLine
+	// A comment on the line of the test's closing brace stays with the
+	// test; comments on the lines below it (the end of the file, say)
+	// stay below the body, after the new function.
+	end := decl.Decs.End.All()
+	for i, d := range end {
+		if d == "\n" {
+			fn.Decs.End.Replace(end[i:]...)
+			decl.Decs.End.Replace(end[:i]...)
+			break
+		}
+	}
+	call := &dst.ExprStmt{X: &dst.CallExpr{
+		Fun:  &dst.Ident{Path: "testing/synctest", Name: "Test"},
+		Args: []dst.Expr{dst.NewIdent(t.param), dst.NewIdent(name)},
+	}}
+	call.Decs.Before = lead
+	call.Decs.After = dst.NewLine
+	decl.Body = &dst.BlockStmt{List: append(kept, call)}
+	for i, d := range file.Decls {
+		if d == decl {
+			file.Decls = append(file.Decls[:i+1], append([]dst.Decl{fn}, file.Decls[i+1:]...)...)
+			return
+		}
+	}
+	panic("bubble: a test not among its file's declarations")
+}
+
+// freeName returns a name for the function that runs t's body: t's name
+// with a lower-case first letter (TestX: testX), followed by the first
+// number that makes it free in the package, in the file's imports and
+// among the names earlier wraps declared.
+func (a *Analysis) freeName(t *Target) string {
+	base := "t" + t.name[1:]
+	taken := func(name string) bool {
+		if a.named[name] || a.pass.Pkg.Scope().Lookup(name) != nil {
+			return true
+		}
+		for _, imp := range t.file.Imports {
+			if pn := a.info.PkgNameOf(imp); pn != nil && pn.Name() == name {
+				return true
+			}
+		}
+		return false
+	}
+	name := base
+	for i := 2; taken(name); i++ {
+		name = base + strconv.Itoa(i)
+	}
+	a.named[name] = true
+	return name
 }
 
 // subtestName names a subtest for messages: Parent/name.

@@ -22,14 +22,22 @@ type Analysis struct {
 
 	targets  []*Target
 	subtests map[*ast.FuncLit]*Target // subtest bodies that are targets themselves
-	bubbles  map[*ast.FuncLit]bool    // func literals run by synctest.Test or synctest.Run
-	bubbled  map[*ast.ExprStmt]bool   // waits a bubble reaches
-	cgo      bool
+	bubbles  map[ast.Node]bool        // func literals and declared functions run by synctest.Test or synctest.Run
+	// bubbleRefs holds the identifiers naming a declared function as
+	// synctest.Test's body: a reference that runs it in the bubble, not
+	// in the test.
+	bubbleRefs map[*ast.Ident]bool
+	bubbled    map[*ast.ExprStmt]bool // waits a bubble reaches
+	cgo        bool
 
 	// helpers holds what walking each helper's body tells a target, in
 	// the order the walk meets it: a package helper is walked once, not
 	// once per test that reaches it (fiber's tests reach most of fiber).
 	helpers map[*ast.FuncDecl][]event
+
+	// named holds the package-level names Wrap has declared in this
+	// pass, so two wraps never pick the same one.
+	named map[string]bool
 }
 
 // A Target is a body a rule may wrap in synctest.Test: a top-level test
@@ -76,14 +84,17 @@ func (t *Target) resolve() {
 // Analyze walks the tests.
 func New(pass *rule.Pass) *Analysis {
 	a := &Analysis{
-		pass:     pass,
-		info:     pass.TypesInfo,
-		decls:    map[*types.Func]*ast.FuncDecl{},
-		subtests: map[*ast.FuncLit]*Target{},
-		bubbles:  map[*ast.FuncLit]bool{},
-		bubbled:  map[*ast.ExprStmt]bool{},
-		helpers:  map[*ast.FuncDecl][]event{},
+		pass:       pass,
+		info:       pass.TypesInfo,
+		decls:      map[*types.Func]*ast.FuncDecl{},
+		subtests:   map[*ast.FuncLit]*Target{},
+		bubbles:    map[ast.Node]bool{},
+		bubbleRefs: map[*ast.Ident]bool{},
+		bubbled:    map[*ast.ExprStmt]bool{},
+		helpers:    map[*ast.FuncDecl][]event{},
+		named:      map[string]bool{},
 	}
+	var runs []*ast.Ident // functions named as synctest.Test's body
 	for _, f := range pass.AllFiles {
 		for _, imp := range f.Imports {
 			if imp.Path.Value == `"C"` {
@@ -100,13 +111,22 @@ func New(pass *rule.Pass) *Analysis {
 		ast.Inspect(f, func(n ast.Node) bool {
 			if call, ok := n.(*ast.CallExpr); ok && match.IsPkgFunc(a.info, call, "testing/synctest", "Test", "Run") {
 				for _, arg := range call.Args {
-					if lit, ok := arg.(*ast.FuncLit); ok {
-						a.bubbles[lit] = true
+					switch arg := ast.Unparen(arg).(type) {
+					case *ast.FuncLit:
+						a.bubbles[arg] = true
+					case *ast.Ident:
+						runs = append(runs, arg) // synctest.Test(t, testX), Wrap's function form
 					}
 				}
 			}
 			return true
 		})
+	}
+	for _, id := range runs {
+		if fn, ok := a.info.Uses[id].(*types.Func); ok && a.decls[fn] != nil && a.decls[fn].Body != nil {
+			a.bubbles[a.decls[fn]] = true
+			a.bubbleRefs[id] = true
+		}
 	}
 	return a
 }
@@ -131,11 +151,12 @@ func (a *Analysis) Analyze() {
 		a.walkTarget(t)
 	}
 	// The waits a bubble reaches are on the virtual clock already.
-	for lit := range a.bubbles {
-		b := &Target{name: "bubble", fn: lit, body: lit.Body, sites: map[*ast.ExprStmt]bool{}}
+	for fn := range a.bubbles {
+		body := funcBody(fn)
+		b := &Target{name: "bubble", fn: fn, body: body, sites: map[*ast.ExprStmt]bool{}}
 		evs := []event{}
 		w := &walker{a: a, rec: &evs}
-		w.walk(lit.Body, "")
+		w.walk(body, "")
 		a.collectSites(b, evs, map[*ast.FuncDecl]bool{})
 		for s := range b.sites {
 			a.bubbled[s] = true
@@ -382,6 +403,9 @@ func (w *walker) walk(root ast.Node, where string) {
 			w.call(n, where)
 			w.tinyDuration(n, where)
 		case *ast.Ident:
+			if a.bubbleRefs[n] {
+				return false // synctest.Test(t, testX): testX runs in the bubble, not in the test
+			}
 			switch obj := a.info.Uses[n].(type) {
 			case *types.Func:
 				w.fn(obj, n, where)

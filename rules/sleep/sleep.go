@@ -81,7 +81,7 @@ func (a *analysis) sites() []*site {
 		}
 		match.WithStack(f, func(n ast.Node, stack []ast.Node) bool {
 			if lit, ok := n.(*ast.FuncLit); ok && a.InBubble(lit) {
-				a.resolved(lit)
+				a.resolved(lit.Body)
 				return false // already on the virtual clock
 			}
 			stmt, ok := n.(*ast.ExprStmt)
@@ -103,11 +103,11 @@ func (a *analysis) sites() []*site {
 	return out
 }
 
-// resolved tells the engine that the waits in a bubble's function are on
-// the virtual clock: a finding made on one before another rule's fix
-// moved it into the bubble was fixed by that fix.
-func (a *analysis) resolved(lit *ast.FuncLit) {
-	ast.Inspect(lit.Body, func(n ast.Node) bool {
+// resolved tells the engine that the waits in a bubble's function body
+// are on the virtual clock: a finding made on one before another rule's
+// fix moved it into the bubble was fixed by that fix.
+func (a *analysis) resolved(body *ast.BlockStmt) {
+	ast.Inspect(body, func(n ast.Node) bool {
 		if stmt, ok := n.(*ast.ExprStmt); ok {
 			if call, _ := bubble.Wait(a.info, stmt); call != nil {
 				a.pass.Report(rule.Diagnostic{Pos: stmt.Pos(), End: stmt.End(), Resolved: "the wait is now on a bubble's virtual clock"})
@@ -136,6 +136,11 @@ func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
 	}
 	if len(reach) == 0 {
 		if a.Bubbled(s.stmt) {
+			if s.decl != nil && a.InBubble(s.decl) {
+				// The body of synctest.Test(t, testX), which no test
+				// calls outside the bubble.
+				a.pass.Report(rule.Diagnostic{Pos: s.stmt.Pos(), End: s.stmt.End(), Resolved: "the wait is now on a bubble's virtual clock"})
+			}
 			return // a helper only bubbles call
 		}
 		if s.decl == nil || notTest(s.decl.Name.Name) {

@@ -104,8 +104,8 @@ func run(pass *rule.Pass) {
 			continue
 		}
 		match.WithStack(f, func(n ast.Node, stack []ast.Node) bool {
-			if lit, ok := n.(*ast.FuncLit); ok && c.bubbles.InBubble(lit) {
-				c.resolved(lit)
+			if body := bubbleBody(n); body != nil && c.bubbles.InBubble(n) {
+				c.resolved(body)
 				return false // on the virtual clock already: the assertion is exact
 			}
 			if len(stack) == 0 {
@@ -410,13 +410,25 @@ func (c *checker) budgetText(s *site) string {
 // resolved tells the engine that the assertions in a bubble's function
 // are exact: a finding made on one before another rule's fix moved it
 // into the bubble was fixed by that fix.
-func (c *checker) resolved(lit *ast.FuncLit) {
-	ast.Inspect(lit.Body, func(n ast.Node) bool {
+func (c *checker) resolved(body *ast.BlockStmt) {
+	ast.Inspect(body, func(n ast.Node) bool {
 		if s := c.site(n); s != nil {
 			c.pass.Report(rule.Diagnostic{Pos: s.stmt.Pos(), End: s.stmt.End(), Resolved: "the assertion is now on a bubble's virtual clock, where it holds exactly"})
 		}
 		return true
 	})
+}
+
+// bubbleBody is the body of a func literal or a declared function (the
+// body of synctest.Test(t, testX)), or nil.
+func bubbleBody(n ast.Node) *ast.BlockStmt {
+	switch n := n.(type) {
+	case *ast.FuncLit:
+		return n.Body
+	case *ast.FuncDecl:
+		return n.Body
+	}
+	return nil
 }
 
 // report reports s with its fix or the reason it has none.
