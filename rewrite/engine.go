@@ -374,8 +374,9 @@ func dedupe(errs []error) []error {
 
 // A job is one package variant and the test files it may rewrite.
 type job struct {
-	pkg   *packages.Package
-	files []string // absolute paths of the rewritable test files
+	pkg      *packages.Package
+	excluded excludedNames // declared in files the build leaves out
+	files    []string      // absolute paths of the rewritable test files
 	// refused holds the files of files that fix would refuse to write
 	// (refusalOf, outsideModule): their findings are reported, their
 	// fixes not applied.

@@ -320,6 +320,7 @@ func (j *job) newSession(r *rule.Rule, cur *state, files map[string]*ast.File, m
 		Report:    func(d rule.Diagnostic) { s.diags = append(s.diags, d) },
 		Dst:       s.dst,
 		Effects:   effects.Local(cur.types, cur.info, cur.syntax, j.effectSource()),
+		Excluded:  func(name string) bool { return j.excluded.has(j, name) },
 		Require: func(modPath string) (bool, error) {
 			missing, err := mods.require(j.pkg, modPath)
 			s.required[modPath] = err

@@ -107,6 +107,13 @@ type Pass struct {
 	// instead of giving up on code it cannot see. Never nil: a driver
 	// without summaries sets effects.None.
 	Effects effects.Source
+
+	// Excluded reports whether a file of the package's directory that
+	// the build leaves out (another GOOS, a build tag) declares name at
+	// package level: a fix that declares a new name must avoid these as
+	// well as the package's scope, or the package stops building where
+	// those files are in. Nil means none are known.
+	Excluded func(name string) bool
 }
 
 // FileVersion returns the go version that governs f ("go1.22"), taking

@@ -347,12 +347,16 @@ func (a *Analysis) wrapFunc(t *Target, decl *dst.FuncDecl, start int) {
 
 // freeName returns a name for the function that runs t's body: t's name
 // with a lower-case first letter (TestX: testX), followed by the first
-// number that makes it free in the package, in the file's imports and
-// among the names earlier wraps declared.
+// number that makes it free in the package (and in its files the build
+// leaves out), in the file's imports and among the names earlier wraps
+// declared.
 func (a *Analysis) freeName(t *Target) string {
 	base := "t" + t.name[1:]
 	taken := func(name string) bool {
 		if a.named[name] || a.pass.Pkg.Scope().Lookup(name) != nil {
+			return true
+		}
+		if a.pass.Excluded != nil && a.pass.Excluded(name) {
 			return true
 		}
 		for _, imp := range t.file.Imports {
