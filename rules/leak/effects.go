@@ -95,7 +95,7 @@ func (c *checker) unstoppableOther(v *types.Var, id *ast.Ident, fn *types.Func) 
 			Pos:      id.Pos(),
 			End:      id.End(),
 			Message:  fmt.Sprintf("the test calls %s; it outlives the test", e.Why()),
-			NotFixed: fmt.Sprintf("%s has no Close, Stop or Shutdown method to end it", c.typeName(v.Type())),
+			NotFixed: c.noEnd(v.Type(), false),
 		})
 		return
 	}

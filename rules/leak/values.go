@@ -43,8 +43,10 @@ func (c *checker) lifecycleOf(t types.Type) *lifecycle {
 		switch {
 		case sig.Variadic():
 			continue
-		case name == "Shutdown":
-			if sig.Params().Len() != 1 || !match.IsNamed(sig.Params().At(0).Type(), "context", "Context") {
+		case name == "Shutdown" && sig.Params().Len() == 1:
+			// Shutdown(ctx) is ended with a background context; a
+			// Shutdown() without one is ended as Close is.
+			if !match.IsNamed(sig.Params().At(0).Type(), "context", "Context") {
 				continue
 			}
 			lc.ctx = true
@@ -69,6 +71,38 @@ func (c *checker) lifecycleOf(t types.Type) *lifecycle {
 		return lc
 	}
 	return nil
+}
+
+// noEnd says why a value of type t has no method the rule can end it
+// with: it has none of the lifecycle names, or the ones it has take
+// arguments or return what the rule cannot check. It never claims a type
+// lacks a method it has.
+// With cure, it ends with what the test's author can do.
+func (c *checker) noEnd(t types.Type, cure bool) string {
+	var odd []string
+	for _, name := range lifecycleNames {
+		obj, _, _ := types.LookupFieldOrMethod(t, true, c.pass.Pkg, name)
+		if fn, ok := obj.(*types.Func); ok && fn.Exported() {
+			odd = append(odd, name+strings.TrimPrefix(types.TypeString(fn.Type(), func(p *types.Package) string {
+				if p == c.pass.Pkg {
+					return ""
+				}
+				return p.Name()
+			}), "func"))
+		}
+	}
+	if len(odd) == 0 {
+		why := fmt.Sprintf("%s has no Close, Stop or Shutdown method to end it", c.typeName(t))
+		if cure {
+			why += "; give it one and end it with t.Cleanup"
+		}
+		return why
+	}
+	why := fmt.Sprintf("%s has no method the rule can end it with: %s takes arguments or returns values the rule cannot supply or check", c.typeName(t), strings.Join(odd, ", "))
+	if cure {
+		why += "; call it with t.Cleanup"
+	}
+	return why
 }
 
 // A site is a value a test creates.
@@ -750,7 +784,7 @@ func (c *checker) unstoppable(v *types.Var, id *ast.Ident, call *ast.CallExpr) {
 		Pos:      id.Pos(),
 		End:      id.End(),
 		Message:  fmt.Sprintf("%s starts a goroutine that outlives the test", fn.Name()),
-		NotFixed: fmt.Sprintf("%s has no Close, Stop or Shutdown method to end it; give it one and end it with t.Cleanup", c.typeName(v.Type())),
+		NotFixed: c.noEnd(v.Type(), true),
 	})
 }
 

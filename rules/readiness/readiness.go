@@ -396,6 +396,20 @@ func (c *checker) report(s *site) {
 // rewrite.
 const handshakeWords = "have the child write a line (on a pipe passed in ExtraFiles, or on stdout) right after signal.Notify, and wait for that line instead of sleeping"
 
+// productionChange says why the rule leaves a child whose handler is
+// installed outside the test files, and shows the change to make there,
+// before and after: once the child writes the line, the rule rewrites
+// the test's side on its next run.
+func (c *checker) productionChange(n *notify) string {
+	name := "a file"
+	if n.file != nil {
+		name = filepath.Base(c.pass.Fset.File(n.file.Pos()).Name())
+	}
+	notify := types.ExprString(n.stmt.X)
+	after := notify + `; if fd, err := strconv.Atoi(os.Getenv("` + envVar + `")); err == nil { f := os.NewFile(uintptr(fd), "ready"); f.Write([]byte("ready\n")); f.Close() }`
+	return fmt.Sprintf("the child installs its handler in %s, which is not a test file unflake may edit; change it there, before: `%s` after: `%s`; then unflake rewrites the test to pass the pipe and wait for the line instead of sleeping", name, notify, after)
+}
+
 // plan checks that the site can be rewritten and returns the fix, or why not.
 func (c *checker) plan(s *site) (*rule.Fix, string) {
 	if !c.pass.FileUsesGo(c.file, "go1.10") {
@@ -416,8 +430,8 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 		}
 		return nil, why + "; " + handshakeWords
 	}
-	if !c.editable(n.file) {
-		return nil, fmt.Sprintf("the child installs its handler in %s, which is not a test file unflake may edit; %s", filepath.Base(c.pass.Fset.File(n.file.Pos()).Name()), handshakeWords)
+	if !c.editable(n.file) && !c.childHasHandshake(n) {
+		return nil, c.productionChange(n)
 	}
 	switch h := c.handedAt(s.list[s.sleep]); h.Kind {
 	case handover.Handed:

@@ -57,7 +57,7 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 			Message: fmt.Sprintf("%s creates a directory the test must remove itself", types.ExprString(call.Fun)),
 		}
 		dels := []ast.Stmt{remove}
-		var why string
+		var why, declareErr string
 		if !isBlank(a.Lhs[1]) {
 			errV, _ := c.info.ObjectOf(a.Lhs[1].(*ast.Ident)).(*types.Var)
 			var check ast.Stmt
@@ -75,7 +75,14 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 			case errV == nil:
 				why = "the error is not assigned to a variable"
 			case definedHere && readElsewhere:
-				why = fmt.Sprintf("%s is read after it, and the fix would remove its declaration", errV.Name())
+				// The fix keeps err declared: a later err := of the same
+				// block declares it when that is its next use, else a
+				// var err error before the statement does.
+				if !c.declaredLater(list[idx+1:], errV, skip) {
+					declareErr = errV.Name()
+				}
+			case definedHere && c.mentions(c.fd.Body, errV, skip):
+				why = fmt.Sprintf("%s is assigned after it but read only by the check the fix removes", errV.Name())
 			case !definedHere && !readElsewhere && !match.IsPackageLevel(errV):
 				why = fmt.Sprintf("%s would be left unused", errV.Name())
 			}
@@ -100,8 +107,17 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 			delNodes = append(delNodes, c.deletes(s.parent, st)...)
 		}
 		s, t := s, sc.t.Name()
+		msg := "use t.TempDir, which the test removes when it ends; remove the RemoveAll"
+		if declareErr != "" {
+			if !c.resolves("error", s.stmt.Pos(), types.Universe.Lookup("error")) {
+				d.NotFixed = fmt.Sprintf("%s is read after it, and error does not name the built-in type here to declare it", declareErr)
+				c.pass.Report(d)
+				continue
+			}
+			msg += fmt.Sprintf("; declare %s, which the test reads later, with var %s error", declareErr, declareErr)
+		}
 		d.Fix = &rule.Fix{
-			Message: "use t.TempDir, which the test removes when it ends; remove the RemoveAll",
+			Message: msg,
 			Deletes: append(delNodes, call),
 			Apply: func() {
 				da := c.pass.Dst(a).(*dst.AssignStmt)
@@ -109,6 +125,11 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 				da.Tok = tok
 				da.Rhs = []dst.Expr{tCall(t, "TempDir")}
 				c.deleteStmts(s.parent, dels...)
+				if declareErr != "" {
+					c.insertBefore(s.parent, s.stmt, &dst.DeclStmt{Decl: &dst.GenDecl{Tok: token.VAR, Specs: []dst.Spec{
+						&dst.ValueSpec{Names: []*dst.Ident{dst.NewIdent(declareErr)}, Type: dst.NewIdent("error")},
+					}}})
+				}
 			},
 		}
 		c.pass.Report(d)
@@ -132,6 +153,73 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 			return true
 		})
 	}
+}
+
+// declaredLater reports whether the next mention of v (outside skip) is
+// on the left of a := among list's statements that gives it an error: with
+// the first declaration gone, that := declares v itself, of the same type.
+func (c *checker) declaredLater(list []ast.Stmt, v *types.Var, skip []ast.Node) bool {
+	var first *ast.Ident
+	for _, st := range list {
+		ast.Inspect(st, func(n ast.Node) bool {
+			if first != nil || n == nil {
+				return false
+			}
+			for _, s := range skip {
+				if n == s {
+					return false
+				}
+			}
+			if id, ok := n.(*ast.Ident); ok && c.info.Uses[id] == types.Object(v) {
+				first = id
+			}
+			return first == nil
+		})
+		if first == nil {
+			continue
+		}
+		a, ok := st.(*ast.AssignStmt)
+		if !ok || a.Tok != token.DEFINE {
+			return false
+		}
+		for i, l := range a.Lhs {
+			if l != ast.Expr(first) {
+				continue
+			}
+			var t types.Type
+			switch {
+			case len(a.Rhs) == len(a.Lhs):
+				t = c.info.TypeOf(a.Rhs[i])
+			case len(a.Rhs) == 1:
+				if tup, ok := c.info.TypeOf(a.Rhs[0]).(*types.Tuple); ok && i < tup.Len() {
+					t = tup.At(i).Type()
+				}
+			}
+			return t != nil && types.Identical(t, v.Type())
+		}
+		return false
+	}
+	return false
+}
+
+// mentions reports whether root names v outside the nodes in skip.
+func (c *checker) mentions(root ast.Node, v *types.Var, skip []ast.Node) bool {
+	found := false
+	ast.Inspect(root, func(n ast.Node) bool {
+		if found || n == nil {
+			return false
+		}
+		for _, s := range skip {
+			if n == s {
+				return false
+			}
+		}
+		if id, ok := n.(*ast.Ident); ok && c.info.Uses[id] == types.Object(v) {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // defaultTempRoot reports whether e is "" or os.TempDir(): the system's

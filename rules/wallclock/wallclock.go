@@ -54,6 +54,7 @@ type timing struct {
 	decl   *ast.AssignStmt // v := time.Now() or v := time.Since(start)
 	parent ast.Node        // the block holding decl
 	start  *timing         // for an elapsed time, its start, or nil
+	from   ast.Expr        // for an elapsed time, the start it measures from
 }
 
 // A site is an assertion on elapsed wall time.
@@ -62,9 +63,10 @@ type site struct {
 	parent ast.Node // the block holding stmt
 	file   *ast.File
 	budget ast.Expr
-	lower  bool    // the elapsed time must be at least the budget
-	start  *timing // the start of the timed region, or nil when unknown
-	via    *timing // the elapsed-time variable the assertion reads, or nil
+	lower  bool     // the elapsed time must be at least the budget
+	start  *timing  // the start of the timed region, or nil when unknown
+	from   ast.Expr // what the elapsed time is measured from, when start is nil
+	via    *timing  // the elapsed-time variable the assertion reads, or nil
 }
 
 // checker holds what a run needs across sites.
@@ -157,7 +159,7 @@ func (c *checker) findTimings(f *ast.File) {
 		if call, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr); ok && len(call.Args) == 0 && match.IsPkgFunc(c.info, call, "time", "Now") {
 			c.timings[v] = tm
 		} else if start, ok := c.elapsed(as.Rhs[0]); ok {
-			tm.start = c.startOf(start)
+			tm.start, tm.from = c.startOf(start), start
 			c.timings[v] = tm
 		}
 		return true
@@ -235,20 +237,20 @@ func isElapsed(tm *timing) bool {
 // elapsedOperand reports whether e is elapsed wall time: time.Since(x),
 // time.Now().Sub(x), or a variable set once to one of them. It returns
 // the start of the timed region (nil when unknown) and the variable.
-func (c *checker) elapsedOperand(e ast.Expr) (ok bool, start, via *timing) {
+func (c *checker) elapsedOperand(e ast.Expr) (ok bool, start, via *timing, from ast.Expr) {
 	if x, ok := c.elapsed(e); ok {
-		return true, c.startOf(x), nil
+		return true, c.startOf(x), nil, x
 	}
 	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
 		if v, ok := c.info.Uses[id].(*types.Var); ok {
 			if tm := c.timings[v]; tm != nil {
 				if _, ok := c.elapsed(tm.decl.Rhs[0]); ok {
-					return true, tm.start, tm
+					return true, tm.start, tm, tm.from
 				}
 			}
 		}
 	}
-	return false, nil, nil
+	return false, nil, nil, nil
 }
 
 func (c *checker) isDuration(e ast.Expr) bool {
@@ -272,11 +274,11 @@ func (c *checker) compare(e ast.Expr) (s *site, holdsWhenSlow bool) {
 	default:
 		return nil, false
 	}
-	if ok, start, via := c.elapsedOperand(b.X); ok && c.isDuration(b.Y) {
-		return &site{budget: b.Y, start: start, via: via}, slow
+	if ok, start, via, from := c.elapsedOperand(b.X); ok && c.isDuration(b.Y) {
+		return &site{budget: b.Y, start: start, via: via, from: from}, slow
 	}
-	if ok, start, via := c.elapsedOperand(b.Y); ok && c.isDuration(b.X) {
-		return &site{budget: b.X, start: start, via: via}, !slow
+	if ok, start, via, from := c.elapsedOperand(b.Y); ok && c.isDuration(b.X) {
+		return &site{budget: b.X, start: start, via: via, from: from}, !slow
 	}
 	return nil, false
 }
@@ -345,11 +347,11 @@ func (c *checker) testify(name string, args []ast.Expr) *site {
 		}
 		// Less(t, a, b) holds when a < b.
 		big := name == "Greater" || name == "GreaterOrEqual"
-		if ok, start, via := c.elapsedOperand(args[1]); ok && c.isDuration(args[2]) {
-			return &site{budget: args[2], start: start, via: via, lower: big}
+		if ok, start, via, from := c.elapsedOperand(args[1]); ok && c.isDuration(args[2]) {
+			return &site{budget: args[2], start: start, via: via, from: from, lower: big}
 		}
-		if ok, start, via := c.elapsedOperand(args[2]); ok && c.isDuration(args[1]) {
-			return &site{budget: args[1], start: start, via: via, lower: !big}
+		if ok, start, via, from := c.elapsedOperand(args[2]); ok && c.isDuration(args[1]) {
+			return &site{budget: args[1], start: start, via: via, from: from, lower: !big}
 		}
 	case "True":
 		if len(args) < 2 {
@@ -482,7 +484,7 @@ func (c *checker) report(s *site) {
 			},
 		}
 	case s.start == nil:
-		d.NotFixed = "the rule cannot see where the timed region starts (a local start := time.Now() in the test), so it cannot tell whether the region waits on the clock"
+		d.NotFixed = "the rule cannot see where the timed region starts: " + c.startSeen(s) + ", so it cannot tell whether the region waits on the clock"
 	case opaque != "":
 		// Removing an upper bound is only safe when the region is the
 		// test's own computation; code the analysis cannot see may be a
@@ -741,4 +743,87 @@ func (c *checker) addBench(s *site, t *bubble.Target) {
 			return
 		}
 	}
+}
+
+// startSeen says what the elapsed time of s is measured from, when that
+// is not a local start := time.Now() set once: a parameter, a field, a
+// package-level variable, a variable assigned more than once or set from
+// another call, or a call.
+func (c *checker) startSeen(s *site) string {
+	e := ast.Unparen(s.from)
+	if e == nil {
+		return "the elapsed time is not measured from a local start := time.Now() in the test"
+	}
+	str := types.ExprString(e)
+	switch e := e.(type) {
+	case *ast.Ident:
+		v, _ := c.info.Uses[e].(*types.Var)
+		switch {
+		case v == nil:
+		case v.Parent() == c.pass.Pkg.Scope():
+			return fmt.Sprintf("it starts at %s, a package-level variable, which any code may set", str)
+		case c.param(s.file, v) != "":
+			return fmt.Sprintf("it starts at %s, a parameter of %s, set by its caller", str, c.param(s.file, v))
+		case c.assigned(s.file)[v]:
+			return fmt.Sprintf("it starts at %s, which is assigned more than once", str)
+		default:
+			if from := c.declaredFrom(s.file, v); from != "" {
+				return fmt.Sprintf("it starts at %s, which comes from %s, not time.Now()", str, from)
+			}
+		}
+	case *ast.SelectorExpr:
+		if sel := c.info.Selections[e]; sel != nil && sel.Kind() == types.FieldVal {
+			return fmt.Sprintf("it starts at %s, a field, which the rule does not follow", str)
+		}
+		if v, ok := c.info.Uses[e.Sel].(*types.Var); ok && v.Parent() == v.Pkg().Scope() {
+			return fmt.Sprintf("it starts at %s, a package-level variable of another package", str)
+		}
+	case *ast.CallExpr:
+		return fmt.Sprintf("it starts at the time %s returns", types.ExprString(e.Fun)+"()")
+	}
+	return fmt.Sprintf("it starts at %s, which is not a local start := time.Now() in the test", str)
+}
+
+// param returns the name of the function in f whose parameter v is, or
+// "".
+func (c *checker) param(f *ast.File, v *types.Var) string {
+	name := ""
+	ast.Inspect(f, func(n ast.Node) bool {
+		var ft *ast.FuncType
+		what := "a function literal"
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			ft, what = n.Type, n.Name.Name
+		case *ast.FuncLit:
+			ft = n.Type
+		default:
+			return name == ""
+		}
+		if ft.Params != nil && ft.Params.Pos() <= v.Pos() && v.Pos() < ft.Params.End() {
+			name = what
+		}
+		return name == ""
+	})
+	return name
+}
+
+// declaredFrom returns the call that the local v is declared from
+// (v := clock.Now()), printed, or "".
+func (c *checker) declaredFrom(f *ast.File, v *types.Var) string {
+	out := ""
+	ast.Inspect(f, func(n ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok || out != "" {
+			return out == ""
+		}
+		for i, l := range as.Lhs {
+			if id, ok := l.(*ast.Ident); ok && c.info.Defs[id] == types.Object(v) && len(as.Rhs) == len(as.Lhs) {
+				if call, ok := ast.Unparen(as.Rhs[i]).(*ast.CallExpr); ok {
+					out = types.ExprString(call.Fun) + "()"
+				}
+			}
+		}
+		return out == ""
+	})
+	return out
 }
