@@ -115,11 +115,17 @@ func (o *options) raisedFix(patterns []string) (*rewrite.Result, *verify.Verific
 	for _, r := range raises {
 		to[filepath.Join(base, filepath.FromSlash(r.Module), "go.mod")] = r.To
 	}
+	// The go command may name a go.mod through another path (a symbolic
+	// link in the directory): match by real path.
+	real := map[string]string{}
+	for gomod, v := range to {
+		real[realPath(gomod)] = v
+	}
 	cfg, err = o.engineConfig(patterns)
 	if err != nil {
 		return nil, nil, "", nil, err
 	}
-	cfg.GoAs = func(gomod string) string { return to[gomod] }
+	cfg.GoAs = func(gomod string) string { return real[realPath(gomod)] }
 	var res *rewrite.Result
 	var v *verify.Verification
 	if o.verify {
@@ -139,13 +145,21 @@ func (o *options) raisedFix(patterns []string) (*rewrite.Result, *verify.Verific
 	return res, v, base, raises, nil
 }
 
+// realPath is path with symbolic links resolved, or path when that fails.
+func realPath(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return path
+}
+
 // raiseGoLine adds to res the change of gomod that sets its go line to
 // version ver ("go1.25" is written "go 1.25.0"), on top of any change the
 // fixes already make to it (added requirements), and drops a toolchain
 // line older than that, as `go get go@1.25.0` does. The go command edits
 // a copy: go.mod is not written here.
 func raiseGoLine(res *rewrite.Result, gomod, ver string, env []string) error {
-	i := slices.IndexFunc(res.Changes, func(c rewrite.Change) bool { return c.Path == gomod })
+	i := slices.IndexFunc(res.Changes, func(c rewrite.Change) bool { return realPath(c.Path) == realPath(gomod) })
 	var old, cur []byte
 	mode := os.FileMode(0o644)
 	if i >= 0 {
