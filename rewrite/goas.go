@@ -35,9 +35,10 @@ func (cfg *Config) raiseGo(p *packages.Package) string {
 
 // raisedInfo returns info for a package whose module is analysed as go
 // version to instead of declared: the files that take their version from
-// the module (not from a //go:build go1.N line) get to. The type-checker
-// gave the loaded package's files the declared version; the engine's own
-// re-checks already use to, so their files are left as they are.
+// the module get to. A file with a //go:build go1.N line keeps the
+// version the type-checker gave it, since raising go.mod does not change
+// it. The loaded package's files were checked at the declared version;
+// the engine's own re-checks already use to, which this leaves as it is.
 func raisedInfo(info *types.Info, files []*ast.File, declared, to string) *types.Info {
 	c := *info
 	c.FileVersions = make(map[*ast.File]string, len(info.FileVersions))
@@ -45,7 +46,7 @@ func raisedInfo(info *types.Info, files []*ast.File, declared, to string) *types
 		c.FileVersions[f] = v
 	}
 	for _, f := range files {
-		if v := c.FileVersions[f]; v == "" || version.Lang(v) == version.Lang(declared) {
+		if v := c.FileVersions[f]; f.GoVersion == "" && (v == "" || version.Lang(v) == version.Lang(declared)) {
 			c.FileVersions[f] = to
 		}
 	}
