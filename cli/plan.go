@@ -93,7 +93,7 @@ func planRun(opts *options, patterns []string, asJSON bool, po plan.Options) err
 		}
 		po.Owners, po.OwnersFile = owners, ownersPath
 	}
-	if in.GoRaises, err = opts.goRaises(patterns, res, base); err != nil {
+	if in.GoRaises, err = opts.goRaises(patterns, res, base, opts.verify); err != nil {
 		return err
 	}
 	p := plan.Make(in, po)

@@ -21,7 +21,10 @@ import (
 // with every main module's go version raised to the newest the installed
 // toolchain supports, and returns what that unlocks per module (module
 // directories relative to base). It never changes a file.
-func (o *options) goRaises(patterns []string, res *rewrite.Result, base string) ([]plan.GoRaise, error) {
+//
+// With unproven set, fixes the raised analysis leaves unproven count too:
+// the caller verifies them (--verify).
+func (o *options) goRaises(patterns []string, res *rewrite.Result, base string, unproven bool) ([]plan.GoRaise, error) {
 	unfixed := map[string]bool{}
 	for _, f := range res.Findings {
 		if !f.Fixed {
@@ -47,9 +50,7 @@ func (o *options) goRaises(patterns []string, res *rewrite.Result, base string) 
 	if err != nil {
 		return nil, err
 	}
-	return plan.GoRaises(res.Findings, raised.Findings, func(file string) string {
-		return rel(base, moduleDir(file))
-	}), nil
+	return plan.GoRaises(res.Findings, raised.Findings, moduleOf(base), unproven), nil
 }
 
 // toolchainGo is the newest go language version ("go1.26") that both the
@@ -74,6 +75,11 @@ func toolchainGo(cfg *rewrite.Config) (string, error) {
 	return v, nil
 }
 
+// moduleOf returns the module directory of a file, relative to base.
+func moduleOf(base string) func(file string) string {
+	return func(file string) string { return rel(base, moduleDir(file)) }
+}
+
 // moduleDir is the directory of the nearest go.mod at or above file's.
 func moduleDir(file string) string {
 	start := filepath.Dir(file)
@@ -89,9 +95,11 @@ func moduleDir(file string) string {
 	}
 }
 
-// raisedFix is fix --raise-go: it learns what a raise unlocks per module,
-// runs the analysis with those modules at their new versions (verified
-// under --verify), and adds each raised go.mod to the changes. With no
+// raisedFix is fix --raise-go: it learns what a raise unlocks per module
+// (counting the unproven fixes under --verify), runs the analysis with
+// those modules at their new versions (verified under --verify), and adds
+// each raised go.mod to the changes, at the version the analysis ran at.
+// A module whose unlocked fixes were all held back is not raised. With no
 // unlocked fix it is the plain analysis.
 func (o *options) raisedFix(patterns []string) (*rewrite.Result, *verify.Verification, string, []plan.GoRaise, error) {
 	cfg, err := o.engineConfig(patterns)
@@ -103,7 +111,7 @@ func (o *options) raisedFix(patterns []string) (*rewrite.Result, *verify.Verific
 	if err != nil {
 		return nil, nil, "", nil, err
 	}
-	raises, err := o.goRaises(patterns, static, base)
+	raises, err := o.goRaises(patterns, static, base, o.verify)
 	if err != nil {
 		return nil, nil, "", nil, err
 	}
@@ -111,38 +119,63 @@ func (o *options) raisedFix(patterns []string) (*rewrite.Result, *verify.Verific
 		res, v, base, err := o.analyse(patterns)
 		return res, v, base, nil, err
 	}
-	to := map[string]string{} // go.mod path → version
-	for _, r := range raises {
-		to[filepath.Join(base, filepath.FromSlash(r.Module), "go.mod")] = r.To
-	}
-	// The go command may name a go.mod through another path (a symbolic
-	// link in the directory): match by real path.
-	real := map[string]string{}
-	for gomod, v := range to {
-		real[realPath(gomod)] = v
-	}
-	cfg, err = o.engineConfig(patterns)
-	if err != nil {
-		return nil, nil, "", nil, err
-	}
-	cfg.GoAs = func(gomod string) string { return real[realPath(gomod)] }
-	var res *rewrite.Result
-	var v *verify.Verification
-	if o.verify {
-		res, v, err = o.runVerified(cfg)
-	} else {
-		res, err = rewrite.Run(cfg)
-	}
-	if err != nil {
-		return nil, nil, "", nil, err
-	}
-	for gomod, ver := range to {
-		if err := raiseGoLine(res, gomod, ver, cfg.Env); err != nil {
+	// Verification may hold back every fix a raise unlocks in a module:
+	// then its go line stays, and the analysis runs again without its
+	// raise (the fixes that remain must not use what it would allow).
+	for {
+		res, v, err := o.runRaised(patterns, raises, base)
+		if err != nil {
 			return nil, nil, "", nil, err
 		}
+		kept := map[string]plan.GoRaise{}
+		for _, r := range plan.GoRaises(static.Findings, res.Findings, moduleOf(base), false) {
+			kept[r.Module] = r
+		}
+		var still []plan.GoRaise
+		for _, r := range raises {
+			if k, ok := kept[r.Module]; ok {
+				// The go line goes to the version the analysis ran at.
+				r.Fixes, r.EstimatedSavingMs = k.Fixes, k.EstimatedSavingMs
+				still = append(still, r)
+			}
+		}
+		if len(still) == len(raises) {
+			for _, r := range raises {
+				gomod := filepath.Join(base, filepath.FromSlash(r.Module), "go.mod")
+				if err := raiseGoLine(res, gomod, r.To); err != nil {
+					return nil, nil, "", nil, err
+				}
+			}
+			slices.SortFunc(res.Changes, func(a, b rewrite.Change) int { return strings.Compare(a.Path, b.Path) })
+			return res, v, base, raises, nil
+		}
+		if len(still) == 0 {
+			res, v, base, err := o.analyse(patterns)
+			return res, v, base, nil, err
+		}
+		raises = still
 	}
-	slices.SortFunc(res.Changes, func(a, b rewrite.Change) int { return strings.Compare(a.Path, b.Path) })
-	return res, v, base, raises, nil
+}
+
+// runRaised runs the analysis (verified under --verify) with each module
+// of raises analysed at its To version.
+func (o *options) runRaised(patterns []string, raises []plan.GoRaise, base string) (*rewrite.Result, *verify.Verification, error) {
+	// The go command may name a go.mod through another path (a symbolic
+	// link in the directory): match by real path.
+	to := map[string]string{}
+	for _, r := range raises {
+		to[realPath(filepath.Join(base, filepath.FromSlash(r.Module), "go.mod"))] = r.To
+	}
+	cfg, err := o.engineConfig(patterns)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.GoAs = func(gomod string) string { return to[realPath(gomod)] }
+	if o.verify {
+		return o.runVerified(cfg)
+	}
+	res, err := rewrite.Run(cfg)
+	return res, nil, err
 }
 
 // realPath is path with symbolic links resolved, or path when that fails.
@@ -158,7 +191,7 @@ func realPath(path string) string {
 // fixes already make to it (added requirements), and drops a toolchain
 // line older than that, as `go get go@1.25.0` does. The go command edits
 // a copy: go.mod is not written here.
-func raiseGoLine(res *rewrite.Result, gomod, ver string, env []string) error {
+func raiseGoLine(res *rewrite.Result, gomod, ver string) error {
 	i := slices.IndexFunc(res.Changes, func(c rewrite.Change) bool { return realPath(c.Path) == realPath(gomod) })
 	var old, cur []byte
 	mode := os.FileMode(0o644)
@@ -185,7 +218,7 @@ func raiseGoLine(res *rewrite.Result, gomod, ver string, env []string) error {
 	}
 	goEdit := func(args ...string) ([]byte, error) {
 		cmd := exec.Command("go", append(append([]string{"mod", "edit"}, args...), copyPath)...)
-		cmd.Dir, cmd.Env = tmp, env
+		cmd.Dir = tmp
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()

@@ -144,3 +144,47 @@ func TestFixRaiseGo(t *testing.T) {
 		t.Errorf("the raise wrote a go.sum")
 	}
 }
+
+// unprovenOldGo is a module at go 1.24 whose sleep a bubble fixes at go1.25
+// only under --verify: the analysis cannot show that the goroutine ends.
+const unprovenOldGo = `
+-- go.mod --
+module example.com/u
+
+go 1.24
+-- x_test.go --
+package x
+
+import (
+	"testing"
+	"time"
+)
+
+type runner interface{ Run() }
+
+type loop struct{}
+
+func (loop) Run() {}
+
+func start(r runner) { go r.Run() }
+
+func TestWait(t *testing.T) {
+	start(loop{})
+	time.Sleep(50 * time.Millisecond)
+}
+`
+
+func TestRaiseGoUnproven(t *testing.T) {
+	t.Parallel()
+	dir := testmod.Write(t, unprovenOldGo)
+	if p, _ := makePlan(t, dir, "./..."); len(p.GoRaise) != 0 {
+		t.Errorf("static plan: goRaise = %+v, want none (the fix is unproven)", p.GoRaise)
+	}
+	if code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--raise-go", "./..."); code != 0 || diff != "" {
+		t.Errorf("fix --raise-go without --verify: exit %d, diff:\n%s\n%s", code, diff, stderr)
+	}
+	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--raise-go", "--verify", "--verify-count", "2", "./...")
+	if code != 1 || !strings.Contains(diff, "-go 1.24\n+go 1.25.0\n") || !strings.Contains(stderr, "would raise go.mod to go1.25 (unlocks 1 fix)") {
+		t.Errorf("fix --raise-go --verify: exit %d, diff:\n%s\n%s", code, diff, stderr)
+	}
+}

@@ -20,13 +20,15 @@ type GoRaise struct {
 // GoRaises compares the findings of an analysis (before) with those of
 // the same analysis with each module's go version raised (raised, from
 // rewrite.Config.GoAs): a fix in raised whose finding (same ID) is not
-// fixed in before is unlocked by the raise. Only fixes that name the
-// version they need (Finding.NeedsGo) count, so a difference the version
-// gates do not explain is never attributed to the raise. module gives the
-// module directory of a finding's file. The result has one entry per
-// module with unlocked fixes, by module; To is the highest NeedsGo among
-// them, the lowest version at which all of them hold.
-func GoRaises(before, raised []rewrite.Finding, module func(file string) string) []GoRaise {
+// fixed in before is unlocked by the raise. With unproven set, a fix the
+// raised run left unproven (for fix --verify to try) counts too, as the
+// run it plans will verify. Only fixes that name the version they need
+// (Finding.NeedsGo) count, so a difference the version gates do not
+// explain is never attributed to the raise. module gives the module
+// directory of a finding's file. The result has one entry per module with
+// unlocked fixes, by module; To is the highest NeedsGo among them, the
+// lowest version at which all of them hold.
+func GoRaises(before, raised []rewrite.Finding, module func(file string) string, unproven bool) []GoRaise {
 	fixed := map[string]bool{}
 	for _, f := range before {
 		if f.Fixed {
@@ -36,7 +38,7 @@ func GoRaises(before, raised []rewrite.Finding, module func(file string) string)
 	byModule := map[string]*GoRaise{}
 	seen := map[string]bool{}
 	for _, f := range raised {
-		if !f.Fixed || fixed[f.ID] || f.NeedsGo == "" || seen[f.ID] {
+		if f.NeedsGo == "" || fixed[f.ID] || seen[f.ID] || !(f.Fixed || unproven) {
 			continue
 		}
 		seen[f.ID] = true

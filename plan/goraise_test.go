@@ -18,6 +18,7 @@ func TestGoRaises(t *testing.T) {
 		{ID: "c", File: "m/sub/c_test.go"},          // unlocked at go1.24
 		{ID: "d", File: "n/d_test.go"},              // still not fixed
 		{ID: "e", File: "n/e_test.go"},              // fixed without a gate: not the raise's doing
+		{ID: "f", File: "n/f_test.go"},              // unproven at go1.25
 	}
 	raised := []rewrite.Finding{
 		{ID: "a", File: "m/a_test.go", Fixed: true, NeedsGo: "go1.25", SavingMs: 50},
@@ -25,14 +26,20 @@ func TestGoRaises(t *testing.T) {
 		{ID: "c", File: "m/sub/c_test.go", Fixed: true, NeedsGo: "go1.24", SavingMs: 7},
 		{ID: "d", File: "n/d_test.go"},
 		{ID: "e", File: "n/e_test.go", Fixed: true},
+		{ID: "f", File: "n/f_test.go", NeedsGo: "go1.25", SavingMs: 100},
 	}
 	module := func(file string) string { return strings.SplitN(path.Dir(file), "/", 2)[0] }
-	got := plan.GoRaises(before, raised, module)
+	got := plan.GoRaises(before, raised, module, false)
 	want := []plan.GoRaise{{Module: "m", To: "go1.25", Fixes: 2, EstimatedSavingMs: 57}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("GoRaises = %+v, want %+v", got, want)
 	}
-	if got := plan.GoRaises(before, before, module); len(got) != 0 {
+	got = plan.GoRaises(before, raised, module, true)
+	want = append(want, plan.GoRaise{Module: "n", To: "go1.25", Fixes: 1, EstimatedSavingMs: 100})
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("GoRaises with unproven = %+v, want %+v", got, want)
+	}
+	if got := plan.GoRaises(before, before, module, true); len(got) != 0 {
 		t.Errorf("without a raise: %+v, want none", got)
 	}
 }

@@ -111,6 +111,7 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 			ff.Fix, ff.Reason, ff.Revert = "", held.Reason(), held
 		case d.Fix.Unproven != "" && cfg.Decide == nil:
 			ff.Fix, ff.Reason = "", d.Fix.Unproven+" (fix --verify can try it)"
+			ff.NeedsGo = s.needsGo
 		case reqErr != nil:
 			ff.Fix, ff.Reason = "", reqErr.Error()
 			var unchecked *uncheckedError
