@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/unflake/unflake/plan"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/verify"
@@ -22,6 +23,7 @@ func newFixCmd(opts *options) *cobra.Command {
 		format   string
 		planPath string
 		batch    int
+		raiseGo  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "fix [flags] PATTERNS",
@@ -51,7 +53,14 @@ REV are looked at.
 With --plan PLAN.json --batch K (a plan saved by unflake plan --json) it
 applies exactly batch K: only the batch's files are analysed and rewritten.
 A file that changed since the plan was made is analysed again; if it now
-has a fix the plan did not list, it is held back and reported (exit 1).`,
+has a fix the plan did not list, it is held back and reported (exit 1).
+
+With --raise-go, a module whose go directive holds fixes back (synctest
+needs go1.25) gets its go line raised to the lowest version that unlocks
+them, when the installed toolchain supports it, and those fixes are
+applied; the summary and the diff show the go.mod change. Without the
+flag the go line is never changed (unflake plan counts what it would
+unlock).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(format); err != nil {
 				return err
@@ -68,15 +77,19 @@ has a fix the plan did not list, it is held back and reported (exit 1).`,
 				if format != formatText {
 					return fmt.Errorf("--plan: --format %s is not supported, only the text diff", format)
 				}
+				if raiseGo {
+					return fmt.Errorf("--raise-go: not supported with --plan")
+				}
 				return batchRun(opts, args, planPath, batch, diff)
 			}
-			return fixRun(opts, args, diff, format)
+			return fixRun(opts, args, diff, format, raiseGo)
 		},
 	}
 	cmd.Flags().BoolVar(&diff, "diff", false, "print a unified diff instead of writing files")
 	addFormatFlag(cmd, &format)
 	cmd.Flags().StringVar(&planPath, "plan", "", "apply one batch of the plan in `PLAN.json` (with --batch)")
 	cmd.Flags().IntVar(&batch, "batch", 0, "with --plan, the batch `K` to apply")
+	cmd.Flags().BoolVar(&raiseGo, "raise-go", false, "raise a module's go directive where a newer go version unlocks fixes, and apply them")
 	addAnalysisFlags(cmd, opts)
 	addChangedSinceFlag(cmd, opts)
 	addVerifyFlags(cmd, opts)
@@ -105,12 +118,22 @@ func addVerifyFlags(cmd *cobra.Command, opts *options) {
 	}
 }
 
-func fixRun(opts *options, patterns []string, diff bool, format string) error {
+func fixRun(opts *options, patterns []string, diff bool, format string, raiseGo bool) error {
 	selected, err := opts.selectedRules()
 	if err != nil {
 		return err
 	}
-	res, v, base, err := opts.analyse(patterns)
+	var (
+		res    *rewrite.Result
+		v      *verify.Verification
+		base   string
+		raises []plan.GoRaise
+	)
+	if raiseGo {
+		res, v, base, raises, err = opts.raisedFix(patterns)
+	} else {
+		res, v, base, err = opts.analyse(patterns)
+	}
 	if err != nil {
 		return err
 	}
@@ -133,6 +156,9 @@ func fixRun(opts *options, patterns []string, diff bool, format string) error {
 	}
 	if errs == nil || len(res.Changes) > 0 {
 		s := summary(res, diff)
+		if len(raises) > 0 {
+			s += "; " + raiseSummary(raises, diff)
+		}
 		if v != nil {
 			s += "; " + verifySummary(v, base)
 		}

@@ -36,7 +36,11 @@ It prints Markdown for a tracking issue, or with --json the same as data
 with: unflake fix --plan plan.json --batch K PATTERNS
 
 The saving is a static estimate (constant sleeps removed, polls bounded);
-with --verify the measured before/after test times replace it.`,
+with --verify the measured before/after test times replace it.
+
+Where a module's go directive holds fixes back (synctest needs go1.25),
+the plan says per module how many more fixes the lowest go version that
+unlocks them would give (goRaise); unflake fix --raise-go applies them.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if maxFiles < 1 {
 				return fmt.Errorf("--max-files %d: must be at least 1", maxFiles)
@@ -88,6 +92,9 @@ func planRun(opts *options, patterns []string, asJSON bool, po plan.Options) err
 			return fmt.Errorf("%s: %v", ownersPath, err)
 		}
 		po.Owners, po.OwnersFile = owners, ownersPath
+	}
+	if in.GoRaises, err = opts.goRaises(patterns, res, base, opts.verify); err != nil {
+		return err
 	}
 	p := plan.Make(in, po)
 	if asJSON {

@@ -55,6 +55,16 @@ func (p *Plan) Markdown() string {
 		}
 	}
 
+	if len(p.GoRaise) > 0 {
+		b.WriteString("\n## Go directive\n\n")
+		b.WriteString("Fixes that a newer `go` line in go.mod would unlock (`unflake fix --raise-go` raises it and applies them):\n\n")
+		b.WriteString("| module | raise to | more fixes | estimated saving |\n")
+		b.WriteString("|---|---|---:|---:|\n")
+		for _, r := range p.GoRaise {
+			fmt.Fprintf(&b, "| `%s` | %s | %d | %s |\n", strings.ReplaceAll(r.Module, "|", `\|`), cell(r.To), r.Fixes, seconds(r.EstimatedSavingMs))
+		}
+	}
+
 	b.WriteString("\n## Batches\n\n")
 	if len(p.Batches) == 0 {
 		b.WriteString("No fixable findings.\n")

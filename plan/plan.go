@@ -45,6 +45,9 @@ type Options struct {
 type Input struct {
 	Findings []rewrite.Finding
 	Changes  map[string]FileChange
+	// GoRaises is what raising the modules' go directives would unlock
+	// (see GoRaises); nil when that was not looked at.
+	GoRaises []GoRaise
 }
 
 // FileChange is one file's content before and after the fixes.
@@ -59,7 +62,10 @@ type Plan struct {
 	Codeowners string        `json:"codeowners"`
 	Batches    []Batch       `json:"batches"`
 	Rules      []RuleSummary `json:"rules"`
-	Totals     Totals        `json:"totals"`
+	// GoRaise lists, per module, the fixes a newer go directive would
+	// unlock (fix --raise-go applies them); [] when there are none.
+	GoRaise []GoRaise `json:"goRaise"`
+	Totals  Totals    `json:"totals"`
 }
 
 // Batch is one pull request's worth of files.
@@ -131,6 +137,10 @@ func Make(in Input, opts Options) *Plan {
 		Codeowners: opts.OwnersFile,
 		Batches:    []Batch{},
 		Rules:      summarizeRules(in.Findings, measured),
+		GoRaise:    slices.Clone(in.GoRaises),
+	}
+	if p.GoRaise == nil {
+		p.GoRaise = []GoRaise{}
 	}
 	if measured {
 		p.Estimate = EstimateMeasured

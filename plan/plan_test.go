@@ -283,6 +283,7 @@ func TestMakeJSON(t *testing.T) {
       "estimatedSavingMs": 1200
     }
   ],
+  "goRaise": [],
   "totals": {
     "findings": 2,
     "fixable": 1,

@@ -102,7 +102,7 @@ func (cfg *Config) openCache() *resultCache {
 
 // cacheable reports whether cfg's run may use the cache at all.
 func (cfg *Config) cacheable() bool {
-	return cfg.Cache != "" && cfg.Only == nil && cfg.Decide == nil
+	return cfg.Cache != "" && cfg.Only == nil && cfg.Decide == nil && cfg.GoAs == nil
 }
 
 func (c *resultCache) path() string { return entryPath(c.dir, c.key, "-r") }

@@ -75,6 +75,15 @@ type Config struct {
 	// (cache.go): a run whose inputs are unchanged since a stored run
 	// returns that run's result without loading anything.
 	Cache string
+
+	// GoAs, if set, analyses the packages of a main module as if its
+	// go.mod declared a newer go version: given the go.mod path, it
+	// returns that version ("go1.25"), or "" to keep the declared one (an
+	// older one is ignored too). The fixes that passed a version gate
+	// only thanks to it carry the version they need (Finding.NeedsGo).
+	// go.mod itself is not changed: the caller edits it when it keeps
+	// the result. Plans use it to count what a raise would unlock.
+	GoAs func(gomod string) string
 }
 
 // Result is what a run found and would change.
@@ -303,6 +312,7 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result, claimed map[strin
 			continue // a dependency: never ours to rewrite
 		}
 		j := &job{pkg: p, refused: map[string]*WriteError{}, opts: cfg.Options, printed: map[*ast.File][]byte{}}
+		j.declaredGo = cfg.raiseGo(p)
 		for i, path := range p.CompiledGoFiles {
 			if i >= len(p.Syntax) || !isTestFile(path) {
 				continue
@@ -387,6 +397,9 @@ type job struct {
 	// before any fix edits it: every rule with fixes, and every trial of
 	// fixes, starts from that print, which is the same for the same tree.
 	printed map[*ast.File][]byte
+	// declaredGo is the go version the package's module declares when
+	// Config.GoAs raised it (raiseGo), else "".
+	declaredGo string
 }
 
 type jobResult struct {

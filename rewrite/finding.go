@@ -63,6 +63,14 @@ type Finding struct {
 	// 1 when it has one): verification tries them in order.
 	Variant  int `json:"variant,omitempty"`
 	Variants int `json:"variants,omitempty"`
+	// NeedsGo is set on a fix found only because Config.GoAs raised the
+	// module's go version: the highest version gate its rule passed in
+	// the package that the declared version would have failed
+	// ("go1.25"). Raising go.mod to it keeps the fix valid. It is also
+	// set on a finding not fixed only because its fix is unproven
+	// (Reason says fix --verify can try it), so that a raise can count
+	// what verification could try.
+	NeedsGo string `json:"needsGo,omitempty"`
 
 	code string // the matched code, whitespace-normalised, for the ID
 }

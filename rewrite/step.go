@@ -111,6 +111,7 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 			ff.Fix, ff.Reason, ff.Revert = "", held.Reason(), held
 		case d.Fix.Unproven != "" && cfg.Decide == nil:
 			ff.Fix, ff.Reason = "", d.Fix.Unproven+" (fix --verify can try it)"
+			ff.NeedsGo = s.needsGo
 		case reqErr != nil:
 			ff.Fix, ff.Reason = "", reqErr.Error()
 			var unchecked *uncheckedError
@@ -124,6 +125,7 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 			out.refused = append(out.refused, w)
 		default:
 			ff.Unproven = d.Fix.Unproven != ""
+			ff.NeedsGo = s.needsGo
 			fixable = append(fixable, i)
 			findingOf[i] = len(out.findings)
 		}
@@ -270,6 +272,7 @@ type session struct {
 	diags    []rule.Diagnostic
 	required map[string]error // Pass.Require's answers in this run
 	variants map[int]int      // index into diags → the form of its fix to apply, when not the first
+	needsGo  string           // the highest go version granted only by Config.GoAs ("go1.25"), or ""
 }
 
 // fix returns the form of diagnostic i's fix to apply.
@@ -326,6 +329,10 @@ func (j *job) newSession(r *rule.Rule, cur *state, files map[string]*ast.File, m
 			s.required[modPath] = err
 			return missing, err
 		},
+	}
+	if j.declaredGo != "" {
+		s.pass.TypesInfo = raisedInfo(cur.info, cur.syntax, j.declaredGo, goVersion)
+		s.pass.Granted = func(min string) { s.granted(j.declaredGo, min) }
 	}
 	return s
 }

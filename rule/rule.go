@@ -114,6 +114,12 @@ type Pass struct {
 	// well as the package's scope, or the package stops building where
 	// those files are in. Nil means none are known.
 	Excluded func(name string) bool
+
+	// Granted, if set, is called with min each time FileUsesGo allows a
+	// feature of go version min. A driver that analyses a module as if
+	// its go directive were raised uses it to learn the lowest version
+	// the fixes need (rewrite.Config.GoAs); rules never call it.
+	Granted func(min string)
 }
 
 // FileVersion returns the go version that governs f ("go1.22"), taking
@@ -131,7 +137,11 @@ func (p *Pass) FileVersion(f *ast.File) string {
 // version the tool supports, so a feature gated on it is not used.
 func (p *Pass) FileUsesGo(f *ast.File, min string) bool {
 	v := p.FileVersion(f)
-	return version.IsValid(v) && version.Compare(version.Lang(v), version.Lang(min)) >= 0
+	ok := version.IsValid(v) && version.Compare(version.Lang(v), version.Lang(min)) >= 0
+	if ok && p.Granted != nil {
+		p.Granted(min)
+	}
+	return ok
 }
 
 // Values returns the options of the pass's rule in this run.

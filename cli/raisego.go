@@ -1,0 +1,271 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	goversion "go/version"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/unflake/unflake/plan"
+	"github.com/unflake/unflake/rewrite"
+	"github.com/unflake/unflake/verify"
+)
+
+// goRaises analyses the files where res left a finding unfixed once more,
+// with every main module's go version raised to the newest the installed
+// toolchain supports, and returns what that unlocks per module (module
+// directories relative to base). It never changes a file.
+//
+// With unproven set, fixes the raised analysis leaves unproven count too:
+// the caller verifies them (--verify).
+func (o *options) goRaises(patterns []string, res *rewrite.Result, base string, unproven bool) ([]plan.GoRaise, error) {
+	unfixed := map[string]bool{}
+	for _, f := range res.Findings {
+		if !f.Fixed {
+			unfixed[f.File] = true
+		}
+	}
+	if len(unfixed) == 0 {
+		return nil, nil
+	}
+	cfg, err := o.engineConfig(patterns)
+	if err != nil {
+		return nil, err
+	}
+	top, err := toolchainGo(cfg)
+	if err != nil {
+		return nil, err
+	}
+	prev := cfg.Only
+	cfg.Only = func(path string) bool { return unfixed[path] && (prev == nil || prev(path)) }
+	cfg.GoAs = func(string) string { return top }
+	cfg.Progress = nil
+	raised, err := rewrite.Run(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return plan.GoRaises(res.Findings, raised.Findings, moduleOf(base), unproven), nil
+}
+
+// toolchainGo is the newest go language version ("go1.26") that both the
+// installed go command and unflake's own type-checker support: the
+// highest a module's go line can be raised to here.
+func toolchainGo(cfg *rewrite.Config) (string, error) {
+	cmd := exec.Command("go", "env", "GOVERSION")
+	cmd.Dir, cmd.Env = cfg.Dir, cfg.Env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOVERSION: %v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	v := goversion.Lang(strings.TrimSpace(string(out)))
+	if own := goversion.Lang(runtime.Version()); own != "" && (v == "" || goversion.Compare(own, v) < 0) {
+		v = own
+	}
+	if v == "" {
+		return "", fmt.Errorf("go env GOVERSION: %q is not a go version", strings.TrimSpace(string(out)))
+	}
+	return v, nil
+}
+
+// moduleOf returns the module directory of a file, relative to base.
+func moduleOf(base string) func(file string) string {
+	return func(file string) string { return rel(base, moduleDir(file)) }
+}
+
+// moduleDir is the directory of the nearest go.mod at or above file's.
+func moduleDir(file string) string {
+	start := filepath.Dir(file)
+	for d := start; ; {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return start
+		}
+		d = parent
+	}
+}
+
+// raisedFix is fix --raise-go: it learns what a raise unlocks per module
+// (counting the unproven fixes under --verify), runs the analysis with
+// those modules at their new versions (verified under --verify), and adds
+// each raised go.mod to the changes, at the version the analysis ran at.
+// A module whose unlocked fixes were all held back is not raised. With no
+// unlocked fix it is the plain analysis.
+func (o *options) raisedFix(patterns []string) (*rewrite.Result, *verify.Verification, string, []plan.GoRaise, error) {
+	cfg, err := o.engineConfig(patterns)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	base := cfg.Dir
+	static, err := rewrite.Run(cfg)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	raises, err := o.goRaises(patterns, static, base, o.verify)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	if len(raises) == 0 {
+		res, v, base, err := o.analyse(patterns)
+		return res, v, base, nil, err
+	}
+	// Verification may hold back every fix a raise unlocks in a module:
+	// then its go line stays, and the analysis runs again without its
+	// raise (the fixes that remain must not use what it would allow).
+	for {
+		res, v, err := o.runRaised(patterns, raises, base)
+		if err != nil {
+			return nil, nil, "", nil, err
+		}
+		kept := map[string]plan.GoRaise{}
+		for _, r := range plan.GoRaises(static.Findings, res.Findings, moduleOf(base), false) {
+			kept[r.Module] = r
+		}
+		var still []plan.GoRaise
+		for _, r := range raises {
+			if k, ok := kept[r.Module]; ok {
+				// The go line goes to the version the analysis ran at.
+				r.Fixes, r.EstimatedSavingMs = k.Fixes, k.EstimatedSavingMs
+				still = append(still, r)
+			}
+		}
+		if len(still) == len(raises) {
+			for _, r := range raises {
+				gomod := filepath.Join(base, filepath.FromSlash(r.Module), "go.mod")
+				if err := raiseGoLine(res, gomod, r.To); err != nil {
+					return nil, nil, "", nil, err
+				}
+			}
+			slices.SortFunc(res.Changes, func(a, b rewrite.Change) int { return strings.Compare(a.Path, b.Path) })
+			return res, v, base, raises, nil
+		}
+		if len(still) == 0 {
+			res, v, base, err := o.analyse(patterns)
+			return res, v, base, nil, err
+		}
+		raises = still
+	}
+}
+
+// runRaised runs the analysis (verified under --verify) with each module
+// of raises analysed at its To version.
+func (o *options) runRaised(patterns []string, raises []plan.GoRaise, base string) (*rewrite.Result, *verify.Verification, error) {
+	// The go command may name a go.mod through another path (a symbolic
+	// link in the directory): match by real path.
+	to := map[string]string{}
+	for _, r := range raises {
+		to[realPath(filepath.Join(base, filepath.FromSlash(r.Module), "go.mod"))] = r.To
+	}
+	cfg, err := o.engineConfig(patterns)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.GoAs = func(gomod string) string { return to[realPath(gomod)] }
+	if o.verify {
+		return o.runVerified(cfg)
+	}
+	res, err := rewrite.Run(cfg)
+	return res, nil, err
+}
+
+// realPath is path with symbolic links resolved, or path when that fails.
+func realPath(path string) string {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return r
+	}
+	return path
+}
+
+// raiseGoLine adds to res the change of gomod that sets its go line to
+// version ver ("go1.25" is written "go 1.25.0"), on top of any change the
+// fixes already make to it (added requirements), and drops a toolchain
+// line older than that, as `go get go@1.25.0` does. The go command edits
+// a copy: go.mod is not written here.
+func raiseGoLine(res *rewrite.Result, gomod, ver string) error {
+	i := slices.IndexFunc(res.Changes, func(c rewrite.Change) bool { return realPath(c.Path) == realPath(gomod) })
+	var old, cur []byte
+	mode := os.FileMode(0o644)
+	if i >= 0 {
+		old, cur, mode = res.Changes[i].Old, res.Changes[i].New, res.Changes[i].Mode
+	} else {
+		data, err := os.ReadFile(gomod)
+		if err != nil {
+			return err
+		}
+		old, cur = data, data
+		if st, err := os.Stat(gomod); err == nil {
+			mode = st.Mode().Perm()
+		}
+	}
+	tmp, err := os.MkdirTemp("", "unflake-raisego-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	copyPath := filepath.Join(tmp, "go.mod")
+	if err := os.WriteFile(copyPath, cur, 0o644); err != nil {
+		return err
+	}
+	goEdit := func(args ...string) ([]byte, error) {
+		cmd := exec.Command("go", append(append([]string{"mod", "edit"}, args...), copyPath)...)
+		cmd.Dir = tmp
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("%s: go mod edit: %v: %s", gomod, err, strings.TrimSpace(stderr.String()))
+		}
+		return out, nil
+	}
+	out, err := goEdit("-json")
+	if err != nil {
+		return err
+	}
+	var mf struct{ Toolchain string }
+	if err := json.Unmarshal(out, &mf); err != nil {
+		return fmt.Errorf("%s: go mod edit -json: %v", gomod, err)
+	}
+	line := strings.TrimPrefix(ver, "go") + ".0"
+	args := []string{"-go=" + line}
+	if mf.Toolchain != "" && goversion.Compare(mf.Toolchain, "go"+line) <= 0 {
+		args = append(args, "-toolchain=none")
+	}
+	if _, err := goEdit(args...); err != nil {
+		return err
+	}
+	next, err := os.ReadFile(copyPath)
+	if err != nil {
+		return err
+	}
+	c := rewrite.Change{Path: gomod, Old: old, New: next, Mode: mode}
+	if i >= 0 {
+		res.Changes[i] = c
+	} else {
+		res.Changes = append(res.Changes, c)
+	}
+	return nil
+}
+
+// raiseSummary says which go lines fix --raise-go raised, for the summary:
+// "raised go.mod to go1.25 (1 more fix)".
+func raiseSummary(raises []plan.GoRaise, diff bool) string {
+	verb := "raised"
+	if diff {
+		verb = "would raise"
+	}
+	var parts []string
+	for _, r := range raises {
+		parts = append(parts, fmt.Sprintf("%s %s to %s (unlocks %s)", verb, filepath.ToSlash(filepath.Join(r.Module, "go.mod")), r.To, plural(r.Fixes, "fix")))
+	}
+	return strings.Join(parts, "; ")
+}

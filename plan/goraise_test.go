@@ -1,0 +1,59 @@
+package plan_test
+
+import (
+	"path"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/unflake/unflake/plan"
+	"github.com/unflake/unflake/rewrite"
+)
+
+func TestGoRaises(t *testing.T) {
+	t.Parallel()
+	before := []rewrite.Finding{
+		{ID: "a", File: "m/a_test.go"},              // unlocked at go1.25
+		{ID: "b", File: "m/a_test.go", Fixed: true}, // fixed anyway
+		{ID: "c", File: "m/sub/c_test.go"},          // unlocked at go1.24
+		{ID: "d", File: "n/d_test.go"},              // still not fixed
+		{ID: "e", File: "n/e_test.go"},              // fixed without a gate: not the raise's doing
+		{ID: "f", File: "n/f_test.go"},              // unproven at go1.25
+	}
+	raised := []rewrite.Finding{
+		{ID: "a", File: "m/a_test.go", Fixed: true, NeedsGo: "go1.25", SavingMs: 50},
+		{ID: "b", File: "m/a_test.go", Fixed: true, NeedsGo: "go1.25", SavingMs: 10},
+		{ID: "c", File: "m/sub/c_test.go", Fixed: true, NeedsGo: "go1.24", SavingMs: 7},
+		{ID: "d", File: "n/d_test.go"},
+		{ID: "e", File: "n/e_test.go", Fixed: true},
+		{ID: "f", File: "n/f_test.go", NeedsGo: "go1.25", SavingMs: 100},
+	}
+	module := func(file string) string { return strings.SplitN(path.Dir(file), "/", 2)[0] }
+	got := plan.GoRaises(before, raised, module, false)
+	want := []plan.GoRaise{{Module: "m", To: "go1.25", Fixes: 2, EstimatedSavingMs: 57}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("GoRaises = %+v, want %+v", got, want)
+	}
+	got = plan.GoRaises(before, raised, module, true)
+	want = append(want, plan.GoRaise{Module: "n", To: "go1.25", Fixes: 1, EstimatedSavingMs: 100})
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("GoRaises with unproven = %+v, want %+v", got, want)
+	}
+	if got := plan.GoRaises(before, before, module, true); len(got) != 0 {
+		t.Errorf("without a raise: %+v, want none", got)
+	}
+}
+
+func TestMarkdownGoRaise(t *testing.T) {
+	t.Parallel()
+	p := plan.Make(plan.Input{GoRaises: []plan.GoRaise{{Module: ".", To: "go1.25", Fixes: 3, EstimatedSavingMs: 1500}}}, plan.Options{})
+	md := p.Markdown()
+	for _, want := range []string{"## Go directive", "| `.` | go1.25 | 3 | 1.5 s |", "fix --raise-go"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if md := plan.Make(plan.Input{}, plan.Options{}).Markdown(); strings.Contains(md, "Go directive") {
+		t.Errorf("a plan without raises shows the section:\n%s", md)
+	}
+}
