@@ -88,7 +88,7 @@ func (w *walker) endedAt(root ast.Node) {
 			w.ended[fun] = map[string]bool{}
 		}
 		w.ended[fun][m] = true
-		w.ended[fun][typeKey(v.Type())+"."+m] = true
+		w.ended[fun][effects.TypeKey(v.Type())+"."+m] = true
 	}
 	ast.Inspect(root, func(n ast.Node) bool {
 		list := match.StmtList(n)
@@ -234,18 +234,4 @@ func (w *walker) cleanupOf(st ast.Stmt, v *types.Var) string {
 		}
 	}
 	return ""
-}
-
-// typeKey names the named type t is, or points to, as package effects
-// does (Effect.Type): "import/path.Name"; or "".
-func typeKey(t types.Type) string {
-	t = types.Unalias(t)
-	if p, ok := t.(*types.Pointer); ok {
-		t = types.Unalias(p.Elem())
-	}
-	n, ok := t.(*types.Named)
-	if !ok || n.Obj().Pkg() == nil {
-		return ""
-	}
-	return n.Obj().Pkg().Path() + "." + n.Obj().Name()
 }

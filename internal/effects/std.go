@@ -242,6 +242,16 @@ func namedOf(t types.Type) *types.Named {
 	return n
 }
 
+// TypeKey names the named type t is, or points to, the way Effect.Type
+// does ("import/path.Name"), or returns "" for any other type.
+func TypeKey(t types.Type) string {
+	n := namedOf(t)
+	if n == nil || n.Obj().Pkg() == nil {
+		return ""
+	}
+	return n.Obj().Pkg().Path() + "." + n.Obj().Name()
+}
+
 // Key names fn across type-checks of its package: "import/path.Name" or
 // "import/path.Type.Method". Objects of the same function from export data
 // and from source have the same key.

@@ -206,13 +206,11 @@ func (s *summariser) scanOf(fn *types.Func) *scan {
 	s.scans[fn] = sc
 	sig := fn.Type().(*types.Signature)
 	if r := sig.Recv(); r != nil {
-		if n := namedOf(r.Type()); n != nil && n.Obj().Pkg() != nil {
-			sc.recv = n.Obj().Pkg().Path() + "." + n.Obj().Name()
-		}
+		sc.recv = TypeKey(r.Type())
 	}
 	for i := 0; i < sig.Results().Len(); i++ {
-		if n := namedOf(sig.Results().At(i).Type()); n != nil && n.Obj().Pkg() != nil {
-			sc.returns[n.Obj().Pkg().Path()+"."+n.Obj().Name()] = true
+		if k := TypeKey(sig.Results().At(i).Type()); k != "" {
+			sc.returns[k] = true
 		}
 	}
 	fd := s.decls[fn]

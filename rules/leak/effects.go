@@ -35,25 +35,11 @@ func (c *checker) startedBy(s *site) bool {
 		return false
 	}
 	for _, e := range sum.Effects {
-		if e.Kind == effects.GoroutineEnds && e.Ends == s.lc.method && (e.Type == "" || e.Type == typeKey(s.v.Type())) {
+		if e.Kind == effects.GoroutineEnds && e.Ends == s.lc.method && (e.Type == "" || e.Type == effects.TypeKey(s.v.Type())) {
 			return true
 		}
 	}
 	return false
-}
-
-// typeKey names the named type t is, or points to, as effects does:
-// "import/path.Name"; or "".
-func typeKey(t types.Type) string {
-	t = types.Unalias(t)
-	if p, ok := t.(*types.Pointer); ok {
-		t = types.Unalias(p.Elem())
-	}
-	n, ok := t.(*types.Named)
-	if !ok || n.Obj().Pkg() == nil {
-		return ""
-	}
-	return n.Obj().Pkg().Path() + "." + n.Obj().Name()
 }
 
 // unstoppableOther reports a value without a lifecycle method made by fn,
