@@ -27,31 +27,6 @@ func buildUnflake(dir string) (string, error) {
 	return bin, cmd.Run()
 }
 
-// goEnv is an environment for the go command made of nothing but what it
-// needs: no variable of the caller's environment reaches the runs.
-func goEnv(t *testing.T) []string {
-	t.Helper()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command")
-	}
-	out, err := exec.Command(gobin, "env", "GOCACHE", "GOMODCACHE").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	vals := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return []string{
-		"PATH=" + filepath.Dir(gobin),
-		"HOME=" + t.TempDir(),
-		"GOCACHE=" + vals[0],
-		"GOMODCACHE=" + vals[1],
-		"GOPROXY=off",
-		"GOTOOLCHAIN=local",
-		"GOWORK=off",
-		"GOFLAGS=",
-	}
-}
-
 // syncProxy is a module proxy (a directory for GOPROXY=file://) holding
 // one version of golang.org/x/sync with what spawn's errgroup fix uses, so
 // that the fix can add the requirement to go.mod without the network.
@@ -221,7 +196,7 @@ func sortFindings(fs []finding) {
 // go vet -vettool=unflake reports what unflake check reports: the same
 // positions, rule names and messages, for the same selection of rules.
 func TestVetToolReportsWhatCheckReports(t *testing.T) {
-	dir, env := demo(t), goEnv(t)
+	dir, env := demo(t), testmod.GoEnv(t)
 	for _, c := range []struct {
 		name                 string
 		vet, check, patterns []string
@@ -255,7 +230,7 @@ func TestVetToolReportsWhatCheckReports(t *testing.T) {
 // that also change go.mod, which its text edits cannot: there the file is
 // left as it was, and the finding says why.
 func TestFixToolFixesWhatFixFixes(t *testing.T) {
-	env := goEnv(t)
+	env := testmod.GoEnv(t)
 	for i, kv := range env {
 		if strings.HasPrefix(kv, "GOPROXY=") {
 			env[i] = "GOPROXY=file://" + filepath.ToSlash(syncProxy(t))

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/unflake/unflake/internal/testmod"
 )
 
 // registerStub is the API of github.com/golangci/plugin-module-register
@@ -83,7 +85,7 @@ replace github.com/golangci/plugin-module-register => ./registermod
 			t.Fatal(err)
 		}
 	}
-	env := append(goEnv(t), "GOSUMDB=off")
+	env := append(testmod.GoEnv(t), "GOSUMDB=off")
 	for i, kv := range env {
 		if kv == "GOFLAGS=" {
 			env[i] = "GOFLAGS=-mod=mod"

@@ -49,33 +49,6 @@ func write(t *testing.T, res *seal.Result) {
 	}
 }
 
-// goEnv is an environment for the go command built from nothing but what
-// it needs: no variable of the caller's environment reaches the tests it
-// runs. extra is added.
-func goEnv(t *testing.T, extra ...string) []string {
-	t.Helper()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command")
-	}
-	out, err := exec.Command(gobin, "env", "GOCACHE", "GOMODCACHE").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	vals := strings.Split(strings.TrimSpace(string(out)), "\n")
-	env := []string{
-		"PATH=" + filepath.Dir(gobin),
-		"HOME=" + t.TempDir(),
-		"GOCACHE=" + vals[0],
-		"GOMODCACHE=" + vals[1],
-		"GOPROXY=off",
-		"GOTOOLCHAIN=local",
-		"GOWORK=off",
-		"GOFLAGS=-mod=mod",
-	}
-	return append(env, extra...)
-}
-
 func goCmd(t *testing.T, dir string, env []string, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command("go", args...)
@@ -180,7 +153,7 @@ func TestRun(t *testing.T) {
 	}
 
 	write(t, res)
-	if out, err := goCmd(t, dir, goEnv(t), "vet", "./..."); err != nil {
+	if out, err := goCmd(t, dir, testmod.GoEnv(t, "GOFLAGS=-mod=mod"), "vet", "./..."); err != nil {
 		t.Fatalf("go vet on the sealed module: %v\n%s", err, out)
 	}
 
@@ -216,7 +189,7 @@ func TestRun(t *testing.T) {
 // variables they read set: they fail before the seal and pass after it.
 func TestSealedTestsIgnoreTheEnvironment(t *testing.T) {
 	dir := writeModule(t, "module")
-	env := goEnv(t, "APP_HOME=/home/dev", "APP_DEBUG=1", "EXT_TOKEN=secret")
+	env := testmod.GoEnv(t, "GOFLAGS=-mod=mod", "APP_HOME=/home/dev", "APP_DEBUG=1", "EXT_TOKEN=secret")
 	out, err := goCmd(t, dir, env, "test", "./...")
 	if err == nil {
 		t.Fatalf("before the seal the tests passed in a polluted environment:\n%s", out)

@@ -33,7 +33,7 @@ func TestFunctionFormKeepsBodyAndPower(t *testing.T) {
 	}
 	dir := t.TempDir()
 	testmod.WriteFiles(t, dir, a.Files)
-	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	env := testmod.GoEnv(t, "GOFLAGS=-mod=mod")
 
 	res, err := rewrite.Run(&rewrite.Config{
 		Dir:      dir,

@@ -1,0 +1,37 @@
+package testmod
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// GoEnv is an environment for the go command built from nothing but what
+// it needs: no variable of the caller's environment reaches the runs. The
+// build and module caches are the caller's (read once through go env),
+// the network is off, and extra is added; a later entry for the same
+// variable wins. It skips the test when there is no go command.
+func GoEnv(t testing.TB, extra ...string) []string {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	out, err := exec.Command(gobin, "env", "GOCACHE", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := strings.Split(strings.TrimSpace(string(out)), "\n")
+	env := []string{
+		"PATH=" + filepath.Dir(gobin),
+		"HOME=" + t.TempDir(),
+		"GOCACHE=" + vals[0],
+		"GOMODCACHE=" + vals[1],
+		"GOPROXY=off",
+		"GOTOOLCHAIN=local",
+		"GOWORK=off",
+		"GOFLAGS=",
+	}
+	return append(env, extra...)
+}
