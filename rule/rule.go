@@ -216,6 +216,24 @@ type Fix struct {
 	// that passes every run. Each is a complete unproven Fix without
 	// Alternatives of its own; plain fix never applies any of them.
 	Alternatives []*Fix
+
+	// Probe, when set on an unproven fix, is a form of the code that
+	// must make the affected tests fail for the fix to be tried at all:
+	// the wait the fix replaces removed, with nothing in its place. A
+	// fix that polls for the state the test's checks assert is right
+	// only when those checks wait for a change; if they pass without
+	// any wait, the wait may give an unwanted event the time to happen,
+	// and a poll would pass at once. Verification applies the probes
+	// first, instead of the fixes, and runs the tests as after a fix: a
+	// fix whose probe fails a test in some run is then tried as usual;
+	// one whose probe passes every run is held back with ProbeHolds as
+	// the reason. Plain fix never applies a probe. The probe is a
+	// complete Fix without Probe or Alternatives of its own.
+	Probe *Fix
+
+	// ProbeHolds is the finding's reason when the tests pass every run
+	// with Probe ("the checks hold without waiting: ...").
+	ProbeHolds string
 }
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
