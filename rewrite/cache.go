@@ -287,6 +287,7 @@ func (cfg *Config) optionsKey() ([sha256.Size]byte, error) {
 		r.Flags.VisitAll(func(f *flag.Flag) { flags = append(flags, fmt.Sprintf("%s=%v", f.Name, vals.Get(f.Name))) })
 		field("rule "+r.Name, flags...)
 	}
+	field("options", cfg.Options.Explicit()...) // a rule may read another's option
 	field("env", keyEnv(cfg.env())...)
 	var key [sha256.Size]byte
 	h.Sum(key[:0])

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"sort"
 	"time"
 )
 
@@ -37,6 +38,19 @@ func (o *Options) Set(r *Rule, name, text string) error {
 	}
 	o.set[optionKey{r.Name, name}] = v
 	return nil
+}
+
+// Explicit returns the values the run sets explicitly, as
+// "rule.option=value", sorted. A rule may read another rule's option
+// (waitfor bounds its polls by attemptloop's poll-timeout), so a result
+// keyed on a run's options keys on these, whichever rules run.
+func (o Options) Explicit() []string {
+	var out []string
+	for k, v := range o.set {
+		out = append(out, fmt.Sprintf("%s.%s=%v", k.rule, k.flag, v))
+	}
+	sort.Strings(out)
+	return out
 }
 
 // SetFlags sets, for each option of r that fs has seen on a command line

@@ -15,6 +15,7 @@ import (
 	"github.com/unflake/unflake/rules/sleep"
 	"github.com/unflake/unflake/rules/spawn"
 	"github.com/unflake/unflake/rules/testscope"
+	"github.com/unflake/unflake/rules/waitfor"
 	"github.com/unflake/unflake/rules/wallclock"
 )
 
@@ -31,6 +32,9 @@ func All() []*rule.Rule {
 		// wallclock runs after sleep: a test sleep wraps in a bubble keeps
 		// its wall-clock assertions, exact on the virtual clock.
 		wallclock.Rule,
+		// waitfor runs after sleep: a sleep that a bubble holds is on the
+		// virtual clock, and a poll is the cure only for the others.
+		waitfor.Rule,
 		setenv.Rule,
 		spawn.Rule,
 		freeport.Rule,

@@ -69,6 +69,16 @@ func pollTimeout(pass *rule.Pass) time.Duration {
 	return defaultPollTimeout
 }
 
+// PollTimeout returns the run's --poll-timeout: the least budget of a
+// poll a rule writes. Other rules that write polls (waitfor) share it, so
+// one option bounds every poll unflake writes.
+func PollTimeout(opts rule.Options) time.Duration {
+	if d := opts.For(Rule).Duration(pollTimeoutFlag); d > 0 {
+		return d
+	}
+	return defaultPollTimeout
+}
+
 // prefilter: a file that waits through the time package names it in an
 // import and calls Sleep or After.
 func prefilter(src []byte, _ rule.Values) bool {

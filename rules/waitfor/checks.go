@@ -1,0 +1,475 @@
+package waitfor
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strings"
+	"unicode"
+
+	"github.com/unflake/unflake/internal/match"
+)
+
+// A group is what a wait is followed by: statements that read state (x :=
+// read()) and checks of it, up to the first statement that is neither.
+type group struct {
+	c      *checker
+	stmts  []ast.Stmt // the defines and checks, in order
+	checks []*check
+}
+
+// A check is one statement that fails the test unless a condition holds.
+type check struct {
+	stmt ast.Stmt
+	// An if statement that fails the test: if init; fails { t.Fatal() }.
+	init  *ast.AssignStmt
+	fails ast.Expr
+	// A testify assertion: require.Equal(t, 2, n), or a.Equal(2, n) on
+	// an *assert.Assertions or *require.Assertions.
+	assert *ast.CallExpr
+	fn     *types.Func
+	args   []ast.Expr // the assertion's arguments after the testing.T
+}
+
+func (g *group) noun() string {
+	if len(g.checks) == 1 {
+		return "check"
+	}
+	return fmt.Sprintf("%d checks", len(g.checks))
+}
+
+// testifyPaths are the assertion packages whose assertions count as checks.
+const (
+	assertPath  = "github.com/stretchr/testify/assert"
+	requirePath = "github.com/stretchr/testify/require"
+)
+
+// notAssertions are testify functions that are not checks of a state: they
+// poll on their own, run a function, or fail unconditionally.
+var notAssertions = []string{"Eventually", "Never", "Panics", "NotPanics", "Fail", "Condition", "WithinDuration", "WithinRange", "CallerInfo", "New", "ObjectsAre", "HTTP"}
+
+// group returns the defines and checks that start list, or nil when list
+// does not start with a check of state (after defines).
+func (c *checker) group(list []ast.Stmt) *group {
+	g := &group{c: c}
+	for _, s := range list {
+		if a, ok := s.(*ast.AssignStmt); ok && a.Tok == token.DEFINE {
+			g.stmts = append(g.stmts, s)
+			continue
+		}
+		ck := c.checkOf(s)
+		if ck == nil {
+			break
+		}
+		g.stmts = append(g.stmts, s)
+		g.checks = append(g.checks, ck)
+	}
+	// Defines after the last check are not the group's.
+	for len(g.stmts) > 0 {
+		if _, ok := g.stmts[len(g.stmts)-1].(*ast.AssignStmt); !ok {
+			break
+		}
+		g.stmts = g.stmts[:len(g.stmts)-1]
+	}
+	if len(g.checks) == 0 || !g.readsState() {
+		return nil
+	}
+	return g
+}
+
+// checkOf returns the check s is, or nil.
+func (c *checker) checkOf(s ast.Stmt) *check {
+	switch s := s.(type) {
+	case *ast.IfStmt:
+		if s.Else != nil || len(s.Body.List) == 0 || !c.failsOnly(s.Body.List) {
+			return nil
+		}
+		ck := &check{stmt: s, fails: s.Cond}
+		if s.Init != nil {
+			a, ok := s.Init.(*ast.AssignStmt)
+			if !ok || a.Tok != token.DEFINE {
+				return nil
+			}
+			ck.init = a
+		}
+		return ck
+	case *ast.ExprStmt:
+		call, ok := ast.Unparen(s.X).(*ast.CallExpr)
+		if !ok {
+			return nil
+		}
+		fn := match.Callee(c.info, call)
+		if fn == nil || fn.Pkg() == nil || !c.isAssertion(fn) {
+			return nil
+		}
+		ck := &check{stmt: s, assert: call, fn: fn, args: call.Args}
+		if sig := fn.Type().(*types.Signature); sig.Recv() == nil {
+			if len(call.Args) == 0 {
+				return nil
+			}
+			ck.args = call.Args[1:]
+		}
+		return ck
+	}
+	return nil
+}
+
+// isAssertion reports whether fn is a testify assertion of a state.
+func (c *checker) isAssertion(fn *types.Func) bool {
+	path := fn.Pkg().Path()
+	if path != assertPath && path != requirePath {
+		return false
+	}
+	sig := fn.Type().(*types.Signature)
+	if recv := sig.Recv(); recv != nil && !match.IsNamed(recv.Type(), path, "Assertions") {
+		return false
+	}
+	for _, p := range notAssertions {
+		if strings.HasPrefix(fn.Name(), p) {
+			return false
+		}
+	}
+	// The same assertion must exist in assert, where it returns whether
+	// it held.
+	return c.assertFunc(fn.Name()) != nil
+}
+
+// assertFunc returns assert's function name when this package can reach
+// testify's assert package (imported directly or through require) and it
+// has CollectT, which the poll reports to.
+func (c *checker) assertFunc(name string) *types.Func {
+	pkg := c.assertPkg()
+	if pkg == nil || pkg.Scope().Lookup("CollectT") == nil {
+		return nil
+	}
+	fn, _ := pkg.Scope().Lookup(name).(*types.Func)
+	return fn
+}
+
+func (c *checker) assertPkg() *types.Package {
+	var find func(p *types.Package, depth int) *types.Package
+	find = func(p *types.Package, depth int) *types.Package {
+		for _, imp := range p.Imports() {
+			if imp.Path() == assertPath {
+				return imp
+			}
+			if depth > 0 && imp.Path() == requirePath {
+				if a := find(imp, depth-1); a != nil {
+					return a
+				}
+			}
+		}
+		return nil
+	}
+	return find(c.pass.Pkg, 1)
+}
+
+// failingMethods are the testing methods a check's body calls to fail.
+var failingMethods = []string{"Error", "Errorf", "Fatal", "Fatalf", "Fail", "FailNow"}
+
+// failsOnly reports whether the statements fail the test: at least one
+// calls a failing method of testing (or log.Fatal, panic), and the others
+// only log or return.
+func (c *checker) failsOnly(list []ast.Stmt) bool {
+	fails := false
+	for _, s := range list {
+		switch s := s.(type) {
+		case *ast.ReturnStmt:
+			continue
+		case *ast.ExprStmt:
+			call, ok := ast.Unparen(s.X).(*ast.CallExpr)
+			if !ok {
+				return false
+			}
+			switch {
+			case match.IsMethod(c.info, call, "testing", failingMethods...),
+				match.IsPkgFunc(c.info, call, "log", "Fatal", "Fatalf", "Fatalln", "Panic", "Panicf", "Panicln"),
+				isBuiltin(c.info, call, "panic"):
+				fails = true
+			case match.IsMethod(c.info, call, "testing", "Log", "Logf", "Helper"):
+			default:
+				if fn := match.Callee(c.info, call); fn != nil && fn.Pkg() != nil && (fn.Pkg().Path() == requirePath || fn.Pkg().Path() == assertPath) && strings.HasPrefix(fn.Name(), "Fail") {
+					fails = true
+					continue
+				}
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return fails
+}
+
+func isBuiltin(info *types.Info, call *ast.CallExpr, names ...string) bool {
+	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	b, ok := info.Uses[id].(*types.Builtin)
+	if !ok {
+		return false
+	}
+	for _, n := range names {
+		if b.Name() == n {
+			return true
+		}
+	}
+	return false
+}
+
+// exprs returns the expressions the poll evaluates again: the defines'
+// right-hand sides, the ifs' inits and conditions, the assertions'
+// arguments.
+func (g *group) exprs() []ast.Expr {
+	var out []ast.Expr
+	for _, s := range g.stmts {
+		if a, ok := s.(*ast.AssignStmt); ok {
+			out = append(out, a.Rhs...)
+		}
+	}
+	for _, ck := range g.checks {
+		if ck.init != nil {
+			out = append(out, ck.init.Rhs...)
+		}
+		if ck.fails != nil {
+			out = append(out, ck.fails)
+		}
+		out = append(out, ck.args...)
+	}
+	return out
+}
+
+// readsState reports whether the group reads something another goroutine
+// may change: a call, a field, a package-level variable, a dereference.
+// Checks of locals alone (err from before the wait) are not waits for a
+// state.
+func (g *group) readsState() bool {
+	found := false
+	for _, e := range g.exprs() {
+		ast.Inspect(e, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				if tv, ok := g.c.info.Types[n.Fun]; !ok || !tv.IsType() && !tv.IsBuiltin() {
+					found = true
+				}
+			case *ast.SelectorExpr:
+				if _, ok := g.c.info.Uses[n.Sel].(*types.Var); ok {
+					found = true
+				}
+			case *ast.StarExpr:
+				found = true
+			case *ast.Ident:
+				if v, ok := g.c.info.Uses[n].(*types.Var); ok && match.IsPackageLevel(v) {
+					found = true
+				}
+			}
+			return !found
+		})
+	}
+	return found
+}
+
+// notPollable returns why the group's expressions cannot be evaluated
+// again and again, or "".
+func (g *group) notPollable() string {
+	for _, s := range g.stmts {
+		if a, ok := s.(*ast.AssignStmt); ok {
+			if why := g.c.defineWhy(a); why != "" {
+				return why
+			}
+		}
+	}
+	for _, ck := range g.checks {
+		if ck.init != nil {
+			if why := g.c.defineWhy(ck.init); why != "" {
+				return why
+			}
+		}
+		for _, e := range append([]ast.Expr{ck.fails}, ck.args...) {
+			if e == nil {
+				continue
+			}
+			if why := g.c.readWhy(e); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
+// defineWhy returns why the define a cannot be evaluated again, or "".
+func (c *checker) defineWhy(a *ast.AssignStmt) string {
+	if len(a.Rhs) == 1 && len(a.Lhs) == 2 {
+		if ta, ok := ast.Unparen(a.Rhs[0]).(*ast.TypeAssertExpr); ok {
+			return c.readWhy(ta.X) // v, ok := x.(T) cannot panic
+		}
+		if ix, ok := ast.Unparen(a.Rhs[0]).(*ast.IndexExpr); ok {
+			if why := c.readWhy(ix.X); why != "" {
+				return why
+			}
+			return c.readWhy(ix.Index)
+		}
+	}
+	for _, e := range a.Rhs {
+		if why := c.readWhy(e); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// readWhy returns why evaluating e again and again, before the awaited
+// state has arrived, could do something that evaluating it once after the
+// wait does not (change state, consume a value, panic), or "".
+func (c *checker) readWhy(e ast.Expr) string {
+	why := ""
+	ast.Inspect(e, func(n ast.Node) bool {
+		if why != "" {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			why = "a check holds a function literal"
+		case *ast.UnaryExpr:
+			if n.Op == token.ARROW {
+				why = fmt.Sprintf("a check receives from a channel (%s), which a poll would repeat", types.ExprString(n))
+			}
+		case *ast.IndexExpr:
+			if t := c.info.TypeOf(n.X); t != nil {
+				switch u := t.Underlying().(type) {
+				case *types.Map, *types.Signature:
+				case *types.Array:
+					if _, ok := match.ConstInt(c.info, n.Index); !ok {
+						why = c.indexWhy(n)
+					}
+				default:
+					_ = u
+					if tv, ok := c.info.Types[n.X]; !ok || !tv.IsType() {
+						why = c.indexWhy(n)
+					}
+				}
+			}
+		case *ast.SliceExpr:
+			why = fmt.Sprintf("a check slices %s, which may be shorter before the state arrives: a poll could panic", types.ExprString(n.X))
+		case *ast.TypeAssertExpr:
+			why = fmt.Sprintf("a check asserts the type of %s, which may panic before the state arrives", types.ExprString(n.X))
+		case *ast.CallExpr:
+			why = c.callWhy(n)
+		}
+		return why == ""
+	})
+	return why
+}
+
+func (c *checker) indexWhy(n *ast.IndexExpr) string {
+	return fmt.Sprintf("a check indexes %s, which may be shorter before the state arrives: a poll could panic", types.ExprString(n.X))
+}
+
+// pureBuiltins are the builtins a poll may call again.
+var pureBuiltins = []string{"len", "cap", "min", "max", "real", "imag", "complex"}
+
+// callWhy returns why the call may not be repeated, or "".
+func (c *checker) callWhy(call *ast.CallExpr) string {
+	if tv, ok := c.info.Types[call.Fun]; ok && tv.IsType() {
+		return "" // a conversion
+	}
+	if isBuiltin(c.info, call, pureBuiltins...) {
+		return ""
+	}
+	if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
+		if _, ok := c.info.Uses[id].(*types.Builtin); ok {
+			return fmt.Sprintf("a check calls %s, which a poll would repeat", id.Name)
+		}
+	}
+	fn := match.Callee(c.info, call)
+	if fn == nil {
+		return fmt.Sprintf("a check calls the function value %s, which may change state: a poll would repeat it", types.ExprString(call.Fun))
+	}
+	name := fn.Name()
+	if fn.Pkg() != nil && match.IsStd(fn.Pkg().Path()) {
+		if stdReader(fn) {
+			return ""
+		}
+		return fmt.Sprintf("a check calls %s, which may change state or wait: a poll would repeat it", match.PkgFuncName(fn))
+	}
+	if fn.Pkg() != nil && (fn.Pkg().Path() == assertPath || fn.Pkg().Path() == requirePath) {
+		return "" // the assertion itself (its arguments are checked apart)
+	}
+	if v := verb(name); mutating[v] {
+		return fmt.Sprintf("a check calls %s, whose name says it changes state (%s): a poll would repeat it", types.ExprString(call.Fun), v)
+	}
+	return ""
+}
+
+// verb returns the first word of a function name, capitalised: "Members"
+// of Members, "Get" of GetState, "Send" of sendAll.
+func verb(name string) string {
+	r := []rune(name)
+	if len(r) == 0 {
+		return ""
+	}
+	r[0] = unicode.ToUpper(r[0])
+	end := 1
+	for end < len(r) && !unicode.IsUpper(r[end]) && r[end] != '_' {
+		end++
+	}
+	return string(r[:end])
+}
+
+// mutating are the verbs that start the names of functions that change
+// state, consume it or wait: a poll must not repeat them.
+var mutating = map[string]bool{}
+
+func init() {
+	for _, v := range strings.Fields(`Accept Acquire Add Advance Append Apply Broadcast Call Cancel Clear Close Commit
+		Connect Consume Create Dec Decrement Delete Dequeue Dial Dispatch Do Drain Drop Emit Enqueue Evict Exec Execute
+		Fetch Fire Flush Handle Inc Increment Init Insert Invoke Join Kill Leave Listen Lock Must New Next Notify Open
+		Pause Poll Pop Post Process Publish Pull Purge Push Put Read Receive Recv Register Release Reload Remove Replace
+		Request Reset Restart Resume Retry Run Scan Schedule Send Serve Set Shutdown Signal Sleep Start Step Stop Store
+		Submit Subscribe Swap Sync Take Tick Trigger Truncate Unlock Unregister Unsubscribe Update Upsert Wait Write`) {
+		mutating[v] = true
+	}
+}
+
+// stdPure are the standard packages whose functions only compute from
+// their arguments; stdReaders are the functions and methods of others
+// that only read.
+var (
+	stdPure = map[string]bool{
+		"bytes": true, "errors": true, "math": true, "math/bits": true, "path": true, "path/filepath": true,
+		"strconv": true, "strings": true, "unicode": true, "unicode/utf8": true, "maps": true, "slices": true,
+		"reflect": true, "cmp": true, "net/netip": true,
+	}
+	stdReaders = map[string]bool{
+		"os.Stat": true, "os.Lstat": true, "os.ReadFile": true, "os.ReadDir": true,
+		"fmt.Sprint": true, "fmt.Sprintf": true, "fmt.Sprintln": true,
+		"runtime.NumGoroutine": true,
+	}
+	// stdMethods are the methods of standard types a poll may repeat:
+	// atomic loads, sync.Map's Load, and accessors.
+	stdMethods = map[string]bool{
+		"Load": true, "String": true, "Len": true, "Cap": true, "Bytes": true, "Error": true, "Err": true,
+		"Name": true, "Size": true, "Mode": true, "IsDir": true, "ModTime": true, "Value": true,
+	}
+)
+
+// stdReader reports whether the standard function or method fn only reads.
+func stdReader(fn *types.Func) bool {
+	sig := fn.Type().(*types.Signature)
+	if sig.Recv() != nil {
+		return stdMethods[fn.Name()]
+	}
+	path := fn.Pkg().Path()
+	if stdPure[path] {
+		// Not the few that write through their arguments.
+		for _, p := range []string{"Sort", "Reverse", "Insert", "Delete", "Grow", "Clip", "Compact", "Replace", "Copy", "Insert", "DeleteFunc", "Set", "Unsetenv"} {
+			if strings.HasPrefix(fn.Name(), p) && (path == "slices" || path == "maps" || path == "reflect") {
+				return false
+			}
+		}
+		return true
+	}
+	return stdReaders[match.PkgFuncName(fn)]
+}

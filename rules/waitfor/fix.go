@@ -1,0 +1,401 @@
+package waitfor
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strconv"
+	"time"
+
+	"github.com/dave/dst"
+
+	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule"
+)
+
+// pollInterval is how often a poll looks again: short, so a passing test
+// is not slower than the state it waits for.
+const pollInterval = 10 * time.Millisecond
+
+// Reasons shared by the fix and the docs.
+const (
+	unprovenWhy = "the checks may wait for a change (a poll is right) or check that nothing happened during the sleep (a poll would pass at once); only running the test without the sleep tells"
+	probeHolds  = "the checks hold without waiting: the sleep may guard a check that nothing happens"
+)
+
+// A poll is the fix of one wait: the rewrite, with what it needs to know.
+type poll struct {
+	c      *checker
+	file   *ast.File
+	parent ast.Node // the node whose statement list holds the wait
+	wait   *wait
+	group  *group
+	stack  []ast.Node // the nodes enclosing the wait, outermost first
+}
+
+// fix returns the fix, or why there is none.
+func (p *poll) fix() (*rule.Fix, string) {
+	w := p.wait
+	scope := p.scope()
+	if scope == nil {
+		return nil, "the wait's scope is unknown"
+	}
+	if why := p.timePackage(scope); why != "" {
+		return nil, why
+	}
+	var budget func() dst.Expr
+	interval := pollInterval
+	desc := ""
+	if w.known {
+		b := max(p.c.timeout, w.dur)
+		interval = min(interval, w.dur)
+		budget = func() dst.Expr { return match.DurationExpr(b) }
+		desc = match.FormatDuration(b)
+	} else {
+		if !match.IsPure(p.c.info, w.d) {
+			return nil, "the sleep's duration " + types.ExprString(w.d) + " is not a simple expression"
+		}
+		if !p.c.pass.FileUsesGo(p.file, "go1.21") {
+			return nil, "the sleep's duration is not constant, and the poll's budget max(timeout, duration) needs go1.21; the file is " + p.c.pass.FileVersion(p.file)
+		}
+		if _, obj := scope.LookupParent("max", w.stmt.Pos()); obj != types.Universe.Lookup("max") {
+			return nil, "max is shadowed at the sleep"
+		}
+		budget = func() dst.Expr {
+			d := dst.Clone(p.c.pass.Dst(w.d)).(dst.Expr)
+			match.StripDecorations(d)
+			return &dst.CallExpr{Fun: dst.NewIdent("max"), Args: []dst.Expr{match.DurationExpr(p.c.timeout), d}}
+		}
+		desc = fmt.Sprintf("max(%s, %s)", match.FormatDuration(p.c.timeout), types.ExprString(w.d))
+	}
+	body, why := p.body()
+	if why != "" {
+		return nil, why
+	}
+	name := p.freshName(scope, "deadline")
+
+	fix := &rule.Fix{
+		Message: fmt.Sprintf("poll until the %s hold%s, every %s for up to %s; the %s follow%s unchanged",
+			p.group.noun(), sIf(len(p.group.checks) == 1), match.FormatDuration(interval), desc, p.group.noun(), sIf(len(p.group.checks) == 1)),
+		Deletes: []ast.Node{w.call},
+		Apply: func() {
+			p.rewrite(name, budget(), body(), interval)
+		},
+	}
+	if !p.provenChange() {
+		fix.Unproven = unprovenWhy
+		fix.Probe = p.probe()
+		fix.ProbeHolds = probeHolds
+	}
+	return fix, ""
+}
+
+// scope returns the scope the wait is in.
+func (p *poll) scope() *types.Scope {
+	s := p.c.pass.Pkg.Scope().Innermost(p.wait.stmt.Pos())
+	return s
+}
+
+// timePackage returns why the poll cannot name the time package at the
+// wait, or "". A file that does not import time (a helper's caller) gets
+// the import.
+func (p *poll) timePackage(scope *types.Scope) string {
+	name, n := "time", 0
+	for _, imp := range p.file.Imports {
+		if path, err := strconv.Unquote(imp.Path.Value); err != nil || path != "time" {
+			continue
+		}
+		n++
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+	}
+	switch {
+	case n > 1:
+		return "the file imports time more than once"
+	case name == "." || name == "_":
+		return "the file imports time as " + name
+	}
+	_, obj := scope.LookupParent(name, p.wait.stmt.Pos())
+	if n == 0 && obj == nil {
+		return ""
+	}
+	if pn, ok := obj.(*types.PkgName); !ok || pn.Imported().Path() != "time" {
+		return name + " is shadowed at the sleep"
+	}
+	return ""
+}
+
+// freshName returns base, or base2, base3, ..., a name that denotes
+// nothing at the wait and that the group does not use.
+func (p *poll) freshName(scope *types.Scope, base string) string {
+	used := map[string]bool{}
+	for _, s := range p.group.stmts {
+		ast.Inspect(s, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				used[id.Name] = true
+			}
+			return true
+		})
+	}
+	for i := 1; ; i++ {
+		name := base
+		if i > 1 {
+			name += strconv.Itoa(i)
+		}
+		if _, obj := scope.LookupParent(name, p.wait.stmt.Pos()); obj == nil && !used[name] {
+			return name
+		}
+	}
+}
+
+// body returns a function building the poll's body statements before its
+// sleep: the defines the conditions need, then `if holds { break }`; or
+// why the checks cannot be polled together.
+func (p *poll) body() (func() []dst.Stmt, string) {
+	info := p.c.info
+	// The defines to copy: the group's, and the ifs' inits, in order.
+	var defines []*ast.AssignStmt
+	for _, s := range p.group.stmts {
+		switch s := s.(type) {
+		case *ast.AssignStmt:
+			defines = append(defines, s)
+		case *ast.IfStmt:
+			if s.Init != nil {
+				defines = append(defines, s.Init.(*ast.AssignStmt))
+			}
+		}
+	}
+	var conds []ast.Expr // what the conditions read, for the use of defines
+	for _, ck := range p.group.checks {
+		if ck.fails != nil {
+			conds = append(conds, ck.fails)
+		}
+		conds = append(conds, p.assertArgs(ck)...)
+	}
+	// A name a define declares must be used by a condition or a later
+	// define; an unused one becomes _, a define with none is left out.
+	uses := func(nodes []ast.Node, obj types.Object) bool {
+		found := false
+		for _, n := range nodes {
+			ast.Inspect(n, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok && info.Uses[id] == obj {
+					found = true
+				}
+				return !found
+			})
+		}
+		return found
+	}
+	keep := make([][]bool, len(defines)) // per define, per name: used
+	used := make([]bool, len(defines))
+	declared := map[string]bool{}
+	for i := len(defines) - 1; i >= 0; i-- {
+		var later []ast.Node
+		for _, e := range conds {
+			later = append(later, e)
+		}
+		for j := i + 1; j < len(defines); j++ {
+			if used[j] {
+				for _, r := range defines[j].Rhs {
+					later = append(later, r)
+				}
+			}
+		}
+		keep[i] = make([]bool, len(defines[i].Lhs))
+		for k, l := range defines[i].Lhs {
+			id, ok := l.(*ast.Ident)
+			if !ok || id.Name == "_" {
+				continue
+			}
+			if obj := info.Defs[id]; obj != nil && uses(later, obj) {
+				keep[i][k], used[i] = true, true
+			}
+		}
+	}
+	for i, d := range defines {
+		if !used[i] {
+			continue
+		}
+		for k, l := range d.Lhs {
+			if id := l.(*ast.Ident); keep[i][k] {
+				if declared[id.Name] {
+					return nil, "two of the checks declare " + id.Name + ", which one poll cannot hold"
+				}
+				declared[id.Name] = true
+			}
+		}
+	}
+	return func() []dst.Stmt {
+		var out []dst.Stmt
+		for i, d := range defines {
+			if !used[i] {
+				continue
+			}
+			a := p.clone(d).(*dst.AssignStmt)
+			for k := range a.Lhs {
+				if !keep[i][k] {
+					a.Lhs[k] = dst.NewIdent("_")
+				}
+			}
+			out = append(out, a)
+		}
+		var holds dst.Expr
+		for _, ck := range p.group.checks {
+			h := p.holds(ck)
+			if holds == nil {
+				holds = h
+				continue
+			}
+			holds = &dst.BinaryExpr{X: holds, Op: token.LAND, Y: parenIf(h, token.LAND)}
+		}
+		out = append(out, &dst.IfStmt{Cond: holds, Body: &dst.BlockStmt{List: []dst.Stmt{&dst.BranchStmt{Tok: token.BREAK}}}})
+		return out
+	}, ""
+}
+
+// assertArgs returns the arguments of an assertion the poll passes on:
+// those before its message (msgAndArgs ...any).
+func (p *poll) assertArgs(ck *check) []ast.Expr {
+	if ck.assert == nil {
+		return nil
+	}
+	sig := ck.fn.Type().(*types.Signature)
+	fixed := sig.Params().Len()
+	if sig.Variadic() {
+		fixed--
+	}
+	if sig.Recv() == nil {
+		fixed-- // the testing.T
+	}
+	return ck.args[:min(max(fixed, 0), len(ck.args))]
+}
+
+// holds returns the condition under which check ck passes, as a
+// decorated expression.
+func (p *poll) holds(ck *check) dst.Expr {
+	if ck.fails != nil {
+		return p.negate(ck.fails)
+	}
+	args := p.assertArgs(ck)
+	switch ck.fn.Name() {
+	case "True":
+		return p.cloneExpr(args[0])
+	case "False":
+		return p.negate(args[0])
+	case "NoError":
+		return &dst.BinaryExpr{X: p.cloneExpr(args[0]), Op: token.EQL, Y: dst.NewIdent("nil")}
+	}
+	call := &dst.CallExpr{
+		Fun:  &dst.Ident{Path: assertPath, Name: ck.fn.Name()},
+		Args: []dst.Expr{&dst.CallExpr{Fun: dst.NewIdent("new"), Args: []dst.Expr{&dst.Ident{Path: assertPath, Name: "CollectT"}}}},
+	}
+	for _, a := range args {
+		call.Args = append(call.Args, p.cloneExpr(a))
+	}
+	return call
+}
+
+// negate returns !e, simplified where that is exact: a != b → a == b,
+// !x → x, x || y → !x && !y. Orderings are not flipped (NaN).
+func (p *poll) negate(e ast.Expr) dst.Expr {
+	switch x := ast.Unparen(e).(type) {
+	case *ast.UnaryExpr:
+		if x.Op == token.NOT {
+			return p.cloneExpr(x.X)
+		}
+	case *ast.BinaryExpr:
+		switch x.Op {
+		case token.NEQ, token.EQL:
+			b := p.cloneExpr(x).(*dst.BinaryExpr)
+			if x.Op == token.NEQ {
+				b.Op = token.EQL
+			} else {
+				b.Op = token.NEQ
+			}
+			return b
+		case token.LOR:
+			return &dst.BinaryExpr{X: parenIf(p.negate(x.X), token.LAND), Op: token.LAND, Y: parenIf(p.negate(x.Y), token.LAND)}
+		}
+	case *ast.Ident, *ast.CallExpr, *ast.SelectorExpr:
+		return &dst.UnaryExpr{Op: token.NOT, X: p.cloneExpr(x)}
+	}
+	return &dst.UnaryExpr{Op: token.NOT, X: &dst.ParenExpr{X: p.cloneExpr(e)}}
+}
+
+// parenIf parenthesises e, an operand of op, when it binds less tightly.
+func parenIf(e dst.Expr, op token.Token) dst.Expr {
+	if b, ok := e.(*dst.BinaryExpr); ok && b.Op.Precedence() <= op.Precedence() && b.Op != op {
+		return &dst.ParenExpr{X: e}
+	}
+	return e
+}
+
+func (p *poll) clone(n ast.Node) dst.Node {
+	d := dst.Clone(p.c.pass.Dst(n))
+	match.StripDecorations(d)
+	return d
+}
+
+func (p *poll) cloneExpr(e ast.Expr) dst.Expr { return p.clone(e).(dst.Expr) }
+
+// rewrite replaces the wait by
+//
+//	for deadline := time.Now().Add(budget); time.Now().Before(deadline); {
+//		defines
+//		if holds {
+//			break
+//		}
+//		time.Sleep(interval)
+//	}
+//
+// keeping the wait's comments.
+func (p *poll) rewrite(name string, budget dst.Expr, body []dst.Stmt, interval time.Duration) {
+	now := func() dst.Expr { return &dst.CallExpr{Fun: &dst.Ident{Path: "time", Name: "Now"}} }
+	sleep := &dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.Ident{Path: "time", Name: "Sleep"}, Args: []dst.Expr{match.DurationExpr(interval)}}}
+	loop := &dst.ForStmt{
+		Init: &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent(name)}, Tok: token.DEFINE,
+			Rhs: []dst.Expr{&dst.CallExpr{Fun: &dst.SelectorExpr{X: now(), Sel: dst.NewIdent("Add")}, Args: []dst.Expr{budget}}}},
+		Cond: &dst.CallExpr{Fun: &dst.SelectorExpr{X: now(), Sel: dst.NewIdent("Before")}, Args: []dst.Expr{dst.NewIdent(name)}},
+		Body: &dst.BlockStmt{List: append(body, sleep)},
+	}
+	old := p.c.pass.Dst(p.wait.stmt).(*dst.ExprStmt)
+	// Comments above the sleep stay above; one after it goes after the
+	// poll's opening brace, on the line that replaced the sleep's.
+	loop.Decs.Before, loop.Decs.Start, loop.Decs.After = old.Decs.Before, old.Decs.Start, old.Decs.After
+	loop.Body.Decs.Lbrace = old.Decs.End
+	list := match.DstStmtList(p.c.pass.Dst(p.parent))
+	for i, s := range *list {
+		if s == old {
+			(*list)[i] = loop
+		}
+	}
+}
+
+// probe returns the fix's probe: the wait removed.
+func (p *poll) probe() *rule.Fix {
+	w := p.wait
+	if w.helper != nil {
+		return &rule.Fix{
+			Message: "remove the call of " + w.helper.Name(),
+			Deletes: []ast.Node{w.stmt},
+			Apply: func() {
+				match.DeleteStmt(p.c.pass.Dst(p.parent), p.c.pass.Dst(w.stmt).(dst.Stmt))
+			},
+		}
+	}
+	return &rule.Fix{
+		Message: "wait for no time",
+		Deletes: []ast.Node{w.d},
+		Apply: func() {
+			call := p.c.pass.Dst(w.call).(*dst.CallExpr)
+			if w.known {
+				call.Args[0] = &dst.BasicLit{Kind: token.INT, Value: "0"}
+				return
+			}
+			// 0 * d keeps the variables d uses in use.
+			call.Args[0] = &dst.BinaryExpr{X: &dst.BasicLit{Kind: token.INT, Value: "0"}, Op: token.MUL, Y: &dst.ParenExpr{X: call.Args[0]}}
+		},
+	}
+}

@@ -1,0 +1,261 @@
+package waitfor
+
+import (
+	"go/ast"
+	"go/constant"
+	"go/token"
+	"go/types"
+
+	"github.com/unflake/unflake/internal/handover"
+	"github.com/unflake/unflake/internal/match"
+)
+
+// provenChange reports whether the checks provably wait for a change: each
+// one fails in the state the test starts from. That holds when what a
+// check reads is a local variable (a bool or integer, or a sync/atomic
+// Bool or integer read with Load) that starts at its zero value or a
+// constant, and that only function literals running apart from the test
+// write: goroutines, and callbacks handed to the code under test. A check
+// that fails on the start value cannot be a check that nothing happens;
+// a poll on it waits for the write.
+func (p *poll) provenChange() bool {
+	fd := p.enclosingFunc()
+	if fd == nil {
+		return false
+	}
+	pr := &prover{p: p, root: fd, start: map[*types.Var]constant.Value{}}
+	for _, ck := range p.group.checks {
+		var fails constant.Value
+		switch {
+		case ck.fails != nil && ck.init == nil:
+			fails = pr.eval(ck.fails)
+		case ck.assert != nil && (ck.fn.Name() == "True" || ck.fn.Name() == "False") && len(ck.args) > 0:
+			v := pr.eval(ck.args[0])
+			if v != nil && v.Kind() == constant.Bool {
+				fails = constant.MakeBool(constant.BoolVal(v) == (ck.fn.Name() == "False"))
+			}
+		}
+		if fails == nil || fails.Kind() != constant.Bool || !constant.BoolVal(fails) {
+			return false
+		}
+	}
+	// Every group statement between the wait and the checks is a define;
+	// defines do not write the variables (they declare new ones).
+	return len(pr.start) > 0
+}
+
+// enclosingFunc returns the function declaration or literal the wait is
+// directly in.
+func (p *poll) enclosingFunc() ast.Node {
+	for k := len(p.stack) - 1; k >= 0; k-- {
+		switch n := p.stack[k].(type) {
+		case *ast.FuncDecl, *ast.FuncLit:
+			return n
+		}
+	}
+	return nil
+}
+
+// A prover evaluates check conditions in the state the test starts from.
+type prover struct {
+	p     *poll
+	root  ast.Node // the function the wait is in
+	start map[*types.Var]constant.Value
+}
+
+// eval returns the constant value of e in the start state, or nil.
+func (pr *prover) eval(e ast.Expr) constant.Value {
+	info := pr.p.c.info
+	if tv, ok := info.Types[e]; ok && tv.Value != nil {
+		return tv.Value
+	}
+	switch x := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		v, ok := info.Uses[x].(*types.Var)
+		if !ok || !isBasicState(v.Type()) {
+			return nil
+		}
+		return pr.startOf(v)
+	case *ast.CallExpr:
+		sel, ok := ast.Unparen(x.Fun).(*ast.SelectorExpr)
+		if !ok || len(x.Args) != 0 || sel.Sel.Name != "Load" {
+			return nil
+		}
+		id, ok := ast.Unparen(sel.X).(*ast.Ident)
+		if !ok {
+			return nil
+		}
+		v, ok := info.Uses[id].(*types.Var)
+		if !ok || !isAtomicState(v.Type()) {
+			return nil
+		}
+		return pr.startOf(v)
+	case *ast.UnaryExpr:
+		if x.Op != token.NOT {
+			return nil
+		}
+		if v := pr.eval(x.X); v != nil && v.Kind() == constant.Bool {
+			return constant.MakeBool(!constant.BoolVal(v))
+		}
+	case *ast.BinaryExpr:
+		a, b := pr.eval(x.X), pr.eval(x.Y)
+		if a == nil || b == nil {
+			return nil
+		}
+		switch x.Op {
+		case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
+			if a.Kind() != b.Kind() && !(isNumeric(a) && isNumeric(b)) {
+				return nil
+			}
+			return constant.MakeBool(constant.Compare(a, x.Op, b))
+		case token.LAND, token.LOR:
+			if a.Kind() != constant.Bool || b.Kind() != constant.Bool {
+				return nil
+			}
+			if x.Op == token.LAND {
+				return constant.MakeBool(constant.BoolVal(a) && constant.BoolVal(b))
+			}
+			return constant.MakeBool(constant.BoolVal(a) || constant.BoolVal(b))
+		}
+	}
+	return nil
+}
+
+func isNumeric(v constant.Value) bool {
+	return v.Kind() == constant.Int || v.Kind() == constant.Float
+}
+
+// isBasicState reports whether t is a bool or an integer type.
+func isBasicState(t types.Type) bool {
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&(types.IsBoolean|types.IsInteger) != 0
+}
+
+// isAtomicState reports whether t is one of sync/atomic's Bool and
+// integer types.
+func isAtomicState(t types.Type) bool {
+	return match.IsNamed(t, "sync/atomic", "Bool", "Int32", "Int64", "Uint32", "Uint64")
+}
+
+// startOf returns the value v starts with, if v is a local of the
+// function the wait is in, declared with its zero value or a constant,
+// and written only by function literals that run apart from the test;
+// else nil.
+func (pr *prover) startOf(v *types.Var) constant.Value {
+	if s, ok := pr.start[v]; ok {
+		return s
+	}
+	pr.start[v] = nil
+	if match.IsPackageLevel(v) || v.Pos() < pr.root.Pos() || v.Pos() >= pr.root.End() {
+		return nil
+	}
+	info := pr.p.c.info
+	var start constant.Value
+	writes, ok := 0, true
+	match.WithStack(pr.root, func(n ast.Node, stack []ast.Node) bool {
+		if !ok {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.ValueSpec:
+			for i, name := range n.Names {
+				if info.Defs[name] != v {
+					continue
+				}
+				start = pr.initial(v, n.Values, i)
+				if start == nil {
+					ok = false
+				}
+			}
+		case *ast.AssignStmt:
+			for i, l := range n.Lhs {
+				id, isID := ast.Unparen(l).(*ast.Ident)
+				if !isID {
+					continue
+				}
+				if info.Defs[id] == v {
+					start = pr.initial(v, n.Rhs, i)
+					if start == nil {
+						ok = false
+					}
+				} else if info.Uses[id] == v {
+					writes++
+					ok = ok && pr.apart(stack)
+				}
+			}
+		case *ast.IncDecStmt:
+			if id, isID := ast.Unparen(n.X).(*ast.Ident); isID && info.Uses[id] == v {
+				writes++
+				ok = ok && pr.apart(stack)
+			}
+		case *ast.UnaryExpr:
+			if id, isID := ast.Unparen(n.X).(*ast.Ident); isID && n.Op == token.AND && info.Uses[id] == v {
+				ok = false // its address escapes
+			}
+		case *ast.SelectorExpr:
+			if id, isID := ast.Unparen(n.X).(*ast.Ident); isID && info.Uses[id] == v {
+				switch n.Sel.Name {
+				case "Load":
+				case "Store", "Add", "Swap", "CompareAndSwap", "And", "Or":
+					writes++
+					ok = ok && pr.apart(stack)
+				default:
+					ok = false
+				}
+			}
+		}
+		return ok
+	})
+	if !ok || writes == 0 || start == nil {
+		return nil
+	}
+	pr.start[v] = start
+	return start
+}
+
+// initial returns the start value of v declared with values (nil: its zero
+// value) at index i, or nil when it is not a constant.
+func (pr *prover) initial(v *types.Var, values []ast.Expr, i int) constant.Value {
+	if len(values) == 0 {
+		if isAtomicState(v.Type()) {
+			if match.IsNamed(v.Type(), "sync/atomic", "Bool") {
+				return constant.MakeBool(false)
+			}
+			return constant.MakeInt64(0)
+		}
+		if b, ok := v.Type().Underlying().(*types.Basic); ok && b.Info()&types.IsBoolean != 0 {
+			return constant.MakeBool(false)
+		}
+		return constant.MakeInt64(0)
+	}
+	if len(values) != 1 && i < len(values) || len(values) == 1 && i == 0 {
+		if tv, ok := pr.p.c.info.Types[values[i]]; ok && tv.Value != nil {
+			return tv.Value
+		}
+	}
+	return nil
+}
+
+// apart reports whether a write, enclosed by stack, is in a function
+// literal that runs apart from the test: a goroutine, or a literal handed
+// to the code under test.
+func (pr *prover) apart(stack []ast.Node) bool {
+	for k := len(stack) - 1; k >= 1; k-- {
+		lit, ok := stack[k].(*ast.FuncLit)
+		if !ok {
+			continue
+		}
+		if k >= 2 {
+			if call, ok := stack[k-1].(*ast.CallExpr); ok && ast.Unparen(call.Fun) == lit {
+				_, isGo := stack[k-2].(*ast.GoStmt)
+				return isGo
+			}
+		}
+		if call, ok := stack[k-1].(*ast.CallExpr); ok &&
+			(match.IsMethod(pr.p.c.info, call, "sync", "Go") || match.IsMethod(pr.p.c.info, call, "golang.org/x/sync/errgroup", "Go")) {
+			return true
+		}
+		return pr.p.c.hands.Lit(lit, stack[:k]).Kind == handover.Handed
+	}
+	return false // in the test's own flow
+}

@@ -1,0 +1,269 @@
+package waitfor
+
+import (
+	_ "embed"
+	"fmt"
+	"go/ast"
+	"go/types"
+	"strings"
+	"time"
+
+	"github.com/unflake/unflake/internal/bubble"
+	"github.com/unflake/unflake/internal/handover"
+	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rules/attemptloop"
+)
+
+//go:embed doc.md
+var doc string
+
+// Rule finds sleeps that wait for the state the next checks assert and
+// polls for those checks' conditions instead.
+var Rule = &rule.Rule{
+	Name:      "waitfor",
+	Doc:       doc,
+	Default:   true,
+	Prefilter: prefilter,
+	Run:       run,
+}
+
+// prefilter: a file that sleeps names Sleep or After (a sleep-only helper
+// is found where it is declared, in a test file of the package).
+func prefilter(src []byte, _ rule.Values) bool {
+	return rule.ContainsAny(src, "Sleep", "After")
+}
+
+// A wait is a statement that waits on the real clock for a fixed time:
+// time.Sleep(d), <-time.After(d), or a call of a sleep-only helper.
+type wait struct {
+	stmt   *ast.ExprStmt
+	d      ast.Expr      // the duration, as written at the wait (nil for a helper)
+	dur    time.Duration // its value when constant
+	known  bool          // dur is known
+	helper *types.Func   // the sleep-only helper called, or nil
+	call   *ast.CallExpr // the time.Sleep, time.After or helper call
+	after  bool
+}
+
+// describe names the wait for a message: "time.Sleep(10ms)", "yield()
+// (a 250ms sleep)".
+func (w *wait) describe() string {
+	d := "?"
+	if w.known {
+		d = match.FormatDuration(w.dur)
+	} else if w.d != nil {
+		d = types.ExprString(w.d)
+	}
+	switch {
+	case w.helper != nil:
+		return fmt.Sprintf("%s() (a %s sleep)", w.helper.Name(), d)
+	case w.after:
+		return fmt.Sprintf("<-time.After(%s)", d)
+	}
+	return fmt.Sprintf("time.Sleep(%s)", d)
+}
+
+// checker runs the rule on one package.
+type checker struct {
+	pass    *rule.Pass
+	info    *types.Info
+	hands   *handover.Finder
+	helpers map[*types.Func]*wait // sleep-only helpers: their one wait
+	bubbled map[*types.Func]bool  // functions synctest.Test runs (the function form of a wrap)
+	timeout time.Duration
+}
+
+func run(pass *rule.Pass) {
+	c := &checker{
+		pass:    pass,
+		info:    pass.TypesInfo,
+		hands:   handover.New(pass.TypesInfo, pass.Fset, pass.AllFiles),
+		timeout: attemptloop.PollTimeout(pass.Options),
+	}
+	c.findHelpers()
+	for _, f := range pass.Files {
+		name := pass.Fset.File(f.Pos()).Name()
+		if !strings.HasSuffix(name, "_test.go") || ast.IsGenerated(f) {
+			continue
+		}
+		match.WithStack(f, func(n ast.Node, stack []ast.Node) bool {
+			if lit, ok := n.(*ast.FuncLit); ok && c.inBubble(lit, stack) {
+				return false // on a bubble's virtual clock: the sleep rule's
+			}
+			if fd, ok := n.(*ast.FuncDecl); ok && c.bubbled[c.funcOf(fd)] {
+				return false
+			}
+			if list := match.StmtList(n); list != nil {
+				for i, s := range list {
+					if w := c.waitOf(s); w != nil {
+						c.check(f, n, list, i, w, append(append([]ast.Node(nil), stack...), n))
+					}
+				}
+			}
+			return true
+		})
+	}
+}
+
+func (c *checker) funcOf(fd *ast.FuncDecl) *types.Func {
+	fn, _ := c.info.Defs[fd.Name].(*types.Func)
+	return fn
+}
+
+// inBubble reports whether lit is the function synctest.Test or
+// synctest.Run runs.
+func (c *checker) inBubble(lit *ast.FuncLit, stack []ast.Node) bool {
+	if len(stack) == 0 {
+		return false
+	}
+	call, ok := stack[len(stack)-1].(*ast.CallExpr)
+	return ok && ast.Unparen(call.Fun) != lit && match.IsPkgFunc(c.info, call, "testing/synctest", "Test", "Run")
+}
+
+// findHelpers finds the package's sleep-only helpers (a function of its
+// test files whose body is one constant wait, after an optional
+// t.Helper()) and the functions synctest.Test runs by name.
+func (c *checker) findHelpers() {
+	c.helpers = map[*types.Func]*wait{}
+	c.bubbled = map[*types.Func]bool{}
+	for _, f := range c.pass.AllFiles {
+		if !strings.HasSuffix(c.pass.Fset.File(f.Pos()).Name(), "_test.go") {
+			continue
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil || fd.Type.Results != nil || fd.Type.TypeParams != nil {
+				continue
+			}
+			body := fd.Body.List
+			if len(body) == 2 && isHelperCall(c.info, body[0]) {
+				body = body[1:]
+			}
+			if len(body) != 1 {
+				continue
+			}
+			s, ok := body[0].(*ast.ExprStmt)
+			if !ok {
+				continue
+			}
+			call, after := bubble.Wait(c.info, s)
+			if call == nil {
+				continue
+			}
+			d, known := match.ConstDuration(c.info, call.Args[0])
+			if !known || d <= 0 {
+				continue
+			}
+			if fn := c.funcOf(fd); fn != nil {
+				c.helpers[fn] = &wait{dur: d, known: true, after: after}
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if ok && len(call.Args) == 2 && match.IsPkgFunc(c.info, call, "testing/synctest", "Test") {
+				if fn := match.FuncOf(c.info, call.Args[1]); fn != nil {
+					c.bubbled[fn] = true
+				}
+			}
+			return true
+		})
+	}
+}
+
+// isHelperCall reports whether s is t.Helper().
+func isHelperCall(info *types.Info, s ast.Stmt) bool {
+	es, ok := s.(*ast.ExprStmt)
+	if !ok {
+		return false
+	}
+	call, ok := es.X.(*ast.CallExpr)
+	return ok && len(call.Args) == 0 && match.IsMethod(info, call, "testing", "Helper")
+}
+
+// waitOf returns the wait s is, or nil.
+func (c *checker) waitOf(s ast.Stmt) *wait {
+	es, ok := s.(*ast.ExprStmt)
+	if !ok {
+		return nil
+	}
+	if call, after := bubble.Wait(c.info, es); call != nil {
+		w := &wait{stmt: es, d: call.Args[0], call: call, after: after}
+		w.dur, w.known = match.ConstDuration(c.info, w.d)
+		return w
+	}
+	call, ok := ast.Unparen(es.X).(*ast.CallExpr)
+	if !ok {
+		return nil
+	}
+	fn := match.Callee(c.info, call)
+	h := c.helpers[fn]
+	if h == nil {
+		return nil
+	}
+	return &wait{stmt: es, dur: h.dur, known: true, helper: fn, call: call}
+}
+
+// check reports the wait list[i] of parent, enclosed by stack, when the
+// statements after it check state.
+func (c *checker) check(file *ast.File, parent ast.Node, list []ast.Stmt, i int, w *wait, stack []ast.Node) {
+	g := c.group(list[i+1:])
+	if g == nil {
+		return // nothing checked right after the wait: not this rule's
+	}
+	if c.inGoroutine(stack) {
+		return // a goroutine's pause, not the test waiting
+	}
+	if v := c.hands.Enclosing(stack); v.Kind != handover.Own {
+		return // the code under test's behaviour (a handler), or unknown
+	}
+	d := rule.Diagnostic{
+		Pos:     w.stmt.Pos(),
+		End:     w.stmt.End(),
+		Message: fmt.Sprintf("%s waits for the state the next %s assert%s", w.describe(), g.noun(), sIf(len(g.checks) == 1)),
+	}
+	if why := g.notPollable(); why != "" {
+		d.NotFixed = why
+		c.pass.Report(d)
+		return
+	}
+	p := &poll{c: c, file: file, parent: parent, wait: w, group: g, stack: stack}
+	fix, why := p.fix()
+	if fix == nil {
+		d.NotFixed = why
+	} else {
+		d.Fix = fix
+	}
+	c.pass.Report(d)
+}
+
+func sIf(b bool) string {
+	if b {
+		return "s"
+	}
+	return ""
+}
+
+// inGoroutine reports whether the innermost function around the wait is a
+// literal run as a goroutine (go func() { ... }(), wg.Go, errgroup's Go).
+func (c *checker) inGoroutine(stack []ast.Node) bool {
+	for k := len(stack) - 1; k >= 1; k-- {
+		lit, ok := stack[k].(*ast.FuncLit)
+		if !ok {
+			continue
+		}
+		call, ok := stack[k-1].(*ast.CallExpr)
+		if !ok {
+			return false
+		}
+		if ast.Unparen(call.Fun) == lit {
+			if k < 2 {
+				return false
+			}
+			_, isGo := stack[k-2].(*ast.GoStmt)
+			return isGo
+		}
+		return match.IsMethod(c.info, call, "sync", "Go") || match.IsMethod(c.info, call, "golang.org/x/sync/errgroup", "Go")
+	}
+	return false
+}

@@ -1,0 +1,126 @@
+package waitfor_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/unflake/unflake/internal/testmod"
+	"github.com/unflake/unflake/rewrite"
+	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rules/attemptloop"
+	"github.com/unflake/unflake/rules/waitfor"
+)
+
+// applyAll writes the case archive name of testdata/waitfor to a module,
+// applies every waitfor fix there, unproven ones included (what fix
+// --verify applies before it runs the tests), with the given poll
+// timeout, and writes the result. It returns the module's directory, its
+// environment and the changes.
+func applyAll(t *testing.T, name, timeout string) (string, []string, []rewrite.Change) {
+	t.Helper()
+	a, err := txtar.ParseFile(filepath.Join("..", "..", "testdata", "waitfor", name+".txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	testmod.WriteFiles(t, dir, a.Files)
+	env := testmod.GoEnv(t, "GOFLAGS=-mod=mod")
+	var opts rule.Options
+	if err := opts.Set(attemptloop.Rule, "poll-timeout", timeout); err != nil {
+		t.Fatal(err)
+	}
+	res, err := rewrite.Run(&rewrite.Config{
+		Dir:      dir,
+		Patterns: []string{"./..."},
+		Env:      env,
+		Rules:    []*rule.Rule{waitfor.Rule},
+		Options:  opts,
+		Decide:   func(rewrite.Site) rewrite.Decision { return rewrite.Decision{} },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 {
+		t.Fatal(res.Errors)
+	}
+	for _, c := range res.Changes {
+		if err := os.WriteFile(c.Path, c.New, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, env, res.Changes
+}
+
+// goTest runs the tests matching run in dir and checks whether they
+// passed; it returns the output.
+func goTest(t *testing.T, dir string, env []string, run string, wantOK bool) string {
+	t.Helper()
+	cmd := exec.Command("go", "test", "-count=1", "-run", run, "./...")
+	cmd.Dir = dir
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if ok := err == nil; ok != wantOK {
+		t.Fatalf("go test -run %s: ok=%v, want %v:\n%s", run, ok, wantOK, out)
+	}
+	return string(out)
+}
+
+// The unproven polls, as fix --verify applies them, build, pass vet and
+// pass: testify's assertions polled through assert.CollectT, a read
+// before the checks repeated with its unused names made _.
+func TestUnprovenPollsBuild(t *testing.T) {
+	t.Parallel()
+	dir, env, changes := applyAll(t, "testify", "10s")
+	var got []byte
+	for _, c := range changes {
+		if filepath.Base(c.Path) == "cache_test.go" {
+			got = c.New
+		}
+	}
+	for _, want := range []string{
+		"\t\tval, ok := c.Get(\"a\")\n",
+		"if ok && assert.Equal(new(assert.CollectT), 1, val) && assert.Len(new(assert.CollectT), c.Keys(), 1) {",
+	} {
+		if !bytes.Contains(got, []byte(want)) {
+			t.Errorf("the rewritten test lacks %q:\n%s", want, got)
+		}
+	}
+	cmd := exec.Command("go", "vet", "./...")
+	cmd.Dir, cmd.Env = dir, env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go vet: %v\n%s", err, out)
+	}
+	goTest(t, dir, env, ".", true)
+}
+
+// A rewritten test keeps its power: the poll replaces the sleep of
+// TestLeave, and when the awaited leave never happens (the mutation),
+// the test still fails, with its own message, once the poll gives up.
+func TestPollStillFails(t *testing.T) {
+	t.Parallel()
+	dir, env, _ := applyAll(t, "unproven", "100ms")
+	goTest(t, dir, env, "^TestLeave$", true)
+
+	path := filepath.Join(dir, "members.go")
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const leave = "func (l *List) Leave(name string) {\n"
+	if !bytes.Contains(src, []byte(leave)) {
+		t.Fatal("members.go has no Leave to break")
+	}
+	mutated := bytes.Replace(src, []byte(leave), []byte(leave+"\tif true {\n\t\treturn // the mutation: nobody ever leaves\n\t}\n"), 1)
+	if err := os.WriteFile(path, mutated, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := goTest(t, dir, env, "^TestLeave$", false); !strings.Contains(out, "should have 1 node") {
+		t.Fatalf("the test failed, but not with its own check's message:\n%s", out)
+	}
+}
