@@ -20,6 +20,21 @@
 // and only the one that fails it is reverted. Last, each package's whole
 // test binary runs once with every kept fix, to catch fixes that break
 // another test.
+//
+// A fix with a probe (rule.Fix.Probe: the wait it replaces removed, with
+// nothing in its place) goes through a probe phase first: the engine
+// applies the probes instead of the fixes (rewrite.Decision.Probe), and
+// they are verified the same way, with the same runs before. A probe
+// that makes a test fail (panic, hang, lose a subtest, fail the package's
+// whole run) in any run shows that the checks after the wait wait for a
+// change: its fix is then tried as usual. A probe whose tests pass every
+// run shows that they hold without waiting (the wait may guard a check
+// that nothing happens, which a poll would pass at once), and its fix is
+// held back with the rule's Fix.ProbeHolds and the evidence
+// (rewrite.HoldsWithout); so is one whose probe could tell nothing (it
+// does not build, its test fails or skips before). Several probes in one
+// test are bisected as fixes are, one round each. Verification.Probed
+// lists the outcomes.
 package verify
 
 import (
