@@ -217,3 +217,86 @@ func TestRunProbes(t *testing.T) {
 		t.Errorf("rewritten file:\n%s", src)
 	}
 }
+
+// companionModule: TestWaits's fix fails (this poll does not wait), so
+// verification tries TestWaits's package again with the rule's companion;
+// TestNothing's fix, held back by its probe, stays held in that retry.
+const companionModule = `
+-- go.mod --
+module example.com/companion
+
+go 1.24
+-- c_test.go --
+package c
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func wait(d time.Duration, until func() bool) { time.Sleep(d) }
+
+func poll(d time.Duration, until func() bool) {}
+
+func skip(d time.Duration, until func() bool) {}
+
+func TestWaits(t *testing.T) {
+	var done atomic.Bool
+	go func() {
+		time.Sleep(5 * time.Millisecond)
+		done.Store(true)
+	}()
+	wait(200*time.Millisecond, done.Load)
+	if !done.Load() {
+		t.Fatal("not done")
+	}
+}
+
+func TestNothing(t *testing.T) {
+	var n atomic.Int32
+	wait(20*time.Millisecond, func() bool { return n.Load() == 0 })
+	if n.Load() != 0 {
+		t.Fatal("changed")
+	}
+}
+`
+
+// A retry with companions keeps the fixes the probe phase held back.
+func TestRunProbesWithCompanions(t *testing.T) {
+	dir := testmod.Write(t, companionModule)
+	nop := &rule.Rule{Name: "nop", Doc: waitPoll.Doc, Prefilter: func([]byte, rule.Values) bool { return false }, Run: func(*rule.Pass) {}}
+	withCompanion := &rule.Rule{Name: waitPoll.Name, Doc: waitPoll.Doc, Prefilter: waitPoll.Prefilter, Run: waitPoll.Run, Companions: []string{"nop"}}
+	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{withCompanion}, Env: testmod.GoEnv(t),
+		Lookup: func(name string) *rule.Rule {
+			if name == "nop" {
+				return nop
+			}
+			return nil
+		}}
+	res, v, err := verify.Run(context.Background(), cfg, verify.Options{Count: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors: %v", res.Errors)
+	}
+	if len(v.Gains) != 1 || v.Gains[0].Fixes != 0 {
+		t.Errorf("want one retry with the companion, gaining nothing: %+v", v.Gains)
+	}
+	for _, f := range res.Findings {
+		var want rewrite.RevertKind
+		switch f.Test {
+		case "TestWaits":
+			want = rewrite.FailsAfter
+		case "TestNothing":
+			want = rewrite.HoldsWithout
+		}
+		if f.Fixed || f.Revert == nil || f.Revert.Kind != want {
+			t.Errorf("%s: want held back as %s: %+v (%+v)", f.Test, want, f, f.Revert)
+		}
+	}
+	if len(res.Findings) != 2 || len(v.Probed) != 2 {
+		t.Errorf("%d findings, %d probes; want 2 each", len(res.Findings), len(v.Probed))
+	}
+}
