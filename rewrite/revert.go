@@ -89,14 +89,19 @@ const (
 	// no longer offers.
 	NoVariant RevertKind = "no-variant"
 	// HoldsWithout: the fix has a probe (rule.Fix.Probe, the wait it
-	// replaces removed) and the tests passed every run with the probe,
-	// or the probe's runs could tell nothing: nothing shows that the
-	// checks after the wait wait for a change, and the fix (a poll on
-	// them) could pass at once where the wait guards against an event.
-	// Detail is the whole reason: the rule's Fix.ProbeHolds (carried as
-	// Finding.ProbeHolds) and the evidence. The fix never failed a test,
-	// so it is not recorded at its site.
+	// replaces removed) and the tests passed every run with the probe:
+	// the checks after the wait hold without it, the wait may guard
+	// against an event, and the fix (a poll on the checks) would pass at
+	// once. Detail is the whole reason: the rule's Fix.ProbeHolds
+	// (carried as Finding.ProbeHolds) and the evidence. The fix never
+	// failed a test, so it is not recorded at its site.
 	HoldsWithout RevertKind = "holds-without-wait"
+	// ProbeUntold: the fix has a probe whose runs could tell nothing (it
+	// does not build, its test fails, is flaky or skips before): nothing
+	// shows that the checks wait for a change, so the fix is held back
+	// as for HoldsWithout, and not recorded either. Detail is the whole
+	// reason.
+	ProbeUntold RevertKind = "probe-untold"
 )
 
 // A Revert says why a fix was held back.
@@ -127,7 +132,7 @@ func (r *Revert) Reason() string {
 		return "not verified: the test skips (" + r.Detail + ")"
 	case OutOfRounds:
 		return "not verified: " + r.Detail
-	case Companion, HoldsWithout:
+	case Companion, HoldsWithout, ProbeUntold:
 		return r.Detail
 	}
 	if r.Forms > 1 {

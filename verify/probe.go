@@ -37,7 +37,8 @@ type Probe struct {
 	// Why is, with Waits, the failure the probe caused; without it, when
 	// set, why the probe's runs could tell nothing (the probe did not
 	// build, the test fails or skips before): the fix is held back then
-	// too, since nothing shows the checks wait for a change.
+	// too (rewrite.ProbeUntold), since nothing shows the checks wait for
+	// a change.
 	Why *rewrite.Revert
 }
 
@@ -127,8 +128,9 @@ func (v *verifier) decided(p Probe, holds, msg string) {
 	if msg != "" {
 		what += " (" + msg + ")"
 	}
-	hold := &rewrite.Revert{Kind: rewrite.HoldsWithout, Test: p.Test}
+	hold := &rewrite.Revert{Kind: rewrite.ProbeUntold, Test: p.Test}
 	if p.Holds() {
+		hold.Kind = rewrite.HoldsWithout
 		who := p.Test
 		if who == "" {
 			who = "every test"

@@ -183,7 +183,7 @@ func TestRunProbes(t *testing.T) {
 	fixed("TestMixed", 49)
 	holds("TestMixed", 53)
 	f := byLine["TestBroken"][15]
-	if f.Fixed || f.Revert == nil || f.Revert.Kind != rewrite.HoldsWithout || !strings.HasPrefix(f.Reason, "not verified: the probe could not show that the checks wait for a change: ") {
+	if f.Fixed || f.Revert == nil || f.Revert.Kind != rewrite.ProbeUntold || !strings.HasPrefix(f.Reason, "not verified: the probe could not show that the checks wait for a change: ") {
 		t.Errorf("TestBroken: want held back, the probe not run: %+v (%+v)", f, f.Revert)
 	}
 

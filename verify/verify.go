@@ -32,9 +32,9 @@
 // that nothing happens, which a poll would pass at once), and its fix is
 // held back with the rule's Fix.ProbeHolds and the evidence
 // (rewrite.HoldsWithout); so is one whose probe could tell nothing (it
-// does not build, its test fails or skips before). Several probes in one
-// test are bisected as fixes are, one round each. Verification.Probed
-// lists the outcomes.
+// does not build, its test fails or skips before: rewrite.ProbeUntold).
+// Several probes in one test are bisected as fixes are, one round each.
+// Verification.Probed lists the outcomes.
 package verify
 
 import (
