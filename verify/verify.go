@@ -154,6 +154,12 @@ const maxRounds = 4
 // with the companions added, their fixes limited to those tests; the
 // Verification's Gains count what that made possible.
 //
+// A fix with a probe (rule.Fix.Probe) is first probed (probe.go): the
+// first engine run that applies such a fix not yet probed runs the probe
+// phase, and the fixes it holds back stay held in every later run, the
+// companions' included; the Verification's Probed lists the outcomes.
+// Without such fixes the probe phase costs nothing.
+//
 // A fix reverted because a test failed after it is recorded at its site,
 // in the changes, as a generated //unflake:ignore directive, so that no
 // later run proposes it again and a reviewer sees it.
