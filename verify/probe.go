@@ -139,7 +139,11 @@ func (v *verifier) decided(p Probe, holds, msg string) {
 		if p.Runs != 1 {
 			runs = fmt.Sprintf("%d runs", p.Runs)
 		}
-		hold.Detail = fmt.Sprintf("%s (%s passed %s with %s)", holds, who, runs, what)
+		with := "the probe"
+		if msg != "" {
+			with += ": " + msg
+		}
+		hold.Detail = fmt.Sprintf("%s (%s passed %s with %s)", holds, who, runs, with)
 	} else {
 		hold.Detail = fmt.Sprintf("not verified: %s could not show that the checks wait for a change: %s", what, p.Why.String())
 	}

@@ -173,7 +173,7 @@ func TestRunProbes(t *testing.T) {
 	holds := func(test string, line int) {
 		t.Helper()
 		f := byLine[test][line]
-		want := holdsReason + " (" + test + " passed 3 runs with the probe (do not wait))"
+		want := holdsReason + " (" + test + " passed 3 runs with the probe: do not wait)"
 		if f.Fixed || f.Revert == nil || f.Revert.Kind != rewrite.HoldsWithout || f.Reason != want {
 			t.Errorf("%s:%d: want held back with\n%s\ngot %+v (%+v)", test, line, want, f, f.Revert)
 		}
