@@ -232,6 +232,18 @@ func verifySummary(v *verify.Verification, base string) string {
 	if v.Recorded > 0 {
 		s += fmt.Sprintf("; %s recorded as //unflake:ignore", strings.Replace(plural(v.Recorded, "fix"), "fix", "reverted fix", 1))
 	}
+	held := 0 // fixes whose probe passed every run (verify.Probe)
+	for _, p := range v.Probed {
+		if p.Holds() {
+			held++
+		}
+	}
+	switch {
+	case held == 1:
+		s += "; 1 wait left: its checks hold without waiting"
+	case held > 1:
+		s += fmt.Sprintf("; %d waits left: their checks hold without waiting", held)
+	}
 	if v.NoRace != "" && len(v.Tests) > 0 {
 		s += "; no run under -race: " + v.NoRace
 	}

@@ -71,9 +71,17 @@ type Finding struct {
 	// (Reason says fix --verify can try it), so that a raise can count
 	// what verification could try.
 	NeedsGo string `json:"needsGo,omitempty"`
+	// ProbeHolds is set when the fix has a probe (rule.Fix.Probe): the
+	// rule's reason for holding the fix back when the tests pass every
+	// run with the probe (rule.Fix.ProbeHolds, or a general one when the
+	// rule gives none). Verification reads it; it is not output.
+	ProbeHolds string `json:"-"`
 
 	code string // the matched code, whitespace-normalised, for the ID
 }
+
+// probeHolds is a finding's ProbeHolds when its rule gives none.
+const probeHolds = "the tests pass without the change the fix waits for: nothing shows it waits for a change"
 
 // A finder converts one rule's diagnostics on one package state into
 // findings. It computes what is per file once (the lines the rule's
@@ -134,6 +142,12 @@ func (j *job) finding(fd *finder, d rule.Diagnostic) (Finding, bool) {
 		out.Fix = d.Fix.Message
 		if len(d.Fix.Alternatives) > 0 {
 			out.Variants = 1 + len(d.Fix.Alternatives)
+		}
+		if d.Fix.Probe != nil {
+			out.ProbeHolds = d.Fix.ProbeHolds
+			if out.ProbeHolds == "" {
+				out.ProbeHolds = probeHolds
+			}
 		}
 	} else {
 		out.Reason = d.NotFixed

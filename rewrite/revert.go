@@ -36,11 +36,17 @@ func (f Finding) Site() Site {
 }
 
 // A Decision is verification's answer about one fix: hold it back (a
-// non-nil Revert), or apply its form Variant (0: the fix itself; k: its
-// k-th rule.Fix.Alternatives). The zero Decision applies the fix.
+// non-nil Revert), apply its probe (Probe), or apply its form Variant (0:
+// the fix itself; k: its k-th rule.Fix.Alternatives). The zero Decision
+// applies the fix.
 type Decision struct {
 	Revert  *Revert
 	Variant int
+	// Probe asks for the fix's rule.Fix.Probe instead of the fix (Variant
+	// is then ignored): verification's probe phase, whose result is run
+	// and discarded. A fix without a probe is held back (NoVariant).
+	// Plain runs (no Decide) never apply a probe.
+	Probe bool
 }
 
 // A RevertKind says why verification held a fix back.
@@ -82,6 +88,20 @@ const (
 	// NoVariant: verification asked for a form of the fix that the rule
 	// no longer offers.
 	NoVariant RevertKind = "no-variant"
+	// HoldsWithout: the fix has a probe (rule.Fix.Probe, the wait it
+	// replaces removed) and the tests passed every run with the probe:
+	// the checks after the wait hold without it, the wait may guard
+	// against an event, and the fix (a poll on the checks) would pass at
+	// once. Detail is the whole reason: the rule's Fix.ProbeHolds
+	// (carried as Finding.ProbeHolds) and the evidence. The fix never
+	// failed a test, so it is not recorded at its site.
+	HoldsWithout RevertKind = "holds-without-wait"
+	// ProbeUntold: the fix has a probe whose runs could tell nothing (it
+	// does not build, its test fails, is flaky or skips before): nothing
+	// shows that the checks wait for a change, so the fix is held back
+	// as for HoldsWithout, and not recorded either. Detail is the whole
+	// reason.
+	ProbeUntold RevertKind = "probe-untold"
 )
 
 // A Revert says why a fix was held back.
@@ -112,7 +132,7 @@ func (r *Revert) Reason() string {
 		return "not verified: the test skips (" + r.Detail + ")"
 	case OutOfRounds:
 		return "not verified: " + r.Detail
-	case Companion:
+	case Companion, HoldsWithout, ProbeUntold:
 		return r.Detail
 	}
 	if r.Forms > 1 {

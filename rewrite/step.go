@@ -91,12 +91,22 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 		if d.Fix != nil && cfg.Decide != nil {
 			dec := cfg.Decide(f.Site())
 			held = dec.Revert
-			if fix := variant(d.Fix, dec.Variant); held == nil && fix != d.Fix {
-				if fix == nil {
+			k := dec.Variant
+			if dec.Probe {
+				k = probeForm
+			}
+			if fix := variant(d.Fix, k); held == nil && fix != d.Fix {
+				switch {
+				case fix == nil && dec.Probe:
+					held = &Revert{Kind: NoVariant, Detail: "the fix has no probe"}
+				case fix == nil:
 					held = &Revert{Kind: NoVariant, Detail: fmt.Sprintf("the fix has no form %d", dec.Variant)}
-				} else {
-					s.variants[i] = dec.Variant
-					ff.Fix, ff.Variant = fix.Message, dec.Variant
+				default:
+					s.variants[i] = k
+					ff.Fix = fix.Message
+					if !dec.Probe {
+						ff.Variant = k
+					}
 					d.Fix = fix // for the checks below
 				}
 			}
@@ -271,7 +281,7 @@ type session struct {
 	dsts     map[*ast.File]*dst.File
 	diags    []rule.Diagnostic
 	required map[string]error // Pass.Require's answers in this run
-	variants map[int]int      // index into diags → the form of its fix to apply, when not the first
+	variants map[int]int      // index into diags → the form of its fix to apply (probeForm: its probe), when not the first
 	needsGo  string           // the highest go version granted only by Config.GoAs ("go1.25"), or ""
 }
 
@@ -280,11 +290,18 @@ func (s *session) fix(i int) *rule.Fix {
 	return variant(s.diags[i].Fix, s.variants[i])
 }
 
-// variant returns form k of fix (0: fix itself), or nil when it has none.
+// probeForm is the form of a fix that is its probe (rule.Fix.Probe), as
+// Decision.Probe asks for it.
+const probeForm = -1
+
+// variant returns form k of fix (0: fix itself; probeForm: its probe), or
+// nil when it has none.
 func variant(fix *rule.Fix, k int) *rule.Fix {
 	switch {
 	case k == 0:
 		return fix
+	case k == probeForm:
+		return fix.Probe
 	case k > 0 && k <= len(fix.Alternatives):
 		return fix.Alternatives[k-1]
 	}

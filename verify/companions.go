@@ -76,7 +76,7 @@ func (vf *verifier) retryWithCompanions(cfg *rewrite.Config, res *rewrite.Result
 		}
 		return nil
 	}
-	res2, v2, err := vf.run(&cfg2, pre)
+	res2, v2, err := vf.run(&cfg2, pre, mainPhase)
 	if err != nil {
 		return nil, nil, err
 	}

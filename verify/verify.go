@@ -20,6 +20,21 @@
 // and only the one that fails it is reverted. Last, each package's whole
 // test binary runs once with every kept fix, to catch fixes that break
 // another test.
+//
+// A fix with a probe (rule.Fix.Probe: the wait it replaces removed, with
+// nothing in its place) goes through a probe phase first: the engine
+// applies the probes instead of the fixes (rewrite.Decision.Probe), and
+// they are verified the same way, with the same runs before. A probe
+// that makes a test fail (panic, hang, lose a subtest, fail the package's
+// whole run) in any run shows that the checks after the wait wait for a
+// change: its fix is then tried as usual. A probe whose tests pass every
+// run shows that they hold without waiting (the wait may guard a check
+// that nothing happens, which a poll would pass at once), and its fix is
+// held back with the rule's Fix.ProbeHolds and the evidence
+// (rewrite.HoldsWithout); so is one whose probe could tell nothing (it
+// does not build, its test fails or skips before: rewrite.ProbeUntold).
+// Several probes in one test are bisected as fixes are, one round each.
+// Verification.Probed lists the outcomes.
 package verify
 
 import (
@@ -81,6 +96,12 @@ type Verification struct {
 	Gains    []Gain    // what companion rules made possible, by package
 	Recorded int       // reverted fixes recorded at their site (//unflake:ignore)
 	NoRace   string    // why no run used the race detector, when none did
+
+	// Probed are the outcomes of the fixes' probes (rule.Fix.Probe), in
+	// the order decided, and ProbeRounds the probe phase's rounds (not
+	// counted in Rounds).
+	Probed      []Probe
+	ProbeRounds int
 }
 
 // A Held is a fix verification took back, and why.
@@ -116,7 +137,9 @@ type TestRun struct {
 // maxRounds bounds Run: each round reverts what failed and verifies again
 // the packages whose rewrite changed. A fix with further forms
 // (rule.Fix.Alternatives) adds a round for each: a form is tried only
-// after the one before it failed.
+// after the one before it failed. In the probe phase, which bounds its
+// rounds alike, a test with several probes adds a round for each: a
+// round takes back one probe that fails the test.
 const maxRounds = 4
 
 // Run runs cfg with the fixes the rules could not prove, verifies the
@@ -130,6 +153,12 @@ const maxRounds = 4
 // Companions did not run, the affected packages are verified once more
 // with the companions added, their fixes limited to those tests; the
 // Verification's Gains count what that made possible.
+//
+// A fix with a probe (rule.Fix.Probe) is first probed (probe.go): the
+// first engine run that applies such a fix not yet probed runs the probe
+// phase, and the fixes it holds back stay held in every later run, the
+// companions' included; the Verification's Probed lists the outcomes.
+// Without such fixes the probe phase costs nothing.
 //
 // A fix reverted because a test failed after it is recorded at its site,
 // in the changes, as a generated //unflake:ignore directive, so that no
@@ -153,14 +182,16 @@ func Run(ctx context.Context, cfg *rewrite.Config, opts Options) (*rewrite.Resul
 	if err := r.tools(); err != nil {
 		return nil, nil, err
 	}
-	v := &verifier{r: r, opts: opts, tmp: tmp, before: map[string]*beforeRuns{}}
-	res, out, err := v.run(cfg, nil)
+	v := &verifier{r: r, opts: opts, tmp: tmp, before: map[string]*beforeRuns{},
+		probes: map[string]Probe{}, probeHeld: map[string]*rewrite.Revert{}}
+	res, out, err := v.run(cfg, nil, mainPhase)
 	if err == nil && cfg.Lookup != nil {
 		res, out, err = v.retryWithCompanions(cfg, res, out)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
+	out.Probed, out.ProbeRounds = v.probed, v.probeRounds
 	if !r.race {
 		out.NoRace = r.raceWhy
 	}
@@ -178,6 +209,14 @@ type verifier struct {
 	mu     sync.Mutex
 	before map[string]*beforeRuns // package directory → its runs before
 	seq    int                    // numbers temporary directories
+
+	// The probe phase's outcomes (probe.go), written only between engine
+	// runs: site key → outcome, in the order decided, and the fixes it
+	// holds back.
+	probes      map[string]Probe
+	probed      []Probe
+	probeHeld   map[string]*rewrite.Revert
+	probeRounds int
 }
 
 // beforeRuns are a package's binary and runs before the rewrite: the
@@ -215,8 +254,14 @@ func (v *verifier) beforeOf(dir string) *beforeRuns {
 }
 
 // run is Run without companions and recording. pre, if set, is asked
-// first whether to hold a fix back.
-func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Revert) (*rewrite.Result, *Verification, error) {
+// first whether to hold a fix back. In the main phase, a fix with a probe
+// (rewrite.Finding.ProbeHolds) that was not probed yet sends verification
+// through the probe phase first (probe.go), and the fixes it holds back
+// stay held. In the probe phase (which never starts another), the engine
+// applies the probes instead of the fixes, and a probe that fails a test
+// is taken back as a fix would be, but no further form is tried: there,
+// a failure is the outcome sought.
+func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Revert, ph phase) (*rewrite.Result, *Verification, error) {
 	held := map[string]*rewrite.Revert{} // site key → why
 	form := map[string]int{}             // site key → the form of its fix to try next
 	decide := func(s rewrite.Site) rewrite.Decision {
@@ -224,6 +269,15 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 			if r := pre(s); r != nil {
 				return rewrite.Decision{Revert: r}
 			}
+		}
+		if ph == probePhase {
+			if _, ok := v.probes[s.Key]; ok {
+				return rewrite.Decision{Revert: probedBefore}
+			}
+			return rewrite.Decision{Revert: held[s.Key], Probe: true}
+		}
+		if r := v.probeHeld[s.Key]; r != nil {
+			return rewrite.Decision{Revert: r}
 		}
 		return rewrite.Decision{Revert: held[s.Key], Variant: form[s.Key]}
 	}
@@ -244,8 +298,18 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, f := range res.Findings {
-			limit = max(limit, maxRounds+f.Variants-1)
+		if ph == mainPhase {
+			if fresh := v.unprobed(res); len(fresh) > 0 {
+				if err := v.probe(cfg, pre, fresh); err != nil {
+					return nil, nil, err
+				}
+				continue // again, with the fixes the probes hold back
+			}
+			for _, f := range res.Findings {
+				limit = max(limit, maxRounds+f.Variants-1)
+			}
+		} else {
+			limit = max(limit, maxRounds+probesPerTest(res)-1)
 		}
 		if out.Rounds == limit {
 			break // the last run only took fixes back
@@ -309,7 +373,7 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 				continue
 			}
 			added++
-			if f, ok := applied[key]; ok && h.Why.AfterRewrite() {
+			if f, ok := applied[key]; ok && h.Why.AfterRewrite() && ph == mainPhase {
 				h.Variant = f.Variant
 				if f.Variant+1 < f.Variants {
 					// A test failed after this form: try the next one.
