@@ -386,7 +386,7 @@ func (p *poll) probe() *rule.Fix {
 		}
 	}
 	return &rule.Fix{
-		Message: "wait for no time",
+		Message: "the sleep removed",
 		Deletes: []ast.Node{w.d},
 		Apply: func() {
 			call := p.c.pass.Dst(w.call).(*dst.CallExpr)

@@ -89,9 +89,11 @@ func run(pass *rule.Pass) {
 		}
 		match.WithStack(f, func(n ast.Node, stack []ast.Node) bool {
 			if lit, ok := n.(*ast.FuncLit); ok && c.inBubble(lit, stack) {
-				return false // on a bubble's virtual clock: the sleep rule's
+				c.resolved(lit.Body) // on a bubble's virtual clock: the sleep rule's
+				return false
 			}
 			if fd, ok := n.(*ast.FuncDecl); ok && c.bubbled[c.funcOf(fd)] {
+				c.resolved(fd.Body)
 				return false
 			}
 			if list := match.StmtList(n); list != nil {
@@ -104,6 +106,23 @@ func run(pass *rule.Pass) {
 			return true
 		})
 	}
+}
+
+// resolved tells the engine that the waits in a bubble's body are on the
+// virtual clock: a finding made on one before the sleep rule's fix moved
+// it into the bubble was fixed by that fix, not lost.
+func (c *checker) resolved(body *ast.BlockStmt) {
+	if body == nil {
+		return
+	}
+	ast.Inspect(body, func(n ast.Node) bool {
+		if s, ok := n.(ast.Stmt); ok {
+			if w := c.waitOf(s); w != nil {
+				c.pass.Report(rule.Diagnostic{Pos: s.Pos(), End: s.End(), Resolved: "the wait is now on a bubble's virtual clock"})
+			}
+		}
+		return true
+	})
 }
 
 func (c *checker) funcOf(fd *ast.FuncDecl) *types.Func {

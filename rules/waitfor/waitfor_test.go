@@ -2,6 +2,7 @@ package waitfor_test
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rules/attemptloop"
 	"github.com/unflake/unflake/rules/waitfor"
+	"github.com/unflake/unflake/verify"
 )
 
 // applyAll writes the case archive name of testdata/waitfor to a module,
@@ -122,5 +124,68 @@ func TestPollStillFails(t *testing.T) {
 	}
 	if out := goTest(t, dir, env, "^TestLeave$", false); !strings.Contains(out, "should have 1 node") {
 		t.Fatalf("the test failed, but not with its own check's message:\n%s", out)
+	}
+}
+
+// A test left alone keeps catching the event it guards against: fix
+// --verify leaves TestNoSpuriousJoin's sleep (its check holds without
+// any wait), and when a spurious join does happen in the background (the
+// mutation), the unchanged test fails on it.
+func TestLeftAloneStillCatches(t *testing.T) {
+	t.Parallel()
+	a, err := txtar.ParseFile(filepath.Join("..", "..", "testdata", "waitfor", "verify.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	testmod.WriteFiles(t, dir, a.Files)
+	env := testmod.GoEnv(t, "GOFLAGS=-mod=mod")
+	res, _, err := verify.Run(context.Background(), &rewrite.Config{
+		Dir:      dir,
+		Patterns: []string{"./..."},
+		Env:      env,
+		Rules:    []*rule.Rule{waitfor.Rule},
+	}, verify.Options{Count: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range res.Findings {
+		if f.Test != "TestNoSpuriousJoin" {
+			continue
+		}
+		if f.Fixed || f.Revert == nil || f.Revert.Kind != rewrite.HoldsWithout {
+			t.Fatalf("TestNoSpuriousJoin's sleep: fixed=%v revert=%+v, want it held: its check holds without waiting", f.Fixed, f.Revert)
+		}
+	}
+	for _, c := range res.Changes {
+		if err := os.WriteFile(c.Path, c.New, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	goTest(t, dir, env, "^TestNoSpuriousJoin$", true)
+
+	path := filepath.Join(dir, "members.go")
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ctor = "func NewList(names ...string) *List { return &List{names: names} }"
+	const spurious = `func NewList(names ...string) *List {
+	l := &List{names: names}
+	go func() { // the mutation: a member nobody asked for joins
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.names = append(l.names, "ghost")
+	}()
+	return l
+}`
+	if !bytes.Contains(src, []byte(ctor)) {
+		t.Fatal("members.go has no NewList to break")
+	}
+	if err := os.WriteFile(path, bytes.Replace(src, []byte(ctor), []byte(spurious), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := goTest(t, dir, env, "^TestNoSpuriousJoin$", false); !strings.Contains(out, "without a join") {
+		t.Fatalf("the test failed, but not on the spurious join:\n%s", out)
 	}
 }
