@@ -130,39 +130,130 @@ func (c *checker) isAssertion(fn *types.Func) bool {
 			return false
 		}
 	}
-	// The same assertion must exist in assert, where it returns whether
-	// it held.
-	return c.assertFunc(fn.Name()) != nil
+	return true
 }
 
-// assertFunc returns assert's function name when this package can reach
-// testify's assert package (imported directly or through require) and it
-// has CollectT, which the poll reports to.
-func (c *checker) assertFunc(name string) *types.Func {
-	pkg := c.assertPkg()
-	if pkg == nil || pkg.Scope().Lookup("CollectT") == nil {
-		return nil
+// A directCond is a testify assertion's condition written in Go: x (op
+// ""), !x ("!"), x == y or x != y (y nil: nil), len(x) == y ("len").
+type directCond struct {
+	op   string
+	x, y ast.Expr
+}
+
+// direct returns the condition of the assertion ck in plain Go, where
+// that is exactly testify's: True, False, NoError, Error, Equal and
+// NotEqual of two values of one basic type (testify compares with
+// ObjectsAreEqual, which for those is ==), Len of a slice, map, string,
+// array or channel. Otherwise nil: the poll asks assert itself.
+func (c *checker) direct(ck *check) *directCond {
+	args := ck.args
+	switch name := ck.fn.Name(); {
+	case name == "True" && len(args) > 0:
+		return &directCond{x: args[0]}
+	case name == "False" && len(args) > 0:
+		return &directCond{op: "!", x: args[0]}
+	case name == "NoError" && len(args) > 0:
+		return &directCond{op: "==", x: args[0]}
+	case name == "Error" && len(args) > 0:
+		return &directCond{op: "!=", x: args[0]}
+	case (name == "Equal" || name == "NotEqual") && len(args) > 1:
+		a, b := c.info.TypeOf(args[0]), c.info.TypeOf(args[1])
+		ba, okA := a.(*types.Basic)
+		if !okA || !types.Identical(a, b) || ba.Info()&types.IsUntyped != 0 {
+			return nil
+		}
+		op := "=="
+		if name == "NotEqual" {
+			op = "!="
+		}
+		return &directCond{op: op, x: args[1], y: args[0]}
+	case name == "Len" && len(args) > 1:
+		t := c.info.TypeOf(args[0])
+		if t == nil {
+			return nil
+		}
+		switch t.Underlying().(type) {
+		case *types.Slice, *types.Map, *types.Array, *types.Chan:
+		case *types.Basic:
+			if t.Underlying().(*types.Basic).Info()&types.IsString == 0 {
+				return nil
+			}
+		default:
+			return nil
+		}
+		if n := c.info.TypeOf(args[1]); n == nil || !types.Identical(n.Underlying(), types.Typ[types.Int]) && !isUntypedInt(n) {
+			return nil
+		}
+		return &directCond{op: "len", x: args[0], y: args[1]}
 	}
-	fn, _ := pkg.Scope().Lookup(name).(*types.Func)
-	return fn
+	return nil
 }
 
+func isUntypedInt(t types.Type) bool {
+	b, ok := t.(*types.Basic)
+	return ok && b.Kind() == types.UntypedInt
+}
+
+// canAsk reports whether the poll can ask assert's assertion name through
+// a collector: the package reaches testify's assert, and it has
+// assert.CollectT (testify v1.8.3) and the assertion.
+func (c *checker) canAsk(name string) bool {
+	pkg := c.assertPkg()
+	if pkg == nil {
+		return false
+	}
+	if pkg.Scope().Lookup(name) != nil {
+		return true
+	}
+	// Found through require's export data, assert's scope holds only what
+	// require's API names; require is generated from assert, one function
+	// for each.
+	req := c.importOf(c.pass.Pkg, requirePath)
+	return req != nil && req.Scope().Lookup(name) != nil
+}
+
+// assertPkg returns testify's assert package as this package sees it, or
+// nil: imported directly, or named by require's API, whose
+// EventuallyWithT takes a func(*assert.CollectT). Either way CollectT
+// exists.
 func (c *checker) assertPkg() *types.Package {
-	var find func(p *types.Package, depth int) *types.Package
-	find = func(p *types.Package, depth int) *types.Package {
-		for _, imp := range p.Imports() {
-			if imp.Path() == assertPath {
-				return imp
-			}
-			if depth > 0 && imp.Path() == requirePath {
-				if a := find(imp, depth-1); a != nil {
-					return a
-				}
-			}
+	if a := c.importOf(c.pass.Pkg, assertPath); a != nil {
+		if a.Scope().Lookup("CollectT") != nil {
+			return a
 		}
 		return nil
 	}
-	return find(c.pass.Pkg, 1)
+	req := c.importOf(c.pass.Pkg, requirePath)
+	if req == nil {
+		return nil
+	}
+	fn, ok := req.Scope().Lookup("EventuallyWithT").(*types.Func)
+	if !ok {
+		return nil
+	}
+	params := fn.Type().(*types.Signature).Params()
+	for i := 0; i < params.Len(); i++ {
+		cond, ok := params.At(i).Type().Underlying().(*types.Signature)
+		if !ok || cond.Params().Len() != 1 {
+			continue
+		}
+		if ptr, ok := cond.Params().At(0).Type().(*types.Pointer); ok {
+			if n, ok := types.Unalias(ptr.Elem()).(*types.Named); ok && n.Obj().Name() == "CollectT" && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == assertPath {
+				return n.Obj().Pkg()
+			}
+		}
+	}
+	return nil
+}
+
+// importOf returns the package with path that p imports directly, or nil.
+func (c *checker) importOf(p *types.Package, path string) *types.Package {
+	for _, imp := range p.Imports() {
+		if imp.Path() == path {
+			return imp
+		}
+	}
+	return nil
 }
 
 // failingMethods are the testing methods a check's body calls to fail.
@@ -282,6 +373,9 @@ func (g *group) notPollable() string {
 		}
 	}
 	for _, ck := range g.checks {
+		if ck.assert != nil && g.c.direct(ck) == nil && !g.c.canAsk(ck.fn.Name()) {
+			return "the poll would ask testify's assert." + ck.fn.Name() + " through assert.CollectT, which this package cannot reach (it needs testify v1.8.3 and an import of assert)"
+		}
 		if ck.init != nil {
 			if why := g.c.defineWhy(ck.init); why != "" {
 				return why
@@ -458,10 +552,17 @@ var (
 // stdReader reports whether the standard function or method fn only reads.
 func stdReader(fn *types.Func) bool {
 	sig := fn.Type().(*types.Signature)
-	if sig.Recv() != nil {
+	path := fn.Pkg().Path()
+	if recv := sig.Recv(); recv != nil {
+		// Values of time are data: t.Sub(u), d.Milliseconds().
+		if path == "time" && match.IsNamed(recv.Type(), "time", "Time", "Duration", "Month", "Weekday") {
+			return !strings.HasPrefix(fn.Name(), "Unmarshal") && !strings.HasPrefix(fn.Name(), "Gob")
+		}
 		return stdMethods[fn.Name()]
 	}
-	path := fn.Pkg().Path()
+	if path == "sync/atomic" {
+		return strings.HasPrefix(fn.Name(), "Load")
+	}
 	if stdPure[path] {
 		// Not the few that write through their arguments.
 		for _, p := range []string{"Sort", "Reverse", "Insert", "Delete", "Grow", "Clip", "Compact", "Replace", "Copy", "Insert", "DeleteFunc", "Set", "Unsetenv"} {

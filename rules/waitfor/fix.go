@@ -56,18 +56,15 @@ func (p *poll) fix() (*rule.Fix, string) {
 		if !match.IsPure(p.c.info, w.d) {
 			return nil, "the sleep's duration " + types.ExprString(w.d) + " is not a simple expression"
 		}
-		if !p.c.pass.FileUsesGo(p.file, "go1.21") {
-			return nil, "the sleep's duration is not constant, and the poll's budget max(timeout, duration) needs go1.21; the file is " + p.c.pass.FileVersion(p.file)
-		}
-		if _, obj := scope.LookupParent("max", w.stmt.Pos()); obj != types.Universe.Lookup("max") {
-			return nil, "max is shadowed at the sleep"
-		}
+		// timeout + d is at least max(timeout, d), so the poll never
+		// waits less than the sleep did, and needs no max (go1.21, and
+		// often shadowed in older code).
 		budget = func() dst.Expr {
 			d := dst.Clone(p.c.pass.Dst(w.d)).(dst.Expr)
 			match.StripDecorations(d)
-			return &dst.CallExpr{Fun: dst.NewIdent("max"), Args: []dst.Expr{match.DurationExpr(p.c.timeout), d}}
+			return &dst.BinaryExpr{X: match.DurationExpr(p.c.timeout), Op: token.ADD, Y: parenIf(d, token.ADD)}
 		}
-		desc = fmt.Sprintf("max(%s, %s)", match.FormatDuration(p.c.timeout), types.ExprString(w.d))
+		desc = fmt.Sprintf("%s + %s", match.FormatDuration(p.c.timeout), types.ExprString(w.d))
 	}
 	body, why := p.body()
 	if why != "" {
@@ -279,13 +276,8 @@ func (p *poll) holds(ck *check) dst.Expr {
 		return p.negate(ck.fails)
 	}
 	args := p.assertArgs(ck)
-	switch ck.fn.Name() {
-	case "True":
-		return p.cloneExpr(args[0])
-	case "False":
-		return p.negate(args[0])
-	case "NoError":
-		return &dst.BinaryExpr{X: p.cloneExpr(args[0]), Op: token.EQL, Y: dst.NewIdent("nil")}
+	if direct := p.c.direct(ck); direct != nil {
+		return p.cloneDirect(direct)
 	}
 	call := &dst.CallExpr{
 		Fun:  &dst.Ident{Path: assertPath, Name: ck.fn.Name()},
@@ -295,6 +287,27 @@ func (p *poll) holds(ck *check) dst.Expr {
 		call.Args = append(call.Args, p.cloneExpr(a))
 	}
 	return call
+}
+
+// cloneDirect builds the decorated form of a direct condition.
+func (p *poll) cloneDirect(d *directCond) dst.Expr {
+	switch d.op {
+	case "":
+		return p.cloneExpr(d.x)
+	case "!":
+		return p.negate(d.x)
+	case "len":
+		return &dst.BinaryExpr{X: &dst.CallExpr{Fun: dst.NewIdent("len"), Args: []dst.Expr{p.cloneExpr(d.x)}}, Op: token.EQL, Y: parenIf(p.cloneExpr(d.y), token.EQL)}
+	}
+	op := token.EQL
+	if d.op == "!=" {
+		op = token.NEQ
+	}
+	var y dst.Expr = dst.NewIdent("nil")
+	if d.y != nil {
+		y = p.cloneExpr(d.y)
+	}
+	return &dst.BinaryExpr{X: parenIf(p.cloneExpr(d.x), op), Op: op, Y: parenIf(y, op)}
 }
 
 // negate returns !e, simplified where that is exact: a != b → a == b,
