@@ -60,10 +60,10 @@ func applyAll(t *testing.T, name, timeout string) (string, []string, []rewrite.C
 }
 
 // goTest runs the tests matching run in dir and checks whether they
-// passed; it returns the output.
-func goTest(t *testing.T, dir string, env []string, run string, wantOK bool) string {
+// passed (with extra go test flags); it returns the output.
+func goTest(t *testing.T, dir string, env []string, run string, wantOK bool, flags ...string) string {
 	t.Helper()
-	cmd := exec.Command("go", "test", "-count=1", "-run", run, "./...")
+	cmd := exec.Command("go", append(append([]string{"test", "-count=1", "-run", run}, flags...), "./...")...)
 	cmd.Dir = dir
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()
@@ -93,12 +93,7 @@ func TestUnprovenPollsBuild(t *testing.T) {
 			t.Errorf("the rewritten test lacks %q:\n%s", want, got)
 		}
 	}
-	cmd := exec.Command("go", "vet", "./...")
-	cmd.Dir, cmd.Env = dir, env
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go vet: %v\n%s", err, out)
-	}
-	goTest(t, dir, env, ".", true)
+	goTest(t, dir, env, ".", true, "-vet=all")
 }
 
 // A rewritten test keeps its power: the poll replaces the sleep of
