@@ -77,6 +77,11 @@ type Finding struct {
 	// rule gives none). Verification reads it; it is not output.
 	ProbeHolds string `json:"-"`
 
+	// ProbeLines are the file's lines, first and last, where a failure
+	// with the probe is evidence (rule.Fix.ProbeChecks); zero when any
+	// failure is.
+	ProbeLines [2]int `json:"-"`
+
 	code string // the matched code, whitespace-normalised, for the ID
 }
 
@@ -147,6 +152,13 @@ func (j *job) finding(fd *finder, d rule.Diagnostic) (Finding, bool) {
 			out.ProbeHolds = d.Fix.ProbeHolds
 			if out.ProbeHolds == "" {
 				out.ProbeHolds = probeHolds
+			}
+			for _, n := range d.Fix.ProbeChecks {
+				from, to := fset.Position(n.Pos()).Line, fset.Position(n.End()).Line
+				if out.ProbeLines[0] == 0 || from < out.ProbeLines[0] {
+					out.ProbeLines[0] = from
+				}
+				out.ProbeLines[1] = max(out.ProbeLines[1], to)
 			}
 		}
 	} else {

@@ -234,6 +234,13 @@ type Fix struct {
 	// ProbeHolds is the finding's reason when the tests pass every run
 	// with Probe ("the checks hold without waiting: ...").
 	ProbeHolds string
+
+	// ProbeChecks, when set, are the statements whose failure is the
+	// evidence the probe looks for (the checks after the removed wait):
+	// a test that fails with the probe elsewhere (a later wait now too
+	// short) shows nothing about them. The probe must keep the lines of
+	// the file where they are.
+	ProbeChecks []ast.Node
 }
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]*$`)

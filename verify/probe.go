@@ -3,6 +3,8 @@ package verify
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/unflake/unflake/rewrite"
 )
@@ -90,7 +92,14 @@ func (v *verifier) probe(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Re
 		switch why := failed[s.Key]; {
 		case why != nil:
 			p.Why = why
-			p.Waits = why.AfterRewrite() && why.Kind != rewrite.BuildAfter
+			p.Waits = why.AfterRewrite() && why.Kind != rewrite.BuildAfter && failsAt(why, f)
+			if !p.Waits && why.AfterRewrite() && why.Kind != rewrite.BuildAfter {
+				// The test failed, but not at the checks the wait was
+				// before (a later wait, now too short, say): nothing
+				// shows those checks wait for a change.
+				why = &rewrite.Revert{Kind: why.Kind, Test: why.Test, Detail: "it failed elsewhere than at the checks after the wait: " + why.Detail}
+				p.Why = why
+			}
 			if why.Test != "" {
 				p.Test = why.Test
 			}
@@ -179,4 +188,33 @@ func probesPerTest(res *rewrite.Result) int {
 		most = max(most, n[k])
 	}
 	return most
+}
+
+// failsAt reports whether the failure why is at the checks of finding f
+// (Finding.ProbeLines): its text names f's file at one of those lines, as
+// t.Fatal's "x_test.go:41:" or a panic's stack "x_test.go:41 +0x1d" do.
+// Without ProbeLines any failure counts.
+func failsAt(why *rewrite.Revert, f rewrite.Finding) bool {
+	from, to := f.ProbeLines[0], f.ProbeLines[1]
+	if from == 0 {
+		return true
+	}
+	base := filepath.Base(f.File)
+	text := why.Detail
+	for i := strings.Index(text, base+":"); i >= 0; {
+		rest := text[i+len(base)+1:]
+		n := 0
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		if line, err := strconv.Atoi(rest[:n]); err == nil && from <= line && line <= to {
+			return true
+		}
+		j := strings.Index(rest, base+":")
+		if j < 0 {
+			break
+		}
+		i += len(base) + 1 + j
+	}
+	return false
 }

@@ -84,6 +84,9 @@ func (p *poll) fix() (*rule.Fix, string) {
 		fix.Unproven = unprovenWhy
 		fix.Probe = p.probe()
 		fix.ProbeHolds = probeHolds
+		for _, s := range p.group.stmts {
+			fix.ProbeChecks = append(fix.ProbeChecks, s)
+		}
 	}
 	return fix, ""
 }
@@ -390,11 +393,21 @@ func (p *poll) rewrite(name string, budget dst.Expr, body []dst.Stmt, interval t
 func (p *poll) probe() *rule.Fix {
 	w := p.wait
 	if w.helper != nil {
+		// _ = 0 in its place keeps the lines where they are, so a
+		// failure's line still points at the checks.
 		return &rule.Fix{
-			Message: "remove the call of " + w.helper.Name(),
-			Deletes: []ast.Node{w.stmt},
+			Message: "the call of " + w.helper.Name() + " removed",
+			Deletes: []ast.Node{w.call},
 			Apply: func() {
-				match.DeleteStmt(p.c.pass.Dst(p.parent), p.c.pass.Dst(w.stmt).(dst.Stmt))
+				stmt := p.c.pass.Dst(w.stmt).(*dst.ExprStmt)
+				blank := &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent("_")}, Tok: token.ASSIGN, Rhs: []dst.Expr{&dst.BasicLit{Kind: token.INT, Value: "0"}}}
+				blank.Decs.NodeDecs = stmt.Decs.NodeDecs
+				list := match.DstStmtList(p.c.pass.Dst(p.parent))
+				for i, s := range *list {
+					if s == stmt {
+						(*list)[i] = blank
+					}
+				}
 			},
 		}
 	}

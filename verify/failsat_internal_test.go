@@ -1,0 +1,31 @@
+package verify
+
+import (
+	"testing"
+
+	"github.com/unflake/unflake/rewrite"
+)
+
+// A probe's failure is evidence only at the checks after the wait: a
+// failure at a later line (a later wait now too short) is not.
+func TestFailsAt(t *testing.T) {
+	t.Parallel()
+	f := rewrite.Finding{File: "/m/state_test.go", ProbeLines: [2]int{247, 249}}
+	for _, c := range []struct {
+		detail string
+		want   bool
+	}{
+		{"state_test.go:248: case 0: expected node to still be suspect", true},
+		{"state_test.go:262: case 0: expected node to be dead", false},
+		{"panic: index out of range\n\t/m/state_test.go:247 +0x1d", true},
+		{"other_test.go:248: x", false},
+		{"state_test.go:24: x; state_test.go:249: y", true},
+	} {
+		if got := failsAt(&rewrite.Revert{Detail: c.detail}, f); got != c.want {
+			t.Errorf("failsAt(%q) = %v, want %v", c.detail, got, c.want)
+		}
+	}
+	if !failsAt(&rewrite.Revert{Detail: "anything"}, rewrite.Finding{File: "/m/x_test.go"}) {
+		t.Error("without ProbeLines a failure anywhere should count")
+	}
+}
