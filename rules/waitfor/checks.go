@@ -14,7 +14,10 @@ import (
 // A group is what a wait is followed by: statements that read state (x :=
 // read()) and checks of it, up to the first statement that is neither.
 type group struct {
-	c      *checker
+	c    *checker
+	wait *wait
+	fn   ast.Node // the function the wait is in
+
 	stmts  []ast.Stmt // the defines and checks, in order
 	checks []*check
 }
@@ -51,8 +54,8 @@ var notAssertions = []string{"Eventually", "Never", "Panics", "NotPanics", "Fail
 
 // group returns the defines and checks that start list, or nil when list
 // does not start with a check of state (after defines).
-func (c *checker) group(list []ast.Stmt) *group {
-	g := &group{c: c}
+func (c *checker) group(w *wait, fn ast.Node, list []ast.Stmt) *group {
+	g := &group{c: c, wait: w, fn: fn}
 	for _, s := range list {
 		if a, ok := s.(*ast.AssignStmt); ok && a.Tok == token.DEFINE {
 			g.stmts = append(g.stmts, s)
@@ -367,17 +370,21 @@ func (g *group) readsState() bool {
 func (g *group) notPollable() string {
 	for _, s := range g.stmts {
 		if a, ok := s.(*ast.AssignStmt); ok {
-			if why := g.c.defineWhy(a); why != "" {
+			if why := g.defineWhy(a); why != "" {
 				return why
 			}
 		}
 	}
+	// guards are the lengths the checks so far require (len(x) == 2):
+	// the poll's conditions are joined with &&, in order, so a later
+	// condition may index x below that length.
+	guards := map[string]int64{}
 	for _, ck := range g.checks {
 		if ck.assert != nil && g.c.direct(ck) == nil && !g.c.canAsk(ck.fn.Name()) {
 			return "the poll would ask testify's assert." + ck.fn.Name() + " through assert.CollectT, which this package cannot reach (it needs testify v1.8.3 and an import of assert)"
 		}
 		if ck.init != nil {
-			if why := g.c.defineWhy(ck.init); why != "" {
+			if why := g.defineWhy(ck.init); why != "" {
 				return why
 			}
 		}
@@ -385,29 +392,79 @@ func (g *group) notPollable() string {
 			if e == nil {
 				continue
 			}
-			if why := g.c.readWhy(e); why != "" {
+			if why := g.readWhy(e, guards); why != "" {
 				return why
 			}
+		}
+		if x, n, ok := g.c.lenGuard(ck); ok {
+			guards[x] = max(guards[x], n)
 		}
 	}
 	return ""
 }
 
+// lenGuard returns the length of x the check requires to pass, when it
+// requires one: if len(x) != n, if len(x) < n, if len(x) == 0, if
+// len(x) <= n-1, testify's Len(t, x, n) and NotEmpty(t, x).
+func (c *checker) lenGuard(ck *check) (string, int64, bool) {
+	lenOf := func(e ast.Expr) (string, bool) {
+		call, ok := ast.Unparen(e).(*ast.CallExpr)
+		if !ok || len(call.Args) != 1 || !isBuiltin(c.info, call, "len") {
+			return "", false
+		}
+		return types.ExprString(call.Args[0]), true
+	}
+	if ck.fails != nil && ck.init == nil {
+		b, ok := ast.Unparen(ck.fails).(*ast.BinaryExpr)
+		if !ok {
+			return "", 0, false
+		}
+		x, ok := lenOf(b.X)
+		n, isConst := match.ConstInt(c.info, b.Y)
+		if !ok || !isConst {
+			return "", 0, false
+		}
+		switch b.Op {
+		case token.NEQ, token.LSS:
+			return x, n, true
+		case token.LEQ:
+			return x, n + 1, true
+		case token.EQL:
+			if n == 0 {
+				return x, 1, true
+			}
+		}
+		return "", 0, false
+	}
+	if ck.assert != nil {
+		switch {
+		case ck.fn.Name() == "Len" && len(ck.args) > 1:
+			if n, ok := match.ConstInt(c.info, ck.args[1]); ok {
+				return types.ExprString(ck.args[0]), n, true
+			}
+		case ck.fn.Name() == "NotEmpty" && len(ck.args) > 0:
+			return types.ExprString(ck.args[0]), 1, true
+		}
+	}
+	return "", 0, false
+}
+
 // defineWhy returns why the define a cannot be evaluated again, or "".
-func (c *checker) defineWhy(a *ast.AssignStmt) string {
+// Defines run before any condition of the poll: no guard applies.
+func (g *group) defineWhy(a *ast.AssignStmt) string {
 	if len(a.Rhs) == 1 && len(a.Lhs) == 2 {
 		if ta, ok := ast.Unparen(a.Rhs[0]).(*ast.TypeAssertExpr); ok {
-			return c.readWhy(ta.X) // v, ok := x.(T) cannot panic
+			return g.readWhy(ta.X, nil) // v, ok := x.(T) cannot panic
 		}
 		if ix, ok := ast.Unparen(a.Rhs[0]).(*ast.IndexExpr); ok {
-			if why := c.readWhy(ix.X); why != "" {
+			if why := g.readWhy(ix.X, nil); why != "" {
 				return why
 			}
-			return c.readWhy(ix.Index)
+			return g.readWhy(ix.Index, nil)
 		}
 	}
 	for _, e := range a.Rhs {
-		if why := c.readWhy(e); why != "" {
+		if why := g.readWhy(e, nil); why != "" {
 			return why
 		}
 	}
@@ -416,8 +473,10 @@ func (c *checker) defineWhy(a *ast.AssignStmt) string {
 
 // readWhy returns why evaluating e again and again, before the awaited
 // state has arrived, could do something that evaluating it once after the
-// wait does not (change state, consume a value, panic), or "".
-func (c *checker) readWhy(e ast.Expr) string {
+// wait does not (change state, consume a value, panic), or "". guards
+// are the lengths earlier conditions of the poll require.
+func (g *group) readWhy(e ast.Expr, guards map[string]int64) string {
+	c := g.c
 	why := ""
 	ast.Inspect(e, func(n ast.Node) bool {
 		if why != "" {
@@ -431,18 +490,23 @@ func (c *checker) readWhy(e ast.Expr) string {
 				why = fmt.Sprintf("a check receives from a channel (%s), which a poll would repeat", types.ExprString(n))
 			}
 		case *ast.IndexExpr:
-			if t := c.info.TypeOf(n.X); t != nil {
-				switch u := t.Underlying().(type) {
-				case *types.Map, *types.Signature:
-				case *types.Array:
-					if _, ok := match.ConstInt(c.info, n.Index); !ok {
-						why = c.indexWhy(n)
-					}
-				default:
-					_ = u
-					if tv, ok := c.info.Types[n.X]; !ok || !tv.IsType() {
-						why = c.indexWhy(n)
-					}
+			t := c.info.TypeOf(n.X)
+			if t == nil {
+				break
+			}
+			if tv, ok := c.info.Types[n.X]; ok && tv.IsType() {
+				break // a generic instantiation
+			}
+			switch t.Underlying().(type) {
+			case *types.Map, *types.Signature:
+				break
+			case *types.Array:
+				if _, ok := match.ConstInt(c.info, n.Index); !ok {
+					why = c.indexWhy(n)
+				}
+			default:
+				if !g.safeIndex(n, guards) {
+					why = c.indexWhy(n)
 				}
 			}
 		case *ast.SliceExpr:
@@ -455,6 +519,60 @@ func (c *checker) readWhy(e ast.Expr) string {
 		return why == ""
 	})
 	return why
+}
+
+// safeIndex reports whether x[i] can be evaluated in the poll without a
+// panic the check after the wait would not have: an earlier condition
+// requires len(x) > i (i constant), or x is a local the test set before
+// the wait and nothing changes while the poll runs (no function literal
+// writes it, its address is not taken).
+func (g *group) safeIndex(n *ast.IndexExpr, guards map[string]int64) bool {
+	if i, ok := match.ConstInt(g.c.info, n.Index); ok && i >= 0 && guards[types.ExprString(n.X)] > i {
+		return true
+	}
+	id, ok := ast.Unparen(n.X).(*ast.Ident)
+	if !ok || !match.IsPure(g.c.info, n.Index) {
+		return false
+	}
+	v, ok := g.c.info.Uses[id].(*types.Var)
+	if !ok || match.IsPackageLevel(v) || v.Pos() >= g.wait.stmt.Pos() {
+		return false
+	}
+	return !g.changesApart(v)
+}
+
+// changesApart reports whether local v may change while the test polls:
+// a function literal of the function writes it, or its address is taken.
+func (g *group) changesApart(v *types.Var) bool {
+	info := g.c.info
+	changes := false
+	match.WithStack(g.fn, func(n ast.Node, stack []ast.Node) bool {
+		if changes {
+			return false
+		}
+		inLit := false
+		for _, s := range stack {
+			if _, ok := s.(*ast.FuncLit); ok {
+				inLit = true
+			}
+		}
+		is := func(e ast.Expr) bool {
+			id, ok := ast.Unparen(e).(*ast.Ident)
+			return ok && info.Uses[id] == v
+		}
+		switch n := n.(type) {
+		case *ast.UnaryExpr:
+			changes = n.Op == token.AND && is(n.X)
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				changes = changes || inLit && is(l)
+			}
+		case *ast.IncDecStmt:
+			changes = inLit && is(n.X)
+		}
+		return !changes
+	})
+	return changes
 }
 
 func (c *checker) indexWhy(n *ast.IndexExpr) string {

@@ -66,7 +66,7 @@ func (p *poll) fix() (*rule.Fix, string) {
 		}
 		desc = fmt.Sprintf("%s + %s", match.FormatDuration(p.c.timeout), types.ExprString(w.d))
 	}
-	body, why := p.body()
+	body, why := p.body(interval)
 	if why != "" {
 		return nil, why
 	}
@@ -77,7 +77,8 @@ func (p *poll) fix() (*rule.Fix, string) {
 			p.group.noun(), sIf(len(p.group.checks) == 1), match.FormatDuration(interval), desc, p.group.noun(), sIf(len(p.group.checks) == 1)),
 		Deletes: []ast.Node{w.call},
 		Apply: func() {
-			p.rewrite(name, budget(), body(), interval)
+			stmts, post := body()
+			p.rewrite(name, budget(), stmts, post)
 		},
 	}
 	if !p.provenChange() {
@@ -150,32 +151,35 @@ func (p *poll) freshName(scope *types.Scope, base string) string {
 	}
 }
 
-// body returns a function building the poll's body statements before its
-// sleep: the defines the conditions need, then `if holds { break }`; or
-// why the checks cannot be polled together.
-func (p *poll) body() (func() []dst.Stmt, string) {
+// body returns a function building the poll's body and its post
+// statement, or why the checks cannot be polled together.
+//
+// The body is the defines the conditions need, then `if holds { break }`,
+// then the sleep (post is nil). When two checks' inits declare the same
+// name, which one block cannot hold, each check keeps its own if instead,
+// `if init; fails { continue }`, the body ends in `break`, and the sleep
+// is the loop's post statement.
+func (p *poll) body(interval time.Duration) (func() ([]dst.Stmt, dst.Stmt), string) {
 	info := p.c.info
-	// The defines to copy: the group's, and the ifs' inits, in order.
-	var defines []*ast.AssignStmt
+	var defines []*ast.AssignStmt // the group's own, hoisted
 	for _, s := range p.group.stmts {
-		switch s := s.(type) {
-		case *ast.AssignStmt:
-			defines = append(defines, s)
-		case *ast.IfStmt:
-			if s.Init != nil {
-				defines = append(defines, s.Init.(*ast.AssignStmt))
-			}
+		if a, ok := s.(*ast.AssignStmt); ok {
+			defines = append(defines, a)
 		}
 	}
-	var conds []ast.Expr // what the conditions read, for the use of defines
+	// What the conditions read, for the use of defines.
+	var conds []ast.Node
 	for _, ck := range p.group.checks {
+		if ck.init != nil {
+			conds = append(conds, ck.init)
+		}
 		if ck.fails != nil {
 			conds = append(conds, ck.fails)
 		}
-		conds = append(conds, p.assertArgs(ck)...)
+		for _, a := range p.assertArgs(ck) {
+			conds = append(conds, a)
+		}
 	}
-	// A name a define declares must be used by a condition or a later
-	// define; an unused one becomes _, a define with none is left out.
 	uses := func(nodes []ast.Node, obj types.Object) bool {
 		found := false
 		for _, n := range nodes {
@@ -188,14 +192,12 @@ func (p *poll) body() (func() []dst.Stmt, string) {
 		}
 		return found
 	}
+	// A name a define declares must be used by a condition or a later
+	// define; an unused one becomes _, a define with none is left out.
 	keep := make([][]bool, len(defines)) // per define, per name: used
 	used := make([]bool, len(defines))
-	declared := map[string]bool{}
 	for i := len(defines) - 1; i >= 0; i-- {
-		var later []ast.Node
-		for _, e := range conds {
-			later = append(later, e)
-		}
+		later := append([]ast.Node(nil), conds...)
 		for j := i + 1; j < len(defines); j++ {
 			if used[j] {
 				for _, r := range defines[j].Rhs {
@@ -214,20 +216,37 @@ func (p *poll) body() (func() []dst.Stmt, string) {
 			}
 		}
 	}
+	declared := map[string]bool{}
 	for i, d := range defines {
 		if !used[i] {
 			continue
 		}
+		fresh := false
 		for k, l := range d.Lhs {
 			if id := l.(*ast.Ident); keep[i][k] {
-				if declared[id.Name] {
-					return nil, "two of the checks declare " + id.Name + ", which one poll cannot hold"
-				}
+				fresh = fresh || !declared[id.Name]
 				declared[id.Name] = true
 			}
 		}
+		if !fresh {
+			return nil, "the reads before the checks declare " + types.ExprString(d.Lhs[0]) + " twice, which one poll cannot hold"
+		}
 	}
-	return func() []dst.Stmt {
+	// The inits: hoisted beside the defines unless a name clashes.
+	separate := false
+	inits := map[string]bool{}
+	for _, ck := range p.group.checks {
+		if ck.init == nil {
+			continue
+		}
+		for _, l := range ck.init.Lhs {
+			if id, ok := l.(*ast.Ident); ok && id.Name != "_" {
+				separate = separate || declared[id.Name] || inits[id.Name]
+				inits[id.Name] = true
+			}
+		}
+	}
+	build := func() ([]dst.Stmt, dst.Stmt) {
 		var out []dst.Stmt
 		for i, d := range defines {
 			if !used[i] {
@@ -241,6 +260,32 @@ func (p *poll) body() (func() []dst.Stmt, string) {
 			}
 			out = append(out, a)
 		}
+		sleep := &dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.Ident{Path: "time", Name: "Sleep"}, Args: []dst.Expr{match.DurationExpr(interval)}}}
+		if separate {
+			for _, ck := range p.group.checks {
+				stmt := &dst.IfStmt{Body: &dst.BlockStmt{List: []dst.Stmt{&dst.BranchStmt{Tok: token.CONTINUE}}}}
+				if ck.init != nil {
+					if init := p.pruned(ck.init, uses, []ast.Node{ck.fails}); init != nil {
+						stmt.Init = init
+					}
+				}
+				if ck.fails != nil {
+					stmt.Cond = p.cloneExpr(ck.fails)
+				} else {
+					stmt.Cond = not(p.holds(ck))
+				}
+				out = append(out, stmt)
+			}
+			return append(out, &dst.BranchStmt{Tok: token.BREAK}), sleep
+		}
+		for _, ck := range p.group.checks {
+			if ck.init == nil {
+				continue
+			}
+			if init := p.pruned(ck.init, uses, conds); init != nil {
+				out = append(out, init)
+			}
+		}
 		var holds dst.Expr
 		for _, ck := range p.group.checks {
 			h := p.holds(ck)
@@ -251,8 +296,46 @@ func (p *poll) body() (func() []dst.Stmt, string) {
 			holds = &dst.BinaryExpr{X: holds, Op: token.LAND, Y: parenIf(h, token.LAND)}
 		}
 		out = append(out, &dst.IfStmt{Cond: holds, Body: &dst.BlockStmt{List: []dst.Stmt{&dst.BranchStmt{Tok: token.BREAK}}}})
-		return out
-	}, ""
+		return append(out, sleep), nil
+	}
+	return build, ""
+}
+
+// pruned returns a copy of the define a whose names nothing in later
+// uses made _, so the copy compiles where a name was used only by a
+// check's failure branch; nil when no name is used (the read is left
+// out).
+func (p *poll) pruned(a *ast.AssignStmt, uses func([]ast.Node, types.Object) bool, later []ast.Node) dst.Stmt {
+	out := p.clone(a).(*dst.AssignStmt)
+	kept := false
+	for k, l := range a.Lhs {
+		id, ok := l.(*ast.Ident)
+		if !ok || id.Name == "_" {
+			continue
+		}
+		if obj := p.c.info.Defs[id]; obj != nil && uses(later, obj) {
+			kept = true
+			continue
+		}
+		out.Lhs[k] = dst.NewIdent("_")
+	}
+	if !kept {
+		return nil
+	}
+	return out
+}
+
+// not returns !e, parenthesised as it must be.
+func not(e dst.Expr) dst.Expr {
+	switch x := e.(type) {
+	case *dst.UnaryExpr:
+		if x.Op == token.NOT {
+			return x.X
+		}
+	case *dst.BinaryExpr:
+		return &dst.UnaryExpr{Op: token.NOT, X: &dst.ParenExpr{X: e}}
+	}
+	return &dst.UnaryExpr{Op: token.NOT, X: e}
 }
 
 // assertArgs returns the arguments of an assertion the poll passes on:
@@ -366,15 +449,16 @@ func (p *poll) cloneExpr(e ast.Expr) dst.Expr { return p.clone(e).(dst.Expr) }
 //		time.Sleep(interval)
 //	}
 //
-// keeping the wait's comments.
-func (p *poll) rewrite(name string, budget dst.Expr, body []dst.Stmt, interval time.Duration) {
+// (or the form with a post statement, see body), keeping the wait's
+// comments.
+func (p *poll) rewrite(name string, budget dst.Expr, body []dst.Stmt, post dst.Stmt) {
 	now := func() dst.Expr { return &dst.CallExpr{Fun: &dst.Ident{Path: "time", Name: "Now"}} }
-	sleep := &dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.Ident{Path: "time", Name: "Sleep"}, Args: []dst.Expr{match.DurationExpr(interval)}}}
 	loop := &dst.ForStmt{
 		Init: &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent(name)}, Tok: token.DEFINE,
 			Rhs: []dst.Expr{&dst.CallExpr{Fun: &dst.SelectorExpr{X: now(), Sel: dst.NewIdent("Add")}, Args: []dst.Expr{budget}}}},
 		Cond: &dst.CallExpr{Fun: &dst.SelectorExpr{X: now(), Sel: dst.NewIdent("Before")}, Args: []dst.Expr{dst.NewIdent(name)}},
-		Body: &dst.BlockStmt{List: append(body, sleep)},
+		Post: post,
+		Body: &dst.BlockStmt{List: body},
 	}
 	old := p.c.pass.Dst(p.wait.stmt).(*dst.ExprStmt)
 	// Comments above the sleep stay above; one after it goes after the

@@ -226,7 +226,17 @@ func (c *checker) waitOf(s ast.Stmt) *wait {
 // check reports the wait list[i] of parent, enclosed by stack, when the
 // statements after it check state.
 func (c *checker) check(file *ast.File, parent ast.Node, list []ast.Stmt, i int, w *wait, stack []ast.Node) {
-	g := c.group(list[i+1:])
+	var fn ast.Node
+	for k := len(stack) - 1; k >= 0 && fn == nil; k-- {
+		switch stack[k].(type) {
+		case *ast.FuncDecl, *ast.FuncLit:
+			fn = stack[k]
+		}
+	}
+	if fn == nil {
+		return
+	}
+	g := c.group(w, fn, list[i+1:])
 	if g == nil {
 		return // nothing checked right after the wait: not this rule's
 	}

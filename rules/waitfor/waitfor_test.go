@@ -96,6 +96,31 @@ func TestUnprovenPollsBuild(t *testing.T) {
 	goTest(t, dir, env, ".", true, "-vet=all")
 }
 
+// The other shapes of a poll, as fix --verify applies them, build, pass
+// vet and pass.
+func TestPollForms(t *testing.T) {
+	t.Parallel()
+	dir, env, changes := applyAll(t, "forms", "10s")
+	if len(changes) != 1 {
+		t.Fatalf("got %d changed files, want 1", len(changes))
+	}
+	got := changes[0].New
+	for _, want := range []string{
+		// Two inits that declare err: each check keeps its if.
+		"time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {\n\t\tif err := r.Check(0); err != nil {\n\t\t\tcontinue\n\t\t}\n\t\tif err := r.Check(1); err != nil {\n\t\t\tcontinue\n\t\t}\n\t\tbreak\n",
+		// The index below the length the check before requires.
+		"if len(nodes) == 1 && nodes[0] == \"a\" {",
+		"if r.Ready(want[1]) {",
+		// An init only the failure message uses is left out.
+		"time.Now().Before(deadline); {\n\t\tif r.Ready(1) {",
+	} {
+		if !bytes.Contains(got, []byte(want)) {
+			t.Errorf("the rewritten test lacks %q:\n%s", want, got)
+		}
+	}
+	goTest(t, dir, env, ".", true, "-vet=all")
+}
+
 // A rewritten test keeps its power: the poll replaces the sleep of
 // TestLeave, and when the awaited leave never happens (the mutation),
 // the test still fails, with its own message, once the poll gives up.
