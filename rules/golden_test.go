@@ -225,7 +225,7 @@ func goCmd(t *testing.T, dir string, wantOK bool, args ...string) {
 	t.Helper()
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	cmd.Env = testmod.GoEnv(t, "GOFLAGS=-mod=mod")
 	out, err := cmd.CombinedOutput()
 	if ok := err == nil; ok != wantOK {
 		t.Errorf("go %s: ok=%v, want %v:\n%s", strings.Join(args, " "), ok, wantOK, out)

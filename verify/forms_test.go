@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -88,7 +87,7 @@ func TestFour(t *testing.T) {
 // only when every form failed.
 func TestRunTriesForms(t *testing.T) {
 	dir := testmod.Write(t, formsModule)
-	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{waitFor}, Env: os.Environ()}
+	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{waitFor}, Env: testmod.GoEnv(t)}
 	res, v, err := verify.Run(context.Background(), cfg, verify.Options{Count: 2})
 	if err != nil {
 		t.Fatal(err)

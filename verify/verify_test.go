@@ -256,7 +256,7 @@ func TestRun(t *testing.T) {
 	before := testmod.Snapshot(t, dir)
 	counter := t.TempDir()
 	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{callTwo("check"), callTwo("other")},
-		Env: append(os.Environ(), "UNFLAKE_RUNS="+counter, "UNFLAKE_SLOW=", "GOMAXPROCS=2")}
+		Env: testmod.GoEnv(t, "UNFLAKE_RUNS="+counter, "UNFLAKE_SLOW=", "GOMAXPROCS=2")}
 	var progress []int
 	res, v, err := verify.Run(context.Background(), cfg, verify.Options{Count: 6, Progress: func(done, total int) { progress = append(progress, done) }})
 	if err != nil {

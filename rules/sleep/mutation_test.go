@@ -28,7 +28,7 @@ func TestSchedulerBubbleKeepsPower(t *testing.T) {
 	}
 	dir := t.TempDir()
 	testmod.WriteFiles(t, dir, a.Files)
-	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	env := testmod.GoEnv(t, "GOFLAGS=-mod=mod")
 
 	res, err := rewrite.Run(&rewrite.Config{
 		Dir:      dir,

@@ -64,7 +64,7 @@ func TestWaitersForms(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+		env := testmod.GoEnv(t, "GOFLAGS=-mod=mod")
 		res, err := rewrite.Run(&rewrite.Config{
 			Dir:      dir,
 			Patterns: []string{"./..."},

@@ -17,7 +17,9 @@ import (
 // constant, and that only function literals running apart from the test
 // write: goroutines, and callbacks handed to the code under test. A check
 // that fails on the start value cannot be a check that nothing happens;
-// a poll on it waits for the write.
+// a poll on it waits for the write. The test must not read the variable
+// before the wait: a check before it may have seen the change come, and
+// the one after it then guards that no more comes.
 func (p *poll) provenChange() bool {
 	fd := p.enclosingFunc()
 	if fd == nil {
@@ -157,6 +159,14 @@ func (pr *prover) startOf(v *types.Var) constant.Value {
 			return false
 		}
 		switch n := n.(type) {
+		case *ast.Ident:
+			// Read by the test before the wait (an earlier check that
+			// the first join came): the state at the wait is not where
+			// it started, and a check that fails at the start may pass
+			// already, guarding that nothing more happens.
+			if info.Uses[n] == v && n.Pos() < pr.p.wait.stmt.Pos() && !inLiteral(stack) {
+				ok = false
+			}
 		case *ast.ValueSpec:
 			for i, name := range n.Names {
 				if info.Defs[name] != v {
@@ -258,4 +268,15 @@ func (pr *prover) apart(stack []ast.Node) bool {
 		return pr.p.c.hands.Lit(lit, stack[:k]).Kind == handover.Handed
 	}
 	return false // in the test's own flow
+}
+
+// inLiteral reports whether a node enclosed by stack is in a function
+// literal.
+func inLiteral(stack []ast.Node) bool {
+	for _, n := range stack {
+		if _, ok := n.(*ast.FuncLit); ok {
+			return true
+		}
+	}
+	return false
 }

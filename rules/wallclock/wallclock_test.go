@@ -1,6 +1,7 @@
 package wallclock
 
 import (
+	"github.com/unflake/unflake/internal/testmod"
 	"github.com/unflake/unflake/rule"
 	"os"
 	"os/exec"
@@ -62,7 +63,7 @@ func TestRaceGolden(t *testing.T) {
 	write(filepath.Join("..", "..", "golden", "wallclock", "race.golden"))
 	cmd := exec.Command("go", "test", "-race", "-count=1", "./...")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	cmd.Env = testmod.GoEnv(t, "GOFLAGS=-mod=mod")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go test -race: %v\n%s", err, out)
 	}
