@@ -23,8 +23,17 @@ func GoEnv(t testing.TB, extra ...string) []string {
 		t.Fatal(err)
 	}
 	vals := strings.Split(strings.TrimSpace(string(out)), "\n")
+	path := filepath.Dir(gobin)
+	// The C compiler, where there is one, for cgo and -race: the go
+	// command finds it on PATH.
+	for _, cc := range []string{"gcc", "clang", "cc"} {
+		if p, err := exec.LookPath(cc); err == nil {
+			path += string(filepath.ListSeparator) + filepath.Dir(p)
+			break
+		}
+	}
 	env := []string{
-		"PATH=" + filepath.Dir(gobin),
+		"PATH=" + path,
 		"HOME=" + t.TempDir(),
 		"GOCACHE=" + vals[0],
 		"GOMODCACHE=" + vals[1],

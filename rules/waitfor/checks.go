@@ -612,7 +612,113 @@ func (c *checker) callWhy(call *ast.CallExpr) string {
 	if v := verb(name); mutating[v] {
 		return fmt.Sprintf("a check calls %s, whose name says it changes state (%s): a poll would repeat it", types.ExprString(call.Fun), v)
 	}
+	sig := fn.Type().(*types.Signature)
+	for i := 0; i < sig.Params().Len(); i++ {
+		if match.IsNamed(sig.Params().At(i).Type(), "context", "Context") {
+			return fmt.Sprintf("a check calls %s with a context: an operation (a request, an RPC), which a poll would repeat", types.ExprString(call.Fun))
+		}
+	}
+	if why := c.bodyWhy(fn, 0); why != "" {
+		return fmt.Sprintf("a check calls %s, which %s", types.ExprString(call.Fun), why)
+	}
 	return ""
+}
+
+// writeWhy returns why the assignment to l in the body of fd writes
+// something outside it (a package variable, a field, an element of
+// something the function did not make), or "".
+func (c *checker) writeWhy(fd *ast.FuncDecl, l ast.Expr) string {
+	root := l
+	for {
+		switch x := ast.Unparen(root).(type) {
+		case *ast.SelectorExpr:
+			root = x.X
+			continue
+		case *ast.IndexExpr:
+			root = x.X
+			continue
+		case *ast.StarExpr:
+			root = x.X
+			continue
+		}
+		break
+	}
+	id, ok := ast.Unparen(root).(*ast.Ident)
+	if !ok {
+		return "writes " + types.ExprString(l)
+	}
+	v, ok := c.info.Uses[id].(*types.Var)
+	if !ok {
+		return "" // a name it declares, or _
+	}
+	if match.IsPackageLevel(v) {
+		return "sets the package variable " + id.Name
+	}
+	if _, plain := ast.Unparen(l).(*ast.Ident); !plain && (v.Pos() < fd.Body.Pos() || v.Pos() >= fd.Body.End()) {
+		return "writes " + types.ExprString(l)
+	}
+	return ""
+}
+
+// maxBodyDepth bounds how deep bodyWhy follows the package's functions.
+const maxBodyDepth = 3
+
+// bodyWhy returns why calling fn, a function of this package whose body
+// the rule sees, is not a read ("calls client.NewStream, whose name says
+// it changes state"), or "". A function it cannot see is judged by its
+// name alone (callWhy).
+func (c *checker) bodyWhy(fn *types.Func, depth int) string {
+	if why, ok := c.bodies[fn]; ok {
+		return why
+	}
+	fd := c.decls[fn]
+	if fd == nil || fd.Body == nil || depth >= maxBodyDepth {
+		return ""
+	}
+	c.bodies[fn] = "" // a recursive call reads as the rest does
+	why := ""
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		if why != "" {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.GoStmt:
+			why = "starts a goroutine"
+		case *ast.SendStmt:
+			why = "sends on a channel"
+		case *ast.UnaryExpr:
+			if n.Op == token.ARROW {
+				why = "receives from a channel"
+			}
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				why = c.writeWhy(fd, l)
+			}
+		case *ast.IncDecStmt:
+			why = c.writeWhy(fd, n.X)
+		case *ast.CallExpr:
+			// A reader may lock (and unlock) to read, and build what it
+			// returns.
+			if match.IsMethod(c.info, n, "sync", "Lock", "Unlock", "RLock", "RUnlock") || isBuiltin(c.info, n, "append", "make", "new", "copy", "panic") ||
+				match.IsMethod(c.info, n, "testing", "Helper", "Log", "Logf", "Name") {
+				return true
+			}
+			inner := c.callWhy(n)
+			if inner == "" {
+				if f := match.Callee(c.info, n); f != nil && c.decls[f] != nil {
+					if deeper := c.bodyWhy(f, depth+1); deeper != "" {
+						inner = deeper
+					}
+				}
+			}
+			if inner != "" {
+				why = strings.TrimPrefix(inner, "a check ")
+			}
+		}
+		return why == ""
+	})
+	c.bodies[fn] = why
+	return why
 }
 
 // verb returns the first word of a function name, capitalised: "Members"
@@ -663,7 +769,7 @@ var (
 	// atomic loads, sync.Map's Load, and accessors.
 	stdMethods = map[string]bool{
 		"Load": true, "String": true, "Len": true, "Cap": true, "Bytes": true, "Error": true, "Err": true,
-		"Name": true, "Size": true, "Mode": true, "IsDir": true, "ModTime": true, "Value": true,
+		"Name": true, "Size": true, "Mode": true, "IsDir": true, "ModTime": true, "Value": true, "Range": true,
 	}
 )
 

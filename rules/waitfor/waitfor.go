@@ -71,6 +71,8 @@ type checker struct {
 	hands   *handover.Finder
 	helpers map[*types.Func]*wait // sleep-only helpers: their one wait
 	bubbled map[*types.Func]bool  // functions synctest.Test runs (the function form of a wrap)
+	decls   map[*types.Func]*ast.FuncDecl
+	bodies  map[*types.Func]string // bodyWhy's answers
 	timeout time.Duration
 }
 
@@ -81,6 +83,8 @@ func run(pass *rule.Pass) {
 		hands:   handover.New(pass.TypesInfo, pass.Fset, pass.AllFiles),
 		timeout: attemptloop.PollTimeout(pass.Options),
 	}
+	c.decls = match.FuncDecls(pass.TypesInfo, pass.AllFiles)
+	c.bodies = map[*types.Func]string{}
 	c.findHelpers()
 	for _, f := range pass.Files {
 		name := pass.Fset.File(f.Pos()).Name()
