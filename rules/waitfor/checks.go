@@ -619,6 +619,9 @@ func (c *checker) callWhy(call *ast.CallExpr) string {
 		}
 	}
 	if why := c.bodyWhy(fn, 0); why != "" {
+		if !strings.HasSuffix(why, "repeat it") && !strings.HasSuffix(why, "repeat") {
+			why += ": a poll would repeat it"
+		}
 		return fmt.Sprintf("a check calls %s, which %s", types.ExprString(call.Fun), why)
 	}
 	return ""
