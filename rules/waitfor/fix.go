@@ -211,7 +211,7 @@ func (p *poll) body(interval time.Duration) (func() ([]dst.Stmt, dst.Stmt), stri
 			if !ok || id.Name == "_" {
 				continue
 			}
-			if obj := info.Defs[id]; obj != nil && uses(later, obj) {
+			if obj := defined(info, id); obj != nil && uses(later, obj) {
 				keep[i][k], used[i] = true, true
 			}
 		}
@@ -313,7 +313,7 @@ func (p *poll) pruned(a *ast.AssignStmt, uses func([]ast.Node, types.Object) boo
 		if !ok || id.Name == "_" {
 			continue
 		}
-		if obj := p.c.info.Defs[id]; obj != nil && uses(later, obj) {
+		if obj := defined(p.c.info, id); obj != nil && uses(later, obj) {
 			kept = true
 			continue
 		}
@@ -323,6 +323,17 @@ func (p *poll) pruned(a *ast.AssignStmt, uses func([]ast.Node, types.Object) boo
 		return nil
 	}
 	return out
+}
+
+// defined returns the variable a name on the left of := stands for: the
+// one it declares, or, when it is not new there (val, ok := f() after an
+// earlier ok), the one it assigns. The poll's copy declares both anew in
+// its own block, and the conditions after it read the copy.
+func defined(info *types.Info, id *ast.Ident) types.Object {
+	if obj := info.Defs[id]; obj != nil {
+		return obj
+	}
+	return info.Uses[id]
 }
 
 // not returns !e, parenthesised as it must be.

@@ -111,6 +111,8 @@ func TestPollForms(t *testing.T) {
 		// The index below the length the check before requires.
 		"if len(nodes) == 1 && nodes[0] == \"a\" {",
 		"if r.Ready(want[1]) {",
+		// ok, not new at the :=, is the copy's in the poll.
+		"_, ok := len(r.Nodes()), r.Ready(1)\n\t\tif ok {",
 		// An init only the failure message uses is left out.
 		"time.Now().Before(deadline); {\n\t\tif r.Ready(1) {",
 	} {
