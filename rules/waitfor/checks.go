@@ -744,7 +744,7 @@ func verb(name string) string {
 var mutating = map[string]bool{}
 
 func init() {
-	for _, v := range strings.Fields(`Accept Acquire Add Advance Append Apply Broadcast Call Cancel Clear Close Commit
+	for _, v := range strings.Fields(`Accept Acquire Add Advance Append Apply Broadcast Call Cancel Clean Cleanup Clear Close Collect Commit Compact Del Expire Kick Mark Prune Rotate Sweep Trim Wake
 		Connect Consume Create Dec Decrement Delete Dequeue Dial Dispatch Do Drain Drop Emit Enqueue Evict Exec Execute
 		Fetch Fire Flush Handle Inc Increment Init Insert Invoke Join Kill Leave Listen Lock Must New Next Notify Open
 		Pause Poll Pop Post Process Publish Pull Purge Push Put Read Receive Recv Register Release Reload Remove Replace
