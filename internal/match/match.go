@@ -580,3 +580,30 @@ func hasTestPrefix(name, prefix string) bool {
 	rest := name[len(prefix):]
 	return rest == "" || !(rest[0] >= 'a' && rest[0] <= 'z')
 }
+
+// InGoroutine reports whether the innermost function literal among stack
+// (enclosing nodes, outermost first) is started as a goroutine: go
+// func() { ... }(), wg.Go(func() { ... }) or errgroup's g.Go(func() error
+// { ... }). A node outside function literals, or in one the code calls or
+// passes elsewhere, is not.
+func InGoroutine(info *types.Info, stack []ast.Node) bool {
+	for k := len(stack) - 1; k >= 1; k-- {
+		lit, ok := stack[k].(*ast.FuncLit)
+		if !ok {
+			continue
+		}
+		call, ok := stack[k-1].(*ast.CallExpr)
+		if !ok {
+			return false
+		}
+		if ast.Unparen(call.Fun) == lit {
+			if k < 2 {
+				return false
+			}
+			_, isGo := stack[k-2].(*ast.GoStmt)
+			return isGo
+		}
+		return IsMethod(info, call, "sync", "Go") || IsMethod(info, call, "golang.org/x/sync/errgroup", "Go")
+	}
+	return false
+}

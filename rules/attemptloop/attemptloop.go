@@ -195,26 +195,5 @@ func (c *checker) check(stmt ast.Stmt, stack []ast.Node) {
 }
 
 // inGoroutine reports whether the function the loop is in is a func literal
-// started as a goroutine: go func() { ... }(), wg.Go(func() { ... }) or
-// errgroup's g.Go(func() error { ... }).
-func (c *checker) inGoroutine(l *loop) bool {
-	for k := len(l.stack) - 1; k >= 1; k-- {
-		lit, ok := l.stack[k].(*ast.FuncLit)
-		if !ok {
-			continue
-		}
-		call, ok := l.stack[k-1].(*ast.CallExpr)
-		if !ok {
-			return false
-		}
-		if ast.Unparen(call.Fun) == lit {
-			if k < 2 {
-				return false
-			}
-			_, isGo := l.stack[k-2].(*ast.GoStmt)
-			return isGo
-		}
-		return match.IsMethod(c.info, call, "sync", "Go") || match.IsMethod(c.info, call, "golang.org/x/sync/errgroup", "Go")
-	}
-	return false
-}
+// started as a goroutine (match.InGoroutine).
+func (c *checker) inGoroutine(l *loop) bool { return match.InGoroutine(c.info, l.stack) }

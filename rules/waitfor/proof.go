@@ -250,22 +250,13 @@ func (pr *prover) initial(v *types.Var, values []ast.Expr, i int) constant.Value
 // literal that runs apart from the test: a goroutine, or a literal handed
 // to the code under test.
 func (pr *prover) apart(stack []ast.Node) bool {
+	if match.InGoroutine(pr.p.c.info, stack) {
+		return true
+	}
 	for k := len(stack) - 1; k >= 1; k-- {
-		lit, ok := stack[k].(*ast.FuncLit)
-		if !ok {
-			continue
+		if lit, ok := stack[k].(*ast.FuncLit); ok {
+			return pr.p.c.hands.Lit(lit, stack[:k]).Kind == handover.Handed
 		}
-		if k >= 2 {
-			if call, ok := stack[k-1].(*ast.CallExpr); ok && ast.Unparen(call.Fun) == lit {
-				_, isGo := stack[k-2].(*ast.GoStmt)
-				return isGo
-			}
-		}
-		if call, ok := stack[k-1].(*ast.CallExpr); ok &&
-			(match.IsMethod(pr.p.c.info, call, "sync", "Go") || match.IsMethod(pr.p.c.info, call, "golang.org/x/sync/errgroup", "Go")) {
-			return true
-		}
-		return pr.p.c.hands.Lit(lit, stack[:k]).Kind == handover.Handed
 	}
 	return false // in the test's own flow
 }

@@ -244,7 +244,7 @@ func (c *checker) check(file *ast.File, parent ast.Node, list []ast.Stmt, i int,
 	if g == nil {
 		return // nothing checked right after the wait: not this rule's
 	}
-	if c.inGoroutine(stack) {
+	if match.InGoroutine(c.info, stack) {
 		return // a goroutine's pause, not the test waiting
 	}
 	if v := c.hands.Enclosing(stack); v.Kind != handover.Own {
@@ -275,28 +275,4 @@ func sIf(b bool) string {
 		return "s"
 	}
 	return ""
-}
-
-// inGoroutine reports whether the innermost function around the wait is a
-// literal run as a goroutine (go func() { ... }(), wg.Go, errgroup's Go).
-func (c *checker) inGoroutine(stack []ast.Node) bool {
-	for k := len(stack) - 1; k >= 1; k-- {
-		lit, ok := stack[k].(*ast.FuncLit)
-		if !ok {
-			continue
-		}
-		call, ok := stack[k-1].(*ast.CallExpr)
-		if !ok {
-			return false
-		}
-		if ast.Unparen(call.Fun) == lit {
-			if k < 2 {
-				return false
-			}
-			_, isGo := stack[k-2].(*ast.GoStmt)
-			return isGo
-		}
-		return match.IsMethod(c.info, call, "sync", "Go") || match.IsMethod(c.info, call, "golang.org/x/sync/errgroup", "Go")
-	}
-	return false
 }
