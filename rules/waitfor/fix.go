@@ -484,39 +484,35 @@ func (p *poll) rewrite(name string, budget dst.Expr, body []dst.Stmt, post dst.S
 	}
 }
 
-// probe returns the fix's probe: the wait removed.
+// probe returns the fix's probe: the wait replaced by `_ = d` (`_ = 0` for
+// a helper's call), which waits for nothing, keeps what d uses in use and
+// keeps the file's lines where they are, so a failure's line still points
+// at the checks. It is no wait either, so a later round of the rule does
+// not take it for one.
 func (p *poll) probe() *rule.Fix {
 	w := p.wait
+	msg, deletes := "the sleep removed", []ast.Node{w.call}
 	if w.helper != nil {
-		// _ = 0 in its place keeps the lines where they are, so a
-		// failure's line still points at the checks.
-		return &rule.Fix{
-			Message: "the call of " + w.helper.Name() + " removed",
-			Deletes: []ast.Node{w.call},
-			Apply: func() {
-				stmt := p.c.pass.Dst(w.stmt).(*dst.ExprStmt)
-				blank := &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent("_")}, Tok: token.ASSIGN, Rhs: []dst.Expr{&dst.BasicLit{Kind: token.INT, Value: "0"}}}
-				blank.Decs.NodeDecs = stmt.Decs.NodeDecs
-				list := match.DstStmtList(p.c.pass.Dst(p.parent))
-				for i, s := range *list {
-					if s == stmt {
-						(*list)[i] = blank
-					}
-				}
-			},
-		}
+		msg = "the call of " + w.helper.Name() + " removed"
 	}
 	return &rule.Fix{
-		Message: "the sleep removed",
-		Deletes: []ast.Node{w.d},
+		Message: msg,
+		Deletes: deletes,
 		Apply: func() {
-			call := p.c.pass.Dst(w.call).(*dst.CallExpr)
-			if w.known {
-				call.Args[0] = &dst.BasicLit{Kind: token.INT, Value: "0"}
-				return
+			stmt := p.c.pass.Dst(w.stmt).(*dst.ExprStmt)
+			var keep dst.Expr = &dst.BasicLit{Kind: token.INT, Value: "0"}
+			if w.d != nil {
+				keep = dst.Clone(p.c.pass.Dst(w.d)).(dst.Expr)
+				match.StripDecorations(keep)
 			}
-			// 0 * d keeps the variables d uses in use.
-			call.Args[0] = &dst.BinaryExpr{X: &dst.BasicLit{Kind: token.INT, Value: "0"}, Op: token.MUL, Y: &dst.ParenExpr{X: call.Args[0]}}
+			blank := &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent("_")}, Tok: token.ASSIGN, Rhs: []dst.Expr{keep}}
+			blank.Decs.NodeDecs = stmt.Decs.NodeDecs
+			list := match.DstStmtList(p.c.pass.Dst(p.parent))
+			for i, s := range *list {
+				if s == stmt {
+					(*list)[i] = blank
+				}
+			}
 		},
 	}
 }

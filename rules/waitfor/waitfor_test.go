@@ -162,7 +162,7 @@ func TestLeftAloneStillCatches(t *testing.T) {
 	dir := t.TempDir()
 	testmod.WriteFiles(t, dir, a.Files)
 	env := testmod.GoEnv(t, "GOFLAGS=-mod=mod")
-	res, _, err := verify.Run(context.Background(), &rewrite.Config{
+	res, v, err := verify.Run(context.Background(), &rewrite.Config{
 		Dir:      dir,
 		Patterns: []string{"./..."},
 		Env:      env,
@@ -178,6 +178,17 @@ func TestLeftAloneStillCatches(t *testing.T) {
 		if f.Fixed || f.Revert == nil || f.Revert.Kind != rewrite.HoldsWithout {
 			t.Fatalf("TestNoSpuriousJoin's sleep: fixed=%v revert=%+v, want it held: its check holds without waiting", f.Fixed, f.Revert)
 		}
+	}
+	// One probe each: the probe is no wait, so no later round of the
+	// rule takes it for a site of its own.
+	var holds []string
+	for _, p := range v.Probed {
+		if p.Holds() {
+			holds = append(holds, p.Site.Test)
+		}
+	}
+	if len(holds) != 1 || holds[0] != "TestNoSpuriousJoin" {
+		t.Errorf("probes that held: %v, want [TestNoSpuriousJoin]", holds)
 	}
 	for _, c := range res.Changes {
 		if err := os.WriteFile(c.Path, c.New, 0o644); err != nil {
