@@ -16,6 +16,7 @@ import (
 	"go/types"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -606,4 +607,75 @@ func InGoroutine(info *types.Info, stack []ast.Node) bool {
 		return IsMethod(info, call, "sync", "Go") || IsMethod(info, call, "golang.org/x/sync/errgroup", "Go")
 	}
 	return false
+}
+
+// IsBuiltin reports whether fun names one of the builtin functions names
+// (resolved through the type checker, so a local len is not the builtin).
+func IsBuiltin(info *types.Info, fun ast.Expr, names ...string) bool {
+	id, ok := ast.Unparen(fun).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	b, ok := info.Uses[id].(*types.Builtin)
+	return ok && slices.Contains(names, b.Name())
+}
+
+// ImportName returns the name under which file imports the package path
+// (its alias, or name, the package's own name, when it has none) and how
+// many times the file imports it.
+func ImportName(file *ast.File, path, name string) (string, int) {
+	n := 0
+	for _, imp := range file.Imports {
+		if p, err := strconv.Unquote(imp.Path.Value); err != nil || p != path {
+			continue
+		}
+		n++
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+	}
+	return name, n
+}
+
+// Denotes reports whether name, looked up at pos from scope s, is the
+// import of package path.
+func Denotes(s *types.Scope, pos token.Pos, name, path string) bool {
+	_, obj := s.LookupParent(name, pos)
+	pn, ok := obj.(*types.PkgName)
+	return ok && pn.Imported().Path() == path
+}
+
+// FreshName returns base, or base2, base3, ...: the first that used does
+// not hold and that names nothing at pos from scope s (a nil s is not
+// consulted), so declaring it there shadows nothing and captures no use.
+func FreshName(s *types.Scope, pos token.Pos, used map[string]bool, base string) string {
+	for i := 1; ; i++ {
+		name := base
+		if i > 1 {
+			name += strconv.Itoa(i)
+		}
+		if used[name] {
+			continue
+		}
+		if s != nil {
+			if _, obj := s.LookupParent(name, pos); obj != nil {
+				continue
+			}
+		}
+		return name
+	}
+}
+
+// Idents returns the names of the identifiers in the nodes.
+func Idents(nodes ...ast.Node) map[string]bool {
+	used := map[string]bool{}
+	for _, root := range nodes {
+		ast.Inspect(root, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				used[id.Name] = true
+			}
+			return true
+		})
+	}
+	return used
 }

@@ -467,3 +467,77 @@ func TestDeleteStmt(t *testing.T) {
 		t.Error("DeleteStmt of a missing statement reported true")
 	}
 }
+
+// The names a fix declares and uses: the import's name, whether a name
+// is the import there, a fresh name, and the builtins.
+func TestNamesAt(t *testing.T) {
+	t.Parallel()
+	const src = `package p
+
+import tm "time"
+
+var _ tm.Duration
+
+func f() {
+	deadline := 1
+	_ = deadline
+	{
+		tm := 2
+		_ = tm
+		_ = len("x") // here
+	}
+}
+`
+	fset := token.NewFileSet()
+	tf, err := parser.ParseFile(fset, "time.go", stubTime, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, err := new(types.Config).Check("time", fset, []*ast.File{tf}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parser.ParseFile(fset, "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := &types.Info{Uses: map[*ast.Ident]types.Object{}}
+	pkg, err := (&types.Config{Importer: stubImporter{"time": tp}}).Check("p", fset, []*ast.File{f}, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name, n := ImportName(f, "time", "time"); name != "tm" || n != 1 {
+		t.Errorf("ImportName = %q, %d; want tm, 1", name, n)
+	}
+	if _, n := ImportName(f, "os", "os"); n != 0 {
+		t.Errorf("ImportName(os) counts %d imports", n)
+	}
+	here := token.Pos(fset.File(f.Pos()).Base() + strings.Index(src, "_ = len"))
+	inner := pkg.Scope().Innermost(here)
+	if Denotes(inner, here, "tm", "time") {
+		t.Error("Denotes: tm is shadowed by a local, yet denotes the import")
+	}
+	fnBody := pkg.Scope().Innermost(token.Pos(fset.File(f.Pos()).Base() + strings.Index(src, "_ = deadline")))
+	if !Denotes(fnBody, f.Decls[2].Pos(), "tm", "time") {
+		t.Error("Denotes: tm in the function's scope should be the import")
+	}
+	if got := FreshName(inner, here, nil, "deadline"); got != "deadline2" {
+		t.Errorf("FreshName past a declared deadline = %q, want deadline2", got)
+	}
+	if got := FreshName(inner, here, map[string]bool{"deadline2": true}, "deadline"); got != "deadline3" {
+		t.Errorf("FreshName past a used deadline2 = %q, want deadline3", got)
+	}
+	var lenCall *ast.CallExpr
+	ast.Inspect(f, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok {
+			lenCall = c
+		}
+		return true
+	})
+	if !IsBuiltin(info, lenCall.Fun, "cap", "len") || IsBuiltin(info, lenCall.Fun, "append") {
+		t.Error("IsBuiltin does not tell len")
+	}
+	if got := Idents(lenCall); !got["len"] || len(got) != 1 {
+		t.Errorf("Idents(len(\"x\")) = %v", got)
+	}
+}

@@ -3,7 +3,8 @@ package attemptloop
 import (
 	"go/ast"
 	"go/types"
-	"strconv"
+
+	"github.com/unflake/unflake/internal/match"
 )
 
 // usedAfter reports whether the counter, declared outside the loop, is
@@ -49,17 +50,7 @@ func (c *checker) resolvesTo(l *loop, name string, obj types.Object) bool {
 // the file imports it once, under a name that is not shadowed there. It
 // returns why not, or "".
 func (c *checker) timePackage(l *loop) string {
-	name, n := "", 0
-	for _, imp := range c.file.Imports {
-		if path, err := strconv.Unquote(imp.Path.Value); err != nil || path != "time" {
-			continue
-		}
-		n++
-		name = "time"
-		if imp.Name != nil {
-			name = imp.Name.Name
-		}
-	}
+	name, n := match.ImportName(c.file, "time", "time")
 	switch {
 	case n == 0:
 		return "the file does not import time"
@@ -74,8 +65,7 @@ func (c *checker) timePackage(l *loop) string {
 	if s == nil {
 		return "the loop's scope is unknown"
 	}
-	_, obj := s.LookupParent(name, l.stmt.Pos())
-	if pn, ok := obj.(*types.PkgName); !ok || pn.Imported().Path() != "time" {
+	if !match.Denotes(s, l.stmt.Pos(), name, "time") {
 		if name == "time" {
 			return "time is shadowed at the loop"
 		}
@@ -87,30 +77,9 @@ func (c *checker) timePackage(l *loop) string {
 // freshName returns base, or base2, base3, ... if base is used in the loop
 // body, is the counter's name, or is declared in scope at the loop.
 func (c *checker) freshName(l *loop, base string) string {
-	used := map[string]bool{}
-	ast.Inspect(l.body, func(n ast.Node) bool {
-		if id, ok := n.(*ast.Ident); ok {
-			used[id.Name] = true
-		}
-		return true
-	})
+	used := match.Idents(l.body)
 	if l.counter != nil {
 		used[l.counter.Name()] = true
 	}
-	s := c.scope(l)
-	for i := 1; ; i++ {
-		name := base
-		if i > 1 {
-			name += strconv.Itoa(i)
-		}
-		if used[name] {
-			continue
-		}
-		if s != nil {
-			if _, obj := s.LookupParent(name, l.stmt.Pos()); obj != nil {
-				continue
-			}
-		}
-		return name
-	}
+	return match.FreshName(c.scope(l), l.stmt.Pos(), used, base)
 }

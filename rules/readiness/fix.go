@@ -216,7 +216,7 @@ func (c *checker) envForm(s *site) (int, bool) {
 		return envUnknown, false
 	}
 	app, ok := ast.Unparen(a.Rhs[0]).(*ast.CallExpr)
-	if !ok || len(app.Args) < 2 || !isBuiltin(c.info, app.Fun, "append") {
+	if !ok || len(app.Args) < 2 || !match.IsBuiltin(c.info, app.Fun, "append") {
 		return envSet, false
 	}
 	first, ok := ast.Unparen(app.Args[0]).(*ast.CallExpr)
@@ -271,15 +271,6 @@ func (c *checker) fieldMentions(cmd *types.Var, field string, pos token.Pos) []*
 		return true
 	})
 	return out
-}
-
-func isBuiltin(info *types.Info, fun ast.Expr, name string) bool {
-	id, ok := ast.Unparen(fun).(*ast.Ident)
-	if !ok {
-		return false
-	}
-	b, ok := info.Uses[id].(*types.Builtin)
-	return ok && b.Name() == name
 }
 
 // freshName returns the first candidate that the function never uses and

@@ -279,7 +279,7 @@ func (c *checker) failsOnly(list []ast.Stmt) bool {
 			switch {
 			case match.IsMethod(c.info, call, "testing", failingMethods...),
 				match.IsPkgFunc(c.info, call, "log", "Fatal", "Fatalf", "Fatalln", "Panic", "Panicf", "Panicln"),
-				isBuiltin(c.info, call, "panic"):
+				match.IsBuiltin(c.info, call.Fun, "panic"):
 				fails = true
 			case match.IsMethod(c.info, call, "testing", "Log", "Logf", "Helper"):
 			default:
@@ -294,23 +294,6 @@ func (c *checker) failsOnly(list []ast.Stmt) bool {
 		}
 	}
 	return fails
-}
-
-func isBuiltin(info *types.Info, call *ast.CallExpr, names ...string) bool {
-	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
-	if !ok {
-		return false
-	}
-	b, ok := info.Uses[id].(*types.Builtin)
-	if !ok {
-		return false
-	}
-	for _, n := range names {
-		if b.Name() == n {
-			return true
-		}
-	}
-	return false
 }
 
 // exprs returns the expressions the poll evaluates again: the defines'
@@ -409,7 +392,7 @@ func (g *group) notPollable() string {
 func (c *checker) lenGuard(ck *check) (string, int64, bool) {
 	lenOf := func(e ast.Expr) (string, bool) {
 		call, ok := ast.Unparen(e).(*ast.CallExpr)
-		if !ok || len(call.Args) != 1 || !isBuiltin(c.info, call, "len") {
+		if !ok || len(call.Args) != 1 || !match.IsBuiltin(c.info, call.Fun, "len") {
 			return "", false
 		}
 		return types.ExprString(call.Args[0]), true
@@ -587,7 +570,7 @@ func (c *checker) callWhy(call *ast.CallExpr) string {
 	if tv, ok := c.info.Types[call.Fun]; ok && tv.IsType() {
 		return "" // a conversion
 	}
-	if isBuiltin(c.info, call, pureBuiltins...) {
+	if match.IsBuiltin(c.info, call.Fun, pureBuiltins...) {
 		return ""
 	}
 	if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
@@ -702,7 +685,7 @@ func (c *checker) bodyWhy(fn *types.Func, depth int) string {
 		case *ast.CallExpr:
 			// A reader may lock (and unlock) to read, and build what it
 			// returns.
-			if match.IsMethod(c.info, n, "sync", "Lock", "Unlock", "RLock", "RUnlock") || isBuiltin(c.info, n, "append", "make", "new", "copy", "panic") ||
+			if match.IsMethod(c.info, n, "sync", "Lock", "Unlock", "RLock", "RUnlock") || match.IsBuiltin(c.info, n.Fun, "append", "make", "new", "copy", "panic") ||
 				match.IsMethod(c.info, n, "testing", "Helper", "Log", "Logf", "Name") {
 				return true
 			}

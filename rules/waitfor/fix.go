@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
-	"strconv"
 	"time"
 
 	"github.com/dave/dst"
@@ -70,7 +69,12 @@ func (p *poll) fix() (*rule.Fix, string) {
 	if why != "" {
 		return nil, why
 	}
-	name := p.freshName(scope, "deadline")
+	// A name the group uses would be captured by the loop's variable.
+	var stmts []ast.Node
+	for _, st := range p.group.stmts {
+		stmts = append(stmts, st)
+	}
+	name := match.FreshName(scope, p.wait.stmt.Pos(), match.Idents(stmts...), "deadline")
 
 	fix := &rule.Fix{
 		Message: fmt.Sprintf("poll until the %s hold%s, every %s for up to %s; the %s follow%s unchanged",
@@ -102,53 +106,20 @@ func (p *poll) scope() *types.Scope {
 // wait, or "". A file that does not import time (a helper's caller) gets
 // the import.
 func (p *poll) timePackage(scope *types.Scope) string {
-	name, n := "time", 0
-	for _, imp := range p.file.Imports {
-		if path, err := strconv.Unquote(imp.Path.Value); err != nil || path != "time" {
-			continue
-		}
-		n++
-		if imp.Name != nil {
-			name = imp.Name.Name
-		}
-	}
+	name, n := match.ImportName(p.file, "time", "time")
 	switch {
 	case n > 1:
 		return "the file imports time more than once"
 	case name == "." || name == "_":
 		return "the file imports time as " + name
 	}
-	_, obj := scope.LookupParent(name, p.wait.stmt.Pos())
-	if n == 0 && obj == nil {
+	if _, obj := scope.LookupParent(name, p.wait.stmt.Pos()); n == 0 && obj == nil {
 		return ""
 	}
-	if pn, ok := obj.(*types.PkgName); !ok || pn.Imported().Path() != "time" {
+	if !match.Denotes(scope, p.wait.stmt.Pos(), name, "time") {
 		return name + " is shadowed at the sleep"
 	}
 	return ""
-}
-
-// freshName returns base, or base2, base3, ..., a name that denotes
-// nothing at the wait and that the group does not use.
-func (p *poll) freshName(scope *types.Scope, base string) string {
-	used := map[string]bool{}
-	for _, s := range p.group.stmts {
-		ast.Inspect(s, func(n ast.Node) bool {
-			if id, ok := n.(*ast.Ident); ok {
-				used[id.Name] = true
-			}
-			return true
-		})
-	}
-	for i := 1; ; i++ {
-		name := base
-		if i > 1 {
-			name += strconv.Itoa(i)
-		}
-		if _, obj := scope.LookupParent(name, p.wait.stmt.Pos()); obj == nil && !used[name] {
-			return name
-		}
-	}
 }
 
 // body returns a function building the poll's body and its post
