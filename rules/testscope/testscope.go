@@ -119,7 +119,7 @@ type scope struct {
 	// helperMaybe says why a helper may run in a parallel test, when the
 	// rule cannot tell (it is used as a function value).
 	helperMaybe string
-	parent         *scope
+	parent      *scope
 }
 
 // inParallel reports whether sc or a test enclosing it runs in parallel.
