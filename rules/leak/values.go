@@ -216,6 +216,9 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 	fix, why := c.cleanupFix(s)
 	if fix != nil {
 		notFixed, unproven := c.secondEnd(s)
+		if unproven == "" {
+			unproven = c.keptBy(s)
+		}
 		switch {
 		case notFixed != "":
 			fix, why = nil, notFixed

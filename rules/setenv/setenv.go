@@ -63,6 +63,8 @@ type checker struct {
 
 	hasMain bool            // the package has a TestMain
 	sealed  map[string]bool // the variables TestMain empties before m.Run
+
+	module []moduleWrite // the environment writes of the module, read on first need
 }
 
 // A clear is a t.Setenv(name, "") statement.
@@ -134,20 +136,26 @@ func (c *checker) checkFunc(file *ast.File, fd *ast.FuncDecl) {
 		}
 	}
 	type result struct {
-		cl  *clear
-		why string
+		cl       *clear
+		why      string
+		unproven string
 	}
 	var results []result
-	removable := 0
+	removable, unproven := 0, 0
 	for _, cl := range clears {
-		why := c.keep(fd, top, cl, writes)
-		if why == "" {
+		r := result{cl: cl, why: c.keep(fd, top, cl, writes)}
+		if r.why == "" {
 			removable++
+			r.unproven = c.setElsewhere(fd, cl.name)
+			if r.unproven != "" {
+				unproven++
+			}
 		}
-		results = append(results, result{cl, why})
+		results = append(results, r)
 	}
 	last := -1 // the index of the clear that removes the test's last t.Setenv
-	if top && removable == setenvs {
+	// An unproven removal may be taken back: then a t.Setenv is left.
+	if top && removable == setenvs && unproven == 0 {
 		for i, r := range results {
 			if r.why == "" {
 				last = i
@@ -164,6 +172,7 @@ func (c *checker) checkFunc(file *ast.File, fd *ast.FuncDecl) {
 			d.NotFixed = r.why
 		} else {
 			d.Fix = c.fix(r.cl, i == last)
+			d.Fix.Unproven = r.unproven
 		}
 		c.pass.Report(d)
 	}

@@ -238,8 +238,9 @@ func (c *checker) env(sc *scope, sites []site) {
 			delNodes = append(delNodes, s.stmt.(*ast.IfStmt).Body)
 		}
 		d.Fix = &rule.Fix{
-			Message: msg,
-			Deletes: delNodes,
+			Message:  msg,
+			Deletes:  delNodes,
+			Unproven: mayPanic(sc, "t.Setenv"),
 			Apply: func() {
 				call := c.pass.Dst(s.call).(*dst.CallExpr)
 				call.Fun = &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Setenv")}
@@ -255,6 +256,15 @@ func (c *checker) env(sc *scope, sites []site) {
 		}
 		c.pass.Report(d)
 	}
+}
+
+// mayPanic says why api (t.Setenv, t.Chdir), which panics in a parallel
+// test, may run in one from sc although the rule cannot see it does, or "".
+func mayPanic(sc *scope, api string) string {
+	if why := sc.maybeParallel(); why != "" {
+		return fmt.Sprintf("%s; %s would panic there", why, api)
+	}
+	return ""
 }
 
 func indexOf(list []ast.Stmt, st ast.Stmt) int {

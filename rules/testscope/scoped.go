@@ -359,8 +359,9 @@ func (c *checker) chdirs(sc *scope, sites []site) {
 		}
 		cd, t := cd, sc.t.Name()
 		d.Fix = &rule.Fix{
-			Message: msg,
-			Deletes: delNodes,
+			Message:  msg,
+			Deletes:  delNodes,
+			Unproven: mayPanic(sc, "t.Chdir"),
 			Apply: func() {
 				call := c.pass.Dst(cd.call).(*dst.CallExpr)
 				call.Fun = &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Chdir")}
@@ -425,6 +426,10 @@ func (c *checker) contexts(sc *scope, sites []site) {
 		case !c.resolves(sc.t.Name(), s.stmt.Pos(), sc.t):
 			why = fmt.Sprintf("%s does not name the test's t here", sc.t.Name())
 		}
+		waits, unproven := c.deferredAfter(sc, deferStmt)
+		if why == "" {
+			why = waits
+		}
 		if why != "" {
 			d.NotFixed = why
 			c.pass.Report(d)
@@ -432,8 +437,9 @@ func (c *checker) contexts(sc *scope, sites []site) {
 		}
 		s, t := s, sc.t.Name()
 		d.Fix = &rule.Fix{
-			Message: "use t.Context(), cancelled when the test ends; remove the cancel",
-			Deletes: append(c.deletes(s.parent, deferStmt), call),
+			Message:  "use t.Context(), cancelled when the test ends; remove the cancel",
+			Unproven: unproven,
+			Deletes:  append(c.deletes(s.parent, deferStmt), call),
 			Apply: func() {
 				da := c.pass.Dst(a).(*dst.AssignStmt)
 				da.Lhs = da.Lhs[:1]
@@ -443,6 +449,109 @@ func (c *checker) contexts(sc *scope, sites []site) {
 		}
 		c.pass.Report(d)
 	}
+}
+
+// deferredAfter looks at the calls the scope defers before `defer
+// cancel()`, which run after it: t.Context() is cancelled only once the
+// test function and all its deferred calls have returned (just before the
+// cleanups), so a deferred call that waits for what the cancel ends (a
+// goroutine that returns on <-ctx.Done(), joined by `defer wg.Wait()`)
+// would wait forever. waits says why the fix is refused: the deferred code
+// waits (a receive, a select without default, a Wait call). unproven says
+// why it cannot be proven: a deferred call the rule cannot tell does not
+// wait (a Close or Stop that may join a goroutine).
+func (c *checker) deferredAfter(sc *scope, cancelDefer ast.Stmt) (waits, unproven string) {
+	ast.Inspect(sc.body, func(n ast.Node) bool {
+		if waits != "" || n == nil {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false // runs at another time
+		case *ast.DeferStmt:
+			if n.Pos() >= cancelDefer.Pos() {
+				return false
+			}
+			text := types.ExprString(n.Call)
+			if _, lit := ast.Unparen(n.Call.Fun).(*ast.FuncLit); lit {
+				text = "func() { ... }()"
+			} else if len(text) > 40 {
+				text = text[:37] + "..."
+			}
+			if what := c.waitIn(n.Call); what != "" {
+				waits = fmt.Sprintf("defer %s, deferred before the cancel, runs after it and %s: t.Context() is cancelled only after the test's deferred calls return, so it would wait forever", text, what)
+				return false
+			}
+			if unproven == "" && !c.neverWaits(n.Call) {
+				unproven = fmt.Sprintf("defer %s, deferred before the cancel, runs after it and may wait for what the cancel ends: t.Context() is cancelled only after the test's deferred calls return", text)
+			}
+			return false
+		}
+		return true
+	})
+	return waits, unproven
+}
+
+// waitIn says how the deferred call waits, or "": it receives from a
+// channel, ranges over one, selects without a default, or calls a Wait
+// method (sync.WaitGroup, errgroup.Group), itself or in the function
+// literal it calls.
+func (c *checker) waitIn(call *ast.CallExpr) string {
+	what := ""
+	check := func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.UnaryExpr:
+			if n.Op == token.ARROW {
+				what = "receives from a channel"
+			}
+		case *ast.RangeStmt:
+			if _, ok := c.info.TypeOf(n.X).Underlying().(*types.Chan); ok {
+				what = "ranges over a channel"
+			}
+		case *ast.SelectStmt:
+			hasDefault := false
+			for _, cl := range n.Body.List {
+				if cc, ok := cl.(*ast.CommClause); ok && cc.Comm == nil {
+					hasDefault = true
+				}
+			}
+			if !hasDefault {
+				what = "waits in a select"
+			}
+		case *ast.CallExpr:
+			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && sel.Sel.Name == "Wait" {
+				what = "waits (" + types.ExprString(sel) + ")"
+			}
+		}
+		return what == ""
+	}
+	if lit, ok := ast.Unparen(call.Fun).(*ast.FuncLit); ok {
+		ast.Inspect(lit.Body, check)
+		return what
+	}
+	check(call)
+	return what
+}
+
+// neverWaits reports whether a deferred call surely does not wait for a
+// goroutine: a builtin (close), or a standard library function or method
+// that does not block (os.RemoveAll, mu.Unlock, fmt and log output, the
+// test's own t.Log).
+func (c *checker) neverWaits(call *ast.CallExpr) bool {
+	if match.IsBuiltin(c.info, call.Fun, "close", "delete", "print", "println", "recover") {
+		return true
+	}
+	fn := match.Callee(c.info, call)
+	if fn == nil || fn.Pkg() == nil {
+		return false
+	}
+	switch fn.Pkg().Path() {
+	case "os", "fmt", "log", "testing":
+		return true
+	case "sync":
+		return fn.Name() == "Unlock" || fn.Name() == "RUnlock"
+	}
+	return false
 }
 
 // usedInCleanup reports whether v is read inside the function passed to a

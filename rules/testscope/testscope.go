@@ -7,6 +7,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -57,7 +58,7 @@ func run(pass *rule.Pass) {
 		decls: match.FuncDecls(pass.TypesInfo, pass.AllFiles),
 		memo:  map[*types.Func][]envWrite{},
 	}
-	c.parallelCallers = c.helpersCalledInParallel()
+	c.parallelCallers, c.mayBeParallel = c.helpersCalledInParallel()
 	for _, f := range pass.Files {
 		if !strings.HasSuffix(pass.Fset.File(f.Pos()).Name(), "_test.go") || ast.IsGenerated(f) {
 			continue
@@ -79,6 +80,9 @@ func run(pass *rule.Pass) {
 			if !sc.test {
 				fn, _ := c.info.Defs[fd.Name].(*types.Func)
 				sc.helperParallel = fn != nil && c.parallelCallers[fn]
+				if fn != nil {
+					sc.helperMaybe = c.mayBeParallel[fn]
+				}
 			}
 			c.checkScope(sc)
 		}
@@ -92,8 +96,12 @@ type checker struct {
 	decls map[*types.Func]*ast.FuncDecl
 	memo  map[*types.Func][]envWrite
 
-	// parallelCallers: helpers called by a function that calls t.Parallel.
+	// parallelCallers: helpers a function that calls t.Parallel reaches
+	// through calls.
 	parallelCallers map[*types.Func]bool
+	// mayBeParallel: why a helper may be reached by a call the rule
+	// cannot follow (a function value), so perhaps from a parallel test.
+	mayBeParallel map[*types.Func]string
 
 	file    *ast.File
 	version string
@@ -108,7 +116,10 @@ type scope struct {
 	test           bool // a test, benchmark, fuzz target or t.Run subtest, not a helper
 	parallel       bool // it calls t.Parallel
 	helperParallel bool // a helper some caller of which runs in parallel
-	parent         *scope
+	// helperMaybe says why a helper may run in a parallel test, when the
+	// rule cannot tell (it is used as a function value).
+	helperMaybe string
+	parent      *scope
 }
 
 // inParallel reports whether sc or a test enclosing it runs in parallel.
@@ -119,6 +130,17 @@ func (sc *scope) inParallel() bool {
 		}
 	}
 	return false
+}
+
+// maybeParallel says why sc may run in a parallel test although the rule
+// cannot see it does, or "".
+func (sc *scope) maybeParallel() string {
+	for s := sc; s != nil; s = s.parent {
+		if s.helperMaybe != "" {
+			return s.helperMaybe
+		}
+	}
+	return ""
 }
 
 // A site is a statement of a scope, with the block or clause holding it.
@@ -160,7 +182,7 @@ func (c *checker) checkScope(sc *scope) {
 				// the sleep rule): its t is the test's, scoped to the
 				// bubble, and its cleanups run before synctest.Test
 				// returns.
-				subs = append(subs, &scope{body: n.Body, t: t, test: sc.test, helperParallel: sc.helperParallel, parent: sc})
+				subs = append(subs, &scope{body: n.Body, t: t, test: sc.test, helperParallel: sc.helperParallel, helperMaybe: sc.helperMaybe, parent: sc})
 			}
 			return false // statements of other closures run at another time
 		case *ast.CallExpr:
@@ -222,35 +244,120 @@ func (c *checker) isTCall(call *ast.CallExpr, t *types.Var, name string) bool {
 	return ok && c.info.Uses[id] == types.Object(t)
 }
 
-// helpersCalledInParallel returns the package functions called by a
-// function that also calls t.Parallel (or a parallel subtest's): t.Setenv
-// in such a helper would panic.
-func (c *checker) helpersCalledInParallel() map[*types.Func]bool {
-	out := map[*types.Func]bool{}
-	for _, fd := range c.decls {
+// helpersCalledInParallel returns the package functions a function that
+// calls t.Parallel (or a parallel subtest's) reaches through calls, directly
+// or through other helpers: t.Setenv in such a helper would panic. It also
+// returns, for the functions that may be reached by a call the rule cannot
+// follow, why: a function used as a value (stored in a table, a struct
+// field, passed as an argument) may be called from anywhere, a parallel
+// subtest included (`tc.setup(t)` after `t.Parallel()`), and so may what
+// it calls.
+func (c *checker) helpersCalledInParallel() (map[*types.Func]bool, map[*types.Func]string) {
+	calls := map[*types.Func][]*types.Func{}
+	var roots []*types.Func
+	escaped := map[*types.Func]string{}
+	for fn, fd := range c.decls {
 		if fd.Body == nil {
 			continue
 		}
 		parallel := false
-		var called []*types.Func
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
 			if call, ok := n.(*ast.CallExpr); ok {
 				if match.IsMethod(c.info, call, "testing", "Parallel") {
 					parallel = true
 				}
-				if fn := match.Callee(c.info, call); fn != nil && c.decls[fn.Origin()] != nil {
-					called = append(called, fn.Origin())
+				if callee := match.Callee(c.info, call); callee != nil && c.decls[callee.Origin()] != nil {
+					calls[fn] = append(calls[fn], callee.Origin())
 				}
 			}
 			return true
 		})
 		if parallel {
-			for _, fn := range called {
-				out[fn] = true
+			roots = append(roots, fn)
+		}
+	}
+	for _, f := range c.pass.AllFiles {
+		match.WithStack(f, func(n ast.Node, stack []ast.Node) bool {
+			id, ok := n.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			fn, ok := c.info.Uses[id].(*types.Func)
+			if !ok || c.decls[fn.Origin()] == nil || escaped[fn.Origin()] != "" || calledAt(id, stack) {
+				return true
+			}
+			pos := c.pass.Fset.Position(id.Pos())
+			escaped[fn.Origin()] = fmt.Sprintf("%s is used as a function value (%s:%d), so a test that runs in parallel may call it", id.Name, filepath.Base(pos.Filename), pos.Line)
+			return true
+		})
+	}
+	// Have: the direct calls between package functions, the functions
+	// that call t.Parallel, and those used as values.
+	inParallel := map[*types.Func]bool{}
+	var reach func(fn *types.Func)
+	reach = func(fn *types.Func) {
+		for _, callee := range calls[fn] {
+			if !inParallel[callee] {
+				inParallel[callee] = true
+				reach(callee)
 			}
 		}
 	}
-	return out
+	for _, fn := range roots {
+		reach(fn)
+	}
+	maybe := map[*types.Func]string{}
+	var spread func(fn *types.Func, why string)
+	spread = func(fn *types.Func, why string) {
+		for _, callee := range calls[fn] {
+			if maybe[callee] == "" && escaped[callee] == "" {
+				maybe[callee] = why
+				spread(callee, why)
+			}
+		}
+	}
+	for fn, why := range escaped {
+		maybe[fn] = why
+	}
+	for fn, why := range escaped {
+		spread(fn, why)
+	}
+	return inParallel, maybe
+}
+
+// calledAt reports whether id, with its enclosing nodes in stack, names
+// the function a call calls (f(x), x.f(y)), not a value of it.
+func calledAt(id *ast.Ident, stack []ast.Node) bool {
+	var e ast.Node = id
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch p := stack[i].(type) {
+		case *ast.ParenExpr:
+			e = p
+			continue
+		case *ast.SelectorExpr:
+			if p.Sel == id {
+				e = p
+				continue
+			}
+			return false
+		case *ast.IndexExpr, *ast.IndexListExpr:
+			// An instantiation f[T] of a generic function.
+			if x, ok := p.(*ast.IndexExpr); ok && x.X != e {
+				return false
+			}
+			if x, ok := p.(*ast.IndexListExpr); ok && x.X != e {
+				return false
+			}
+			e = p
+			continue
+		case *ast.CallExpr:
+			return p.Fun == e
+		case *ast.FuncDecl:
+			return p.Name == id // the declaration itself
+		}
+		return false
+	}
+	return false
 }
 
 // atLeast reports whether the file's go version is at least v.
