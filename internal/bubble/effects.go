@@ -56,6 +56,9 @@ func (w *walker) summary(fn *types.Func, ended map[string]bool, s *effects.Summa
 			}
 		}
 	}
+	if s.Spin != nil {
+		w.unprove("the test calls " + s.Spin.Why() + where + "; " + spinHangs)
+	}
 	if s.Opaque != "" {
 		w.unprove("the test calls " + name + ", whose code the analysis cannot see in full (it " + s.Opaque + ")" + where)
 	}

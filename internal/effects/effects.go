@@ -41,6 +41,30 @@ type Summary struct {
 	// runs a loop without a bound, serves a listener, or calls something
 	// that may. A goroutine running it ends only if something ends it.
 	Loops bool
+
+	// Blocks is true when a call may block durably, as a synctest bubble
+	// counts it: the function, on its own goroutine or in a function it
+	// calls, operates on a channel, selects without a default, sleeps or
+	// waits on a sync.WaitGroup or sync.Cond. (A mutex does not count.)
+	// A call the summary could not follow does not set it.
+	Blocks bool
+
+	// Spin, when not nil, is a loop that waits for the real clock without
+	// ever blocking (for time.Since(start) < d {}), in the function or in
+	// one it calls or starts: in a synctest bubble, whose clock moves
+	// only while every goroutine is blocked, it never ends. Its Kind is
+	// Spins; What names the loop's file and line when known ("spins on
+	// the real clock in a loop that never blocks (wait.go:12)"). It is
+	// not among Effects, which it would change for every rule reading
+	// them.
+	Spin *Effect
+
+	// Bubbles lists the parameters (by index, the receiver not counted)
+	// of function type that the function runs inside a synctest bubble:
+	// synctest.Test(t, f), a literal there that calls f, or f handed to
+	// another function that does. Code passed there runs on the
+	// bubble's virtual clock.
+	Bubbles []int
 }
 
 // Pure reports whether s is known to have no effect at all.
@@ -89,6 +113,9 @@ const (
 	// Timer: sleeps on, or starts, a timer or ticker of the real clock
 	// (time.Sleep, time.After, time.NewTimer, context.WithTimeout).
 	Timer Kind = "timer"
+	// Spins: waits for the real clock in a loop that never blocks. Only
+	// in Summary.Spin, never in Effects.
+	Spins Kind = "spins"
 )
 
 // An Effect is one effect of a function, with how it comes about.
