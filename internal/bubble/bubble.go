@@ -149,7 +149,14 @@ func (a *Analysis) runsInBubble(call *ast.CallExpr) bool {
 	if fn == nil || fn.Pkg() == nil || match.IsStd(fn.Pkg().Path()) {
 		return false
 	}
-	for _, arg := range call.Args {
+	// Only a function that takes a test body (a func with a *testing.T
+	// or testing.TB parameter) may run one in a bubble: asking for the
+	// summary of a handler registration would load its package.
+	params := fn.Type().(*types.Signature).Params()
+	for i, arg := range call.Args {
+		if i >= params.Len() || !takesTest(params.At(i).Type()) {
+			continue
+		}
 		switch arg := ast.Unparen(arg).(type) {
 		case *ast.FuncLit:
 			return true
@@ -157,6 +164,21 @@ func (a *Analysis) runsInBubble(call *ast.CallExpr) bool {
 			if _, ok := a.info.Uses[arg].(*types.Func); ok {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// takesTest reports whether t is a function type with a *testing.T or
+// testing.TB parameter.
+func takesTest(t types.Type) bool {
+	sig, ok := t.Underlying().(*types.Signature)
+	if !ok {
+		return false
+	}
+	for i := 0; i < sig.Params().Len(); i++ {
+		if match.IsNamed(sig.Params().At(i).Type(), "testing", "T", "TB") {
+			return true
 		}
 	}
 	return false

@@ -28,6 +28,12 @@ type bubbleCall struct {
 // or hands them to a function that may (bubbleCalls, decided from its
 // summary).
 func (s *summariser) bubbles(sc *scan, sig *types.Signature, body ast.Node) {
+	ast.Inspect(body, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok && match.IsPkgFunc(s.info, call, "testing/synctest", "Test", "Run") {
+			sc.runsBubble = true
+		}
+		return !sc.runsBubble
+	})
 	params := map[*types.Var]int{}
 	for i := 0; i < sig.Params().Len(); i++ {
 		p := sig.Params().At(i)

@@ -65,6 +65,11 @@ type Summary struct {
 	// another function that does. Code passed there runs on the
 	// bubble's virtual clock.
 	Bubbles []int
+
+	// RunsBubble is true when the function, or one it calls, calls
+	// synctest.Test or synctest.Run: called inside a bubble, it panics
+	// (bubbles do not nest).
+	RunsBubble bool
 }
 
 // Pure reports whether s is known to have no effect at all.

@@ -15,7 +15,7 @@ type summaryFact struct{ Summary }
 func (*summaryFact) AFact() {}
 
 func (f *summaryFact) String() string {
-	if f.Pure() && f.Spin == nil && len(f.Bubbles) == 0 {
+	if f.Pure() && f.Spin == nil && !f.Blocks && !f.RunsBubble && len(f.Bubbles) == 0 {
 		return "pure"
 	}
 	s := ""
@@ -36,6 +36,18 @@ func (f *summaryFact) String() string {
 			s += "; "
 		}
 		s += string(Spins) + ": " + f.Spin.Why()
+	}
+	if f.Blocks {
+		if s != "" {
+			s += "; "
+		}
+		s += "blocks"
+	}
+	if f.RunsBubble {
+		if s != "" {
+			s += "; "
+		}
+		s += "runs a bubble"
 	}
 	if len(f.Bubbles) > 0 {
 		if s != "" {

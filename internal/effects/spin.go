@@ -105,35 +105,8 @@ func clockLoop(info *types.Info, loop *ast.ForStmt) (callees []*types.Func, ok b
 	if !exit {
 		return nil, false
 	}
-	blocked := false
-	ast.Inspect(loop, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.FuncLit, *ast.GoStmt:
-			return false
-		case *ast.SendStmt:
-			blocked = true
-		case *ast.UnaryExpr:
-			blocked = blocked || n.Op == token.ARROW
-		case *ast.SelectStmt:
-			blocked = blocked || !hasDefault(n)
-		case *ast.RangeStmt:
-			if tv, ok := info.Types[n.X]; ok {
-				if _, ch := tv.Type.Underlying().(*types.Chan); ch {
-					blocked = true
-				}
-			}
-		case *ast.CallExpr:
-			fn := match.Callee(info, n)
-			switch {
-			case fn == nil:
-			case stdBlocks(fn):
-				blocked = true
-			default:
-				callees = append(callees, fn.Origin())
-			}
-		}
-		return !blocked
-	})
+	var blocked bool
+	callees, blocked = blocksIn(info, loop)
 	if blocked {
 		return nil, false
 	}
@@ -218,34 +191,57 @@ func (s *summariser) spins(sc *scan, body ast.Node) {
 	})
 }
 
-// blocksOwn reports whether body, on the function's own goroutine, may
-// block durably by itself: a channel operation, a select without a
-// default, a range over a channel, or a standard wait (time.Sleep,
-// sync.WaitGroup.Wait, sync.Cond.Wait).
-func (s *summariser) blocksOwn(body ast.Node) bool {
-	found := false
-	ast.Inspect(body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.FuncLit, *ast.GoStmt:
-			return false
-		case *ast.SendStmt:
-			found = true
-		case *ast.UnaryExpr:
-			found = found || n.Op == token.ARROW
-		case *ast.SelectStmt:
-			found = found || !hasDefault(n)
-		case *ast.RangeStmt:
-			if tv, ok := s.info.Types[n.X]; ok {
-				if _, ch := tv.Type.Underlying().(*types.Chan); ch {
-					found = true
+// blocksIn reports whether n, run on one goroutine, may block durably by
+// itself: a channel operation (outside a select with a default), a select
+// without a default, a range over a channel, or a standard wait
+// (time.Sleep, sync.WaitGroup.Wait, sync.Cond.Wait). callees are the
+// other functions it calls, which may block too: a rule decides from
+// their summaries. Function literals and go statements are not n's.
+func blocksIn(info *types.Info, n ast.Node) (callees []*types.Func, blocked bool) {
+	var visit func(n ast.Node)
+	visit = func(n ast.Node) {
+		ast.Inspect(n, func(n ast.Node) bool {
+			if blocked {
+				return false
+			}
+			switch n := n.(type) {
+			case *ast.FuncLit, *ast.GoStmt:
+				return false
+			case *ast.SendStmt:
+				blocked = true
+			case *ast.UnaryExpr:
+				blocked = n.Op == token.ARROW
+			case *ast.SelectStmt:
+				if !hasDefault(n) {
+					blocked = true
+					return false
+				}
+				// Its communications never block; what its cases
+				// run may.
+				for _, c := range n.Body.List {
+					for _, st := range c.(*ast.CommClause).Body {
+						visit(st)
+					}
+				}
+				return false
+			case *ast.RangeStmt:
+				if tv, ok := info.Types[n.X]; ok {
+					if _, ch := tv.Type.Underlying().(*types.Chan); ch {
+						blocked = true
+					}
+				}
+			case *ast.CallExpr:
+				switch fn := match.Callee(info, n); {
+				case fn == nil:
+				case stdBlocks(fn):
+					blocked = true
+				default:
+					callees = append(callees, fn.Origin())
 				}
 			}
-		case *ast.CallExpr:
-			if fn := match.Callee(s.info, n); fn != nil && stdBlocks(fn) {
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
+			return !blocked
+		})
+	}
+	visit(n)
+	return callees, blocked
 }

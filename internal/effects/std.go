@@ -152,7 +152,7 @@ var stdReads = map[string]bool{
 	"os.SameFile": true, "os.IsExist": true, "os.IsNotExist": true, "os.IsPermission": true, "os.IsTimeout": true,
 	"io/fs.Stat": true, "io/fs.ReadFile": true, "io/fs.ReadDir": true, "io/fs.ValidPath": true,
 	"path/filepath.Abs": true, "path/filepath.EvalSymlinks": true, "path/filepath.Glob": true,
-	"syscall.Getenv": true, "syscall.LookupEnv": true, "syscall.Environ": true, "syscall.Getwd": true,
+	"syscall.Getenv": true, "syscall.Environ": true, "syscall.Getwd": true,
 	"syscall.Getpid": true, "syscall.Getppid": true, "syscall.Getuid": true, "syscall.Geteuid": true,
 	"syscall.Getgid": true, "syscall.Getegid": true, "syscall.Getpagesize": true,
 	"runtime.NumGoroutine": true, "runtime.NumCPU": true, "runtime.NumCgoCall": true,

@@ -169,6 +169,9 @@ func size(s *Summary) int {
 	if s.Spin != nil {
 		n++
 	}
+	if s.RunsBubble {
+		n++
+	}
 	return n + len(s.Bubbles)
 }
 
@@ -189,6 +192,7 @@ type scan struct {
 
 	blocks       bool         // its own goroutine blocks durably by itself
 	spinning     []spinSite   // loops that spin on the clock unless a callee blocks
+	runsBubble   bool         // it calls synctest.Test or synctest.Run itself
 	bubbleParams []int        // parameters it runs in a synctest bubble itself
 	bubbleCalls  []bubbleCall // parameters it hands to other functions
 }
@@ -239,7 +243,7 @@ func (s *summariser) scanOf(fn *types.Func) *scan {
 	}
 	s.yields(fd.Type)
 	s.walk(sc, fd.Body, -1)
-	sc.blocks = s.blocksOwn(fd.Body)
+	_, sc.blocks = blocksIn(s.info, fd.Body)
 	s.spins(sc, fd.Body)
 	s.bubbles(sc, sig, fd.Body)
 	return sc
@@ -541,11 +545,13 @@ func (s *summariser) compute(sc *scan) *Summary {
 			out.Effects = merge(out.Effects, e)
 		}
 	}
+	out.RunsBubble = sc.runsBubble
 	for _, st := range sc.sites {
 		if cs := s.lookup(st.fn); cs != nil {
 			if st.g < 0 && cs.Blocks {
 				out.Blocks = true
 			}
+			out.RunsBubble = out.RunsBubble || cs.RunsBubble
 		}
 	}
 	out.Blocks = out.Blocks || sc.blocks
