@@ -31,6 +31,8 @@ type Analysis struct {
 	bubbleRefs map[*ast.Ident]bool
 	bubbled    map[*ast.ExprStmt]bool // waits a bubble reaches
 	cgo        bool
+	// synctestReach memoises reachesSynctest.
+	synctestReach map[*types.Package]bool
 
 	// helpers holds what walking each helper's body tells a target, in
 	// the order the walk meets it: a package helper is walked once, not
@@ -95,6 +97,8 @@ func New(pass *rule.Pass) *Analysis {
 		bubbled:    map[*ast.ExprStmt]bool{},
 		helpers:    map[*ast.FuncDecl][]event{},
 		named:      map[string]bool{},
+
+		synctestReach: map[*types.Package]bool{},
 	}
 	var runs []*ast.Ident // functions named as synctest.Test's body
 	for _, f := range pass.AllFiles {
@@ -152,6 +156,9 @@ func (a *Analysis) runsInBubble(call *ast.CallExpr) bool {
 	// Only a function that takes a test body (a func with a *testing.T
 	// or testing.TB parameter) may run one in a bubble: asking for the
 	// summary of a handler registration would load its package.
+	if !a.reachesSynctest(fn.Pkg(), map[*types.Package]bool{}) {
+		return false
+	}
 	params := fn.Type().(*types.Signature).Params()
 	for i, arg := range call.Args {
 		if i >= params.Len() || !takesTest(params.At(i).Type()) {
@@ -167,6 +174,29 @@ func (a *Analysis) runsInBubble(call *ast.CallExpr) bool {
 		}
 	}
 	return false
+}
+
+// reachesSynctest reports whether pkg imports testing/synctest, directly
+// or through the packages it imports: only then may its functions run
+// one in a bubble, and only then is a summary worth asking for (it may
+// load packages from source).
+func (a *Analysis) reachesSynctest(pkg *types.Package, seen map[*types.Package]bool) bool {
+	if r, ok := a.synctestReach[pkg]; ok {
+		return r
+	}
+	if seen[pkg] {
+		return false
+	}
+	seen[pkg] = true
+	r := false
+	for _, imp := range pkg.Imports() {
+		if imp.Path() == "testing/synctest" || !match.IsStd(imp.Path()) && a.reachesSynctest(imp, seen) {
+			r = true
+			break
+		}
+	}
+	a.synctestReach[pkg] = r
+	return r
 }
 
 // takesTest reports whether t is a function type with a *testing.T or

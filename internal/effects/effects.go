@@ -2,7 +2,11 @@
 // goroutines (and whether they end), use the real network, processes,
 // signals, syscalls or cgo, write the environment, the working directory
 // or package-level variables, use package-level channels, timers, wait
-// groups or contexts, or nothing of the kind.
+// groups or contexts, or nothing of the kind. Beside the effects, a
+// summary says whether a call may block durably (as a synctest bubble
+// counts it), whether it busy-waits on the real clock (a loop that a
+// bubble's clock would never end), and which of its function parameters
+// it runs inside a synctest bubble.
 //
 // Summaries are computed bottom-up over the import graph. Under the go
 // command (go vet -vettool, go fix -fixtool) they travel between packages

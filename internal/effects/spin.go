@@ -96,7 +96,7 @@ func clockLoop(info *types.Info, loop *ast.ForStmt) (callees []*types.Func, ok b
 		case *ast.FuncLit, *ast.GoStmt:
 			return false
 		case *ast.IfStmt:
-			if !exit && leaves(n.Body) && (readsClock(n.Cond) || n.Init != nil && readsClock(n.Init)) {
+			if !exit && leaves(info, n.Body) && (readsClock(n.Cond) || n.Init != nil && readsClock(n.Init)) {
 				exit = true
 			}
 		}
@@ -114,8 +114,10 @@ func clockLoop(info *types.Info, loop *ast.ForStmt) (callees []*types.Func, ok b
 }
 
 // leaves reports whether body may leave the loop it is in: a break (not
-// of an inner loop, switch or select), a goto or a return.
-func leaves(body *ast.BlockStmt) bool {
+// of an inner loop, switch or select), a goto, a return, or a call that
+// ends the goroutine or the process (t.Fatal, t.FailNow, t.Skip, panic,
+// os.Exit, log.Fatal): a test's busy-poll often ends in t.Fatal.
+func leaves(info *types.Info, body *ast.BlockStmt) bool {
 	found := false
 	var visit func(n ast.Node, inner bool) bool
 	visit = func(n ast.Node, inner bool) bool {
@@ -125,6 +127,10 @@ func leaves(body *ast.BlockStmt) bool {
 				return false
 			case *ast.ReturnStmt:
 				found = true
+			case *ast.CallExpr:
+				found = match.IsMethod(info, n, "testing", "Fatal", "Fatalf", "FailNow", "Skip", "Skipf", "SkipNow") ||
+					match.IsPkgFunc(info, n, "os", "Exit") || match.IsPkgFunc(info, n, "log", "Fatal", "Fatalf", "Fatalln", "Panic", "Panicf", "Panicln") ||
+					match.IsBuiltin(info, n.Fun, "panic")
 			case *ast.BranchStmt:
 				switch {
 				case n.Tok == token.GOTO, n.Tok == token.BREAK && (!inner || n.Label != nil):

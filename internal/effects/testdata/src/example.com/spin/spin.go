@@ -125,3 +125,14 @@ func Plain(t *testing.T, f func(*testing.T)) { f(t) } // want Plain:`opaque: cal
 func Own(t *testing.T) { // want Own:`runs a bubble`
 	synctest.Test(t, func(t *testing.T) {})
 }
+
+// Until polls ready and fails the test at the deadline: t.Fatal ends the
+// loop as a return would.
+func Until(t *testing.T, ready func() bool) { // want Until:`opaque: calls the function value ready; spins: spin.Until, which spins on the real clock in a loop that never blocks \(spin.go:133\)`
+	start := time.Now()
+	for !ready() {
+		if time.Since(start) > time.Second {
+			t.Fatal("not ready")
+		}
+	}
+}
