@@ -13,7 +13,14 @@ import (
 // lib is a package of the same module the tests call.
 var lib = ruletest.Package{Path: "example.com/m/lib", Files: map[string]string{"lib.go": `package lib
 
-import "testing"
+import (
+	"testing"
+	"testing/synctest"
+)
+
+// Bubble's summary says it runs f in a bubble; a package must import
+// synctest for its summaries to be asked that.
+var _ = synctest.Wait
 
 type Cache struct{ done chan struct{} }
 
