@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"go/ast"
 	"go/types"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
 )
@@ -29,6 +31,8 @@ type Analysis struct {
 	bubbleRefs map[*ast.Ident]bool
 	bubbled    map[*ast.ExprStmt]bool // waits a bubble reaches
 	cgo        bool
+	// synctestReach memoises reachesSynctest.
+	synctestReach map[*types.Package]bool
 
 	// helpers holds what walking each helper's body tells a target, in
 	// the order the walk meets it: a package helper is walked once, not
@@ -93,11 +97,15 @@ func New(pass *rule.Pass) *Analysis {
 		bubbled:    map[*ast.ExprStmt]bool{},
 		helpers:    map[*ast.FuncDecl][]event{},
 		named:      map[string]bool{},
+
+		synctestReach: map[*types.Package]bool{},
 	}
 	var runs []*ast.Ident // functions named as synctest.Test's body
 	for _, f := range pass.AllFiles {
 		for _, imp := range f.Imports {
-			if imp.Path.Value == `"C"` {
+			// import "C" in the source; in the files cgo compiled
+			// from it (what the loader parses), runtime/cgo.
+			if imp.Path.Value == `"C"` || imp.Path.Value == `"runtime/cgo"` {
 				a.cgo = true
 			}
 		}
@@ -109,8 +117,8 @@ func New(pass *rule.Pass) *Analysis {
 			}
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
-			if call, ok := n.(*ast.CallExpr); ok && match.IsPkgFunc(a.info, call, "testing/synctest", "Test", "Run") {
-				for _, arg := range call.Args {
+			if call, ok := n.(*ast.CallExpr); ok && a.runsInBubble(call) {
+				for _, arg := range effects.BubbleArgs(a.info, pass.Effects, call) {
 					switch arg := ast.Unparen(arg).(type) {
 					case *ast.FuncLit:
 						a.bubbles[arg] = true
@@ -129,6 +137,81 @@ func New(pass *rule.Pass) *Analysis {
 		}
 	}
 	return a
+}
+
+// runsInBubble reports whether call may run a function it is given in a
+// synctest bubble: synctest.Test or synctest.Run, or a function of the
+// module given a function literal or a declared function (a test helper,
+// func bubble(t *testing.T, f func(*testing.T)) { synctest.Test(t, f) },
+// whose summary then says which). The standard library's other functions
+// (t.Run) do not, and are not asked, nor are calls given no function.
+func (a *Analysis) runsInBubble(call *ast.CallExpr) bool {
+	if match.IsPkgFunc(a.info, call, "testing/synctest", "Test", "Run") {
+		return true
+	}
+	fn := match.Callee(a.info, call)
+	if fn == nil || fn.Pkg() == nil || match.IsStd(fn.Pkg().Path()) {
+		return false
+	}
+	// Only a function that takes a test body (a func with a *testing.T
+	// or testing.TB parameter) may run one in a bubble: asking for the
+	// summary of a handler registration would load its package.
+	if !a.reachesSynctest(fn.Pkg(), map[*types.Package]bool{}) {
+		return false
+	}
+	params := fn.Type().(*types.Signature).Params()
+	for i, arg := range call.Args {
+		if i >= params.Len() || !takesTest(params.At(i).Type()) {
+			continue
+		}
+		switch arg := ast.Unparen(arg).(type) {
+		case *ast.FuncLit:
+			return true
+		case *ast.Ident:
+			if _, ok := a.info.Uses[arg].(*types.Func); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// reachesSynctest reports whether pkg imports testing/synctest, directly
+// or through the packages it imports: only then may its functions run
+// one in a bubble, and only then is a summary worth asking for (it may
+// load packages from source).
+func (a *Analysis) reachesSynctest(pkg *types.Package, seen map[*types.Package]bool) bool {
+	if r, ok := a.synctestReach[pkg]; ok {
+		return r
+	}
+	if seen[pkg] {
+		return false
+	}
+	seen[pkg] = true
+	r := false
+	for _, imp := range pkg.Imports() {
+		if imp.Path() == "testing/synctest" || !match.IsStd(imp.Path()) && a.reachesSynctest(imp, seen) {
+			r = true
+			break
+		}
+	}
+	a.synctestReach[pkg] = r
+	return r
+}
+
+// takesTest reports whether t is a function type with a *testing.T or
+// testing.TB parameter.
+func takesTest(t types.Type) bool {
+	sig, ok := t.Underlying().(*types.Signature)
+	if !ok {
+		return false
+	}
+	for i := 0; i < sig.Params().Len(); i++ {
+		if match.IsNamed(sig.Params().At(i).Type(), "testing", "T", "TB") {
+			return true
+		}
+	}
+	return false
 }
 
 // Analyze finds the targets in the test files and walks each.
@@ -402,6 +485,8 @@ func (w *walker) walk(root ast.Node, where string) {
 		case *ast.CallExpr:
 			w.call(n, where)
 			w.tinyDuration(n, where)
+		case *ast.ForStmt:
+			w.spin(n, where)
 		case *ast.Ident:
 			if a.bubbleRefs[n] {
 				return false // synctest.Test(t, testX): testX runs in the bubble, not in the test
@@ -416,6 +501,27 @@ func (w *walker) walk(root ast.Node, where string) {
 		return true
 	})
 }
+
+// spin makes the test unproven when loop, in the test or a helper of the
+// package, waits for the real clock without ever blocking (for
+// time.Since(start) < d {}): in a bubble the clock moves only while every
+// goroutine is blocked, so the loop would never end and the test would
+// hang. A function the loop calls may block; its summary says.
+func (w *walker) spin(loop *ast.ForStmt, where string) {
+	blocks := func(fn *types.Func) bool {
+		s := w.a.pass.Effects.Of(fn)
+		return s != nil && s.Blocks
+	}
+	if !effects.SpinsOnClock(w.a.info, loop, blocks) {
+		return
+	}
+	p := w.a.pass.Fset.Position(loop.For)
+	w.unprove(fmt.Sprintf("the test spins on the real clock in a loop that never blocks (%s:%d%s); %s",
+		filepath.Base(p.Filename), p.Line, where, spinHangs))
+}
+
+// spinHangs says why a loop spinning on the clock stops a bubble.
+const spinHangs = "in a synctest bubble the clock moves only while every goroutine is blocked, so the loop would never end"
 
 // tinyDuration makes the test unproven when a call is given a constant
 // duration under a millisecond (a time.Nanosecond TTL, say): such code

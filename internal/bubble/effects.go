@@ -56,6 +56,13 @@ func (w *walker) summary(fn *types.Func, ended map[string]bool, s *effects.Summa
 			}
 		}
 	}
+	if s.RunsBubble {
+		// Bubbles do not nest: synctest.Test panics inside one.
+		w.block("the test already runs code in a synctest bubble (through " + name + ")" + where)
+	}
+	if s.Spin != nil {
+		w.unprove("the test calls " + s.Spin.Why() + where + "; " + spinHangs)
+	}
 	if s.Opaque != "" {
 		w.unprove("the test calls " + name + ", whose code the analysis cannot see in full (it " + s.Opaque + ")" + where)
 	}

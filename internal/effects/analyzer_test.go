@@ -12,5 +12,5 @@ import (
 // package in import order: metrics, then app (which imports it), then
 // top (which imports app), so facts flow across two package boundaries.
 func TestAnalyzerFacts(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), effects.Analyzer, "example.com/metrics", "example.com/app", "example.com/top")
+	analysistest.Run(t, analysistest.TestData(), effects.Analyzer, "example.com/metrics", "example.com/app", "example.com/top", "example.com/spin")
 }

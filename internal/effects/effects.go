@@ -2,7 +2,11 @@
 // goroutines (and whether they end), use the real network, processes,
 // signals, syscalls or cgo, write the environment, the working directory
 // or package-level variables, use package-level channels, timers, wait
-// groups or contexts, or nothing of the kind.
+// groups or contexts, or nothing of the kind. Beside the effects, a
+// summary says whether a call may block durably (as a synctest bubble
+// counts it), whether it busy-waits on the real clock (a loop that a
+// bubble's clock would never end), and which of its function parameters
+// it runs inside a synctest bubble.
 //
 // Summaries are computed bottom-up over the import graph. Under the go
 // command (go vet -vettool, go fix -fixtool) they travel between packages
@@ -41,6 +45,35 @@ type Summary struct {
 	// runs a loop without a bound, serves a listener, or calls something
 	// that may. A goroutine running it ends only if something ends it.
 	Loops bool
+
+	// Blocks is true when a call may block durably, as a synctest bubble
+	// counts it: the function, on its own goroutine or in a function it
+	// calls, operates on a channel, selects without a default, sleeps or
+	// waits on a sync.WaitGroup or sync.Cond. (A mutex does not count.)
+	// A call the summary could not follow does not set it.
+	Blocks bool
+
+	// Spin, when not nil, is a loop that waits for the real clock without
+	// ever blocking (for time.Since(start) < d {}), in the function or in
+	// one it calls or starts: in a synctest bubble, whose clock moves
+	// only while every goroutine is blocked, it never ends. Its Kind is
+	// Spins; What names the loop's file and line when known ("spins on
+	// the real clock in a loop that never blocks (wait.go:12)"). It is
+	// not among Effects, which it would change for every rule reading
+	// them.
+	Spin *Effect
+
+	// Bubbles lists the parameters (by index, the receiver not counted)
+	// of function type that the function runs inside a synctest bubble:
+	// synctest.Test(t, f), a literal there that calls f, or f handed to
+	// another function that does. Code passed there runs on the
+	// bubble's virtual clock.
+	Bubbles []int
+
+	// RunsBubble is true when the function, or one it calls, calls
+	// synctest.Test or synctest.Run: called inside a bubble, it panics
+	// (bubbles do not nest).
+	RunsBubble bool
 }
 
 // Pure reports whether s is known to have no effect at all.
@@ -89,6 +122,9 @@ const (
 	// Timer: sleeps on, or starts, a timer or ticker of the real clock
 	// (time.Sleep, time.After, time.NewTimer, context.WithTimeout).
 	Timer Kind = "timer"
+	// Spins: waits for the real clock in a loop that never blocks. Only
+	// in Summary.Spin, never in Effects.
+	Spins Kind = "spins"
 )
 
 // An Effect is one effect of a function, with how it comes about.

@@ -15,8 +15,12 @@ func TestFactGob(t *testing.T) {
 			{Kind: GoroutineEnds, Via: []string{"metrics.NewServer"}, What: "starts a goroutine", Ends: "Close", Type: "example.com/metrics.Server"},
 			{Kind: Network, Via: []string{"metrics.Listen", "net.Listen"}, What: "uses the real network"},
 		},
-		Opaque: "calls io.Writer.Write through an interface",
-		Loops:  true,
+		Opaque:     "calls io.Writer.Write through an interface",
+		Loops:      true,
+		Blocks:     true,
+		Spin:       &Effect{Kind: Spins, Via: []string{"metrics.Wait", "metrics.until"}, What: "spins on the real clock in a loop that never blocks (wait.go:12)"},
+		Bubbles:    []int{1},
+		RunsBubble: true,
 	}}
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(in); err != nil {

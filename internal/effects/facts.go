@@ -1,6 +1,7 @@
 package effects
 
 import (
+	"fmt"
 	"go/ast"
 	"go/types"
 
@@ -14,7 +15,7 @@ type summaryFact struct{ Summary }
 func (*summaryFact) AFact() {}
 
 func (f *summaryFact) String() string {
-	if f.Pure() {
+	if f.Pure() && f.Spin == nil && !f.Blocks && !f.RunsBubble && len(f.Bubbles) == 0 {
 		return "pure"
 	}
 	s := ""
@@ -29,6 +30,30 @@ func (f *summaryFact) String() string {
 			s += "; "
 		}
 		s += "opaque: " + f.Opaque
+	}
+	if f.Spin != nil {
+		if s != "" {
+			s += "; "
+		}
+		s += string(Spins) + ": " + f.Spin.Why()
+	}
+	if f.Blocks {
+		if s != "" {
+			s += "; "
+		}
+		s += "blocks"
+	}
+	if f.RunsBubble {
+		if s != "" {
+			s += "; "
+		}
+		s += "runs a bubble"
+	}
+	if len(f.Bubbles) > 0 {
+		if s != "" {
+			s += "; "
+		}
+		s += fmt.Sprintf("bubbles: %v", f.Bubbles)
 	}
 	return s
 }
@@ -45,6 +70,7 @@ func run(pass *analysis.Pass) (any, error) {
 		return facts, nil
 	}
 	facts.s = newSummariser(pass.Pkg, pass.TypesInfo, pass.Files, facts.other)
+	facts.s.fset = pass.Fset
 	s := facts.s
 	for _, f := range pass.Files {
 		for _, d := range f.Decls {

@@ -287,7 +287,9 @@ func (l *Loader) load(ls *listing) (*summariser, error) {
 	if pkg == nil {
 		return nil, fmt.Errorf("%s: type-check failed", ls.path)
 	}
-	return newSummariser(pkg, info, files, l.of), nil
+	s := newSummariser(pkg, info, files, l.of)
+	s.fset = fset
+	return s, nil
 }
 
 // exportImporter imports the dependencies of one package from the export

@@ -19,6 +19,8 @@ type stdEffect struct {
 	loops bool   // the call does not return by itself (it serves)
 	ends  string // for GoroutineEnds: the method of the result that ends it
 	typ   string // ... and the result's type
+	// blocks: the call blocks durably, as a synctest bubble counts it.
+	blocks bool
 }
 
 const (
@@ -53,7 +55,6 @@ var stdFuncs = map[string]stdEffect{
 	"syscall.Clearenv":      {kind: WritesEnv, what: writesEnv},
 	"syscall.Chdir":         {kind: WritesWd, what: writesWd},
 	"syscall.Fchdir":        {kind: WritesWd, what: writesWd},
-	"syscall.Getenv":        {},
 	"syscall.Errno.Error":   {},
 
 	"os/exec.Cmd.Run":            {kind: Process, what: process},
@@ -62,7 +63,9 @@ var stdFuncs = map[string]stdEffect{
 	"os/exec.Cmd.CombinedOutput": {kind: Process, what: process},
 	"os/exec.Cmd.Wait":           {kind: Process, what: process},
 
-	"time.Sleep":                   {kind: Timer, what: sleeps},
+	"time.Sleep":                   {kind: Timer, what: sleeps, blocks: true},
+	"sync.WaitGroup.Wait":          {blocks: true},
+	"sync.Cond.Wait":               {blocks: true},
 	"time.After":                   {kind: Timer, what: timer},
 	"time.Tick":                    {kind: Timer, what: "starts a ticker of the real clock that never stops"},
 	"time.NewTimer":                {kind: Timer, what: timer},
@@ -132,6 +135,42 @@ var stdFuncs = map[string]stdEffect{
 	"crypto/tls.Dialer.DialContext":     {kind: Network, what: network},
 }
 
+// stdReads are the functions of the standard library that only read the
+// process's state: its environment, working directory and ids, the
+// files' contents and metadata, the runtime's counters. They have no
+// effect (syscall's too, which are otherwise system calls), and a poll
+// may repeat them: reading again changes nothing and waits on nothing.
+// The clock (time.Now) is not among them: a poll on it never settles,
+// and in a synctest bubble it is virtual.
+var stdReads = map[string]bool{
+	"os.Getenv": true, "os.LookupEnv": true, "os.Environ": true, "os.ExpandEnv": true, "os.Expand": true,
+	"os.Getwd": true, "os.Hostname": true, "os.Executable": true, "os.TempDir": true,
+	"os.UserHomeDir": true, "os.UserCacheDir": true, "os.UserConfigDir": true,
+	"os.Getpid": true, "os.Getppid": true, "os.Getuid": true, "os.Geteuid": true,
+	"os.Getgid": true, "os.Getegid": true, "os.Getgroups": true, "os.Getpagesize": true,
+	"os.Stat": true, "os.Lstat": true, "os.ReadFile": true, "os.ReadDir": true, "os.Readlink": true,
+	"os.SameFile": true, "os.IsExist": true, "os.IsNotExist": true, "os.IsPermission": true, "os.IsTimeout": true,
+	"io/fs.Stat": true, "io/fs.ReadFile": true, "io/fs.ReadDir": true, "io/fs.ValidPath": true,
+	"path/filepath.Abs": true, "path/filepath.EvalSymlinks": true, "path/filepath.Glob": true,
+	"syscall.Getenv": true, "syscall.Environ": true, "syscall.Getwd": true,
+	"syscall.Getpid": true, "syscall.Getppid": true, "syscall.Getuid": true, "syscall.Geteuid": true,
+	"syscall.Getgid": true, "syscall.Getegid": true, "syscall.Getpagesize": true,
+	"runtime.NumGoroutine": true, "runtime.NumCPU": true, "runtime.NumCgoCall": true,
+	"runtime.GOROOT": true, "runtime.Version": true,
+}
+
+// StdRead reports whether fn, a function of the standard library, only
+// reads the process's state (os.Getenv, os.LookupEnv, os.Getwd, os.Stat,
+// runtime.NumGoroutine, ...): its summary is pure, and a poll may repeat
+// it. Functions that only compute from their arguments (strings,
+// strconv) are pure too, but are not listed here.
+func StdRead(fn *types.Func) bool {
+	if fn == nil || fn.Pkg() == nil || !inTable(fn.Pkg().Path(), nil) {
+		return false
+	}
+	return stdReads[Key(fn)]
+}
+
 // stdPkgs holds the packages all of whose functions and methods have one
 // effect (unless stdFuncs lists them).
 var stdPkgs = map[string]stdEffect{
@@ -176,10 +215,10 @@ func stdSummary(fn *types.Func) *Summary {
 	}
 	e, ok := stdLookup(fn)
 	if !ok || e.kind == "" {
-		return &Summary{Loops: e.loops}
+		return &Summary{Loops: e.loops, Blocks: e.blocks}
 	}
 	name := match.PkgFuncName(fn)
-	s := &Summary{Loops: e.loops}
+	s := &Summary{Loops: e.loops, Blocks: e.blocks}
 	s.Effects = append(s.Effects, Effect{Kind: e.kind, Via: []string{name}, What: e.what})
 	if e.ends != "" {
 		s.Effects = append(s.Effects, Effect{Kind: GoroutineEnds, Via: []string{name},
@@ -198,6 +237,9 @@ func stdLookup(fn *types.Func) (stdEffect, bool) {
 	}
 	if e, ok := stdFuncs[key]; ok {
 		return e, true
+	}
+	if stdReads[key] {
+		return stdEffect{}, true
 	}
 	if e, ok := stdPkgs[path]; ok {
 		return e, true

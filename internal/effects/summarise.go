@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"slices"
 	"strings"
 
 	"github.com/unflake/unflake/internal/match"
@@ -41,6 +42,8 @@ type summariser struct {
 	linknames map[string]string
 	waits     map[*types.Func]*fields
 	ends      map[*types.Func]*fields
+	// fset, when known, places a spinning loop for messages.
+	fset *token.FileSet
 }
 
 func newSummariser(pkg *types.Package, info *types.Info, files []*ast.File, other func(*types.Func) *Summary) *summariser {
@@ -160,7 +163,16 @@ func size(s *Summary) int {
 	if s.Loops {
 		n++
 	}
-	return n
+	if s.Blocks {
+		n++
+	}
+	if s.Spin != nil {
+		n++
+	}
+	if s.RunsBubble {
+		n++
+	}
+	return n + len(s.Bubbles)
 }
 
 // A scan is what one function's body shows, before the summaries of
@@ -177,6 +189,12 @@ type scan struct {
 	returns map[string]bool // keys of the named types returned
 	recv    string          // key of the receiver's named type, for a method
 	key     string          // Key(fn)
+
+	blocks       bool         // its own goroutine blocks durably by itself
+	spinning     []spinSite   // loops that spin on the clock unless a callee blocks
+	runsBubble   bool         // it calls synctest.Test or synctest.Run itself
+	bubbleParams []int        // parameters it runs in a synctest bubble itself
+	bubbleCalls  []bubbleCall // parameters it hands to other functions
 }
 
 // A site is a function called or referenced on goroutine g (-1: the
@@ -225,6 +243,9 @@ func (s *summariser) scanOf(fn *types.Func) *scan {
 	}
 	s.yields(fd.Type)
 	s.walk(sc, fd.Body, -1)
+	_, sc.blocks = blocksIn(s.info, fd.Body)
+	s.spins(sc, fd.Body)
+	s.bubbles(sc, sig, fd.Body)
 	return sc
 }
 
@@ -524,6 +545,30 @@ func (s *summariser) compute(sc *scan) *Summary {
 			out.Effects = merge(out.Effects, e)
 		}
 	}
+	out.RunsBubble = sc.runsBubble
+	for _, st := range sc.sites {
+		if cs := s.lookup(st.fn); cs != nil {
+			if st.g < 0 && cs.Blocks {
+				out.Blocks = true
+			}
+			out.RunsBubble = out.RunsBubble || cs.RunsBubble
+		}
+	}
+	out.Blocks = out.Blocks || sc.blocks
+	out.Spin = s.spin(sc)
+	out.Bubbles = append(out.Bubbles, sc.bubbleParams...)
+	for _, bc := range sc.bubbleCalls {
+		cs := s.lookup(bc.callee)
+		if cs == nil || !slices.Contains(cs.Bubbles, bc.arg) {
+			continue
+		}
+		for _, p := range bc.params {
+			if !slices.Contains(out.Bubbles, p) {
+				out.Bubbles = append(out.Bubbles, p)
+			}
+		}
+	}
+	slices.Sort(out.Bubbles)
 	for i, gs := range sc.gos {
 		if !goLoops[i] {
 			continue // it ends by itself
@@ -565,4 +610,35 @@ func merge(list []Effect, e Effect) []Effect {
 		return list
 	}
 	return append(list, e)
+}
+
+// spin returns the first loop that spins on the clock in sc's function,
+// in its own code (a loop none of whose callees blocks) or in a function
+// it calls, or nil.
+func (s *summariser) spin(sc *scan) *Effect {
+	for _, sp := range sc.spinning {
+		blocked := false
+		for _, fn := range sp.callees {
+			if cs := s.lookup(fn); cs != nil && cs.Blocks {
+				blocked = true
+				break
+			}
+		}
+		if blocked {
+			continue
+		}
+		what := "spins on the real clock in a loop that never blocks"
+		if sp.where != "" {
+			what += " (" + sp.where + ")"
+		}
+		return &Effect{Kind: Spins, Via: []string{sc.name}, What: what}
+	}
+	for _, st := range sc.sites {
+		if cs := s.lookup(st.fn); cs != nil && cs.Spin != nil {
+			e := *cs.Spin
+			e.Via = append([]string{sc.name}, e.Via...)
+			return &e
+		}
+	}
+	return nil
 }

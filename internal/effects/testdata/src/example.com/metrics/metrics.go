@@ -53,7 +53,7 @@ func Write(w io.Writer) { // want Write:`opaque: calls io.Writer.Write through a
 }
 
 // Compute starts a goroutine that ends by itself.
-func Compute() int { // want Compute:`pure`
+func Compute() int { // want Compute:`blocks`
 	ch := make(chan int)
 	go func() { ch <- Add(1, 2) }()
 	return <-ch
