@@ -19,7 +19,8 @@ var attemptWords = regexp.MustCompile(`(?i)(attempt|retr(y|ies|ied)|\btr(y|ies|i
 // the count pass ("usable within 3 attempts" would pass a bug that needs
 // 6), so such a loop is kept. The count is the contract when a check after
 // the loop (the condition of an if whose body fails, or a failing
-// statement or assertion, up to the end of the block that holds the loop)
+// statement or assertion, up to the end of the block that holds the loop
+// or the next loop in it)
 //
 //   - names the loop's bound (t.Fatalf("not ready after %d tries", n));
 //   - has a message that speaks of attempts, tries, retries, times,
@@ -131,7 +132,7 @@ func (c *checker) mentionsExpr(e, x ast.Expr) bool {
 }
 
 // checksAfter returns the checks after the loop, to the end of the block
-// that holds it: the conditions (and inits) of if statements whose body
+// that holds it or the next loop in it: the conditions (and inits) of if statements whose body
 // fails the test, and the failing statements and testify assertions.
 func (c *checker) checksAfter(l *loop) []ast.Node {
 	list, at := c.enclosingList(l)
@@ -140,6 +141,10 @@ func (c *checker) checksAfter(l *loop) []ast.Node {
 	}
 	var out []ast.Node
 	for _, s := range list[at+1:] {
+		switch s.(type) {
+		case *ast.ForStmt, *ast.RangeStmt, *ast.LabeledStmt:
+			return out // the checks after the next loop are that loop's
+		}
 		ast.Inspect(s, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.IfStmt:
