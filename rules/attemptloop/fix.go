@@ -32,6 +32,9 @@ func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string)
 		}
 		return nil, "the loop counter is declared outside the loop"
 	}
+	if why := c.countContract(l); why != "" {
+		return nil, why
+	}
 	if !use.ok() {
 		if use.why == "assigned" {
 			return nil, "the loop counter is assigned in the body"
@@ -64,12 +67,14 @@ func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string)
 			return nil, "the attempts add up to more than a time.Duration holds"
 		}
 		budget = max(c.timeout, total)
-		if total < budget && !c.exhaustionFails(l) {
-			return nil, notAFailure
+		if total < budget {
+			if fails, why := c.exhaustionFails(l); !fails {
+				return nil, why
+			}
 		}
 	} else {
-		if !c.exhaustionFails(l) {
-			return nil, notAFailure
+		if fails, why := c.exhaustionFails(l); !fails {
+			return nil, why
 		}
 		// Have: a budget computed at run time. Its operands must be
 		// evaluated once, before the loop, to the values the loop sees.

@@ -80,6 +80,8 @@ type checker struct {
 	wrapped map[*bubble.Target]bool // tests wrapped by applied fixes
 	benched map[*ast.FuncDecl]bool  // tests that got a benchmark
 	names   map[string]bool         // package-level names, for new benchmarks
+	sites   []*site                 // every assertion found
+	decls   map[*types.Func]*ast.FuncDecl
 }
 
 func run(pass *rule.Pass) {
@@ -93,6 +95,16 @@ func run(pass *rule.Pass) {
 		wrapped: map[*bubble.Target]bool{},
 		benched: map[*ast.FuncDecl]bool{},
 		names:   map[string]bool{},
+		decls:   map[*types.Func]*ast.FuncDecl{},
+	}
+	for _, f := range pass.AllFiles {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok {
+				if fn, ok := c.info.Defs[fd.Name].(*types.Func); ok {
+					c.decls[fn] = fd
+				}
+			}
+		}
 	}
 	var sites []*site
 	for _, f := range pass.Files {
@@ -134,6 +146,7 @@ func run(pass *rule.Pass) {
 		c.names[o] = true
 	}
 	c.bubbles.Analyze()
+	c.sites = sites
 	for _, s := range sites {
 		c.report(s)
 	}
@@ -446,9 +459,10 @@ func (c *checker) report(s *site) {
 	} else {
 		d.Message = fmt.Sprintf("the test asserts that the timed code takes less than %s of wall time", budget)
 	}
-	waits, opaque := false, ""
+	waits, opaque, feeds := false, "", ""
 	if s.start != nil {
-		for _, st := range c.region(s) {
+		region := c.region(s)
+		for _, st := range region {
 			if c.bubbles.UsesClock(st) {
 				waits = true
 			}
@@ -456,9 +470,20 @@ func (c *checker) report(s *site) {
 				opaque = c.bubbles.Opaque(st)
 			}
 		}
+		// A region that waits on a channel or a lock that goroutines
+		// feed or hold (tokens a ticker goroutine puts in a channel)
+		// waits for them: its time is their behaviour, not the test's
+		// own computation.
+		if !waits {
+			if how := c.syncWait(region); how != "" {
+				if who := c.goroutines(t); who != "" {
+					feeds = "the timed region " + how + " and the test starts goroutines (" + who + ") that may feed it"
+				}
+			}
+		}
 	}
 	// Have: the assertion, its test, and whether the timed region waits
-	// on the clock.
+	// on the clock or on other goroutines.
 	switch {
 	case s.lower || waits:
 		why := t.Blocked()
@@ -483,6 +508,10 @@ func (c *checker) report(s *site) {
 				}
 			},
 		}
+	case feeds != "":
+		// Not a bubble either: on a virtual clock, work a goroutine does
+		// takes no time, and an upper bound would always hold.
+		d.NotFixed = feeds + ": the time it takes is behaviour of the code under test, not the test's own computation, so the budget stays"
 	case s.start == nil:
 		d.NotFixed = "the rule cannot see where the timed region starts: " + c.startSeen(s) + ", so it cannot tell whether the region waits on the clock"
 	case opaque != "":
@@ -490,6 +519,12 @@ func (c *checker) report(s *site) {
 		// test's own computation; code the analysis cannot see may be a
 		// timeout or a cancellation whose speed is the behaviour.
 		d.NotFixed = "the timed region calls " + opaque + ", whose code the analysis cannot see: it may wait on the clock, so the budget may be the behaviour under test"
+	case !c.otherCheck(t):
+		// Removing the test's only check would leave a test that cannot
+		// fail: a memoisation test whose only assertion is that the
+		// second call is fast. No count the rule can see stands for the
+		// budget.
+		d.NotFixed = "the budget is the test's only check (besides error checks): without it the test would pass however the code behaves"
 	default:
 		d.Fix = c.removeFix(s, t, budget)
 	}
