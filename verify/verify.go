@@ -132,6 +132,12 @@ type TestRun struct {
 	Why           *rewrite.Revert
 	Before, After time.Duration // mean time of one run (After only when measured)
 	Runs          int           // runs after the rewrite
+	// Alone, when set, is a failure of a run beside other test processes
+	// that did not repeat when the test ran alone; its remaining runs
+	// were then made alone, one after another (settle, in pkg.go).
+	Alone string
+
+	repro *job // the run that made the failure after the rewrite repeat alone
 }
 
 // maxRounds bounds Run: each round reverts what failed and verifies again
@@ -182,7 +188,7 @@ func Run(ctx context.Context, cfg *rewrite.Config, opts Options) (*rewrite.Resul
 	if err := r.tools(); err != nil {
 		return nil, nil, err
 	}
-	v := &verifier{r: r, opts: opts, tmp: tmp, before: map[string]*beforeRuns{},
+	v := &verifier{r: r, opts: opts, tmp: tmp, before: map[string]*beforeRuns{}, tried: map[string]bool{},
 		probes: map[string]Probe{}, probeHeld: map[string]*rewrite.Revert{}}
 	res, out, err := v.run(cfg, nil, mainPhase)
 	if err == nil && cfg.Lookup != nil {
@@ -195,7 +201,7 @@ func Run(ctx context.Context, cfg *rewrite.Config, opts Options) (*rewrite.Resul
 	if !r.race {
 		out.NoRace = r.raceWhy
 	}
-	out.Recorded = record(res)
+	out.Recorded = record(res, v.tried)
 	return res, out, ctx.Err()
 }
 
@@ -209,6 +215,11 @@ type verifier struct {
 	mu     sync.Mutex
 	before map[string]*beforeRuns // package directory → its runs before
 	seq    int                    // numbers temporary directories
+
+	// tried maps the site key of each fix applied in a round of the main
+	// phase to whether it is unproven: only such a fix is recorded when
+	// a test fails after it (record.go).
+	tried map[string]bool
 
 	// The probe phase's outcomes (probe.go), written only between engine
 	// runs: site key → outcome, in the order decided, and the fixes it
@@ -307,6 +318,9 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 			}
 			for _, f := range res.Findings {
 				limit = max(limit, maxRounds+f.Variants-1)
+				if f.Fixed {
+					v.tried[f.Site().Key] = f.Unproven
+				}
 			}
 		} else {
 			limit = max(limit, maxRounds+probesPerTest(res)-1)
