@@ -138,7 +138,8 @@ func (r *Revert) Reason() string {
 		return "not verified: the test skips (" + r.Detail + ")"
 	case OutOfRounds:
 		return "not verified: " + r.Detail
-	case Clash:
+	case Clash, FailsBefore, FlakyBefore, NoTest:
+		// Nothing the fix did: the test verified nothing.
 		return "not verified: " + r.String()
 	case Companion, HoldsWithout, ProbeUntold:
 		return r.Detail

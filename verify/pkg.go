@@ -449,7 +449,7 @@ func (v *verifier) settle(dir string, b *beforeRuns, bins binaries, j job, name 
 			return settled{}, err
 		}
 		if again = failure(seq, name, rest.count, before); again == nil {
-			return settled{alone: why.String(), runs: alone.count + rest.count, after: mean2(o, seq)}, nil
+			return settled{alone: why.Detail, runs: alone.count + rest.count, after: mean2(o, seq)}, nil
 		}
 		repro = rest
 	}

@@ -367,9 +367,16 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 			for _, r := range fresh {
 				seen[r.Name] = true
 			}
+			alone := map[string]string{} // a failure beside others, seen in an earlier round
 			for _, r := range runs[d] {
 				if !r.Kept && !seen[r.Name] {
 					fresh = append(fresh, r)
+				}
+				alone[r.Name] = r.Alone
+			}
+			for i := range fresh {
+				if fresh[i].Kept && fresh[i].Alone == "" {
+					fresh[i].Alone = alone[fresh[i].Name]
 				}
 			}
 			runs[d] = fresh
