@@ -161,6 +161,10 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 		}
 	}
 
+	// In the probe phase a failure under load is the evidence sought (the
+	// checks after the removed wait race with the code): it is not
+	// settled by runs alone.
+	probing := decide(w.sites[0].site).Probe
 	runs := make([]TestRun, len(tests))
 	var wg sync.WaitGroup
 	errs := make([]error, len(tests))
@@ -168,7 +172,7 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runs[i], errs[i] = v.testRun(w.dir, b, bins, name)
+			runs[i], errs[i] = v.testRun(w.dir, b, bins, name, probing)
 		}()
 	}
 	wg.Wait()
@@ -351,8 +355,9 @@ func (v *verifier) buildBefore(dir string, b *beforeRuns) error {
 func anchored(name string) string { return "^" + regexp.QuoteMeta(name) + "$" }
 
 // testRun verifies one top-level test: once before the rewrite (cached),
-// then stressed after it.
-func (v *verifier) testRun(dir string, b *beforeRuns, bins binaries, name string) (TestRun, error) {
+// then stressed after it. A failure after it is settled (settle), or,
+// when probing, only confirmed on the binary from before it.
+func (v *verifier) testRun(dir string, b *beforeRuns, bins binaries, name string, probing bool) (TestRun, error) {
 	run := TestRun{Dir: dir, Name: name}
 	b.mu.Lock()
 	before, ok := b.tests[name]
@@ -385,7 +390,11 @@ func (v *verifier) testRun(dir string, b *beforeRuns, bins binaries, name string
 		return run, err
 	}
 	run.Runs = runs
-	if why != nil && failed != nil {
+	if why != nil && failed != nil && probing {
+		if why, err = v.confirm(dir, b, bins, *failed, name, before, why); err != nil {
+			return run, err
+		}
+	} else if why != nil && failed != nil {
 		s, err := v.settle(dir, b, bins, *failed, name, before, why)
 		if err != nil {
 			return run, err

@@ -16,7 +16,11 @@
 // a testing/synctest bubble kills its whole binary). Results are read
 // from test2json events: a test that skips is not verified, and the tests
 // and subtests that pass after the rewrite must include those that passed
-// before. When a test with several fixes fails, the fixes are bisected
+// before. A run that fails is blamed on the fix only if the failure
+// repeats when the test runs alone (no other process of its package:
+// tests that bind a fixed port or path clash with their own parallel
+// runs) and not alone before the rewrite, and does not name a resource
+// clash (settle, in pkg.go). When a test with several fixes fails, the fixes are bisected
 // and only the one that fails it is reverted. Last, each package's whole
 // test binary runs once with every kept fix, to catch fixes that break
 // another test.
@@ -166,9 +170,10 @@ const maxRounds = 4
 // companions' included; the Verification's Probed lists the outcomes.
 // Without such fixes the probe phase costs nothing.
 //
-// A fix reverted because a test failed after it is recorded at its site,
-// in the changes, as a generated //unflake:ignore directive, so that no
-// later run proposes it again and a reviewer sees it.
+// An unproven fix reverted because a test failed after it is recorded at
+// its site, in the changes, as a generated //unflake:ignore directive, so
+// that no later run proposes it again and a reviewer sees it; nothing
+// else is (record.go).
 //
 // Run returns ctx.Err() when ctx ends; every process it started is
 // killed and its temporary files are removed first.
