@@ -423,11 +423,11 @@ type settled struct {
 }
 
 // settle decides whose a failure after the rewrite (why, in the run j)
-// is. That run had company: its own parallel runs, other tests, other
-// packages. A test that binds a fixed port or socket path, or takes a
+// is. That run had company: its own parallel runs, other tests of its
+// package. A test that binds a fixed port or socket path, or takes a
 // lock, may fail only in company, and that is not the fix's doing. So
-// the test runs again alone (no other test process at all), twice, as
-// j ran it. If that passes, the rest of its runs are made alone, one
+// the test runs again alone (no other test process of its package; go
+// test too runs packages side by side), twice, as j ran it. If that passes, the rest of its runs are made alone, one
 // after another, and if they pass too the fix stays. A failure that
 // repeats alone is run again, alone, on the binary from before the
 // rewrite (confirm): a failure there too is the test's own
