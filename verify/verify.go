@@ -442,7 +442,13 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 	}
 	for d, rs := range runs {
 		for _, r := range rs {
-			if !r.Kept || final[d] == verified[d] {
+			switch {
+			case !r.Kept || final[d] == verified[d]:
+				out.Tests = append(out.Tests, r)
+			case ph == mainPhase:
+				// Not verified as it is now: counted so, not reverted.
+				r.Kept, r.Why = false, &rewrite.Revert{Kind: rewrite.OutOfRounds, Test: r.Name,
+					Detail: fmt.Sprintf("verification stopped after %d rounds, before it verified the last rewrite of this package", out.Rounds)}
 				out.Tests = append(out.Tests, r)
 			}
 		}
