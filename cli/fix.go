@@ -196,11 +196,21 @@ func summary(res *rewrite.Result, diff bool) string {
 
 // verifySummary says what verification ran, kept and measured:
 // "verified 3 tests: 2 kept, 1 reverted (20 runs each after the rewrite);
-// measured 12.3s → 0.4s".
+// measured 12.3s → 0.4s". A test whose failure was not the fixes' doing
+// (it failed or was flaky before the rewrite, skipped, clashed over a
+// resource, or verification ran out of rounds) is not verified, not
+// reverted.
 func verifySummary(v *verify.Verification, base string) string {
-	kept, least, most := 0, 0, 0
+	kept, reverted, least, most := 0, 0, 0, 0
 	var before, after time.Duration
+	var alone []string // failures beside other runs that did not repeat alone
 	for _, t := range v.Tests {
+		if t.Alone != "" && t.Kept {
+			alone = append(alone, t.Alone)
+		}
+		if !t.Kept && t.Why != nil && t.Why.AfterRewrite() {
+			reverted++
+		}
 		if t.Kept {
 			kept++
 			before += t.Before
@@ -211,7 +221,10 @@ func verifySummary(v *verify.Verification, base string) string {
 			most = max(most, t.Runs)
 		}
 	}
-	s := fmt.Sprintf("verified %s: %d kept, %d reverted", plural(len(v.Tests), "test"), kept, len(v.Tests)-kept)
+	s := fmt.Sprintf("verified %s: %d kept, %d reverted", plural(len(v.Tests), "test"), kept, reverted)
+	if n := len(v.Tests) - kept - reverted; n > 0 {
+		s += fmt.Sprintf(", %d not verified", n)
+	}
 	switch {
 	case least > 0 && least == most:
 		s += fmt.Sprintf(" (%s each after the rewrite)", plural(most, "run"))
@@ -228,6 +241,11 @@ func verifySummary(v *verify.Verification, base string) string {
 			fixes = "1 " + g.Rule + " fix"
 		}
 		s += fmt.Sprintf("; with %s, %s kept in %s (%s retried)", strings.Join(g.Companions, ", "), fixes, rel(base, g.Dir), plural(g.Tests, "test"))
+	}
+	if len(alone) > 0 {
+		// Their runs beside each other clashed (a fixed port, a socket
+		// path, a lock): the rest ran one after another.
+		s += fmt.Sprintf("; %s passed alone after failing beside other runs (%s)", plural(len(alone), "test"), alone[0])
 	}
 	if v.Recorded > 0 {
 		s += fmt.Sprintf("; %s recorded as //unflake:ignore", strings.Replace(plural(v.Recorded, "fix"), "fix", "reverted fix", 1))

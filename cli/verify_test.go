@@ -85,7 +85,7 @@ func TestFixVerify(t *testing.T) {
 	if f := findings[0]; f.File != "a/a_test.go" || !f.Fixed || !f.Verified || f.BeforeMs < 0 || f.AfterMs < 0 {
 		t.Errorf("a: want fixed and verified: %+v", f)
 	}
-	if f := findings[1]; f.File != "b/b_test.go" || f.Fixed || f.Verified || f.Reason != "reverted: TestB fails before the rewrite: b_test.go:16: always fails" {
+	if f := findings[1]; f.File != "b/b_test.go" || f.Fixed || f.Verified || f.Reason != "not verified: TestB fails before the rewrite: b_test.go:16: always fails" {
 		t.Errorf("b: want reverted: %+v", f)
 	}
 	if f := findings[1]; f.Revert == nil || f.Revert.Kind != rewrite.FailsBefore || f.Revert.Test != "TestB" || f.Revert.Detail != "b_test.go:16: always fails" {
@@ -107,8 +107,8 @@ func TestFixVerify(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 	if len(lines) != 2 ||
-		!strings.HasPrefix(lines[0], "b/b_test.go:10:2: attemptloop: ") || !strings.HasSuffix(lines[0], "; not fixed: reverted: TestB fails before the rewrite: b_test.go:16: always fails") ||
-		!strings.HasPrefix(lines[1], "unflake: rewrote 1 file (1 fix); 1 finding not fixed (see unflake check); verified 2 tests: 1 kept, 1 reverted (2 runs each after the rewrite); measured ") ||
+		!strings.HasPrefix(lines[0], "b/b_test.go:10:2: attemptloop: ") || !strings.HasSuffix(lines[0], "; not fixed: not verified: TestB fails before the rewrite: b_test.go:16: always fails") ||
+		!strings.HasPrefix(lines[1], "unflake: rewrote 1 file (1 fix); 1 finding not fixed (see unflake check); verified 2 tests: 1 kept, 0 reverted, 1 not verified (2 runs each after the rewrite); measured ") ||
 		!strings.Contains(lines[1], "s → ") {
 		t.Errorf("stderr:\n%s", stderr)
 	}

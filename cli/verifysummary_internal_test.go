@@ -30,3 +30,27 @@ func TestVerifySummaryProbes(t *testing.T) {
 		t.Errorf("summary %q", s)
 	}
 }
+
+// Tests whose failure was not the fixes' doing are not verified, not
+// reverted; a test that passed alone after failing beside its parallel
+// runs says so.
+func TestVerifySummaryNotVerified(t *testing.T) {
+	t.Parallel()
+	v := &verify.Verification{Tests: []verify.TestRun{
+		{Name: "TestKept", Kept: true, Runs: 20},
+		{Name: "TestAlone", Kept: true, Runs: 20, Alone: "a_test.go:9: listen tcp :8080: bind: address already in use"},
+		{Name: "TestBad", Why: &rewrite.Revert{Kind: rewrite.FailsAfter}},
+		{Name: "TestBefore", Why: &rewrite.Revert{Kind: rewrite.FailsBefore}},
+		{Name: "TestFlaky", Why: &rewrite.Revert{Kind: rewrite.FlakyBefore}},
+		{Name: "TestClash", Why: &rewrite.Revert{Kind: rewrite.Clash}},
+	}}
+	s := verifySummary(v, "/")
+	for _, want := range []string{
+		"verified 6 tests: 2 kept, 1 reverted, 3 not verified (20 runs each after the rewrite)",
+		"; 1 test passed alone after failing beside other runs (a_test.go:9: listen tcp :8080: bind: address already in use)",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary %q lacks %q", s, want)
+		}
+	}
+}

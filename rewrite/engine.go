@@ -473,7 +473,7 @@ func (j *job) run(cfg *Config, filter *testFilter, mods *modules) *jobResult {
 					current[path] = &content{data: src}
 				}
 				changed = true
-				t.changed(r)
+				t.changed(r, step.findings)
 			}
 		}
 		if !changed {

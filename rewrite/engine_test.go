@@ -863,6 +863,51 @@ func TestFindingsNeverDisappear(t *testing.T) {
 	}
 }
 
+// stampStays is a test rule that fixes TestStays only: it adds a call of
+// scoped() at its end.
+var stampStays = testRule("stamp", func([]byte) bool { return true }, func(pass *rule.Pass) {
+	for _, f := range pass.Files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Name.Name != "TestStays" || len(fd.Body.List) > 1 {
+				continue
+			}
+			pass.Report(rule.Diagnostic{Pos: fd.Name.Pos(), End: fd.Name.End(), Message: "unstamped", Fix: &rule.Fix{
+				Message: "stamp it",
+				Apply: func() {
+					body := pass.Dst(fd.Body).(*dst.BlockStmt)
+					body.List = append(body.List, &dst.ExprStmt{X: &dst.CallExpr{Fun: dst.NewIdent("scoped")}})
+				},
+			}})
+		}
+	}
+})
+
+// A finding another rule's fix resolves names only the fixes made in its
+// test: stamp's fix, in another test, resolved nothing there.
+func TestResolvedNamesOnlyFixesInItsTest(t *testing.T) {
+	t.Parallel()
+	dir := testmod.Write(t, movedModule)
+	rules := []*rule.Rule{wrapInClosure, stampStays, reportTopLevel(false, true)}
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: rules})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors: %v", res.Errors)
+	}
+	stamped := false
+	for _, f := range res.Findings {
+		stamped = stamped || f.Rule == "stamp" && f.Fixed
+		if f.Rule == "toplevel" && f.Test == "TestMoved" && (!f.Fixed || !strings.HasPrefix(f.Fix, "wrap's fix resolves it: ")) {
+			t.Errorf("finding in the moved code: %+v, want it fixed by wrap's fix alone", f)
+		}
+	}
+	if !stamped {
+		t.Fatalf("stamp fixed nothing: %+v", res.Findings)
+	}
+}
+
 // TestRemovedFindingIsNotLost: a finding whose code another rule's fix
 // removes is gone, not lost.
 func TestRemovedFindingIsNotLost(t *testing.T) {

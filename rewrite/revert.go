@@ -82,6 +82,12 @@ const (
 	// Companion: a companion rule's fix, tried only in the tests where it
 	// may help another rule's fix.
 	Companion RevertKind = "companion"
+	// Clash: a run after the rewrite failed on a resource another
+	// process holds (an address in use, a file that exists, a lock held,
+	// ...), and the failure repeated when the test ran alone while the
+	// same run before the rewrite passed. The environment is to blame as
+	// much as the fix: the fix is held back for this run, not recorded.
+	Clash RevertKind = "clash"
 	// OutOfRounds: verification stopped reverting before it could verify
 	// the package's last rewrite.
 	OutOfRounds RevertKind = "out-of-rounds"
@@ -132,6 +138,9 @@ func (r *Revert) Reason() string {
 		return "not verified: the test skips (" + r.Detail + ")"
 	case OutOfRounds:
 		return "not verified: " + r.Detail
+	case Clash, FailsBefore, FlakyBefore, NoTest:
+		// Nothing the fix did: the test verified nothing.
+		return "not verified: " + r.String()
 	case Companion, HoldsWithout, ProbeUntold:
 		return r.Detail
 	}
@@ -164,6 +173,8 @@ func (r *Revert) String() string {
 		return t + " after the rewrite: " + r.Detail
 	case PackageRun:
 		return t + " failed in the package's whole run after the rewrite: " + r.Detail
+	case Clash:
+		return t + " failed after the rewrite on a resource clash (something it needs was held elsewhere), which is not counted against the fix: " + r.Detail
 	}
 	return r.Detail
 }

@@ -24,13 +24,48 @@ import (
 // report that code while the file still holds it.
 type tracker struct {
 	rules   []*rule.Rule
-	prev    map[*rule.Rule][]found  // the findings the rule left unfixed in its last look
-	since   map[*rule.Rule][]string // rules whose fixes changed the package since then
-	carried map[string][]found      // by key: findings lost, or fixed by other rules' fixes
+	prev    map[*rule.Rule][]found     // the findings the rule left unfixed in its last look
+	since   map[*rule.Rule][]string    // rules whose fixes changed the package since then
+	carried map[string][]found         // by key: findings lost, or fixed by other rules' fixes
+	touched map[string]map[string]bool // rule → where its fixes applied (touchKey)
+}
+
+// touchKey says where a fix applied: its file and top-level test ("" for
+// a fix outside tests, which may reach every test of the package).
+func touchKey(f *found) string {
+	top, _, _ := strings.Cut(f.Test, "/")
+	if !IsTestName(top) {
+		top = ""
+	}
+	return f.File + "\x00" + top
+}
+
+// touching narrows the rules by to those whose fixes applied in f's test
+// (or outside tests, in any file of the package), so that a reason names
+// no rule that fixed nothing there; by when none is known to.
+func (t *tracker) touching(by []string, f *found) []string {
+	var out []string
+	for _, name := range by {
+		w := t.touched[name]
+		if w[touchKey(f)] {
+			out = append(out, name)
+			continue
+		}
+		for k := range w {
+			if strings.HasSuffix(k, "\x00") { // a fix outside tests
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		return by
+	}
+	return out
 }
 
 func newTracker(rules []*rule.Rule) *tracker {
-	return &tracker{rules: rules, prev: map[*rule.Rule][]found{}, since: map[*rule.Rule][]string{}, carried: map[string][]found{}}
+	return &tracker{rules: rules, prev: map[*rule.Rule][]found{}, since: map[*rule.Rule][]string{}, carried: map[string][]found{}, touched: map[string]map[string]bool{}}
 }
 
 // changedFor reports whether a fix changed the package since r last
@@ -41,8 +76,17 @@ func (t *tracker) changedFor(r *rule.Rule) bool { return len(t.since[r]) > 0 }
 // rules changed it before r's first look.
 func (t *tracker) baseline(r *rule.Rule, fs []found) { t.prev[r] = fs }
 
-// changed records that the fixes of by changed the package.
-func (t *tracker) changed(by *rule.Rule) {
+// changed records that the fixes of by changed the package, where its
+// findings fs say they applied.
+func (t *tracker) changed(by *rule.Rule, fs []found) {
+	if t.touched[by.Name] == nil {
+		t.touched[by.Name] = map[string]bool{}
+	}
+	for i := range fs {
+		if fs[i].Fixed {
+			t.touched[by.Name][touchKey(&fs[i])] = true
+		}
+	}
 	for _, r := range t.rules {
 		if !slices.Contains(t.since[r], by.Name) {
 			t.since[r] = append(t.since[r], by.Name)
@@ -75,7 +119,7 @@ func (t *tracker) ran(r *rule.Rule, step stepResult, fset *token.FileSet, cur *s
 				// this code fine: they fixed the finding.
 				resolved[k] = rs[1:]
 				f.Fixed, f.Reason, f.Unproven, f.LostTo = true, "", false, ""
-				f.Fix = fmt.Sprintf("%s resolves it: %s", fixesOf(by), rs[0].Fix)
+				f.Fix = fmt.Sprintf("%s: %s", resolvesIt(t.touching(by, &f)), rs[0].Fix)
 				t.carried[k] = append(t.carried[k], f)
 				continue
 			}
@@ -86,8 +130,9 @@ func (t *tracker) ran(r *rule.Rule, step stepResult, fset *token.FileSet, cur *s
 			}
 			lost[k]++
 			f.Fixed, f.Fix, f.Unproven = false, "", false
-			f.LostTo = strings.Join(by, ",")
-			f.Reason = fmt.Sprintf("after %s, %s no longer recognises this code; it is left as it was", fixesOf(by), r.Name)
+			lostTo := t.touching(by, &f)
+			f.LostTo = strings.Join(lostTo, ",")
+			f.Reason = fmt.Sprintf("after %s, %s no longer recognises this code; it is left as it was", fixesOf(lostTo), r.Name)
 			t.carried[k] = append(t.carried[k], f)
 		}
 		// What the rule reports anew may be code it had lost sight of
@@ -182,6 +227,15 @@ func counts(fs []found) map[string]int {
 		m[fs[i].key()]++
 	}
 	return m
+}
+
+// resolvesIt says that the fixes of the rules by resolve a finding:
+// "sleep's fix resolves it", "the fixes of sleep and leak resolve it".
+func resolvesIt(by []string) string {
+	if len(by) == 1 {
+		return fixesOf(by) + " resolves it"
+	}
+	return fixesOf(by) + " resolve it"
 }
 
 // fixesOf names the fixes of the rules by: "sleep's fix", "the fixes of

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -43,8 +44,10 @@ type outcome struct {
 // under test prints itself (fmt.Println, log.Print) is not indented.
 var testLine = regexp.MustCompile(`^    +(\S+\.go:\d+: .*)$`)
 
-// parseEvents reads test2json output.
-func parseEvents(data []byte) *outcome {
+// parseEvents reads test2json output. src, if not nil, returns the
+// source line a "file.go:line:" output line names ("" when unknown): it
+// tells a failing check from a t.Log line, which print alike.
+func parseEvents(data []byte, src sourceLine) *outcome {
 	o := &outcome{passed: map[string]int{}, skipped: map[string]string{}}
 	output := map[string][]string{} // test → its output since its last run
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -94,7 +97,7 @@ func parseEvents(data []byte) *outcome {
 			if !o.failed || o.test == "" {
 				o.failed = true
 				o.test = e.Test
-				o.detail = failureLine(output[e.Test])
+				o.detail = failureLine(output[e.Test], src)
 			}
 		}
 	}
@@ -104,8 +107,13 @@ func parseEvents(data []byte) *outcome {
 // failureLine is the failing test's message: the first assertion
 // library's failure block (testify writes "x_test.go:12: " then
 // "Error Trace:" and "Error: ..."), which t.Log lines before it cannot
-// be mistaken for; otherwise the first line in the test's own format.
-func failureLine(lines []string) string {
+// be mistaken for; otherwise the first line in the test's own format
+// whose source line is a failing check (t.Error, t.Fatal, t.Fail, an
+// assert or require call, a helper named so), never one whose source
+// line logs; when the source cannot tell, the last line that is not a
+// log line, since a test that logs and then fails with t.Fatal prints
+// the check last.
+func failureLine(lines []string, src sourceLine) string {
 	for i, l := range lines {
 		if !testLine.MatchString(l) || !strings.HasSuffix(strings.TrimSpace(l), ":") {
 			continue
@@ -120,7 +128,64 @@ func failureLine(lines []string) string {
 			}
 		}
 	}
-	return firstTestLine(lines, "")
+	last := -1
+	for i, l := range lines {
+		m := testLine.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		switch callKind(src, m[1]) {
+		case checkCall:
+			return firstTestLine(lines[i:], "")
+		case unknownCall:
+			last = i
+		}
+	}
+	if last < 0 {
+		return ""
+	}
+	return firstTestLine(lines[last:], "")
+}
+
+// A sourceLine returns the text of line of the file named file (a base
+// name, as go test prints it) in the package tested, or "" when unknown.
+type sourceLine func(file string, line int) string
+
+type callSort int
+
+const (
+	unknownCall callSort = iota
+	checkCall            // t.Error, t.Fatal, assert.Equal, ...
+	logCall              // t.Log, t.Logf
+)
+
+var (
+	fileLine  = regexp.MustCompile(`^(\S+\.go):(\d+): `)
+	checkCode = regexp.MustCompile(`\.(Error|Errorf|Fatal|Fatalf|Fail|FailNow)\(|(?i:\b(assert|require|expect|check|must|ensure|verify)\w*[.(])`)
+	logCode   = regexp.MustCompile(`\.(Log|Logf)\(`)
+)
+
+// callKind says what the source line of a "file.go:line: message" output
+// line calls.
+func callKind(src sourceLine, msg string) callSort {
+	m := fileLine.FindStringSubmatch(msg)
+	if src == nil || m == nil {
+		return unknownCall
+	}
+	n, _ := strconv.Atoi(m[2])
+	code := src(m[1], n)
+	if i := strings.Index(code, "//"); i >= 0 {
+		code = code[:i] // a trailing comment says nothing (a strength marker, a note)
+	}
+	// The call that comes first decides: t.Logf("must %d", n) logs.
+	c, l := checkCode.FindStringIndex(code), logCode.FindStringIndex(code)
+	switch {
+	case c != nil && (l == nil || c[0] < l[0]):
+		return checkCall
+	case l != nil:
+		return logCall
+	}
+	return unknownCall
 }
 
 // firstTestLine is the first line in the test's own format, without its

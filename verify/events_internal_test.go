@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -32,6 +33,7 @@ func TestParseEvents(t *testing.T) {
 		reason string
 		passed map[string]int
 		skip   string
+		src    map[string]string // "file.go:line" → the source line
 	}{{
 		name: "a log line the code printed is not the failure",
 		data: events(
@@ -41,7 +43,55 @@ func TestParseEvents(t *testing.T) {
 			"output TestA     transport_test.go:432: and another",
 			"fail TestA",
 			"fail -"),
+		src: map[string]string{
+			"transport_test.go:431": `		t.Error("expected an error due to the streams being closed")`,
+			"transport_test.go:432": `		t.Error("and another")`,
+		},
 		failed: true, reason: "transport_test.go:431: expected an error due to the streams being closed",
+	}, {
+		name: "t.Logf lines before the t.Fatal are not the failure",
+		data: events(
+			"run TestA",
+			"output TestA     pool_test.go:20: dialing 127.0.0.1:4242",
+			"output TestA     pool_test.go:31: got 3 conns",
+			"output TestA     pool_test.go:33: pool not drained",
+			"output TestA     pool_test.go:40: cleanup done",
+			"fail TestA"),
+		src: map[string]string{
+			"pool_test.go:20": `	t.Logf("dialing %s", addr)`,
+			"pool_test.go:31": `	t.Log("got", n, "conns")`,
+			"pool_test.go:33": `		t.Fatal("pool not drained") // strength: bug_twice`,
+			"pool_test.go:40": `		t.Logf("cleanup done")`,
+		},
+		failed: true, reason: "pool_test.go:33: pool not drained",
+	}, {
+		name: "a helper the failure is reported at (t.Helper) is the check",
+		data: events(
+			"run TestA",
+			"output TestA     a_test.go:8: starting",
+			"output TestA     a_test.go:9: got 2, want 1",
+			"fail TestA"),
+		src: map[string]string{
+			"a_test.go:8": `	t.Logf("starting")`,
+			"a_test.go:9": `	assertEqual(t, got, 1)`,
+		},
+		failed: true, reason: "a_test.go:9: got 2, want 1",
+	}, {
+		name: "without the source, the last line: a test logs, then fails",
+		data: events(
+			"run TestA",
+			"output TestA     a_test.go:8: starting",
+			"output TestA     a_test.go:12: got 2, want 1",
+			"fail TestA"),
+		failed: true, reason: "a_test.go:12: got 2, want 1",
+	}, {
+		name: "only log lines: no line is the failure",
+		data: events(
+			"run TestA",
+			"output TestA     a_test.go:8: starting",
+			"fail TestA"),
+		src:    map[string]string{"a_test.go:8": `	t.Logf("starting") // must not be the reason`},
+		failed: true, reason: "TestA failed",
 	}, {
 		name: "the innermost failing subtest speaks",
 		data: events(
@@ -90,7 +140,11 @@ func TestParseEvents(t *testing.T) {
 		data:   events("run TestA", "output TestA     a_test.go:7: set UNFLAKE_DB to run", "output TestA --- SKIP: TestA (0.00s)", "skip TestA", "pass -"),
 		passed: map[string]int{}, skip: "a_test.go:7: set UNFLAKE_DB to run",
 	}} {
-		o := parseEvents(tc.data)
+		var src sourceLine
+		if tc.src != nil {
+			src = func(file string, line int) string { return tc.src[file+":"+strconv.Itoa(line)] }
+		}
+		o := parseEvents(tc.data, src)
 		if o.failed != tc.failed || (tc.failed && o.reason() != tc.reason) {
 			t.Errorf("%s: failed %v, reason %q; want %v, %q", tc.name, o.failed, o.reason(), tc.failed, tc.reason)
 		}

@@ -29,6 +29,11 @@ type runner struct {
 	tags []string
 	sem  chan struct{} // test processes
 	bsem chan struct{} // builds
+	// alone holds a lock per package directory: held for reading by
+	// every test process of the package, for writing by one that must run
+	// with no other (job.alone).
+	mu    sync.Mutex
+	alone map[string]*sync.RWMutex
 
 	once      sync.Once
 	test2json string // path of go tool test2json
@@ -131,7 +136,8 @@ func (r *runner) build(dir, out, overlay, modfile string, race bool) ([]byte, er
 
 // binaries are one version of a package's tests, built.
 type binaries struct {
-	plain, race string // race is "" without the race detector
+	plain, race string            // race is "" without the race detector
+	src         map[string][]byte // the overlay's files by base name
 }
 
 // buildSet writes changes as an overlay under tmp and builds the package's
@@ -148,7 +154,12 @@ func (r *runner) buildSet(tmp, dir string, changes, mod []rewrite.Change) (binar
 	if err != nil {
 		return binaries{}, "", err
 	}
-	b := binaries{plain: filepath.Join(tmp, "after.test")}
+	b := binaries{plain: filepath.Join(tmp, "after.test"), src: map[string][]byte{}}
+	for _, c := range changes {
+		if filepath.Dir(c.Path) == dir {
+			b.src[filepath.Base(c.Path)] = c.New
+		}
+	}
 	if out, err := r.build(dir, b.plain, overlay, modfile, false); err != nil {
 		if r.ctx.Err() != nil {
 			return binaries{}, "", r.ctx.Err()
@@ -185,12 +196,62 @@ type job struct {
 	bench   bool
 	count   int
 	timeout time.Duration
-	procs1  bool // GOMAXPROCS=1
+	procs1  bool              // GOMAXPROCS=1
+	race    bool              // bin is the -race build after the rewrite
+	alone   bool              // with no other test process running
+	src     map[string][]byte // the overlay's files by base name (binaries.src)
+}
+
+// sources returns the source lines of the package in dir as the job's
+// binary was built from it: the overlay's files, else those on disk.
+func (j job) sources(dir string) sourceLine {
+	files := map[string][]string{}
+	return func(file string, line int) string {
+		lines, ok := files[file]
+		if !ok {
+			data, found := j.src[file]
+			if !found {
+				data, _ = os.ReadFile(filepath.Join(dir, file))
+			}
+			lines = strings.Split(string(data), "\n")
+			files[file] = lines
+		}
+		if line < 1 || line > len(lines) {
+			return ""
+		}
+		return lines[line-1]
+	}
+}
+
+// pkgLock returns the lock of the test processes of the package in dir.
+func (r *runner) pkgLock(dir string) *sync.RWMutex {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.alone == nil {
+		r.alone = map[string]*sync.RWMutex{}
+	}
+	l := r.alone[dir]
+	if l == nil {
+		l = &sync.RWMutex{}
+		r.alone[dir] = l
+	}
+	return l
 }
 
 // exec runs a job through test2json and reads its events. It waits for a
-// slot among the runner's test processes.
+// slot among the runner's test processes and, for a job to run alone, for
+// the other processes of its package to end (processes of other packages
+// run beside it, as go test runs packages).
 func (r *runner) exec(ctx context.Context, dir string, j job) (*outcome, error) {
+	// Taken before a slot, so that a process alone waits for the slots
+	// to empty rather than holding one.
+	if l := r.pkgLock(dir); j.alone {
+		l.Lock()
+		defer l.Unlock()
+	} else {
+		l.RLock()
+		defer l.RUnlock()
+	}
 	select {
 	case r.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -224,7 +285,7 @@ func (r *runner) exec(ctx context.Context, dir string, j job) (*outcome, error) 
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	o := parseEvents(stdout.Bytes())
+	o := parseEvents(stdout.Bytes(), j.sources(dir))
 	o.wall = time.Since(start)
 	if j.bench && o.pkgPassed && !o.failed && o.panic == "" {
 		// test2json reports no pass event per benchmark: a binary that
@@ -257,17 +318,23 @@ func lastLine(s string) string {
 // clip shortens a detail to one reasonable line.
 func clip(s string) string { return clipTo(s, 200) }
 
-// clipTo shortens s to at most n bytes of whole runes (a cut rune would
-// make a generated comment invalid Go source).
+// clipTo shortens s to one line of at most n bytes (the ellipsis
+// included) cut at a word boundary, never inside a word or a rune (a cut
+// rune would make a generated comment invalid Go source); a single word
+// longer than that is cut at a rune boundary.
 func clipTo(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
+	const ellipsis = "…"
+	n = max(n-len(ellipsis), 0)
+	cut := strings.LastIndexByte(s[:n+1], ' ') // a space right after the limit ends a word too
+	if cut <= 0 {
+		for cut = n; cut > 0 && !utf8.RuneStart(s[cut]); cut-- {
+		}
 	}
-	return s[:n] + "..."
+	return strings.TrimRight(s[:cut], " ,;:") + ellipsis
 }
 
 func mkdir(dir string) error { return os.MkdirAll(dir, 0o755) }

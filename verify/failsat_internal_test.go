@@ -29,3 +29,23 @@ func TestFailsAt(t *testing.T) {
 		t.Error("without ProbeLines a failure anywhere should count")
 	}
 }
+
+// A probe's failure is read at the failing check, not at a t.Logf line
+// the test printed after it (a deferred log, a cleanup): the check is
+// within the lines after the wait, the log line is not.
+func TestFailsAtTheCheckNotTheLog(t *testing.T) {
+	t.Parallel()
+	src := map[int]string{
+		248: `		t.Fatalf("expected node to still be suspect")`,
+		262: `	t.Logf("state: %v", s)`,
+	}
+	o := parseEvents(events(
+		"run TestState",
+		"output TestState     state_test.go:248: expected node to still be suspect",
+		"output TestState     state_test.go:262: state: dead",
+		"fail TestState"), func(file string, line int) string { return src[line] })
+	f := rewrite.Finding{File: "/m/state_test.go", ProbeLines: [2]int{247, 249}}
+	if why := (&rewrite.Revert{Kind: rewrite.FailsAfter, Detail: o.reason()}); !failsAt(why, f) {
+		t.Errorf("failure %q is not at the checks after the wait", o.reason())
+	}
+}

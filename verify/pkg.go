@@ -139,7 +139,7 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 		return nil, nil, err
 	}
 	if broken != "" {
-		return w.holdAll(&rewrite.Revert{Kind: rewrite.BuildAfter, Detail: "the tests do not build after the rewrite: " + broken})
+		return v.brokenBuild(cfg, decide, w, broken)
 	}
 	tests := w.tests
 	if w.all {
@@ -161,6 +161,10 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 		}
 	}
 
+	// In the probe phase a failure under load is the evidence sought (the
+	// checks after the removed wait race with the code): it is not
+	// settled by runs alone.
+	probing := decide(w.sites[0].site).Probe
 	runs := make([]TestRun, len(tests))
 	var wg sync.WaitGroup
 	errs := make([]error, len(tests))
@@ -168,7 +172,7 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runs[i], errs[i] = v.testRun(w.dir, b, bins, name)
+			runs[i], errs[i] = v.testRun(w.dir, b, bins, name, probing)
 		}()
 	}
 	wg.Wait()
@@ -206,10 +210,23 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 			}
 			continue
 		}
-		name := run.Name
+		name, repro := run.Name, run.repro
 		i, why, err := v.bisect(cfg, decide, w, cands, run.Why, func(bins binaries) (*rewrite.Revert, error) {
-			_, _, why, _, err := v.stressed(w.dir, bins, name, b.tests[name])
-			return why, err
+			if repro == nil {
+				_, _, why, _, err := v.stressed(w.dir, bins, name, b.tests[name])
+				return why, err
+			}
+			// The run that repeated the failure alone, on this variant.
+			j := *repro
+			j.bin, j.src = bins.plain, bins.src
+			if repro.race {
+				j.bin = bins.race
+			}
+			o, err := v.r.exec(v.r.ctx, w.dir, j)
+			if err != nil {
+				return nil, err
+			}
+			return failure(o, name, j.count, b.tests[name]), nil
 		})
 		if err != nil {
 			return nil, nil, err
@@ -221,15 +238,21 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 	}
 
 	// Have: every test passed alone. Now the whole binary.
-	why, err := v.packageRun(w.dir, b, bins)
+	why, err := v.packageRun(w.dir, b, bins, false)
 	if err != nil || why == nil {
 		return runs, nil, err
 	}
 	// A suite may be flaky on its own (a test failing one run in six is
-	// common): blame a fix only if the test fails again in a second whole
-	// run after the rewrite, and passes in a second one before it.
+	// common), or clash with another package's tests over a port or a
+	// file: blame a fix only if the test fails again in a second whole
+	// run after the rewrite, alone, and passes in a second one before it,
+	// alone too.
 	for _, bin := range []string{bins.plain, b.bin} {
-		again, err := v.r.exec(v.r.ctx, w.dir, job{bin: bin, count: 1, timeout: max(v.opts.Timeout, 2*b.whole.wall+time.Minute)})
+		j := job{bin: bin, count: 1, timeout: max(v.opts.Timeout, 2*b.whole.wall+time.Minute), alone: true}
+		if bin == bins.plain {
+			j.src = bins.src
+		}
+		again, err := v.r.exec(v.r.ctx, w.dir, j)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -244,11 +267,15 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 	i := 0
 	if len(cands) > 1 {
 		i, why, err = v.bisect(cfg, decide, w, cands, why, func(bins binaries) (*rewrite.Revert, error) {
-			return v.packageRun(w.dir, b, bins)
+			return v.packageRun(w.dir, b, bins, true)
 		})
 		if err != nil {
 			return nil, nil, err
 		}
+	}
+	if clashes(why.Detail) {
+		// Repeated alone, but over a resource clash: not the fix's doing.
+		why = &rewrite.Revert{Kind: rewrite.Clash, Test: why.Test, Detail: why.Detail}
 	}
 	// The culprit's test (every test, for a fix outside tests) loses it.
 	for _, s := range w.sites {
@@ -261,6 +288,27 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 			}
 		}
 	}
+	return runs, []Held{{Site: cands[i], Why: why}}, nil
+}
+
+// brokenBuild holds back the fix that breaks the package's build (found
+// by bisecting, when there are several): only it is to blame, and the
+// others are verified in the next round.
+func (v *verifier) brokenBuild(cfg *rewrite.Config, decide func(rewrite.Site) rewrite.Decision, w *pkgWork, broken string) ([]TestRun, []Held, error) {
+	why := &rewrite.Revert{Kind: rewrite.BuildAfter, Detail: "the tests do not build after the rewrite: " + broken}
+	if len(w.sites) == 1 {
+		return w.holdAll(why)
+	}
+	var cands []rewrite.Site
+	for _, s := range w.sites {
+		cands = append(cands, s.site)
+	}
+	builds := func(binaries) (*rewrite.Revert, error) { return nil, nil }
+	i, why, err := v.bisect(cfg, decide, w, cands, why, builds)
+	if err != nil {
+		return nil, nil, err
+	}
+	runs, _, _ := w.holdAll(why)
 	return runs, []Held{{Site: cands[i], Why: why}}, nil
 }
 
@@ -307,17 +355,31 @@ func (v *verifier) buildBefore(dir string, b *beforeRuns) error {
 func anchored(name string) string { return "^" + regexp.QuoteMeta(name) + "$" }
 
 // testRun verifies one top-level test: once before the rewrite (cached),
-// then stressed after it.
-func (v *verifier) testRun(dir string, b *beforeRuns, bins binaries, name string) (TestRun, error) {
+// then stressed after it. A failure after it is settled (settle), or,
+// when probing, only confirmed on the binary from before it.
+func (v *verifier) testRun(dir string, b *beforeRuns, bins binaries, name string, probing bool) (TestRun, error) {
 	run := TestRun{Dir: dir, Name: name}
 	b.mu.Lock()
 	before, ok := b.tests[name]
 	b.mu.Unlock()
 	if !ok {
 		var err error
-		before, err = v.r.exec(v.r.ctx, dir, job{bin: b.bin, name: name, run: anchored(name), bench: isBench(name), count: 1, timeout: v.opts.Timeout})
+		j := job{bin: b.bin, name: name, run: anchored(name), bench: isBench(name), count: 1, timeout: v.opts.Timeout}
+		before, err = v.r.exec(v.r.ctx, dir, j)
 		if err != nil {
 			return run, err
+		}
+		if before.failed && !before.hung {
+			// It ran beside the package's other tests, and may have
+			// clashed with one over a port or a path: alone, it may pass.
+			j.alone = true
+			alone, err := v.r.exec(v.r.ctx, dir, j)
+			if err != nil {
+				return run, err
+			}
+			if !alone.failed {
+				before = alone
+			}
 		}
 		b.mu.Lock()
 		b.tests[name] = before
@@ -341,9 +403,24 @@ func (v *verifier) testRun(dir string, b *beforeRuns, bins binaries, name string
 		return run, err
 	}
 	run.Runs = runs
-	if why != nil && failed != nil {
+	if why != nil && failed != nil && probing {
 		if why, err = v.confirm(dir, b, bins, *failed, name, before, why); err != nil {
 			return run, err
+		}
+	} else if why != nil && failed != nil {
+		s, err := v.settle(dir, b, bins, *failed, name, before, why)
+		if err != nil {
+			return run, err
+		}
+		why, run.Alone, run.repro = s.why, s.alone, s.repro
+		if s.why == nil {
+			// The first run passed unless it is the one that failed;
+			// the others that ran beside the failure do not count.
+			run.Runs = s.runs
+			if !failed.procs1 {
+				run.Runs++
+			}
+			after = s.after
 		}
 	}
 	if why != nil {
@@ -352,6 +429,98 @@ func (v *verifier) testRun(dir string, b *beforeRuns, bins binaries, name string
 	}
 	run.Kept, run.After = true, after
 	return run, nil
+}
+
+// A settled failure says whose a failure after the rewrite is.
+type settled struct {
+	why   *rewrite.Revert // nil: the runs alone passed, and the fix stays
+	alone string          // the failure beside others, when the runs alone passed
+	repro *job            // the run that repeated the failure alone
+	runs  int             // runs made alone
+	after time.Duration   // their mean time
+}
+
+// settle decides whose a failure after the rewrite (why, in the run j)
+// is. That run had company: its own parallel runs, other tests of its
+// package. A test that binds a fixed port or socket path, or takes a
+// lock, may fail only in company, and that is not the fix's doing. So
+// the test runs again alone (no other test process of its package; go
+// test too runs packages side by side), twice, as j ran it. If that passes, the rest of its runs are made alone, one
+// after another, and if they pass too the fix stays. A failure that
+// repeats alone is run again, alone, on the binary from before the
+// rewrite (confirm): a failure there too is the test's own
+// (FlakyBefore); else a failure that names a resource clash (an address
+// in use, a file that exists, a lock held) is the environment's
+// (Clash); else it is the fix's.
+func (v *verifier) settle(dir string, b *beforeRuns, bins binaries, j job, name string, before *outcome, why *rewrite.Revert) (settled, error) {
+	if !why.AfterRewrite() || why.Kind == rewrite.BuildAfter {
+		return settled{why: why}, nil
+	}
+	mean := before.mean()
+	alone := j
+	alone.alone, alone.count = true, 2
+	v.limit(&alone, bins, mean)
+	o, err := v.r.exec(v.r.ctx, dir, alone)
+	if err != nil {
+		return settled{}, err
+	}
+	repro := alone
+	again := failure(o, name, alone.count, before)
+	if again == nil {
+		// Passed alone: the rest of the runs, alone too.
+		rest := job{bin: bins.plain, name: name, run: j.run, bench: j.bench, src: bins.src, alone: true}
+		rest.count = v.fit(mean, o.mean())
+		v.limit(&rest, bins, mean)
+		seq, err := v.r.exec(v.r.ctx, dir, rest)
+		if err != nil {
+			return settled{}, err
+		}
+		if again = failure(seq, name, rest.count, before); again == nil {
+			return settled{alone: why.Detail, runs: alone.count + rest.count, after: mean2(o, seq)}, nil
+		}
+		repro = rest
+	}
+	if repro.race {
+		again.Detail += " (in a run under -race)"
+	}
+	confirmed, err := v.confirm(dir, b, bins, repro, name, before, again)
+	if err != nil {
+		return settled{}, err
+	}
+	if confirmed.Kind != rewrite.FlakyBefore && clashes(confirmed.Detail) {
+		confirmed = &rewrite.Revert{Kind: rewrite.Clash, Test: confirmed.Test, Detail: confirmed.Detail}
+	}
+	return settled{why: confirmed, repro: &repro}, nil
+}
+
+// mean2 is the mean time of a run over two outcomes.
+func mean2(a, b *outcome) time.Duration {
+	if n := a.tops + b.tops; n > 0 {
+		return (a.elapsed + b.elapsed) / time.Duration(n)
+	}
+	return 0
+}
+
+// clashWords are what a failure over a resource another process holds
+// says (the errno texts of EADDRINUSE, EEXIST, EAGAIN, ETXTBSY, EBUSY,
+// EMFILE, and the usual lock messages).
+var clashWords = []string{
+	"address already in use", "eaddrinuse", "bind:", "file exists", "eexist",
+	"resource temporarily unavailable", "eagain", "ewouldblock",
+	"text file busy", "etxtbsy", "device or resource busy", "resource busy",
+	"too many open files", "lock held", "already locked", "database is locked",
+	"locked by another process",
+}
+
+// clashes reports whether a failure names a clash over a resource.
+func clashes(detail string) bool {
+	d := strings.ToLower(detail)
+	for _, w := range clashWords {
+		if strings.Contains(d, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func isBench(name string) bool { return strings.HasPrefix(name, "Benchmark") }
@@ -375,15 +544,9 @@ func (o *outcome) mean() time.Duration {
 // it. It returns the mean time of a run and the number of runs, or why a
 // run failed; the first failure stops the other processes.
 func (v *verifier) stressed(dir string, bins binaries, name string, before *outcome) (time.Duration, int, *rewrite.Revert, *job, error) {
-	base := job{bin: bins.plain, name: name, run: anchored(name), bench: isBench(name)}
+	base := job{bin: bins.plain, name: name, run: anchored(name), bench: isBench(name), src: bins.src}
 	mean := before.mean()
-	limit := func(j *job) {
-		per := 3*mean + time.Second
-		if j.bin == bins.race {
-			per = 20*mean + 5*time.Second // the race detector slows code 2–20 times
-		}
-		j.timeout = min(v.opts.Timeout, time.Duration(j.count)*per+30*time.Second)
-	}
+	limit := func(j *job) { v.limit(j, bins, mean) }
 	first := base
 	first.count, first.procs1 = 1, true
 	limit(&first)
@@ -391,17 +554,12 @@ func (v *verifier) stressed(dir string, bins binaries, name string, before *outc
 	if why != nil || err != nil {
 		return 0, 1, why, failed, err
 	}
-	n := v.opts.Count - 1
-	if a := outs[0].mean(); a > 0 {
-		if fit := int((5*mean + 2*time.Second) / a); fit < n {
-			n = max(fit, 2)
-		}
-	}
+	n := v.fit(mean, outs[0].mean())
 	runs := 1 + n
 	var jobs []job
 	if bins.race != "" && n > 0 {
 		r := base
-		r.bin, r.count = bins.race, 1
+		r.bin, r.count, r.race = bins.race, 1, true
 		jobs = append(jobs, r)
 		n--
 	}
@@ -433,6 +591,29 @@ func (v *verifier) stressed(dir string, bins binaries, name string, before *outc
 		return 0, runs, nil, nil, nil
 	}
 	return total / time.Duration(tops), runs, nil, nil, nil
+}
+
+// limit sets a job's -test.timeout from the test's mean time before the
+// rewrite: three times it per run, plus slack.
+func (v *verifier) limit(j *job, bins binaries, mean time.Duration) {
+	per := 3*mean + time.Second
+	if j.bin == bins.race {
+		per = 20*mean + 5*time.Second // the race detector slows code 2–20 times
+	}
+	j.timeout = min(v.opts.Timeout, time.Duration(j.count)*per+30*time.Second)
+}
+
+// fit is the number of runs after the first: opts.Count-1, cut to what
+// fits in five times the test's time before (mean) when a run takes a
+// (two at least).
+func (v *verifier) fit(mean, a time.Duration) int {
+	n := v.opts.Count - 1
+	if a > 0 {
+		if fit := int((5*mean + 2*time.Second) / a); fit < n {
+			n = max(fit, 2)
+		}
+	}
+	return n
 }
 
 // runJobs runs the jobs of one test at once and returns their outcomes,
@@ -478,8 +659,9 @@ func (v *verifier) runJobs(dir string, bins binaries, name string, before *outco
 }
 
 // confirm runs the job that failed after the rewrite once more, with the
-// test binary from before it (built with -race when the job was). A test
-// that fails under the same load without the rewrite is flaky on its own:
+// test binary from before it (built with -race when the job was), alone
+// when the job was. A test that fails the same way without the rewrite
+// is flaky on its own:
 // no fix can be verified by it and none is to blame, so the failure is
 // reported as one before the rewrite (and never recorded as a reverted
 // fix). Otherwise the failure after the rewrite stands.
@@ -508,7 +690,7 @@ func (v *verifier) confirm(dir string, b *beforeRuns, bins binaries, j job, name
 		}
 		bin = b.race
 	}
-	j.bin = bin
+	j.bin, j.src = bin, nil
 	o, err := v.r.exec(v.r.ctx, dir, j)
 	if err != nil {
 		return nil, err
@@ -556,9 +738,9 @@ func failure(o *outcome, name string, count int, before *outcome) *rewrite.Rever
 }
 
 // packageRun runs the package's whole test binary once after the rewrite
-// and says which test that passed before (in the same run before the
-// rewrite) does not now.
-func (v *verifier) packageRun(dir string, b *beforeRuns, bins binaries) (*rewrite.Revert, error) {
+// (with no other test process when alone) and says which test that
+// passed before (in the same run before the rewrite) does not now.
+func (v *verifier) packageRun(dir string, b *beforeRuns, bins binaries, alone bool) (*rewrite.Revert, error) {
 	b.mu.Lock()
 	before := b.whole
 	b.mu.Unlock()
@@ -573,7 +755,7 @@ func (v *verifier) packageRun(dir string, b *beforeRuns, bins binaries) (*rewrit
 		b.mu.Unlock()
 	}
 	// A whole suite under load may take longer than one test's limit.
-	after, err := v.r.exec(v.r.ctx, dir, job{bin: bins.plain, count: 1, timeout: max(v.opts.Timeout, 2*before.wall+time.Minute)})
+	after, err := v.r.exec(v.r.ctx, dir, job{bin: bins.plain, count: 1, timeout: max(v.opts.Timeout, 2*before.wall+time.Minute), src: bins.src, alone: alone})
 	if err != nil {
 		return nil, err
 	}

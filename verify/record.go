@@ -3,6 +3,7 @@ package verify
 import (
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/unflake/unflake/rewrite"
 )
@@ -11,21 +12,41 @@ import (
 //
 //	//unflake:ignore RULE reverted by unflake fix --verify: WHAT FAILED
 //
-// on the line before each fix that a test failed after (not one whose
-// test failed or skipped before the rewrite: that fix was never tried).
-// The engine honours the directive, so a later plain fix does not propose
-// the fix again, and a reviewer sees why in the diff; deleting the line
-// lets unflake try again. It returns the number of fixes recorded; a site
+// on the line before each fix that a test failed after. The engine
+// honours the directive, so a later plain fix does not propose the fix
+// again, and a reviewer sees why in the diff; deleting the line lets
+// unflake try again. It returns the number of fixes recorded; a site
 // whose line another fix changed, or where the directive would not be
 // gofmt-clean, is left unrecorded.
-func record(res *rewrite.Result) int {
+//
+// Only what verification showed to be the fix's is written down for
+// good: an unproven fix that was applied in some round (tried maps the
+// site key of each fix applied to whether it is unproven) and that a
+// test failed after. Not a fix whose test
+// failed, skipped or was flaky before the rewrite, clashed over a
+// resource or ran out of rounds (never the fix's doing), and not a fix
+// the rule proved: that one is held back for this run only, and its
+// reason says so.
+func record(res *rewrite.Result, tried map[string]bool) int {
+	added := map[string]bool{} // files changed only to record
 	byPath := map[string]int{}
 	for i, c := range res.Changes {
 		byPath[c.Path] = i
 	}
 	n := 0
-	for _, f := range res.Findings {
+	for k := range res.Findings {
+		f := &res.Findings[k]
 		if f.Fixed || f.Revert == nil || !f.Revert.AfterRewrite() {
+			continue
+		}
+		unproven, applied := tried[f.Site().Key]
+		if !applied {
+			continue
+		}
+		if !unproven {
+			if !strings.HasPrefix(f.Reason, heldForRun) {
+				f.Reason = heldForRun + strings.TrimPrefix(f.Reason, "reverted: ")
+			}
 			continue
 		}
 		i, ok := byPath[f.File]
@@ -41,14 +62,33 @@ func record(res *rewrite.Result) int {
 			res.Changes = append(res.Changes, rewrite.Change{Path: f.File, Old: old, New: old, Mode: fi.Mode().Perm()})
 			i = len(res.Changes) - 1
 			byPath[f.File] = i
+			added[f.File] = true
 		}
 		c := &res.Changes[i]
-		comment := "//unflake:ignore " + f.Rule + " reverted by unflake fix --verify: " + clipTo(f.Revert.String(), 120)
-		if src, ok := rewrite.InsertIgnore(c.Old, c.New, f.Line, comment); ok {
+		if src, ok := rewrite.InsertIgnore(c.Old, c.New, f.Line, ignoreLine(f.Rule, f.Revert)); ok {
 			c.New = src
 			n++
 		}
 	}
+	// A file whose only change would have been a directive that did not
+	// fit stays out of the diff.
+	kept := res.Changes[:0]
+	for _, c := range res.Changes {
+		if !added[c.Path] || string(c.Old) != string(c.New) {
+			kept = append(kept, c)
+		}
+	}
+	res.Changes = kept
 	sort.Slice(res.Changes, func(i, j int) bool { return res.Changes[i].Path < res.Changes[j].Path })
 	return n
+}
+
+// heldForRun begins the reason of a fix held back but not recorded.
+const heldForRun = "held back for this run (the fix is proven, so it is not recorded): "
+
+// ignoreLine is the directive recording a reverted fix: the failure's
+// first line, cut at a word boundary to keep the line readable.
+func ignoreLine(rule string, why *rewrite.Revert) string {
+	first, _, _ := strings.Cut(why.String(), "\n")
+	return "//unflake:ignore " + rule + " reverted by unflake fix --verify: " + clipTo(first, 120)
 }

@@ -16,7 +16,11 @@
 // a testing/synctest bubble kills its whole binary). Results are read
 // from test2json events: a test that skips is not verified, and the tests
 // and subtests that pass after the rewrite must include those that passed
-// before. When a test with several fixes fails, the fixes are bisected
+// before. A run that fails is blamed on the fix only if the failure
+// repeats when the test runs alone (no other process of its package:
+// tests that bind a fixed port or path clash with their own parallel
+// runs) and not alone before the rewrite, and does not name a resource
+// clash (settle, in pkg.go). When a test with several fixes fails, the fixes are bisected
 // and only the one that fails it is reverted. Last, each package's whole
 // test binary runs once with every kept fix, to catch fixes that break
 // another test.
@@ -132,6 +136,12 @@ type TestRun struct {
 	Why           *rewrite.Revert
 	Before, After time.Duration // mean time of one run (After only when measured)
 	Runs          int           // runs after the rewrite
+	// Alone, when set, is a failure of a run beside other test processes
+	// that did not repeat when the test ran alone; its remaining runs
+	// were then made alone, one after another (settle, in pkg.go).
+	Alone string
+
+	repro *job // the run that made the failure after the rewrite repeat alone
 }
 
 // maxRounds bounds Run: each round reverts what failed and verifies again
@@ -160,9 +170,10 @@ const maxRounds = 4
 // companions' included; the Verification's Probed lists the outcomes.
 // Without such fixes the probe phase costs nothing.
 //
-// A fix reverted because a test failed after it is recorded at its site,
-// in the changes, as a generated //unflake:ignore directive, so that no
-// later run proposes it again and a reviewer sees it.
+// An unproven fix reverted because a test failed after it is recorded at
+// its site, in the changes, as a generated //unflake:ignore directive, so
+// that no later run proposes it again and a reviewer sees it; nothing
+// else is (record.go).
 //
 // Run returns ctx.Err() when ctx ends; every process it started is
 // killed and its temporary files are removed first.
@@ -182,7 +193,7 @@ func Run(ctx context.Context, cfg *rewrite.Config, opts Options) (*rewrite.Resul
 	if err := r.tools(); err != nil {
 		return nil, nil, err
 	}
-	v := &verifier{r: r, opts: opts, tmp: tmp, before: map[string]*beforeRuns{},
+	v := &verifier{r: r, opts: opts, tmp: tmp, before: map[string]*beforeRuns{}, tried: map[string]bool{},
 		probes: map[string]Probe{}, probeHeld: map[string]*rewrite.Revert{}}
 	res, out, err := v.run(cfg, nil, mainPhase)
 	if err == nil && cfg.Lookup != nil {
@@ -195,7 +206,7 @@ func Run(ctx context.Context, cfg *rewrite.Config, opts Options) (*rewrite.Resul
 	if !r.race {
 		out.NoRace = r.raceWhy
 	}
-	out.Recorded = record(res)
+	out.Recorded = record(res, v.tried)
 	return res, out, ctx.Err()
 }
 
@@ -209,6 +220,11 @@ type verifier struct {
 	mu     sync.Mutex
 	before map[string]*beforeRuns // package directory → its runs before
 	seq    int                    // numbers temporary directories
+
+	// tried maps the site key of each fix applied in a round of the main
+	// phase to whether it is unproven: only such a fix is recorded when
+	// a test fails after it (record.go).
+	tried map[string]bool
 
 	// The probe phase's outcomes (probe.go), written only between engine
 	// runs: site key → outcome, in the order decided, and the fixes it
@@ -307,6 +323,9 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 			}
 			for _, f := range res.Findings {
 				limit = max(limit, maxRounds+f.Variants-1)
+				if f.Fixed {
+					v.tried[f.Site().Key] = f.Unproven
+				}
 			}
 		} else {
 			limit = max(limit, maxRounds+probesPerTest(res)-1)
@@ -353,9 +372,16 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 			for _, r := range fresh {
 				seen[r.Name] = true
 			}
+			alone := map[string]string{} // a failure beside others, seen in an earlier round
 			for _, r := range runs[d] {
 				if !r.Kept && !seen[r.Name] {
 					fresh = append(fresh, r)
+				}
+				alone[r.Name] = r.Alone
+			}
+			for i := range fresh {
+				if fresh[i].Kept && fresh[i].Alone == "" {
+					fresh[i].Alone = alone[fresh[i].Name]
 				}
 			}
 			runs[d] = fresh
@@ -416,7 +442,13 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 	}
 	for d, rs := range runs {
 		for _, r := range rs {
-			if !r.Kept || final[d] == verified[d] {
+			switch {
+			case !r.Kept || final[d] == verified[d]:
+				out.Tests = append(out.Tests, r)
+			case ph == mainPhase:
+				// Not verified as it is now: counted so, not reverted.
+				r.Kept, r.Why = false, &rewrite.Revert{Kind: rewrite.OutOfRounds, Test: r.Name,
+					Detail: fmt.Sprintf("verification stopped after %d rounds, before it verified the last rewrite of this package", out.Rounds)}
 				out.Tests = append(out.Tests, r)
 			}
 		}

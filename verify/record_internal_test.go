@@ -1,0 +1,74 @@
+package verify
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/unflake/unflake/rewrite"
+)
+
+// Only an unproven fix that was applied and that a test failed after is
+// written down; everything else verification held back stays out of the
+// diff, and no file changes for a directive alone unless it records one.
+func TestRecordWritesDownOnlyTheFixesFailures(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	x := filepath.Join(dir, "x_test.go")
+	y := filepath.Join(dir, "y_test.go")
+	src := "package x\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {\n\ta()\n\tb()\n\tc()\n\td()\n}\n"
+	for _, p := range []string{x, y} {
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := "x_test.go:41: got a response with status 503 while the handler was still draining its queue of pending requests, want 200"
+	finding := func(file, rule string, line int, why *rewrite.Revert) rewrite.Finding {
+		return rewrite.Finding{Rule: rule, Package: "x", Test: "TestA", File: file, Line: line, Revert: why,
+			Reason: why.Reason()}
+	}
+	failed := func() *rewrite.Revert {
+		return &rewrite.Revert{Kind: rewrite.FailsAfter, Test: "TestA", Detail: long}
+	}
+	res := &rewrite.Result{Findings: []rewrite.Finding{
+		finding(x, "unproven", 6, failed()),
+		finding(x, "proven", 7, failed()),
+		finding(x, "clash", 8, &rewrite.Revert{Kind: rewrite.Clash, Test: "TestA", Detail: "x_test.go:9: listen unix a.sock: bind: address already in use"}),
+		finding(x, "untried", 9, failed()),
+		finding(y, "rounds", 6, &rewrite.Revert{Kind: rewrite.OutOfRounds, Detail: "verification stopped after 4 rounds"}),
+		finding(y, "provenY", 7, failed()),
+		finding(y, "flaky", 8, &rewrite.Revert{Kind: rewrite.FlakyBefore, Test: "TestA", Detail: "x"}),
+	}}
+	tried := map[string]bool{}
+	for _, f := range res.Findings {
+		switch f.Rule {
+		case "unproven", "clash", "rounds", "flaky":
+			tried[f.Site().Key] = true
+		case "proven", "provenY":
+			tried[f.Site().Key] = false
+		}
+	}
+	if n := record(res, tried); n != 1 {
+		t.Errorf("recorded %d fixes, want 1", n)
+	}
+	if len(res.Changes) != 1 || res.Changes[0].Path != x {
+		t.Fatalf("changes %+v, want x_test.go only", res.Changes)
+	}
+	got := string(res.Changes[0].New)
+	want := "\t//unflake:ignore unproven reverted by unflake fix --verify: TestA failed after the rewrite: x_test.go:41: got a response with status 503 while the handler was still draining its…\n\ta()\n"
+	if !strings.Contains(got, want) {
+		t.Errorf("x_test.go:\n%s\nlacks\n%s", got, want)
+	}
+	if strings.Count(got, "//unflake:ignore") != 1 {
+		t.Errorf("x_test.go records more than the unproven fix:\n%s", got)
+	}
+	for _, f := range res.Findings {
+		switch proven := strings.HasPrefix(f.Reason, heldForRun); {
+		case (f.Rule == "proven" || f.Rule == "provenY") != proven:
+			t.Errorf("%s: reason %q", f.Rule, f.Reason)
+		case f.Rule == "rounds" && !strings.HasPrefix(f.Reason, "not verified: "):
+			t.Errorf("%s: reason %q", f.Rule, f.Reason)
+		}
+	}
+}
