@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 )
 
@@ -198,4 +199,53 @@ func (r testRun) broken() string {
 		return "panicked"
 	}
 	return ""
+}
+
+// parseRun attributes each failure to its top-level test, also when
+// parallel tests interleave (=== NAME) and for subtests, and tells a
+// panic and a timeout from a failed check.
+func TestParseRun(t *testing.T) {
+	t.Parallel()
+	out := `=== RUN   TestA
+=== PAUSE TestA
+=== RUN   TestB
+=== PAUSE TestB
+=== CONT  TestA
+=== CONT  TestB
+    b_test.go:9: b failed
+=== NAME  TestA
+    a_test.go:5: a failed
+--- FAIL: TestB (0.00s)
+--- FAIL: TestA (0.01s)
+=== RUN   TestC
+=== RUN   TestC/sub
+    c_test.go:7: sub failed
+--- FAIL: TestC (0.00s)
+    --- FAIL: TestC/sub (0.00s)
+=== RUN   TestD
+--- PASS: TestD (0.25s)
+FAIL
+`
+	r := parseRun(out)
+	var got []string
+	for _, f := range r.failures {
+		got = append(got, f.test+"@"+strings.Join(f.locs, ","))
+	}
+	if want := "TestB@b_test.go:9 TestA@a_test.go:5 TestC@c_test.go:7"; strings.Join(got, " ") != want {
+		t.Errorf("failures %q, want %q", got, want)
+	}
+	if r.passes != 1 || r.elapsed != 260*time.Millisecond || r.broken() != "" {
+		t.Errorf("passes %d, elapsed %v, broken %q", r.passes, r.elapsed, r.broken())
+	}
+	m := markers{"c_test.go": {7: {"bug_x"}}}
+	if at, elsewhere := r.failedAt(m, "bug_x"); at != 1 || elsewhere != 2 {
+		t.Errorf("failedAt = %d, %d; want 1, 2", at, elsewhere)
+	}
+
+	if r := parseRun("=== RUN   TestP\n--- FAIL: TestP (0.00s)\npanic: boom [recovered]\n"); r.broken() != "panicked" {
+		t.Errorf("a panic: broken %q", r.broken())
+	}
+	if r := parseRun("=== RUN   TestH\npanic: test timed out after 1s\n\trunning tests:\n"); r.broken() != "timed out" {
+		t.Errorf("a timeout: broken %q", r.broken())
+	}
 }
