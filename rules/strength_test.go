@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -129,6 +130,10 @@ func loadStrengthCase(t *testing.T, path string) strengthCase {
 	return c
 }
 
+// bugKinds are the kinds of bugs timing tests exist to catch
+// (docs/strength.md).
+var bugKinds = map[string]bool{"never": true, "late": true, "twice": true, "overshoot": true, "leaves": true, "spurious": true, "limit": true}
+
 // buildTagRE finds the bug tags a build constraint names.
 var buildTagRE = regexp.MustCompile(`\bbug_\w+`)
 
@@ -167,6 +172,9 @@ func (c strengthCase) check(t *testing.T) strengthRow {
 		}
 	}
 	for _, b := range bugs {
+		if !bugKinds[strings.TrimPrefix(b, "bug_")] {
+			t.Errorf("%s: the kind is not one of never, late, twice, overshoot, leaves, spurious, limit", b)
+		}
 		if !tagged[b] {
 			t.Errorf("%s is marked but no file is built with it", b)
 		}
@@ -183,23 +191,22 @@ func (c strengthCase) check(t *testing.T) strengthRow {
 
 	// The original: passes on the correct code, fails under each bug at
 	// its check.
-	orig := map[string]string{"": filepath.Join(bin, "orig.test")}
+	orig := []variant{{name: "original", count: 1}}
 	for _, b := range bugs {
-		orig[b] = filepath.Join(bin, "orig_"+b+".test")
+		orig = append(orig, variant{name: "original, " + b, bug: b, count: 1})
 	}
-	buildAll(t, dir, env, orig, false)
-	run := runBinary(t, dir, env, orig[""], 1)
-	t.Logf("original: %s", describe(run, before, ""))
-	if len(run.failures) > 0 || run.passes == 0 || run.broken() != "" {
-		t.Errorf("the original does not pass on the correct code: %s", describe(run, before, ""))
-	}
+	runs := buildAndRun(t, dir, bin, env, orig)
 	caughtBefore := 0
-	for _, b := range bugs {
-		run := runBinary(t, dir, env, orig[b], 1)
-		t.Logf("original, %s: %s", b, describe(run, before, b))
-		if at, elsewhere := run.failedAt(before, b); at == 0 || elsewhere > 0 || run.broken() != "" {
-			t.Errorf("the original does not fail under %s at its marked check: %s", b, describe(run, before, b))
-		} else {
+	for i, v := range orig {
+		run := runs[i]
+		t.Logf("%s: %s", v.name, describe(run, before, v.bug))
+		switch at, elsewhere := run.failedAt(before, v.bug); {
+		case v.bug == "" && (len(run.failures) > 0 || run.passes == 0 || run.broken() != ""):
+			t.Errorf("the original does not pass on the correct code: %s", describe(run, before, ""))
+		case v.bug == "":
+		case at == 0 || elsewhere > 0 || run.broken() != "":
+			t.Errorf("the original does not fail under %s at its marked check: %s", v.bug, describe(run, before, v.bug))
+		default:
 			caughtBefore++
 		}
 	}
@@ -230,41 +237,37 @@ func (c strengthCase) check(t *testing.T) strengthRow {
 
 	// The rewritten test: passes on the correct code, repeatedly and
 	// under -race, and fails under each bug at its check, every run.
-	rewritten := map[string]string{"": filepath.Join(bin, "fixed.test")}
+	fixed := []variant{
+		{name: "rewritten", count: rewrittenRuns},
+		{name: "rewritten, -race", race: true, count: raceRuns},
+	}
 	for _, b := range bugs {
-		rewritten[b] = filepath.Join(bin, "fixed_"+b+".test")
+		fixed = append(fixed, variant{name: "rewritten, " + b, bug: b, count: bugRuns})
 	}
-	buildAll(t, dir, env, rewritten, false)
-	raced := map[string]string{"": filepath.Join(bin, "fixed_race.test")}
-	buildAll(t, dir, env, raced, true)
-	for _, r := range []struct {
-		bin  string
-		runs int
-		what string
-	}{{rewritten[""], rewrittenRuns, "rewritten"}, {raced[""], raceRuns, "rewritten, -race"}} {
-		run := runBinary(t, dir, env, r.bin, r.runs)
-		t.Logf("%s: %s", r.what, describe(run, after, ""))
-		if len(run.failures) > 0 || run.passes < r.runs || run.broken() != "" {
-			t.Errorf("%s does not pass on the correct code: %s", r.what, describe(run, after, ""))
-		}
-	}
+	runs = buildAndRun(t, dir, bin, env, fixed)
 	caughtAfter := 0
 	var missed []string
-	for _, b := range bugs {
-		run := runBinary(t, dir, env, rewritten[b], bugRuns)
-		t.Logf("rewritten, %s: %s", b, describe(run, after, b))
-		at, elsewhere := run.failedAt(after, b)
-		caught := at >= bugRuns && elsewhere == 0 && run.broken() == ""
+	for i, v := range fixed {
+		run := runs[i]
+		t.Logf("%s: %s", v.name, describe(run, after, v.bug))
+		if v.bug == "" {
+			if len(run.failures) > 0 || run.passes < v.count || run.broken() != "" {
+				t.Errorf("%s does not pass on the correct code: %s", v.name, describe(run, after, ""))
+			}
+			continue
+		}
+		at, elsewhere := run.failedAt(after, v.bug)
+		caught := at >= v.count && elsewhere == 0 && run.broken() == ""
 		switch {
-		case caught && c.weak[b]:
-			t.Errorf("the rewritten test now catches %s: remove it from weak:", b)
-		case !caught && !c.weak[b]:
-			t.Errorf("the rewritten test does not fail under %s at its marked check in each of %d runs: %s", b, bugRuns, describe(run, after, b))
+		case caught && c.weak[v.bug]:
+			t.Errorf("the rewritten test now catches %s: remove it from weak:", v.bug)
+		case !caught && !c.weak[v.bug]:
+			t.Errorf("the rewritten test does not fail under %s at its marked check in each of %d runs: %s", v.bug, v.count, describe(run, after, v.bug))
 		}
 		if caught {
 			caughtAfter++
 		} else {
-			missed = append(missed, strings.TrimPrefix(b, "bug_"))
+			missed = append(missed, strings.TrimPrefix(v.bug, "bug_"))
 		}
 	}
 	row.rewritten = fmt.Sprintf("%d/%d", caughtAfter, len(bugs))
@@ -339,45 +342,66 @@ func ruleOptions(t *testing.T, flags []string) rule.Options {
 	return opts
 }
 
-// buildAll builds a test binary of the package at dir's root for each
-// bug tag in bins ("" for none), at most two at a time.
-func buildAll(t *testing.T, dir string, env []string, bins map[string]string, race bool) {
+// A variant is one test binary of a case: built with the bug's tag (none
+// for the correct code) and maybe -race, then run count times.
+type variant struct {
+	name  string // for the log
+	bug   string
+	race  bool
+	count int
+}
+
+// buildAndRun builds the package at dir's root once per variant (go test
+// -c, two builds at a time), then runs the binaries, all at once: the
+// tests mostly wait. It returns each variant's run.
+func buildAndRun(t *testing.T, dir, bin string, env []string, vs []variant) []testRun {
 	t.Helper()
+	bins := make([]string, len(vs))
+	errs := make([]string, len(vs))
+	runs := make([]testRun, len(vs))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 2)
-	errs := make([]string, 0)
-	var mu sync.Mutex
-	for tag, out := range bins {
+	for i, v := range vs {
+		bins[i] = filepath.Join(bin, strings.NewReplacer(" ", "", ",", "_", "-", "").Replace(v.name)+".test")
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			args := []string{"test", "-c", "-o", out}
-			if tag != "" {
-				args = append(args, "-tags", tag)
+			// No vet (the golden tests vet rewritten code) and no DWARF
+			// (failure lines come from the pc tables): less CPU.
+			args := []string{"test", "-c", "-o", bins[i], "-vet=off", "-ldflags=-w"}
+			if v.bug != "" {
+				args = append(args, "-tags", v.bug)
 			}
-			if race {
+			if v.race {
 				args = append(args, "-race")
 			}
 			cmd := exec.Command("go", append(args, ".")...)
 			cmd.Dir = dir
 			cmd.Env = env
 			if msg, err := cmd.CombinedOutput(); err != nil {
-				mu.Lock()
-				errs = append(errs, fmt.Sprintf("go %s: %v\n%s", strings.Join(args, " "), err, msg))
-				mu.Unlock()
+				errs[i] = fmt.Sprintf("go %s: %v\n%s", strings.Join(args, " "), err, msg)
 			}
 		})
 	}
 	wg.Wait()
-	if len(errs) > 0 {
-		sort.Strings(errs)
-		t.Fatal(strings.Join(errs, "\n"))
+	if msg := strings.Join(slices.DeleteFunc(slices.Clone(errs), func(s string) bool { return s == "" }), "\n"); msg != "" {
+		t.Fatal(msg)
 	}
+	for i, v := range vs {
+		wg.Go(func() { runs[i], errs[i] = runBinary(dir, env, bins[i], v.count) })
+	}
+	wg.Wait()
+	for i, msg := range errs {
+		if msg != "" {
+			t.Logf("%s: %s", vs[i].name, msg)
+		}
+	}
+	return runs
 }
 
 // runBinary runs a test binary count times, in dir, and reads its output.
-func runBinary(t *testing.T, dir string, env []string, bin string, count int) testRun {
-	t.Helper()
+// The message explains an exit the output does not.
+func runBinary(dir string, env []string, bin string, count int) (testRun, string) {
 	cmd := exec.Command(bin, "-test.v", fmt.Sprintf("-test.count=%d", count), "-test.timeout="+strengthTimeout)
 	cmd.Dir = dir
 	cmd.Env = env
@@ -386,17 +410,13 @@ func runBinary(t *testing.T, dir string, env []string, bin string, count int) te
 	cmd.Stderr = &out
 	err := cmd.Run()
 	run := parseRun(out.String())
-	if _, exited := err.(*exec.ExitError); err != nil && !exited {
-		t.Fatalf("%s: %v", filepath.Base(bin), err)
-	}
 	if (err == nil) != (len(run.failures) == 0 && run.broken() == "") {
-		// An exit status the output does not explain (a build
-		// constraint that leaves no test, a crash before any test):
-		// count the run as broken.
+		// An exit the output does not explain (a crash before any
+		// test, a binary that did not start): count the run as broken.
 		run.panicked = true
-		t.Logf("%s exited with %v:\n%s", filepath.Base(bin), err, tail(out.String()))
+		return run, fmt.Sprintf("exited with %v:\n%s", err, tail(out.String()))
 	}
-	return run
+	return run, ""
 }
 
 // describe sums a run up for the log: passes and failures, where each
