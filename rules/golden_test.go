@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -37,13 +38,19 @@ func unflake(t *testing.T, dir string, args ...string) (int, string, string) {
 //
 //	flags: --poll-timeout=5s   extra command-line flags
 //	run                        the rewritten module's tests must pass
-//	fail                       the rewritten module's tests must fail (a mutation)
+//	fail                       the rewritten module's tests must fail (a mutation),
+//	                           each failed test at a line marked // strength: fail
+//	                           (testrun_test.go), not by a panic or a timeout
+//	fail: FILE.go:LINE ...     the same, where the failing check is one the fix
+//	                           adds: its location in the rewritten file (the
+//	                           golden pins that file)
 //	race                       the rewritten module's tests must pass with -race, twice
 type goldenCase struct {
 	rule, name      string
 	archive         *txtar.Archive
 	flags           []string
 	run, fail, race bool
+	failAt          []string // fail: the locations of checks the fix adds
 }
 
 func loadCases(t *testing.T, ruleName string) []goldenCase {
@@ -67,6 +74,9 @@ func loadCases(t *testing.T, ruleName string) []goldenCase {
 				c.run = true
 			case line == "fail":
 				c.fail = true
+			case strings.HasPrefix(line, "fail:"):
+				c.fail = true
+				c.failAt = strings.Fields(strings.TrimPrefix(line, "fail:"))
 			case line == "race":
 				c.race = true
 			}
@@ -170,11 +180,51 @@ func (c goldenCase) check(t *testing.T) {
 		goCmd(t, dir, true, "test", "-count=1", "./...")
 	}
 	if c.fail {
-		goCmd(t, dir, false, "test", "-count=1", "./...")
+		c.checkFails(t, dir)
 	}
 	if c.race {
 		// A leak shows as a race with the next run, or its failure.
 		goCmd(t, dir, true, "test", "-race", "-count=2", "./...")
+	}
+}
+
+// checkFails runs the rewritten module's tests and checks that they fail
+// at the expected checks: every failed test reported a failure at a line
+// marked "// strength: fail" (or named by fail:), and none panicked or
+// timed out.
+func (c goldenCase) checkFails(t *testing.T, dir string) {
+	t.Helper()
+	m, err := readMarkers(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, loc := range c.failAt {
+		file, line, ok := strings.Cut(loc, ":")
+		n, err := strconv.Atoi(line)
+		if !ok || err != nil {
+			t.Fatalf("fail: %q is not FILE.go:LINE", loc)
+		}
+		if m[file] == nil {
+			m[file] = map[int][]string{}
+		}
+		m[file][n] = append(m[file][n], "fail")
+	}
+	if !m.words()["fail"] {
+		t.Fatal("fail: no check is marked // strength: fail")
+	}
+	cmd := exec.Command("go", "test", "-count=1", "-v", "-timeout=60s", "./...")
+	cmd.Dir = dir
+	cmd.Env = testmod.GoEnv(t, "GOFLAGS=-mod=mod")
+	out, err := cmd.CombinedOutput()
+	run := parseRun(string(out))
+	at, elsewhere := run.failedAt(m, "fail")
+	switch {
+	case err == nil:
+		t.Errorf("go test passed; the mutation must fail:\n%s", out)
+	case run.broken() != "":
+		t.Errorf("go test %s; the mutation must fail at a check:\n%s", run.broken(), out)
+	case at == 0 || elsewhere > 0:
+		t.Errorf("go test failed %d times at a check marked // strength: fail and %d times elsewhere:\n%s", at, elsewhere, out)
 	}
 }
 
