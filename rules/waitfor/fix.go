@@ -89,7 +89,15 @@ func (p *poll) fix() (*rule.Fix, string) {
 	if !monotone {
 		used := match.Idents(rest...)
 		used[name] = true
+		// Another wait of the block fixed in this run declares its own.
+		for n := range p.c.taken[p.parent] {
+			used[n] = true
+		}
 		start = match.FreshName(scope, p.wait.stmt.Pos(), used, "start")
+		if p.c.taken[p.parent] == nil {
+			p.c.taken[p.parent] = map[string]bool{}
+		}
+		p.c.taken[p.parent][start] = true
 	}
 
 	checks, follow := p.group.noun(), "follow"+sIf(len(p.group.checks) == 1)
@@ -454,7 +462,8 @@ func (p *poll) cloneDirect(d *directCond) dst.Expr {
 }
 
 // negate returns !e, simplified where that is exact: a != b → a == b,
-// !x → x, x || y → !x && !y. Orderings are not flipped (NaN).
+// !x → x, x || y → !x && !y, a < b → a >= b for integers and strings
+// (not floats: NaN).
 func (p *poll) negate(e ast.Expr) dst.Expr {
 	switch x := ast.Unparen(e).(type) {
 	case *ast.UnaryExpr:
@@ -473,11 +482,28 @@ func (p *poll) negate(e ast.Expr) dst.Expr {
 			return b
 		case token.LOR:
 			return &dst.BinaryExpr{X: parenIf(p.negate(x.X), token.LAND), Op: token.LAND, Y: parenIf(p.negate(x.Y), token.LAND)}
+		case token.LSS, token.LEQ, token.GTR, token.GEQ:
+			if p.ordered(x.X) && p.ordered(x.Y) {
+				b := p.cloneExpr(x).(*dst.BinaryExpr)
+				b.Op = map[token.Token]token.Token{token.LSS: token.GEQ, token.LEQ: token.GTR, token.GTR: token.LEQ, token.GEQ: token.LSS}[x.Op]
+				return b
+			}
 		}
 	case *ast.Ident, *ast.CallExpr, *ast.SelectorExpr:
 		return &dst.UnaryExpr{Op: token.NOT, X: p.cloneExpr(x)}
 	}
 	return &dst.UnaryExpr{Op: token.NOT, X: &dst.ParenExpr{X: p.cloneExpr(e)}}
+}
+
+// ordered reports whether e is an integer or a string, whose orderings
+// are total: !(a < b) is a >= b (unlike floats, with NaN).
+func (p *poll) ordered(e ast.Expr) bool {
+	t := p.c.info.TypeOf(e)
+	if t == nil {
+		return false
+	}
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&(types.IsInteger|types.IsString) != 0
 }
 
 // parenIf parenthesises e, an operand of op, when it binds less tightly.

@@ -72,7 +72,8 @@ type checker struct {
 	helpers map[*types.Func]*wait // sleep-only helpers: their one wait
 	bubbled map[*types.Func]bool  // functions synctest.Test runs (the function form of a wrap)
 	decls   map[*types.Func]*ast.FuncDecl
-	bodies  map[*types.Func]string // bodyWhy's answers
+	bodies  map[*types.Func]string       // bodyWhy's answers
+	taken   map[ast.Node]map[string]bool // per block, the names the fixes of this run declare there
 	timeout time.Duration
 }
 
@@ -85,6 +86,7 @@ func run(pass *rule.Pass) {
 	}
 	c.decls = match.FuncDecls(pass.TypesInfo, pass.AllFiles)
 	c.bodies = map[*types.Func]string{}
+	c.taken = map[ast.Node]map[string]bool{}
 	c.findHelpers()
 	for _, f := range pass.Files {
 		name := pass.Fset.File(f.Pos()).Name()
