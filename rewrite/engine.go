@@ -492,7 +492,7 @@ func (j *job) run(cfg *Config, filter *testFilter, mods *modules) *jobResult {
 	out.errors = dedupe(out.errors) // a bad fix is tried again in each round
 	all := append(fixed, last...)
 	all = append(all, t.lostFindings(last, j.pkg.Fset, cur, current)...)
-	remapLines(all, first)
+	all = remapLines(all, first)
 	out.findings = make([]Finding, len(all))
 	for i, f := range all {
 		out.findings[i] = f.Finding
@@ -527,12 +527,16 @@ func (j *job) fileIndex(fset *token.FileSet, s *state) map[string]*ast.File {
 // a later rule's pass or round) back to the lines of the original file, so
 // that check reports the lines the user sees. A line the rewrite only
 // re-indented (a test body moved into a bubble) maps to its original line
-// and column.
-func remapLines(fs []found, first map[string]*content) {
+// and column. A finding without a fix on code a fix added (a line with no
+// original, whose code the original file does not hold) is not the
+// user's, and is dropped: it would be reported at an unrelated line.
+func remapLines(fs []found, first map[string]*content) []found {
+	out := fs[:0]
 	for i := range fs {
 		f := &fs[i]
 		orig, ok := first[f.File]
 		if !ok || f.seen == nil || f.seen == orig {
+			out = append(out, *f)
 			continue
 		}
 		if f.seen.lines == nil {
@@ -540,21 +544,28 @@ func remapLines(fs []found, first map[string]*content) {
 		}
 		m := f.seen.lines
 		if f.Line < 1 || f.Line > len(m) {
+			out = append(out, *f)
 			continue
 		}
 		to := m[f.Line-1]
+		if to.added && !f.Fixed && f.site != "" && !strings.Contains(orig.normalised(), f.site) {
+			continue
+		}
 		f.Line = to.line + 1
 		if to.indent != 0 && f.Col > to.indent {
 			f.Col -= to.indent
 		}
+		out = append(out, *f)
 	}
+	return out
 }
 
 // A lineAt is the original line a line of rewritten content is, and how
 // much deeper the rewrite indented it.
 type lineAt struct {
 	line   int
-	indent int // bytes of leading white space added (negative: removed)
+	indent int  // bytes of leading white space added (negative: removed)
+	added  bool // the line is new: line is the original line before it
 }
 
 // lineMap maps each line of changed to the line of orig it is: the same
@@ -593,7 +604,7 @@ func lineMap(orig, changed []byte) []lineAt {
 				last, d = dels[k].a, k+1
 				continue
 			}
-			m[ad.b] = lineAt{line: last}
+			m[ad.b] = lineAt{line: last, added: true}
 		}
 	}
 	return m

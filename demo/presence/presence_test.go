@@ -9,8 +9,10 @@ import (
 
 // The sleep guesses how long the server takes to see the connection. A
 // bubble cannot hold the real network, but the check fails until the
-// callback has run, so unflake polls for it instead: the test ends as
-// soon as the connection is seen, and a slow machine gets 10s.
+// callback has run, so unflake polls for it instead: a slow machine gets
+// 10s. The check asks for exactly one connection, so the poll then keeps
+// the rest of the 100ms window: a second connection inside it still
+// fails the test.
 func TestConnectIsSeen(t *testing.T) {
 	var seen atomic.Int64
 	s, err := Listen(func() { seen.Add(1) })

@@ -679,3 +679,74 @@ func Idents(nodes ...ast.Node) map[string]bool {
 	}
 	return used
 }
+
+// PollWait reports whether stmt, a wait whose parent is the last node of
+// stack (enclosing nodes, outermost first), is a deadline poll's own
+// rather than a guess of how long something takes: the interval between
+// two looks, as the post statement of
+//
+//	for deadline := ...; time.Now().Before(deadline); time.Sleep(d) {
+//
+// or, right after such a loop, a sleep until a point in time,
+// time.Sleep(time.Until(t)) or time.Sleep(t.Sub(time.Now())): the rest of
+// a window the poll keeps. These are the shapes waitfor writes; a rule
+// that reports waits leaves them alone, so a second run finds nothing.
+func PollWait(info *types.Info, stmt ast.Stmt, stack []ast.Node) bool {
+	if len(stack) == 0 {
+		return false
+	}
+	parent := stack[len(stack)-1]
+	if loop, ok := parent.(*ast.ForStmt); ok {
+		return loop.Post == stmt && deadlinePoll(info, loop)
+	}
+	es, ok := stmt.(*ast.ExprStmt)
+	if !ok {
+		return false
+	}
+	call, ok := ast.Unparen(es.X).(*ast.CallExpr)
+	if !ok || len(call.Args) != 1 || !IsPkgFunc(info, call, "time", "Sleep") {
+		return false
+	}
+	until, ok := ast.Unparen(call.Args[0]).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	if !IsPkgFunc(info, until, "time", "Until") {
+		sub, isSel := ast.Unparen(until.Fun).(*ast.SelectorExpr)
+		if !isSel || sub.Sel.Name != "Sub" || len(until.Args) != 1 || !isTimeNow(info, until.Args[0]) || !IsMethod(info, until, "time", "Sub") {
+			return false
+		}
+	}
+	list := StmtList(parent)
+	for i, s := range list {
+		if s == stmt {
+			loop, ok := list[max(i-1, 0)].(*ast.ForStmt)
+			return i > 0 && ok && deadlinePoll(info, loop)
+		}
+	}
+	return false
+}
+
+// deadlinePoll reports whether loop is `for ...; time.Now().Before(x);
+// time.Sleep(d) { ... }`.
+func deadlinePoll(info *types.Info, loop *ast.ForStmt) bool {
+	cond, ok := ast.Unparen(loop.Cond).(*ast.CallExpr)
+	if !ok || len(cond.Args) != 1 || !IsMethod(info, cond, "time", "Before") {
+		return false
+	}
+	sel, ok := ast.Unparen(cond.Fun).(*ast.SelectorExpr)
+	if !ok || !isTimeNow(info, sel.X) {
+		return false
+	}
+	post, ok := loop.Post.(*ast.ExprStmt)
+	if !ok {
+		return false
+	}
+	sleep, ok := ast.Unparen(post.X).(*ast.CallExpr)
+	return ok && IsPkgFunc(info, sleep, "time", "Sleep")
+}
+
+func isTimeNow(info *types.Info, e ast.Expr) bool {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	return ok && len(call.Args) == 0 && IsPkgFunc(info, call, "time", "Now")
+}

@@ -38,6 +38,10 @@ func Sleep(d Duration)               {}
 func After(d Duration) <-chan Time   { return nil }
 func (t *Time) Reset()               {}
 func (t Time) Add(d Duration) Time   { return t }
+func (t Time) Before(u Time) bool    { return false }
+func (t Time) Sub(u Time) Duration   { return 0 }
+func Now() Time                      { return Time{} }
+func Until(t Time) Duration          { return 0 }
 `
 
 type stubImporter map[string]*types.Package
@@ -539,5 +543,49 @@ func f() {
 	}
 	if got := Idents(lenCall); !got["len"] || len(got) != 1 {
 		t.Errorf("Idents(len(\"x\")) = %v", got)
+	}
+}
+
+// TestPollWait: the interval in a deadline loop's post statement and the
+// sleep until a time right after such a loop are a poll's own; a sleep in
+// a loop's body, a sleep until a time elsewhere and a plain sleep are not.
+func TestPollWait(t *testing.T) {
+	t.Parallel()
+	f, info := load(t, `package p
+
+import "time"
+
+func ok() bool { return true }
+
+func f() {
+	start := time.Now()
+	for deadline := start.Add(time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if ok() {
+			break
+		}
+	}
+	time.Sleep(time.Until(start.Add(100 * time.Millisecond)))
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	}
+	time.Sleep(start.Add(time.Second).Sub(time.Now()))
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(time.Until(start))
+	time.Sleep(time.Millisecond)
+}
+`)
+	var got []bool
+	WithStack(f, func(n ast.Node, stack []ast.Node) bool {
+		if es, ok := n.(*ast.ExprStmt); ok {
+			if call, ok := es.X.(*ast.CallExpr); ok && IsPkgFunc(info, call, "time", "Sleep") {
+				got = append(got, PollWait(info, es, stack))
+			}
+		}
+		return true
+	})
+	want := []bool{true, true, true, true, false, false, false}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("PollWait of the sleeps, in order = %v, want %v", got, want)
 	}
 }

@@ -89,8 +89,8 @@ func (a *analysis) sites() []*site {
 				return true
 			}
 			call, after := bubble.Wait(a.info, stmt)
-			if call == nil {
-				return true
+			if call == nil || match.PollWait(a.info, stmt, stack) {
+				return true // not a wait, or a poll's own (waitfor's fix)
 			}
 			s := &site{stmt: stmt, call: call, after: after, file: f, stack: append([]ast.Node(nil), stack...)}
 			if len(stack) > 1 {

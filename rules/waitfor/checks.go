@@ -784,3 +784,11 @@ func stdReader(fn *types.Func) bool {
 	}
 	return stdReaders[match.PkgFuncName(fn)]
 }
+
+// possessive names the group's checks as owners: "check's", "2 checks'".
+func (g *group) possessive() string {
+	if len(g.checks) == 1 {
+		return "check's"
+	}
+	return fmt.Sprintf("%d checks'", len(g.checks))
+}

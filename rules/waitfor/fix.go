@@ -19,8 +19,11 @@ const pollInterval = 10 * time.Millisecond
 
 // Reasons shared by the fix and the docs.
 const (
-	unprovenWhy = "the checks may wait for a change (a poll is right) or check that nothing happened during the sleep (a poll would pass at once); only running the test without the sleep tells"
-	probeHolds  = "the checks hold without waiting: the sleep may guard a check that nothing happens"
+	probeHolds = "the checks hold without waiting: the sleep may guard a check that nothing happens, and a poll would gain nothing over its window"
+	// unprovenExactWhy: the poll with the rest of the window keeps the
+	// checks' power either way; what running tells is whether it gains
+	// anything (a deflake) over the sleep.
+	unprovenExactWhy = "the checks' state may already hold when the sleep starts (the sleep then gives an unwanted event time to happen), and a poll would gain nothing over the sleep; only running the test without the sleep tells"
 )
 
 // A poll is the fix of one wait: the rewrite, with what it needs to know.
@@ -69,24 +72,59 @@ func (p *poll) fix() (*rule.Fix, string) {
 	if why != "" {
 		return nil, why
 	}
-	// A name the group uses would be captured by the loop's variable.
+	// A name the group uses would be captured by the loop's variable;
+	// the start of the window is declared in the wait's block, so it
+	// must not clash with a name the rest of the block uses either.
 	var stmts []ast.Node
 	for _, st := range p.group.stmts {
 		stmts = append(stmts, st)
 	}
 	name := match.FreshName(scope, p.wait.stmt.Pos(), match.Idents(stmts...), "deadline")
+	var rest []ast.Node
+	for _, st := range p.after() {
+		rest = append(rest, st)
+	}
+	monotone := p.group.monotone()
+	start := ""
+	if !monotone {
+		used := match.Idents(rest...)
+		used[name] = true
+		// Another wait of the block fixed in this run declares its own.
+		for n := range p.c.taken[p.parent] {
+			used[n] = true
+		}
+		start = match.FreshName(scope, p.wait.stmt.Pos(), used, "start")
+		if p.c.taken[p.parent] == nil {
+			p.c.taken[p.parent] = map[string]bool{}
+		}
+		p.c.taken[p.parent][start] = true
+	}
 
+	checks, follow := p.group.noun(), "follow"+sIf(len(p.group.checks) == 1)
+	msg := fmt.Sprintf("poll until the %s hold%s, every %s for up to %s; the %s %s unchanged",
+		checks, sIf(len(p.group.checks) == 1), match.FormatDuration(interval), desc, checks, follow)
+	if !monotone {
+		msg = fmt.Sprintf("poll for the %s state, every %s for up to %s, then keep the rest of the %s window; the %s %s unchanged",
+			p.group.possessive(), match.FormatDuration(interval), desc, p.windowDesc(), checks, follow)
+	}
 	fix := &rule.Fix{
-		Message: fmt.Sprintf("poll until the %s hold%s, every %s for up to %s; the %s follow%s unchanged",
-			p.group.noun(), sIf(len(p.group.checks) == 1), match.FormatDuration(interval), desc, p.group.noun(), sIf(len(p.group.checks) == 1)),
+		Message: msg,
 		Deletes: []ast.Node{w.call},
 		Apply: func() {
 			stmts, post := body()
-			p.rewrite(name, budget(), stmts, post)
+			var window dst.Expr
+			if !monotone {
+				window = p.window()
+			}
+			p.rewrite(name, start, budget(), stmts, post, window)
 		},
 	}
-	if !p.provenChange() {
-		fix.Unproven = unprovenWhy
+	// A monotone state, once reached, stays: a poll on it is as strict as
+	// the check at the end of the window whatever the state was when the
+	// sleep started. Exact checks keep the window, and what is unproven
+	// is only whether the poll gains anything.
+	if !monotone && !p.provenChange() {
+		fix.Unproven = unprovenExactWhy
 		fix.Probe = p.probe()
 		fix.ProbeHolds = probeHolds
 		for _, s := range p.group.stmts {
@@ -94,6 +132,36 @@ func (p *poll) fix() (*rule.Fix, string) {
 		}
 	}
 	return fix, ""
+}
+
+// after returns the statements of the wait's block after it.
+func (p *poll) after() []ast.Stmt {
+	list := match.StmtList(p.parent)
+	for i, s := range list {
+		if s == ast.Stmt(p.wait.stmt) {
+			return list[i+1:]
+		}
+	}
+	return nil
+}
+
+// windowDesc names the wait's duration for a message: "100ms",
+// "time.Duration(n) * time.Millisecond".
+func (p *poll) windowDesc() string {
+	if p.wait.known {
+		return match.FormatDuration(p.wait.dur)
+	}
+	return types.ExprString(p.wait.d)
+}
+
+// window returns the wait's duration as an expression of the fix.
+func (p *poll) window() dst.Expr {
+	if p.wait.known && p.wait.d == nil {
+		return match.DurationExpr(p.wait.dur) // a helper's
+	}
+	d := dst.Clone(p.c.pass.Dst(p.wait.d)).(dst.Expr)
+	match.StripDecorations(d)
+	return d
 }
 
 // scope returns the scope the wait is in.
@@ -125,8 +193,8 @@ func (p *poll) timePackage(scope *types.Scope) string {
 // body returns a function building the poll's body and its post
 // statement, or why the checks cannot be polled together.
 //
-// The body is the defines the conditions need, then `if holds { break }`,
-// then the sleep (post is nil). When two checks' inits declare the same
+// The body is the defines the conditions need, then `if holds { break }`;
+// post is the sleep between looks. When two checks' inits declare the same
 // name, which one block cannot hold, each check keeps its own if instead,
 // `if init; fails { continue }`, the body ends in `break`, and the sleep
 // is the loop's post statement.
@@ -147,7 +215,7 @@ func (p *poll) body(interval time.Duration) (func() ([]dst.Stmt, dst.Stmt), stri
 		if ck.fails != nil {
 			conds = append(conds, ck.fails)
 		}
-		for _, a := range p.assertArgs(ck) {
+		for _, a := range p.polledArgs(ck) {
 			conds = append(conds, a)
 		}
 	}
@@ -267,7 +335,7 @@ func (p *poll) body(interval time.Duration) (func() ([]dst.Stmt, dst.Stmt), stri
 			holds = &dst.BinaryExpr{X: holds, Op: token.LAND, Y: parenIf(h, token.LAND)}
 		}
 		out = append(out, &dst.IfStmt{Cond: holds, Body: &dst.BlockStmt{List: []dst.Stmt{&dst.BranchStmt{Tok: token.BREAK}}}})
-		return append(out, sleep), nil
+		return out, sleep
 	}
 	return build, ""
 }
@@ -337,13 +405,28 @@ func (p *poll) assertArgs(ck *check) []ast.Expr {
 	return ck.args[:min(max(fixed, 0), len(ck.args))]
 }
 
+// polledArgs returns the arguments of the assertion ck that the poll's
+// condition passes on: those before its message for a condition written
+// in Go, all of them (the message and its format arguments too) for the
+// assertion asked through a collector, so that an …f assertion keeps
+// the values its format reads.
+func (p *poll) polledArgs(ck *check) []ast.Expr {
+	if ck.assert == nil {
+		return nil
+	}
+	if p.c.direct(ck) != nil {
+		return p.assertArgs(ck)
+	}
+	return ck.args
+}
+
 // holds returns the condition under which check ck passes, as a
 // decorated expression.
 func (p *poll) holds(ck *check) dst.Expr {
 	if ck.fails != nil {
 		return p.negate(ck.fails)
 	}
-	args := p.assertArgs(ck)
+	args := p.polledArgs(ck)
 	if direct := p.c.direct(ck); direct != nil {
 		return p.cloneDirect(direct)
 	}
@@ -379,7 +462,8 @@ func (p *poll) cloneDirect(d *directCond) dst.Expr {
 }
 
 // negate returns !e, simplified where that is exact: a != b → a == b,
-// !x → x, x || y → !x && !y. Orderings are not flipped (NaN).
+// !x → x, x || y → !x && !y, a < b → a >= b for integers and strings
+// (not floats: NaN).
 func (p *poll) negate(e ast.Expr) dst.Expr {
 	switch x := ast.Unparen(e).(type) {
 	case *ast.UnaryExpr:
@@ -398,11 +482,28 @@ func (p *poll) negate(e ast.Expr) dst.Expr {
 			return b
 		case token.LOR:
 			return &dst.BinaryExpr{X: parenIf(p.negate(x.X), token.LAND), Op: token.LAND, Y: parenIf(p.negate(x.Y), token.LAND)}
+		case token.LSS, token.LEQ, token.GTR, token.GEQ:
+			if p.ordered(x.X) && p.ordered(x.Y) {
+				b := p.cloneExpr(x).(*dst.BinaryExpr)
+				b.Op = map[token.Token]token.Token{token.LSS: token.GEQ, token.LEQ: token.GTR, token.GTR: token.LEQ, token.GEQ: token.LSS}[x.Op]
+				return b
+			}
 		}
 	case *ast.Ident, *ast.CallExpr, *ast.SelectorExpr:
 		return &dst.UnaryExpr{Op: token.NOT, X: p.cloneExpr(x)}
 	}
 	return &dst.UnaryExpr{Op: token.NOT, X: &dst.ParenExpr{X: p.cloneExpr(e)}}
+}
+
+// ordered reports whether e is an integer or a string, whose orderings
+// are total: !(a < b) is a >= b (unlike floats, with NaN).
+func (p *poll) ordered(e ast.Expr) bool {
+	t := p.c.info.TypeOf(e)
+	if t == nil {
+		return false
+	}
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&(types.IsInteger|types.IsString) != 0
 }
 
 // parenIf parenthesises e, an operand of op, when it binds less tightly.
@@ -421,36 +522,69 @@ func (p *poll) clone(n ast.Node) dst.Node {
 
 func (p *poll) cloneExpr(e ast.Expr) dst.Expr { return p.clone(e).(dst.Expr) }
 
-// rewrite replaces the wait by
+// rewrite replaces the wait by a poll:
 //
-//	for deadline := time.Now().Add(budget); time.Now().Before(deadline); {
+//	for deadline := time.Now().Add(budget); time.Now().Before(deadline); time.Sleep(interval) {
 //		defines
 //		if holds {
 //			break
 //		}
-//		time.Sleep(interval)
 //	}
 //
-// (or the form with a post statement, see body), keeping the wait's
-// comments.
-func (p *poll) rewrite(name string, budget dst.Expr, body []dst.Stmt, post dst.Stmt) {
+// (or the body of separate checks, see body), keeping the wait's
+// comments. With a window (the checks are exact), the poll starts the
+// window and keeps the rest of it after the state arrived:
+//
+//	start := time.Now()
+//	for deadline := start.Add(budget); time.Now().Before(deadline); time.Sleep(interval) {
+//		...
+//	}
+//	time.Sleep(time.Until(start.Add(window)))
+//
+// The interval is the loop's post statement, and the rest of the window
+// is a sleep until a time right after the loop: shapes the sleep rule and
+// this one know as a poll's own (match.PollWait), not a guess to report.
+func (p *poll) rewrite(name, start string, budget dst.Expr, body []dst.Stmt, post dst.Stmt, window dst.Expr) {
 	now := func() dst.Expr { return &dst.CallExpr{Fun: &dst.Ident{Path: "time", Name: "Now"}} }
+	from := now()
+	if window != nil {
+		from = dst.NewIdent(start)
+	}
 	loop := &dst.ForStmt{
 		Init: &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent(name)}, Tok: token.DEFINE,
-			Rhs: []dst.Expr{&dst.CallExpr{Fun: &dst.SelectorExpr{X: now(), Sel: dst.NewIdent("Add")}, Args: []dst.Expr{budget}}}},
+			Rhs: []dst.Expr{&dst.CallExpr{Fun: &dst.SelectorExpr{X: from, Sel: dst.NewIdent("Add")}, Args: []dst.Expr{budget}}}},
 		Cond: &dst.CallExpr{Fun: &dst.SelectorExpr{X: now(), Sel: dst.NewIdent("Before")}, Args: []dst.Expr{dst.NewIdent(name)}},
 		Post: post,
 		Body: &dst.BlockStmt{List: body},
 	}
+	stmts := []dst.Stmt{loop}
+	if window != nil {
+		begin := &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent(start)}, Tok: token.DEFINE, Rhs: []dst.Expr{now()}}
+		end := &dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent(start), Sel: dst.NewIdent("Add")}, Args: []dst.Expr{window}}
+		var rest dst.Expr = &dst.CallExpr{Fun: &dst.Ident{Path: "time", Name: "Until"}, Args: []dst.Expr{end}}
+		if !p.c.pass.FileUsesGo(p.file, "go1.8") {
+			rest = &dst.CallExpr{Fun: &dst.SelectorExpr{X: end, Sel: dst.NewIdent("Sub")}, Args: []dst.Expr{now()}}
+		}
+		keep := &dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.Ident{Path: "time", Name: "Sleep"}, Args: []dst.Expr{rest}}}
+		stmts = []dst.Stmt{begin, loop, keep}
+	}
 	old := p.c.pass.Dst(p.wait.stmt).(*dst.ExprStmt)
 	// Comments above the sleep stay above; one after it goes after the
 	// poll's opening brace, on the line that replaced the sleep's.
-	loop.Decs.Before, loop.Decs.Start, loop.Decs.After = old.Decs.Before, old.Decs.Start, old.Decs.After
+	first, last := stmts[0], stmts[len(stmts)-1]
+	first.Decorations().Before, first.Decorations().Start = old.Decs.Before, old.Decs.Start
+	last.Decorations().After = old.Decs.After
+	if len(stmts) > 1 {
+		first.Decorations().After = dst.NewLine
+		loop.Decs.Before, loop.Decs.After = dst.NewLine, dst.NewLine
+		last.Decorations().Before = dst.NewLine
+	}
 	loop.Body.Decs.Lbrace = old.Decs.End
 	list := match.DstStmtList(p.c.pass.Dst(p.parent))
 	for i, s := range *list {
 		if s == old {
-			(*list)[i] = loop
+			*list = append((*list)[:i], append(stmts, (*list)[i+1:]...)...)
+			break
 		}
 	}
 }

@@ -255,10 +255,116 @@ func (pr *prover) apart(stack []ast.Node) bool {
 	}
 	for k := len(stack) - 1; k >= 1; k-- {
 		if lit, ok := stack[k].(*ast.FuncLit); ok {
-			return pr.p.c.hands.Lit(lit, stack[:k]).Kind == handover.Handed
+			return pr.p.c.hands.Lit(lit, stack[:k]).Kind == handover.Handed && !pr.mayRunBefore(lit)
 		}
 	}
 	return false // in the test's own flow
+}
+
+// mayRunBefore reports whether the handed literal lit may run on the
+// test's goroutine before the wait: a call the test makes from the one
+// that hands lit over up to the wait may invoke it synchronously (s.Fire()
+// calling its subscribers). Then the state at the wait may already be the
+// changed one, and the check after it may guard that no more comes: the
+// start state proves nothing about the wait.
+func (pr *prover) mayRunBefore(lit *ast.FuncLit) bool {
+	wait := pr.p.wait.stmt.Pos()
+	may := false
+	ast.Inspect(pr.root, func(n ast.Node) bool {
+		if may {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			// Code the test hands over or runs later; one it runs
+			// itself (t.Run's body) is reached through the call that
+			// takes it, which counts as invoking anything.
+			return n == pr.root
+		case *ast.DeferStmt, *ast.GoStmt:
+			return false // not before the wait, or not on the test's goroutine
+		case *ast.CallExpr:
+			if n.End() > lit.Pos() && n.Pos() < wait && pr.p.c.mayCallBack(n, 0) {
+				may = true
+			}
+		}
+		return true
+	})
+	return may
+}
+
+// mayCallBack reports whether call may invoke, on the calling goroutine,
+// a function value it did not make: a call of a function value or
+// through an interface, a standard function given a function, or code
+// the rule cannot see (unless its effect summary is pure).
+func (c *checker) mayCallBack(call *ast.CallExpr, depth int) bool {
+	if tv, ok := c.info.Types[call.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
+		return false
+	}
+	fn := match.Callee(c.info, call)
+	if fn == nil {
+		return true // a function value
+	}
+	sig := fn.Type().(*types.Signature)
+	if recv := sig.Recv(); recv != nil && types.IsInterface(recv.Type()) {
+		// A standard interface (s.ln.Addr() of a net.Listener) may hold
+		// one of the package's types: then a method of that name in the
+		// package is what may run.
+		if fn.Pkg() == nil || !match.IsStd(fn.Pkg().Path()) || depth >= maxBodyDepth {
+			return true
+		}
+		iface, _ := recv.Type().Underlying().(*types.Interface)
+		for m, fd := range c.decls {
+			msig := m.Type().(*types.Signature)
+			if fd.Recv == nil || m.Name() != fn.Name() || fd.Body == nil || iface == nil {
+				continue
+			}
+			t := msig.Recv().Type()
+			if p, ok := t.(*types.Pointer); ok {
+				t = p.Elem()
+			}
+			if (types.Implements(t, iface) || types.Implements(types.NewPointer(t), iface)) && c.bodyMayCallBack(fd.Body, depth+1) {
+				return true
+			}
+		}
+		return false
+	}
+	if fn.Pkg() != nil && match.IsStd(fn.Pkg().Path()) {
+		for _, a := range call.Args {
+			if t := c.info.TypeOf(a); t != nil {
+				if _, isFunc := t.Underlying().(*types.Signature); isFunc {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	fd := c.decls[fn]
+	if fd == nil || fd.Body == nil {
+		return !c.pass.Effects.Of(fn).Pure()
+	}
+	if depth >= maxBodyDepth {
+		return true
+	}
+	return c.bodyMayCallBack(fd.Body, depth+1)
+}
+
+// bodyMayCallBack reports whether running body may invoke, on the calling
+// goroutine, a function value it did not make (see mayCallBack).
+func (c *checker) bodyMayCallBack(body *ast.BlockStmt, depth int) bool {
+	may := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if may {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit, *ast.GoStmt:
+			return false // made here, or run apart
+		case *ast.CallExpr:
+			may = c.mayCallBack(n, depth)
+		}
+		return !may
+	})
+	return may
 }
 
 // inLiteral reports whether a node enclosed by stack is in a function

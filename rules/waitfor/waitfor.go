@@ -72,7 +72,8 @@ type checker struct {
 	helpers map[*types.Func]*wait // sleep-only helpers: their one wait
 	bubbled map[*types.Func]bool  // functions synctest.Test runs (the function form of a wrap)
 	decls   map[*types.Func]*ast.FuncDecl
-	bodies  map[*types.Func]string // bodyWhy's answers
+	bodies  map[*types.Func]string       // bodyWhy's answers
+	taken   map[ast.Node]map[string]bool // per block, the names the fixes of this run declare there
 	timeout time.Duration
 }
 
@@ -85,6 +86,7 @@ func run(pass *rule.Pass) {
 	}
 	c.decls = match.FuncDecls(pass.TypesInfo, pass.AllFiles)
 	c.bodies = map[*types.Func]string{}
+	c.taken = map[ast.Node]map[string]bool{}
 	c.findHelpers()
 	for _, f := range pass.Files {
 		name := pass.Fset.File(f.Pos()).Name()
@@ -103,7 +105,11 @@ func run(pass *rule.Pass) {
 			if list := match.StmtList(n); list != nil {
 				for i, s := range list {
 					if w := c.waitOf(s); w != nil {
-						c.check(f, n, list, i, w, append(append([]ast.Node(nil), stack...), n))
+						enclosing := append(append([]ast.Node(nil), stack...), n)
+						if match.PollWait(c.info, s, enclosing) {
+							continue // the rest of the window a poll of ours keeps
+						}
+						c.check(f, n, list, i, w, enclosing)
 					}
 				}
 			}
@@ -250,10 +256,12 @@ func (c *checker) check(file *ast.File, parent ast.Node, list []ast.Stmt, i int,
 	if v := c.hands.Enclosing(stack); v.Kind != handover.Own {
 		return // the code under test's behaviour (a handler), or unknown
 	}
+	// The message claims no wait for a change: the state may hold
+	// already when the sleep starts.
 	d := rule.Diagnostic{
 		Pos:     w.stmt.Pos(),
 		End:     w.stmt.End(),
-		Message: fmt.Sprintf("%s waits for the state the next %s assert%s", w.describe(), g.noun(), sIf(len(g.checks) == 1)),
+		Message: fmt.Sprintf("%s holds the next %s of state back for a fixed time on the real clock", w.describe(), g.noun()),
 	}
 	if why := g.notPollable(); why != "" {
 		d.NotFixed = why

@@ -88,6 +88,8 @@ func TestUnprovenPollsBuild(t *testing.T) {
 	for _, want := range []string{
 		"\t\tval, ok := c.Get(\"a\")\n",
 		"if ok && val == 1 && len(c.Keys()) == 1 && assert.Equal(new(assert.CollectT), []string{\"a\"}, c.Keys()) {",
+		// An …f assertion keeps its format's arguments.
+		"if assert.Equalf(new(assert.CollectT), []string{\"b\"}, c.Keys(), \"got %d keys\", len(c.Keys())) {",
 	} {
 		if !bytes.Contains(got, []byte(want)) {
 			t.Errorf("the rewritten test lacks %q:\n%s", want, got)
@@ -114,7 +116,7 @@ func TestPollForms(t *testing.T) {
 		// ok, not new at the :=, is the copy's in the poll.
 		"_, ok := len(r.Nodes()), r.Ready(1)\n\t\tif ok {",
 		// An init only the failure message uses is left out.
-		"time.Now().Before(deadline); {\n\t\tif r.Ready(1) {",
+		"time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {\n\t\tif r.Ready(1) {",
 	} {
 		if !bytes.Contains(got, []byte(want)) {
 			t.Errorf("the rewritten test lacks %q:\n%s", want, got)
@@ -221,4 +223,26 @@ func TestLeftAloneStillCatches(t *testing.T) {
 	if out := goTest(t, dir, env, "^TestNoSpuriousJoin$", false); !strings.Contains(out, "without a join") {
 		t.Fatalf("the test failed, but not on the spurious join:\n%s", out)
 	}
+}
+
+// The window forms, as fix --verify applies them, build, pass vet and
+// pass: a sleep whose duration is an expression keeps it as its window,
+// and a sleep whose state a synchronous call may have reached already
+// polls, then keeps its whole window.
+func TestWindowForms(t *testing.T) {
+	t.Parallel()
+	dir, env, changes := applyAll(t, "window", "10s")
+	if len(changes) != 1 {
+		t.Fatalf("got %d changed files, want 1", len(changes))
+	}
+	got := changes[0].New
+	for _, want := range []string{
+		"\tstart := time.Now()\n\tfor deadline := start.Add(10*time.Second + 2*d); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {\n\t\tif n.Load() >= 1 {\n\t\t\tbreak\n\t\t}\n\t}\n\ttime.Sleep(time.Until(start.Add(2 * d)))\n",
+		"\t\tif n.Load() == 1 {\n\t\t\tbreak\n\t\t}\n\t}\n\ttime.Sleep(time.Until(start.Add(100 * time.Millisecond)))\n\tif n.Load() != 1 {\n",
+	} {
+		if !bytes.Contains(got, []byte(want)) {
+			t.Errorf("the rewritten test lacks %q:\n%s", want, got)
+		}
+	}
+	goTest(t, dir, env, ".", true, "-vet=all", "-race")
 }

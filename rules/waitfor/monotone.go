@@ -1,0 +1,266 @@
+package waitfor
+
+import (
+	"go/ast"
+	"go/constant"
+	"go/token"
+	"go/types"
+
+	"github.com/unflake/unflake/internal/match"
+)
+
+// A poll alone keeps a check's power only when the state the check asserts,
+// once reached, cannot be left or exceeded in the window the sleep
+// covered: then checking at the first instant it holds is as strict as
+// checking at the end of the window. Such a condition is monotone. Any
+// other is exact (==, !=, DeepEqual, Len, a state name, a bound that can
+// be exceeded, >= on something that can decrease): a duplicate, an
+// overshoot or a transient state shows only if the check still comes at
+// the end of the window.
+//
+// The decision is conservative and local: what the check reads must be a
+// local variable of the test function whose every write the test itself
+// makes (its address never taken), so no code under test, correct or
+// buggy, can move it the other way:
+//
+//   - a counter (an integer, or a sync/atomic integer read with Load) that
+//     starts at a constant >= 0 and is only incremented by constants >= 0
+//     (n++, n += 1, n.Add(1)), checked as reached: n >= c, n > c, n != 0
+//     (and their mirror images, and testify's GreaterOrEqual, Greater,
+//     NotZero);
+//   - a flag (a bool, or an atomic.Bool) that is only ever set to true,
+//     checked for true (if !done, assert.True).
+
+// monotone reports whether every check of the group is monotone.
+func (g *group) monotone() bool {
+	for _, ck := range g.checks {
+		if !g.monotoneCheck(ck) {
+			return false
+		}
+	}
+	return true
+}
+
+func (g *group) monotoneCheck(ck *check) bool {
+	if ck.fails != nil {
+		return ck.init == nil && g.monotoneFails(ck.fails)
+	}
+	args := ck.args
+	switch ck.fn.Name() {
+	case "True", "Truef":
+		return len(args) > 0 && g.flag(args[0])
+	case "GreaterOrEqual", "GreaterOrEqualf", "Greater", "Greaterf":
+		return len(args) > 1 && g.counter(args[0]) && constAtLeast(g.c.info, args[1], 0)
+	case "NotZero", "NotZerof":
+		return len(args) > 0 && g.counter(args[0])
+	case "Positive", "Positivef":
+		return len(args) > 0 && g.counter(args[0])
+	}
+	return false
+}
+
+// monotoneFails reports whether a check failing when fails holds passes
+// on a monotone condition: fails is "not reached yet".
+func (g *group) monotoneFails(fails ast.Expr) bool {
+	info := g.c.info
+	switch x := ast.Unparen(fails).(type) {
+	case *ast.UnaryExpr:
+		return x.Op == token.NOT && g.flag(x.X) // if !done
+	case *ast.BinaryExpr:
+		switch x.Op {
+		case token.LOR: // if a || b fails; passes on !a && !b
+			return g.monotoneFails(x.X) && g.monotoneFails(x.Y)
+		case token.LSS, token.LEQ: // n < c, n <= c: passes on n >= c, n > c
+			return g.counter(x.X) && constAtLeast(info, x.Y, 0)
+		case token.GTR, token.GEQ: // c > n, c >= n
+			return g.counter(x.Y) && constAtLeast(info, x.X, 0)
+		case token.EQL: // n == 0: passes on n != 0
+			return g.counter(x.X) && isZero(info, x.Y) || g.counter(x.Y) && isZero(info, x.X)
+		}
+	}
+	return false
+}
+
+func constAtLeast(info *types.Info, e ast.Expr, min int64) bool {
+	n, ok := match.ConstInt(info, e)
+	return ok && n >= min
+}
+
+func isZero(info *types.Info, e ast.Expr) bool {
+	n, ok := match.ConstInt(info, e)
+	return ok && n == 0
+}
+
+// counter reports whether e reads a local counter that only grows.
+func (g *group) counter(e ast.Expr) bool {
+	v := g.stateVar(e)
+	if v == nil {
+		return false
+	}
+	if isAtomicState(v.Type()) {
+		if match.IsNamed(v.Type(), "sync/atomic", "Bool") {
+			return false
+		}
+	} else if b, ok := v.Type().Underlying().(*types.Basic); !ok || b.Info()&types.IsInteger == 0 {
+		return false
+	}
+	return g.onlyGrows(v)
+}
+
+// flag reports whether e reads a local flag that is only ever set to true.
+func (g *group) flag(e ast.Expr) bool {
+	v := g.stateVar(e)
+	if v == nil {
+		return false
+	}
+	if !match.IsNamed(v.Type(), "sync/atomic", "Bool") {
+		if b, ok := v.Type().Underlying().(*types.Basic); !ok || b.Info()&types.IsBoolean == 0 {
+			return false
+		}
+	}
+	return g.onlyGrows(v)
+}
+
+// stateVar returns the local variable e reads, as v or v.Load() (a
+// sync/atomic value), or nil.
+func (g *group) stateVar(e ast.Expr) *types.Var {
+	info := g.c.info
+	switch x := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		v, ok := info.Uses[x].(*types.Var)
+		if !ok || isAtomicState(v.Type()) {
+			return nil
+		}
+		return g.local(v)
+	case *ast.CallExpr:
+		sel, ok := ast.Unparen(x.Fun).(*ast.SelectorExpr)
+		if !ok || len(x.Args) != 0 || sel.Sel.Name != "Load" {
+			return nil
+		}
+		id, ok := ast.Unparen(sel.X).(*ast.Ident)
+		if !ok {
+			return nil
+		}
+		v, ok := info.Uses[id].(*types.Var)
+		if !ok || !isAtomicState(v.Type()) {
+			return nil
+		}
+		return g.local(v)
+	}
+	return nil
+}
+
+// local returns v when it is declared in the function the wait is in.
+func (g *group) local(v *types.Var) *types.Var {
+	if match.IsPackageLevel(v) || v.Pos() < g.fn.Pos() || v.Pos() >= g.fn.End() {
+		return nil
+	}
+	return v
+}
+
+// onlyGrows reports whether every write of the local v moves it one way:
+// a counter starts at a constant >= 0 and is only incremented by
+// constants >= 0, a flag starts false (or true) and is only set to true.
+// Its address is never taken, so nothing but these writes changes it.
+func (g *group) onlyGrows(v *types.Var) bool {
+	info := g.c.info
+	isV := func(e ast.Expr) bool {
+		id, ok := ast.Unparen(e).(*ast.Ident)
+		return ok && info.Uses[id] == v
+	}
+	isBool := match.IsNamed(v.Type(), "sync/atomic", "Bool")
+	if b, ok := v.Type().Underlying().(*types.Basic); ok && b.Info()&types.IsBoolean != 0 {
+		isBool = true
+	}
+	// up reports whether a value written into v keeps it moving one way.
+	up := func(e ast.Expr) bool {
+		if isBool {
+			tv, ok := info.Types[e]
+			return ok && tv.Value != nil && tv.Value.Kind() == constant.Bool && constant.BoolVal(tv.Value)
+		}
+		return constAtLeast(info, e, 0)
+	}
+	ok := true
+	start := func(values []ast.Expr, i int) {
+		if len(values) == 0 {
+			return // the zero value
+		}
+		tv, has := info.Types[values[i]]
+		if !has || tv.Value == nil || !isBool && constant.Sign(tv.Value) < 0 {
+			ok = false
+		}
+	}
+	match.WithStack(g.fn, func(n ast.Node, stack []ast.Node) bool {
+		if !ok {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.ValueSpec:
+			for i, name := range n.Names {
+				if info.Defs[name] == v {
+					if len(n.Values) > 0 && len(n.Values) != len(n.Names) {
+						ok = false
+					} else {
+						start(n.Values, i)
+					}
+				}
+			}
+		case *ast.AssignStmt:
+			for i, l := range n.Lhs {
+				id, isID := ast.Unparen(l).(*ast.Ident)
+				if !isID {
+					continue
+				}
+				switch {
+				case info.Defs[id] == v:
+					if len(n.Rhs) != len(n.Lhs) {
+						ok = false
+					} else {
+						start(n.Rhs, i)
+					}
+				case info.Uses[id] != v:
+				case n.Tok == token.ASSIGN && len(n.Rhs) == len(n.Lhs):
+					ok = ok && isBool && up(n.Rhs[i])
+				case n.Tok == token.ADD_ASSIGN && !isBool:
+					ok = ok && up(n.Rhs[0])
+				default:
+					ok = false
+				}
+			}
+		case *ast.IncDecStmt:
+			if isV(n.X) {
+				ok = n.Tok == token.INC
+			}
+		case *ast.UnaryExpr:
+			if n.Op == token.AND && isV(n.X) {
+				ok = false // its address escapes
+			}
+		case *ast.SelectorExpr:
+			if !isV(n.X) {
+				break
+			}
+			call, called := stack[len(stack)-1].(*ast.CallExpr)
+			switch {
+			case !called || ast.Unparen(call.Fun) != n:
+				ok = false // a method value: called who knows where
+			case n.Sel.Name == "Load", n.Sel.Name == "Add", n.Sel.Name == "Store":
+				// Add and Store are checked at the call, below.
+			default:
+				ok = false // Swap, CompareAndSwap, And, Or
+			}
+		case *ast.CallExpr:
+			sel, isSel := ast.Unparen(n.Fun).(*ast.SelectorExpr)
+			if !isSel || !isV(sel.X) || !isAtomicState(v.Type()) {
+				break
+			}
+			switch sel.Sel.Name {
+			case "Add":
+				ok = !isBool && len(n.Args) == 1 && up(n.Args[0])
+			case "Store":
+				ok = isBool && len(n.Args) == 1 && up(n.Args[0])
+			}
+		}
+		return ok
+	})
+	return ok
+}
