@@ -31,8 +31,7 @@ type Analysis struct {
 	bubbleRefs map[*ast.Ident]bool
 	bubbled    map[*ast.ExprStmt]bool // waits a bubble reaches
 	cgo        bool
-	// synctestReach memoises reachesSynctest.
-	synctestReach map[*types.Package]bool
+	runner     *Runner // which arguments a call runs in a bubble
 
 	// helpers holds what walking each helper's body tells a target, in
 	// the order the walk meets it: a package helper is walked once, not
@@ -98,7 +97,7 @@ func New(pass *rule.Pass) *Analysis {
 		helpers:    map[*ast.FuncDecl][]event{},
 		named:      map[string]bool{},
 
-		synctestReach: map[*types.Package]bool{},
+		runner: NewRunner(pass.TypesInfo, pass.Effects),
 	}
 	var runs []*ast.Ident // functions named as synctest.Test's body
 	for _, f := range pass.AllFiles {
@@ -117,8 +116,8 @@ func New(pass *rule.Pass) *Analysis {
 			}
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
-			if call, ok := n.(*ast.CallExpr); ok && a.runsInBubble(call) {
-				for _, arg := range effects.BubbleArgs(a.info, pass.Effects, call) {
+			if call, ok := n.(*ast.CallExpr); ok {
+				for _, arg := range a.runner.Args(call) {
 					switch arg := ast.Unparen(arg).(type) {
 					case *ast.FuncLit:
 						a.bubbles[arg] = true
@@ -137,66 +136,6 @@ func New(pass *rule.Pass) *Analysis {
 		}
 	}
 	return a
-}
-
-// runsInBubble reports whether call may run a function it is given in a
-// synctest bubble: synctest.Test or synctest.Run, or a function of the
-// module given a function literal or a declared function (a test helper,
-// func bubble(t *testing.T, f func(*testing.T)) { synctest.Test(t, f) },
-// whose summary then says which). The standard library's other functions
-// (t.Run) do not, and are not asked, nor are calls given no function.
-func (a *Analysis) runsInBubble(call *ast.CallExpr) bool {
-	if match.IsPkgFunc(a.info, call, "testing/synctest", "Test", "Run") {
-		return true
-	}
-	fn := match.Callee(a.info, call)
-	if fn == nil || fn.Pkg() == nil || match.IsStd(fn.Pkg().Path()) {
-		return false
-	}
-	// Only a function that takes a test body (a func with a *testing.T
-	// or testing.TB parameter) may run one in a bubble: asking for the
-	// summary of a handler registration would load its package.
-	if !a.reachesSynctest(fn.Pkg(), map[*types.Package]bool{}) {
-		return false
-	}
-	params := fn.Type().(*types.Signature).Params()
-	for i, arg := range call.Args {
-		if i >= params.Len() || !takesTest(params.At(i).Type()) {
-			continue
-		}
-		switch arg := ast.Unparen(arg).(type) {
-		case *ast.FuncLit:
-			return true
-		case *ast.Ident:
-			if _, ok := a.info.Uses[arg].(*types.Func); ok {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// reachesSynctest reports whether pkg imports testing/synctest, directly
-// or through the packages it imports: only then may its functions run
-// one in a bubble, and only then is a summary worth asking for (it may
-// load packages from source).
-func (a *Analysis) reachesSynctest(pkg *types.Package, seen map[*types.Package]bool) bool {
-	if r, ok := a.synctestReach[pkg]; ok {
-		return r
-	}
-	if seen[pkg] {
-		return false
-	}
-	seen[pkg] = true
-	r := false
-	for _, imp := range pkg.Imports() {
-		if imp.Path() == "testing/synctest" || !match.IsStd(imp.Path()) && a.reachesSynctest(imp, seen) {
-			r = true
-			break
-		}
-	}
-	a.synctestReach[pkg] = r
-	return r
 }
 
 // takesTest reports whether t is a function type with a *testing.T or

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/match"
 )
 
@@ -782,7 +783,7 @@ func stdReader(fn *types.Func) bool {
 		}
 		return true
 	}
-	return stdReaders[match.PkgFuncName(fn)]
+	return stdReaders[match.PkgFuncName(fn)] || effects.StdRead(fn)
 }
 
 // possessive names the group's checks as owners: "check's", "2 checks'".

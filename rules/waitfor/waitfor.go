@@ -71,6 +71,7 @@ type checker struct {
 	hands   *handover.Finder
 	helpers map[*types.Func]*wait // sleep-only helpers: their one wait
 	bubbled map[*types.Func]bool  // functions synctest.Test runs (the function form of a wrap)
+	bubbles *bubble.Runner        // which arguments a call runs in a bubble
 	decls   map[*types.Func]*ast.FuncDecl
 	bodies  map[*types.Func]string       // bodyWhy's answers
 	taken   map[ast.Node]map[string]bool // per block, the names the fixes of this run declare there
@@ -83,6 +84,7 @@ func run(pass *rule.Pass) {
 		info:    pass.TypesInfo,
 		hands:   handover.New(pass.TypesInfo, pass.Fset, pass.AllFiles),
 		timeout: attemptloop.PollTimeout(pass.Options),
+		bubbles: bubble.NewRunner(pass.TypesInfo, pass.Effects),
 	}
 	c.decls = match.FuncDecls(pass.TypesInfo, pass.AllFiles)
 	c.bodies = map[*types.Func]string{}
@@ -140,14 +142,15 @@ func (c *checker) funcOf(fd *ast.FuncDecl) *types.Func {
 	return fn
 }
 
-// inBubble reports whether lit is the function synctest.Test or
-// synctest.Run runs.
+// inBubble reports whether lit is a function synctest.Test or
+// synctest.Run runs, directly or through a helper of the module that
+// hands it to them (its sleeps are on virtual time already).
 func (c *checker) inBubble(lit *ast.FuncLit, stack []ast.Node) bool {
 	if len(stack) == 0 {
 		return false
 	}
 	call, ok := stack[len(stack)-1].(*ast.CallExpr)
-	return ok && ast.Unparen(call.Fun) != lit && match.IsPkgFunc(c.info, call, "testing/synctest", "Test", "Run")
+	return ok && ast.Unparen(call.Fun) != lit && c.bubbles.Runs(call, lit)
 }
 
 // findHelpers finds the package's sleep-only helpers (a function of its
@@ -190,8 +193,11 @@ func (c *checker) findHelpers() {
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
-			if ok && len(call.Args) == 2 && match.IsPkgFunc(c.info, call, "testing/synctest", "Test") {
-				if fn := match.FuncOf(c.info, call.Args[1]); fn != nil {
+			if !ok {
+				return true
+			}
+			for _, arg := range c.bubbles.Args(call) {
+				if fn := match.FuncOf(c.info, arg); fn != nil {
 					c.bubbled[fn] = true
 				}
 			}
