@@ -67,6 +67,10 @@ type Options struct {
 	// GOMAXPROCS.
 	Procs int
 
+	// NoMutants turns off the strength check of unproven fixes
+	// (mutate.go): they are then kept when their tests pass.
+	NoMutants bool
+
 	// Progress, if set, is called after each package is verified.
 	Progress func(done, total int)
 }
@@ -217,6 +221,8 @@ type verifier struct {
 	probed      []Probe
 	probeHeld   map[string]*rewrite.Revert
 	probeRounds int
+
+	strength *strength // the mutants' verdicts (mutate.go)
 }
 
 // beforeRuns are a package's binary and runs before the rewrite: the
@@ -429,6 +435,9 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 			continue
 		}
 		f.Verified, f.BeforeMs, f.AfterMs = covered(runs[d], topLevel(f.Test))
+		if f.Verified {
+			f.Mutants = v.mutantsOf(f.Site().Key)
+		}
 	}
 	return res, out, nil
 }

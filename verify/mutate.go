@@ -1,0 +1,768 @@
+package verify
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/tools/go/packages"
+
+	"github.com/unflake/unflake/rewrite"
+)
+
+// Strength. An unproven fix that passes every run may still have made
+// its test blind: a poll that stops at the first instant its checks hold
+// passes a counter that goes on to 2, where the sleep it replaced saw
+// the 2. So, once every test passed after the rewrite, each test with an
+// unproven fix is tried on mutants of the code under test (the non-test
+// files of its package): the statements that write the state the test's
+// checks read, made twice, made again a little later, undone a little
+// later, or dropped. A mutant counts when the original test fails on it;
+// the fix is kept only if the rewritten test fails on every such mutant
+// too (Finding.Mutants), and is otherwise reverted as rewrite.Weaker,
+// naming the mutant it misses. Mutants are files of an overlay: the
+// working tree is never touched.
+//
+// "Late" (a write delayed past the original's window) is not a mutant:
+// from the test's side it is either what the rewrite exists to tolerate
+// (the original failing when the event comes late under load is the
+// flake) or, past any budget, a dropped write.
+
+// maxMutants bounds the mutants tried per test: each costs two builds
+// and two to three runs.
+const maxMutants = 8
+
+// A mutation is how a statement is changed.
+type mutation int
+
+const (
+	twice   mutation = iota // the statement twice in a row
+	again                   // the statement, and again a moment later
+	undone                  // an assignment, and the value before it restored a moment later
+	dropped                 // the statement removed
+)
+
+// A writeKind is what a statement does to the state.
+type writeKind int
+
+const (
+	counts  writeKind = iota // x.n++, x.n += k, n.Add(1), atomic.AddInt32
+	stores                   // x.state = v, v.Store(x), atomic.StoreInt32
+	signals                  // ch <- v, x.onJoin(m), a call of a func value
+	closes                   // close(ch)
+)
+
+// mutations are what makes sense for each kind, most telling first: a
+// store made twice writes the same value, a channel closed twice panics
+// in both tests.
+var mutations = map[writeKind][]mutation{
+	counts:  {twice, again, dropped},
+	stores:  {undone, dropped},
+	signals: {twice, again, dropped},
+	closes:  {dropped},
+}
+
+// A target is a statement of the code under test that writes state.
+type target struct {
+	file       string // absolute path
+	src        []byte // the file's content
+	pkgEnd     int    // offset of the end of the package clause
+	start, end int    // the statement's byte offsets
+	line       int
+	kind       writeKind
+	names      []string // the fields, variables and methods it writes through
+	score      int      // how closely the test's checks name them
+	// read and write, for an assignment with one value, read the
+	// current value and write a given one back (for undone).
+	read  string
+	write func(val string) string
+}
+
+// A mutant is one mutation of one target.
+type mutant struct {
+	t   *target
+	op  mutation
+	src []byte
+	// delay is how much later the second write of again or undone comes.
+	delay time.Duration
+}
+
+// String names the mutant as a finding does: "n.Add(1) made twice at
+// counter.go:14".
+func (m *mutant) String() string {
+	stmt := strings.Join(strings.Fields(string(m.t.src[m.t.start:m.t.end])), " ")
+	if len(stmt) > 60 {
+		stmt = clipTo(stmt, 57)
+	}
+	var what string
+	switch m.op {
+	case twice:
+		what = "made twice"
+	case again:
+		what = fmt.Sprintf("made again %s later", m.delay)
+	case undone:
+		what = fmt.Sprintf("undone %s later", m.delay)
+	case dropped:
+		what = "dropped"
+	}
+	return fmt.Sprintf("%s %s at %s:%d", stmt, what, filepath.Base(m.t.file), m.t.line)
+}
+
+// mutantTime is the import name a mutant gives package time: a second
+// import of one package under another name is legal Go, and this name
+// shadows nothing.
+const mutantTime = "unflakemutant"
+
+// build returns the mutant's file content. It inserts no line break
+// before the statement, so the lines the tests report stay where they
+// were.
+func (m *mutant) build() []byte {
+	t := m.t
+	stmt := string(t.src[t.start:t.end])
+	later := func(s string) string {
+		return fmt.Sprintf("go func() { %s.Sleep(%d); %s }()", mutantTime, int64(m.delay), s)
+	}
+	var repl string
+	switch m.op {
+	case twice:
+		repl = stmt + "; " + stmt
+	case again:
+		repl = stmt + "; " + later(stmt)
+	case undone:
+		repl = "unflakeBefore := " + t.read + "; " + stmt + "; " + later(t.write("unflakeBefore"))
+	case dropped:
+		repl = ""
+	}
+	var b bytes.Buffer
+	b.Write(t.src[:t.pkgEnd])
+	if m.op == again || m.op == undone {
+		b.WriteString("; import " + mutantTime + ` "time"`)
+	}
+	b.Write(t.src[t.pkgEnd:t.start])
+	b.WriteString(repl)
+	b.Write(t.src[t.end:])
+	return b.Bytes()
+}
+
+// strength holds what the mutants decided, by site key: fixes whose tests
+// killed every mutant, with the counts. A test is tried once; a later
+// round (other fixes reverted) keeps the verdict.
+type strength struct {
+	mu     sync.Mutex
+	killed map[string]rewrite.Mutants
+}
+
+// mutantsOf returns the mutants a verified fix's test killed (zero when
+// none was tried).
+func (v *verifier) mutantsOf(key string) rewrite.Mutants {
+	s := v.strengths()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.killed[key]
+}
+
+func (v *verifier) strengths() *strength {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.strength == nil {
+		v.strength = &strength{killed: map[string]rewrite.Mutants{}}
+	}
+	return v.strength
+}
+
+// mutate tries the tests of w's unproven fixes, which all passed after
+// the rewrite (runs), on mutants of the package's code under test, and
+// returns the fixes to revert as rewrite.Weaker; their tests' runs lose
+// Kept. It does nothing in the probe phase (decide asks for probes) or
+// with Options.NoMutants.
+func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork, b *beforeRuns, runs []TestRun) ([]Held, error) {
+	if v.opts.NoMutants {
+		return nil, nil
+	}
+	st := v.strengths()
+	byTest := map[string][]fixSite{}
+	var tests []string
+	for _, s := range w.sites {
+		if !s.finding.Unproven || s.test == "" || decide(s.site).Probe {
+			continue
+		}
+		st.mu.Lock()
+		_, done := st.killed[s.site.Key]
+		st.mu.Unlock()
+		if done {
+			continue
+		}
+		if byTest[s.test] == nil {
+			tests = append(tests, s.test)
+		}
+		byTest[s.test] = append(byTest[s.test], s)
+	}
+	if len(tests) == 0 {
+		return nil, nil
+	}
+	code, err := v.codeUnderTest(w)
+	if err != nil || code == nil || len(code.targets) == 0 {
+		return nil, err // nothing to mutate: the fixes stand as verified
+	}
+	sort.Strings(tests)
+	held := make([][]Held, len(tests))
+	errs := make([]error, len(tests))
+	var wg sync.WaitGroup
+	for i, test := range tests {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			held[i], errs[i] = v.mutateTest(w, b, test, byTest[test], code)
+		}()
+	}
+	wg.Wait()
+	var out []Held
+	for i := range tests {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		for _, h := range held[i] {
+			for j := range runs {
+				if runs[j].Name == h.Why.Test {
+					runs[j].Kept, runs[j].Why = false, h.Why
+				}
+			}
+		}
+		out = append(out, held[i]...)
+	}
+	return out, nil
+}
+
+// mutateTest tries one test on the mutants of targets most relevant to
+// its checks.
+func (v *verifier) mutateTest(w *pkgWork, b *beforeRuns, test string, sites []fixSite, code *codeUnderTest) ([]Held, error) {
+	b.mu.Lock()
+	before := b.tests[test]
+	b.mu.Unlock()
+	if before == nil {
+		return nil, nil
+	}
+	mentioned := checkedNames(sites, test, code.reads)
+	var scored []*target
+	for _, t := range code.targets {
+		if s := t.relevance(mentioned); s > 0 {
+			c := *t
+			c.score = s
+			scored = append(scored, &c)
+		}
+	}
+	sort.SliceStable(scored, func(i, j int) bool { return scored[i].score > scored[j].score })
+	// The second write of again and undone comes within the original's
+	// window, after the first: a quarter of its time.
+	delay := min(max(before.mean()/4, 5*time.Millisecond), 2*time.Second).Round(time.Millisecond)
+	ms := pickMutants(scored, delay)
+	if len(ms) == 0 {
+		return nil, nil
+	}
+	timeout := 3*before.mean() + 10*time.Second
+
+	type verdict struct {
+		counts  bool // the original kills it
+		killed  bool // the rewrite kills it too
+		origWhy *rewrite.Revert
+	}
+	verdicts := make([]verdict, len(ms))
+	errs := make([]error, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run := func(bin string) (*rewrite.Revert, error) {
+				o, err := v.r.exec(v.r.ctx, w.dir, job{bin: bin, name: test, run: anchored(test), count: 1, timeout: timeout})
+				if err != nil {
+					return nil, err
+				}
+				return failure(o, test, 1, before), nil
+			}
+			src := m.build()
+			orig, err := v.buildMutant(w.dir, []rewrite.Change{{Path: m.t.file, New: src}}, nil)
+			if orig == "" || err != nil {
+				errs[i] = err
+				return
+			}
+			origWhy, err := run(orig)
+			if origWhy == nil || err != nil {
+				errs[i] = err // the original does not kill it: it tells nothing
+				return
+			}
+			changes := append(slices.Clip(w.changes), rewrite.Change{Path: m.t.file, New: src})
+			after, err := v.buildMutant(w.dir, changes, w.mod)
+			if after == "" || err != nil {
+				errs[i] = err
+				return
+			}
+			afterWhy, err := run(after)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			if afterWhy == nil {
+				// Missed: blame the rewrite only if the original kills
+				// the mutant again (one whose timing the original only
+				// sometimes catches tells nothing).
+				if again, err := run(orig); again == nil || err != nil {
+					errs[i] = err
+					return
+				}
+			}
+			verdicts[i] = verdict{counts: true, killed: afterWhy != nil, origWhy: origWhy}
+		}()
+	}
+	wg.Wait()
+	if err := v.r.ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	var tally rewrite.Mutants
+	missed := -1
+	for i, vd := range verdicts {
+		if !vd.counts {
+			continue
+		}
+		tally.Of++
+		if vd.killed {
+			tally.Killed++
+		} else if missed < 0 {
+			missed = i
+		}
+	}
+	if missed < 0 {
+		st := v.strengths()
+		st.mu.Lock()
+		for _, s := range sites {
+			st.killed[s.site.Key] = tally
+		}
+		st.mu.Unlock()
+		return nil, nil
+	}
+	// Blame the fix whose checks the original failed at: the last one
+	// before that line in the test file.
+	vd := verdicts[missed]
+	blame := sites[0]
+	if line := failLine(vd.origWhy.Detail, blame.finding.File); line > 0 {
+		for _, s := range sites {
+			if s.finding.File == blame.finding.File && s.finding.Line <= line && s.finding.Line > blame.finding.Line {
+				blame = s
+			}
+		}
+	}
+	detail := fmt.Sprintf("%s (the original fails: %s); kills %d/%d mutants the original kills", ms[missed], vd.origWhy.Detail, tally.Killed, tally.Of)
+	why := &rewrite.Revert{Kind: rewrite.Weaker, Test: test, Detail: clip(detail)}
+	return []Held{{Site: blame.site, Why: why}}, nil
+}
+
+// buildMutant builds the package's test binary with changes on an
+// overlay, and returns its path, or "" when it does not build.
+func (v *verifier) buildMutant(dir string, changes, mod []rewrite.Change) (string, error) {
+	tmp := v.tempDir()
+	if err := mkdir(tmp); err != nil {
+		return "", err
+	}
+	overlay, err := writeOverlay(tmp, changes)
+	if err != nil {
+		return "", err
+	}
+	modfile, err := writeModFile(tmp, mod)
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(tmp, "mutant.test")
+	if _, err := v.r.build(dir, bin, overlay, modfile, false); err != nil {
+		return "", v.r.ctx.Err()
+	}
+	return bin, nil
+}
+
+// pickMutants takes up to maxMutants mutants of the targets (most
+// relevant first): each target's first mutation, then each one's
+// second, and so on, so that the budget covers many writes before it
+// covers one write in many ways.
+func pickMutants(targets []*target, delay time.Duration) []*mutant {
+	var ms []*mutant
+	for round := 0; len(ms) < maxMutants; round++ {
+		more := false
+		for _, t := range targets {
+			ops := mutations[t.kind]
+			if round >= len(ops) {
+				continue
+			}
+			more = true
+			if ops[round] == undone && t.read == "" {
+				continue
+			}
+			ms = append(ms, &mutant{t: t, op: ops[round], delay: delay})
+			if len(ms) == maxMutants {
+				break
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	return ms
+}
+
+// relevance scores a target by the names of the test's checks: 2 per
+// name of its own they mention, 1 per name read by a function they call.
+func (t *target) relevance(m mentions) int {
+	s := 0
+	for _, n := range t.names {
+		switch {
+		case m.direct[n]:
+			s += 2
+		case m.indirect[n]:
+			s++
+		}
+	}
+	return s
+}
+
+// mentions are the names a test's checks use (direct) and the names
+// that the functions and methods of the package they call read
+// (indirect).
+type mentions struct {
+	direct, indirect map[string]bool
+}
+
+// checkedNames returns the identifiers of the test's checks: the lines
+// the fixes name (rewrite.Finding.ProbeLines) when they name some, else
+// the whole test function, read from the file before the rewrite; and,
+// as indirect, what the functions of the code under test they name read
+// (reads).
+func checkedNames(sites []fixSite, test string, reads map[string]map[string]bool) mentions {
+	m := mentions{direct: map[string]bool{}, indirect: map[string]bool{}}
+	file := sites[0].finding.File
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+	if err != nil {
+		return m
+	}
+	var lines [][2]int
+	for _, s := range sites {
+		if l := s.finding.ProbeLines; l[0] > 0 {
+			lines = append(lines, l)
+		}
+	}
+	within := func(n ast.Node) bool {
+		if len(lines) == 0 {
+			return true
+		}
+		line := fset.Position(n.Pos()).Line
+		for _, l := range lines {
+			if l[0] <= line && line <= l[1] {
+				return true
+			}
+		}
+		return false
+	}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Recv != nil || fd.Name.Name != test || fd.Body == nil {
+			continue
+		}
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && within(id) {
+				m.direct[id.Name] = true
+			}
+			return true
+		})
+	}
+	for name := range m.direct {
+		for r := range reads[name] {
+			m.indirect[r] = true
+		}
+	}
+	return m
+}
+
+// codeUnderTest is what mutants are made of: the statements of a
+// package's non-test files that write state, and the names each function
+// or method reads (for checks that call it: m.Len(), c.State()).
+type codeUnderTest struct {
+	targets []*target
+	reads   map[string]map[string]bool // function or method name → names
+}
+
+// codeUnderTest type-checks the package's non-test files and finds its
+// targets. A package that does not load, uses cgo, or whose non-test
+// files the rewrite changes has none (nil).
+func (v *verifier) codeUnderTest(w *pkgWork) (*codeUnderTest, error) {
+	cfg := &packages.Config{
+		Context: v.r.ctx,
+		Mode:    packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo,
+		Dir:     w.dir,
+		Env:     append(append([]string(nil), v.r.environ()...), "GOTMPDIR="+v.r.tmp),
+	}
+	if len(v.r.tags) > 0 {
+		cfg.BuildFlags = []string{"-tags=" + strings.Join(v.r.tags, ",")}
+	}
+	pkgs, err := packages.Load(cfg, ".")
+	if v.r.ctx.Err() != nil {
+		return nil, v.r.ctx.Err()
+	}
+	if err != nil || len(pkgs) != 1 || len(pkgs[0].Errors) > 0 || pkgs[0].TypesInfo == nil {
+		return nil, nil
+	}
+	p := pkgs[0]
+	if !slices.Equal(p.GoFiles, p.CompiledGoFiles) {
+		return nil, nil // cgo: the syntax is of generated files
+	}
+	for _, c := range w.changes {
+		if slices.Contains(p.GoFiles, c.Path) {
+			return nil, nil
+		}
+	}
+	code := &codeUnderTest{reads: map[string]map[string]bool{}}
+	for _, f := range p.Syntax {
+		file := p.Fset.File(f.Pos()).Name()
+		src, err := os.ReadFile(file)
+		if err != nil {
+			continue
+		}
+		c := &collector{info: p.TypesInfo, scope: p.Types.Scope(), fset: p.Fset, file: file, src: src, pkgEnd: p.Fset.Position(f.Name.End()).Offset}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			reads := code.reads[fd.Name.Name]
+			if reads == nil {
+				reads = map[string]bool{}
+				code.reads[fd.Name.Name] = reads
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok {
+					reads[id.Name] = true
+				}
+				return true
+			})
+			ast.Inspect(fd.Body, c.visit)
+		}
+		code.targets = append(code.targets, c.out...)
+	}
+	return code, nil
+}
+
+// A collector finds the targets of one file.
+type collector struct {
+	info   *types.Info
+	scope  *types.Scope // the package's
+	fset   *token.FileSet
+	file   string
+	src    []byte
+	pkgEnd int // offset of the end of the package clause
+	out    []*target
+}
+
+// visit looks at the statements of each statement list.
+func (c *collector) visit(n ast.Node) bool {
+	var list []ast.Stmt
+	switch n := n.(type) {
+	case *ast.BlockStmt:
+		list = n.List
+	case *ast.CaseClause:
+		list = n.Body
+	case *ast.CommClause:
+		list = n.Body
+	}
+	for _, s := range list {
+		if t := c.classify(s); t != nil {
+			c.out = append(c.out, t)
+		}
+	}
+	return true
+}
+
+// classify returns the target a statement is, or nil.
+func (c *collector) classify(s ast.Stmt) *target {
+	t := &target{file: c.file, src: c.src, pkgEnd: c.pkgEnd,
+		start: c.fset.Position(s.Pos()).Offset, end: c.fset.Position(s.End()).Offset, line: c.fset.Position(s.Pos()).Line}
+	var written []ast.Expr
+	switch s := s.(type) {
+	case *ast.IncDecStmt:
+		if !c.isState(s.X) {
+			return nil
+		}
+		t.kind, written = counts, []ast.Expr{s.X}
+	case *ast.AssignStmt:
+		if s.Tok == token.DEFINE {
+			return nil
+		}
+		for _, l := range s.Lhs {
+			if !c.isState(l) {
+				return nil
+			}
+		}
+		written = s.Lhs
+		t.kind = counts
+		if s.Tok == token.ASSIGN {
+			t.kind = stores
+			if len(s.Lhs) == 1 && len(s.Rhs) == 1 {
+				lhs := c.text(s.Lhs[0])
+				t.read, t.write = lhs, func(val string) string { return lhs + " = " + val }
+			}
+		}
+	case *ast.SendStmt:
+		t.kind, written = signals, []ast.Expr{s.Chan}
+	case *ast.ExprStmt:
+		call, ok := ast.Unparen(s.X).(*ast.CallExpr)
+		if !ok || !c.callTarget(t, call) {
+			return nil
+		}
+		written = []ast.Expr{call.Fun}
+		if t.kind == closes && len(call.Args) == 1 {
+			written = call.Args
+		}
+	default:
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, e := range written {
+		ast.Inspect(e, func(n ast.Node) bool {
+			var name string
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				name = n.Sel.Name
+			case *ast.Ident:
+				if v, ok := c.info.Uses[n].(*types.Var); ok && v.Parent() == c.scope {
+					name = n.Name
+				}
+			}
+			if name != "" && !seen[name] {
+				seen[name] = true
+				t.names = append(t.names, name)
+			}
+			return true
+		})
+	}
+	return t
+}
+
+// callTarget says whether a call statement writes state (an atomic add or
+// store, a close, a call of a function value), and sets t's kind.
+func (c *collector) callTarget(t *target, call *ast.CallExpr) bool {
+	switch fun := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		switch obj := c.info.Uses[fun].(type) {
+		case *types.Builtin:
+			if obj.Name() == "close" {
+				t.kind = closes
+				return true
+			}
+		case *types.Var:
+			if _, ok := obj.Type().Underlying().(*types.Signature); ok {
+				t.kind = signals // a callback: a parameter or a variable
+				return true
+			}
+		}
+	case *ast.SelectorExpr:
+		if sel := c.info.Selections[fun]; sel != nil {
+			switch sel.Kind() {
+			case types.FieldVal:
+				if _, ok := sel.Type().Underlying().(*types.Signature); ok {
+					t.kind = signals // x.onJoin(m)
+					return true
+				}
+			case types.MethodVal:
+				fn := sel.Obj().(*types.Func)
+				if fn.Pkg() == nil || fn.Pkg().Path() != "sync/atomic" {
+					return false
+				}
+				return atomicWrite(t, fun.Sel.Name, c.text(fun.X))
+			}
+			return false
+		}
+		// A qualified identifier: atomic.AddInt32(&n, 1).
+		if fn, ok := c.info.Uses[fun.Sel].(*types.Func); ok && fn.Pkg() != nil && fn.Pkg().Path() == "sync/atomic" {
+			return atomicWrite(t, fun.Sel.Name, "")
+		}
+		if v, ok := c.info.Uses[fun.Sel].(*types.Var); ok {
+			if _, ok := v.Type().Underlying().(*types.Signature); ok {
+				t.kind = signals
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// atomicWrite classifies a sync/atomic function or method by its name;
+// recv, for a method, is its receiver's text (undone reads and writes
+// through it).
+func atomicWrite(t *target, name, recv string) bool {
+	switch {
+	case strings.HasPrefix(name, "Add"), strings.HasPrefix(name, "And"), strings.HasPrefix(name, "Or"):
+		t.kind = counts
+	case name == "Store" && recv != "":
+		t.kind = stores
+		t.read = recv + ".Load()"
+		t.write = func(val string) string { return recv + ".Store(" + val + ")" }
+	case strings.HasPrefix(name, "Store"), strings.HasPrefix(name, "Swap"), strings.HasPrefix(name, "CompareAndSwap"):
+		t.kind = stores
+	default:
+		return false
+	}
+	return true
+}
+
+// isState reports whether e is state that outlives the call: a field, a
+// package variable (of this package or another), an element of either.
+func (c *collector) isState(e ast.Expr) bool {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		v, ok := c.info.Uses[e].(*types.Var)
+		return ok && v.Parent() == c.scope
+	case *ast.SelectorExpr:
+		if sel := c.info.Selections[e]; sel != nil {
+			return sel.Kind() == types.FieldVal
+		}
+		_, ok := c.info.Uses[e.Sel].(*types.Var)
+		return ok
+	case *ast.IndexExpr:
+		return c.isState(e.X)
+	}
+	return false
+}
+
+// text is the source of a node.
+func (c *collector) text(n ast.Node) string {
+	return string(c.src[c.fset.Position(n.Pos()).Offset:c.fset.Position(n.End()).Offset])
+}
+
+// failLine returns the line of file that a failure's text names first
+// ("x_test.go:41: got 2"), or 0.
+func failLine(detail, file string) int {
+	base := filepath.Base(file) + ":"
+	i := strings.Index(detail, base)
+	if i < 0 {
+		return 0
+	}
+	n := 0
+	for _, r := range detail[i+len(base):] {
+		if r < '0' || r > '9' {
+			break
+		}
+		n = n*10 + int(r-'0')
+	}
+	return n
+}
