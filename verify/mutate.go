@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -81,7 +82,6 @@ type target struct {
 	line       int
 	kind       writeKind
 	names      []string // the fields, variables and methods it writes through
-	score      int      // how closely the test's checks name them
 	// read and write, for an assignment with one value, read the
 	// current value and write a given one back (for undone).
 	read  string
@@ -90,9 +90,8 @@ type target struct {
 
 // A mutant is one mutation of one target.
 type mutant struct {
-	t   *target
-	op  mutation
-	src []byte
+	t  *target
+	op mutation
 	// delay is how much later the second write of again or undone comes.
 	delay time.Duration
 }
@@ -118,40 +117,94 @@ func (m *mutant) String() string {
 	return fmt.Sprintf("%s %s at %s:%d", stmt, what, filepath.Base(m.t.file), m.t.line)
 }
 
-// mutantTime is the import name a mutant gives package time: a second
-// import of one package under another name is legal Go, and this name
-// shadows nothing.
-const mutantTime = "unflakemutant"
+// The mutants of a package are built at once, as a schema: each target
+// statement S becomes
+//
+//	switch unflakeMutant { case "m1.test": S; S; case "m2.test": ; default: S }
+//
+// where unflakeMutant is the base name of the test binary (os.Args[0]),
+// and the binary is linked under the name of each mutant to run it. One
+// build of the tests before the rewrite and one after it serve every
+// mutant. The imports a schema needs are added on the package clause's
+// line under names that shadow nothing (a second import of a package
+// under another name is legal Go), the selector at the end of the file:
+// no line moves before a target, so the lines the tests report stay
+// where they were.
+const (
+	mutantVar  = "unflakeMutant"
+	mutantTime = "unflakemutanttime"
+	mutantOS   = "unflakemutantos"
+	mutantPath = "unflakemutantpath"
+)
 
-// build returns the mutant's file content. It inserts no line break
-// before the statement, so the lines the tests report stay where they
-// were.
-func (m *mutant) build() []byte {
-	t := m.t
-	stmt := string(t.src[t.start:t.end])
+// binName is the name of the binary that runs mutant id.
+func binName(id int) string { return "m" + strconv.Itoa(id) + ".test" }
+
+// schema returns the files of the package with every mutant of ms (ids:
+// their index plus one) built in, by path.
+func schema(ms []*mutant) map[string][]byte {
+	byFile := map[string][]int{}
+	var files []string
+	for i, m := range ms {
+		if byFile[m.t.file] == nil {
+			files = append(files, m.t.file)
+		}
+		byFile[m.t.file] = append(byFile[m.t.file], i)
+	}
+	out := map[string][]byte{}
+	for k, file := range files {
+		idx := byFile[file]
+		// Have: targets that do not overlap (codeUnderTest); group the
+		// mutants of each, in source order.
+		sort.SliceStable(idx, func(a, b int) bool { return ms[idx[a]].t.start < ms[idx[b]].t.start })
+		src := ms[idx[0]].t.src
+		var b bytes.Buffer
+		b.Write(src[:ms[idx[0]].t.pkgEnd])
+		needTime := false
+		for _, i := range idx {
+			needTime = needTime || ms[i].op == again || ms[i].op == undone
+		}
+		if needTime {
+			b.WriteString("; import " + mutantTime + ` "time"`)
+		}
+		if k == 0 {
+			b.WriteString("; import " + mutantOS + ` "os"; import ` + mutantPath + ` "path/filepath"`)
+		}
+		at := ms[idx[0]].t.pkgEnd
+		for j := 0; j < len(idx); {
+			t := ms[idx[j]].t
+			b.Write(src[at:t.start])
+			stmt := string(src[t.start:t.end])
+			b.WriteString("switch " + mutantVar + " {")
+			for ; j < len(idx) && ms[idx[j]].t == t; j++ {
+				fmt.Fprintf(&b, " case %q: %s;", binName(idx[j]+1), ms[idx[j]].code(stmt))
+			}
+			b.WriteString(" default: " + stmt + " }")
+			at = t.end
+		}
+		b.Write(src[at:])
+		if k == 0 {
+			b.WriteString("\nvar " + mutantVar + " = " + mutantPath + ".Base(" + mutantOS + ".Args[0])\n")
+		}
+		out[file] = b.Bytes()
+	}
+	return out
+}
+
+// code is the mutant's form of stmt.
+func (m *mutant) code(stmt string) string {
 	later := func(s string) string {
 		return fmt.Sprintf("go func() { %s.Sleep(%d); %s }()", mutantTime, int64(m.delay), s)
 	}
-	var repl string
 	switch m.op {
 	case twice:
-		repl = stmt + "; " + stmt
+		return stmt + "; " + stmt
 	case again:
-		repl = stmt + "; " + later(stmt)
+		return stmt + "; " + later(stmt)
 	case undone:
-		repl = "unflakeBefore := " + t.read + "; " + stmt + "; " + later(t.write("unflakeBefore"))
-	case dropped:
-		repl = ""
+		return "unflakeBefore := " + m.t.read + "; " + stmt + "; " + later(m.t.write("unflakeBefore"))
 	}
-	var b bytes.Buffer
-	b.Write(t.src[:t.pkgEnd])
-	if m.op == again || m.op == undone {
-		b.WriteString("; import " + mutantTime + ` "time"`)
-	}
-	b.Write(t.src[t.pkgEnd:t.start])
-	b.WriteString(repl)
-	b.Write(t.src[t.end:])
-	return b.Bytes()
+	return "" // dropped
 }
 
 // strength holds what the mutants decided, by site key: fixes whose tests
@@ -214,20 +267,64 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 	if err != nil || code == nil || len(code.targets) == 0 {
 		return nil, err // nothing to mutate: the fixes stand as verified
 	}
+
+	// Have: the tests to try and the targets. Pick each test's mutants;
+	// the package's schema holds them all, once each.
 	sort.Strings(tests)
-	held := make([][]Held, len(tests))
-	errs := make([]error, len(tests))
+	plans := make([]mutantPlan, 0, len(tests))
+	var all []*mutant
+	index := map[mutant]int{} // a mutant → its id
+	for _, test := range tests {
+		b.mu.Lock()
+		before := b.tests[test]
+		b.mu.Unlock()
+		if before == nil {
+			continue
+		}
+		p := mutantPlan{test: test, sites: byTest[test], before: before}
+		for _, m := range pickMutants(code.relevant(checkedNames(p.sites, test, code.reads)), mutantDelay(before)) {
+			id, ok := index[*m]
+			if !ok {
+				all = append(all, m)
+				id = len(all)
+				index[*m] = id
+			}
+			p.ids = append(p.ids, id)
+		}
+		if len(p.ids) > 0 {
+			plans = append(plans, p)
+		}
+	}
+	if len(plans) == 0 {
+		return nil, nil
+	}
+	var files []rewrite.Change
+	for path, src := range schema(all) {
+		files = append(files, rewrite.Change{Path: path, New: src})
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	origDir, err := v.buildMutants(w.dir, files, nil, len(all))
+	if origDir == "" || err != nil {
+		return nil, err // the schema does not build: no mutant to try
+	}
+	afterDir, err := v.buildMutants(w.dir, append(slices.Clip(w.changes), files...), w.mod, len(all))
+	if afterDir == "" || err != nil {
+		return nil, err
+	}
+
+	held := make([][]Held, len(plans))
+	errs := make([]error, len(plans))
 	var wg sync.WaitGroup
-	for i, test := range tests {
+	for i, p := range plans {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			held[i], errs[i] = v.mutateTest(w, b, test, byTest[test], code)
+			held[i], errs[i] = v.mutateTest(w.dir, p, all, origDir, afterDir)
 		}()
 	}
 	wg.Wait()
 	var out []Held
-	for i := range tests {
+	for i := range plans {
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
@@ -243,80 +340,60 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 	return out, nil
 }
 
-// mutateTest tries one test on the mutants of targets most relevant to
-// its checks.
-func (v *verifier) mutateTest(w *pkgWork, b *beforeRuns, test string, sites []fixSite, code *codeUnderTest) ([]Held, error) {
-	b.mu.Lock()
-	before := b.tests[test]
-	b.mu.Unlock()
-	if before == nil {
-		return nil, nil
-	}
-	mentioned := checkedNames(sites, test, code.reads)
-	var scored []*target
-	for _, t := range code.targets {
-		if s := t.relevance(mentioned); s > 0 {
-			c := *t
-			c.score = s
-			scored = append(scored, &c)
-		}
-	}
-	sort.SliceStable(scored, func(i, j int) bool { return scored[i].score > scored[j].score })
-	// The second write of again and undone comes within the original's
-	// window, after the first: a quarter of its time.
-	delay := min(max(before.mean()/4, 5*time.Millisecond), 2*time.Second).Round(time.Millisecond)
-	ms := pickMutants(scored, delay)
-	if len(ms) == 0 {
-		return nil, nil
-	}
-	timeout := 3*before.mean() + 10*time.Second
+// A mutantPlan is one test to try on mutants: its unproven fixes, its run
+// before the rewrite, and the ids of its mutants.
+type mutantPlan struct {
+	test   string
+	sites  []fixSite
+	before *outcome
+	ids    []int
+}
 
+// mutantDelay is how much later the second write of again and undone
+// comes: within the original's window, after the first write, a
+// quarter of the test's time.
+func mutantDelay(before *outcome) time.Duration {
+	return min(max(before.mean()/4, 5*time.Millisecond), 2*time.Second).Round(time.Millisecond)
+}
+
+// mutateTest runs one test on its mutants: the binaries named after each
+// in origDir (before the rewrite) and afterDir (after it). A mutant counts
+// when the original fails on it; the rewrite must fail on it too. When
+// the rewrite passes, the original runs once more: a mutant whose timing
+// it only sometimes catches tells nothing.
+func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, afterDir string) ([]Held, error) {
+	timeout := 3*p.before.mean() + 10*time.Second
+	run := func(binDir string, id int) (*rewrite.Revert, error) {
+		o, err := v.r.exec(v.r.ctx, dir, job{bin: filepath.Join(binDir, binName(id)), name: p.test, run: anchored(p.test), count: 1, timeout: timeout})
+		if err != nil {
+			return nil, err
+		}
+		return failure(o, p.test, 1, p.before), nil
+	}
 	type verdict struct {
 		counts  bool // the original kills it
 		killed  bool // the rewrite kills it too
 		origWhy *rewrite.Revert
 	}
-	verdicts := make([]verdict, len(ms))
-	errs := make([]error, len(ms))
+	verdicts := make([]verdict, len(p.ids))
+	errs := make([]error, len(p.ids))
 	var wg sync.WaitGroup
-	for i, m := range ms {
+	for i, id := range p.ids {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			run := func(bin string) (*rewrite.Revert, error) {
-				o, err := v.r.exec(v.r.ctx, w.dir, job{bin: bin, name: test, run: anchored(test), count: 1, timeout: timeout})
-				if err != nil {
-					return nil, err
-				}
-				return failure(o, test, 1, before), nil
-			}
-			src := m.build()
-			orig, err := v.buildMutant(w.dir, []rewrite.Change{{Path: m.t.file, New: src}}, nil)
-			if orig == "" || err != nil {
-				errs[i] = err
-				return
-			}
-			origWhy, err := run(orig)
+			origWhy, err := run(origDir, id)
 			if origWhy == nil || err != nil {
 				errs[i] = err // the original does not kill it: it tells nothing
 				return
 			}
-			changes := append(slices.Clip(w.changes), rewrite.Change{Path: m.t.file, New: src})
-			after, err := v.buildMutant(w.dir, changes, w.mod)
-			if after == "" || err != nil {
-				errs[i] = err
-				return
-			}
-			afterWhy, err := run(after)
+			afterWhy, err := run(afterDir, id)
 			if err != nil {
 				errs[i] = err
 				return
 			}
 			if afterWhy == nil {
-				// Missed: blame the rewrite only if the original kills
-				// the mutant again (one whose timing the original only
-				// sometimes catches tells nothing).
-				if again, err := run(orig); again == nil || err != nil {
+				if again, err := run(origDir, id); again == nil || err != nil {
 					errs[i] = err
 					return
 				}
@@ -349,7 +426,7 @@ func (v *verifier) mutateTest(w *pkgWork, b *beforeRuns, test string, sites []fi
 	if missed < 0 {
 		st := v.strengths()
 		st.mu.Lock()
-		for _, s := range sites {
+		for _, s := range p.sites {
 			st.killed[s.site.Key] = tally
 		}
 		st.mu.Unlock()
@@ -358,22 +435,23 @@ func (v *verifier) mutateTest(w *pkgWork, b *beforeRuns, test string, sites []fi
 	// Blame the fix whose checks the original failed at: the last one
 	// before that line in the test file.
 	vd := verdicts[missed]
-	blame := sites[0]
+	blame := p.sites[0]
 	if line := failLine(vd.origWhy.Detail, blame.finding.File); line > 0 {
-		for _, s := range sites {
+		for _, s := range p.sites {
 			if s.finding.File == blame.finding.File && s.finding.Line <= line && s.finding.Line > blame.finding.Line {
 				blame = s
 			}
 		}
 	}
-	detail := fmt.Sprintf("%s (the original fails: %s); kills %d/%d mutants the original kills", ms[missed], vd.origWhy.Detail, tally.Killed, tally.Of)
-	why := &rewrite.Revert{Kind: rewrite.Weaker, Test: test, Detail: clip(detail)}
+	detail := fmt.Sprintf("%s (the original fails: %s); kills %d/%d mutants the original kills", all[p.ids[missed]-1], vd.origWhy.Detail, tally.Killed, tally.Of)
+	why := &rewrite.Revert{Kind: rewrite.Weaker, Test: p.test, Detail: clip(detail)}
 	return []Held{{Site: blame.site, Why: why}}, nil
 }
 
-// buildMutant builds the package's test binary with changes on an
-// overlay, and returns its path, or "" when it does not build.
-func (v *verifier) buildMutant(dir string, changes, mod []rewrite.Change) (string, error) {
+// buildMutants builds the package's test binary with changes on an
+// overlay, links it under the name of each of n mutants, and returns the
+// directory of the links, or "" when it does not build.
+func (v *verifier) buildMutants(dir string, changes, mod []rewrite.Change, n int) (string, error) {
 	tmp := v.tempDir()
 	if err := mkdir(tmp); err != nil {
 		return "", err
@@ -386,11 +464,28 @@ func (v *verifier) buildMutant(dir string, changes, mod []rewrite.Change) (strin
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(tmp, "mutant.test")
+	bin := filepath.Join(tmp, "schema.test")
 	if _, err := v.r.build(dir, bin, overlay, modfile, false); err != nil {
 		return "", v.r.ctx.Err()
 	}
-	return bin, nil
+	for id := 1; id <= n; id++ {
+		if err := linkOrCopy(bin, filepath.Join(tmp, binName(id))); err != nil {
+			return "", err
+		}
+	}
+	return tmp, nil
+}
+
+// linkOrCopy makes dst a hard link to src, or a copy where links fail.
+func linkOrCopy(src, dst string) error {
+	if os.Link(src, dst) == nil {
+		return nil
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o755)
 }
 
 // pickMutants takes up to maxMutants mutants of the targets (most
@@ -420,6 +515,21 @@ func pickMutants(targets []*target, delay time.Duration) []*mutant {
 		}
 	}
 	return ms
+}
+
+// relevant returns the targets the names m score, most relevant first
+// (source order among equals).
+func (c *codeUnderTest) relevant(m mentions) []*target {
+	var out []*target
+	score := map[*target]int{}
+	for _, t := range c.targets {
+		if s := t.relevance(m); s > 0 {
+			score[t] = s
+			out = append(out, t)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return score[out[i]] > score[out[j]] })
+	return out
 }
 
 // relevance scores a target by the names of the test's checks: 2 per
@@ -558,7 +668,16 @@ func (v *verifier) codeUnderTest(w *pkgWork) (*codeUnderTest, error) {
 			})
 			ast.Inspect(fd.Body, c.visit)
 		}
-		code.targets = append(code.targets, c.out...)
+		// A target inside another (s.cb = func() { s.n++ }) is left
+		// out: a schema splices each target once.
+		sort.SliceStable(c.out, func(i, j int) bool { return c.out[i].start < c.out[j].start })
+		end := 0
+		for _, t := range c.out {
+			if t.start >= end {
+				code.targets = append(code.targets, t)
+				end = t.end
+			}
+		}
 	}
 	return code, nil
 }
