@@ -213,6 +213,24 @@ func (m *mutant) code(stmt string) string {
 type strength struct {
 	mu     sync.Mutex
 	killed map[string]rewrite.Mutants
+	total  MutantCount
+}
+
+// A MutantCount says what the mutants of a verification did.
+type MutantCount struct {
+	Tests int // tests tried on mutants
+	Built int // mutants they were run on
+	// Of are the mutants the original tests fail on, and Killed those
+	// that the rewritten tests fail on too.
+	Of, Killed int
+}
+
+// mutantCount returns the totals.
+func (v *verifier) mutantCount() MutantCount {
+	s := v.strengths()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total
 }
 
 // mutantsOf returns the mutants a verified fix's test killed (zero when
@@ -423,13 +441,19 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 			missed = i
 		}
 	}
+	st := v.strengths()
+	st.mu.Lock()
+	st.total.Tests++
+	st.total.Built += len(p.ids)
+	st.total.Of += tally.Of
+	st.total.Killed += tally.Killed
 	if missed < 0 {
-		st := v.strengths()
-		st.mu.Lock()
 		for _, s := range p.sites {
 			st.killed[s.site.Key] = tally
 		}
-		st.mu.Unlock()
+	}
+	st.mu.Unlock()
+	if missed < 0 {
 		return nil, nil
 	}
 	// Blame the fix whose checks the original failed at: the last one
@@ -642,14 +666,23 @@ func (v *verifier) codeUnderTest(w *pkgWork) (*codeUnderTest, error) {
 			return nil, nil
 		}
 	}
-	code := &codeUnderTest{reads: map[string]map[string]bool{}}
+	srcs := map[string][]byte{}
 	for _, f := range p.Syntax {
 		file := p.Fset.File(f.Pos()).Name()
-		src, err := os.ReadFile(file)
-		if err != nil {
-			continue
+		if srcs[file], err = os.ReadFile(file); err != nil {
+			return nil, nil
 		}
-		c := &collector{info: p.TypesInfo, scope: p.Types.Scope(), fset: p.Fset, file: file, src: src, pkgEnd: p.Fset.Position(f.Name.End()).Offset}
+	}
+	return collect(p.Fset, p.Syntax, srcs, p.TypesInfo, p.Types.Scope()), nil
+}
+
+// collect finds the targets of the type-checked files (srcs: their
+// contents by path) of the package whose scope is scope.
+func collect(fset *token.FileSet, files []*ast.File, srcs map[string][]byte, info *types.Info, scope *types.Scope) *codeUnderTest {
+	code := &codeUnderTest{reads: map[string]map[string]bool{}}
+	for _, f := range files {
+		file := fset.File(f.Pos()).Name()
+		c := &collector{info: info, scope: scope, fset: fset, file: file, src: srcs[file], pkgEnd: fset.Position(f.Name.End()).Offset}
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
 			if !ok || fd.Body == nil {
@@ -679,7 +712,7 @@ func (v *verifier) codeUnderTest(w *pkgWork) (*codeUnderTest, error) {
 			}
 		}
 	}
-	return code, nil
+	return code
 }
 
 // A collector finds the targets of one file.

@@ -162,6 +162,10 @@ func TestRunMutants(t *testing.T) {
 		t.Errorf("strong: %q", got)
 	}
 
+	if want := (verify.MutantCount{Tests: 2, Built: 6, Of: 6, Killed: 5}); v.Mutants != want {
+		t.Errorf("mutants %+v, want %+v", v.Mutants, want)
+	}
+
 	// The weaker fix is recorded at its site; the strong one is in the
 	// changes.
 	if v.Recorded != 1 {

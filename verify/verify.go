@@ -106,6 +106,10 @@ type Verification struct {
 	// counted in Rounds).
 	Probed      []Probe
 	ProbeRounds int
+
+	// Mutants counts what the strength check of unproven fixes
+	// (mutate.go) ran.
+	Mutants MutantCount
 }
 
 // A Held is a fix verification took back, and why.
@@ -196,6 +200,7 @@ func Run(ctx context.Context, cfg *rewrite.Config, opts Options) (*rewrite.Resul
 		return nil, nil, err
 	}
 	out.Probed, out.ProbeRounds = v.probed, v.probeRounds
+	out.Mutants = v.mutantCount()
 	if !r.race {
 		out.NoRace = r.raceWhy
 	}
