@@ -39,8 +39,9 @@ import (
 // (the original failing when the event comes late under load is the
 // flake) or, past any budget, a dropped write.
 
-// maxMutants bounds the mutants tried per test: each costs two builds
-// and two to three runs.
+// maxMutants bounds the mutants tried per test: each costs two or three
+// runs (the builds are shared: see schema), and one that hangs the test
+// costs its timeout.
 const maxMutants = 8
 
 // A mutation is how a statement is changed.
@@ -100,8 +101,8 @@ type mutant struct {
 // counter.go:14".
 func (m *mutant) String() string {
 	stmt := strings.Join(strings.Fields(string(m.t.src[m.t.start:m.t.end])), " ")
-	if len(stmt) > 60 {
-		stmt = clipTo(stmt, 57)
+	if len(stmt) > 40 {
+		stmt = clipTo(stmt, 37)
 	}
 	var what string
 	switch m.op {
@@ -233,6 +234,17 @@ func (v *verifier) mutantCount() MutantCount {
 	return s.total
 }
 
+// settle records the mutants the tests of sites killed: they are not
+// tried again.
+func (v *verifier) settle(sites []fixSite, m rewrite.Mutants) {
+	s := v.strengths()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, site := range sites {
+		s.killed[site.site.Key] = m
+	}
+}
+
 // mutantsOf returns the mutants a verified fix's test killed (zero when
 // none was tried).
 func (v *verifier) mutantsOf(key string) rewrite.Mutants {
@@ -281,9 +293,19 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 	if len(tests) == 0 {
 		return nil, nil
 	}
+	// A test with nothing to mutate is not tried again in later rounds.
+	untried := func() {
+		for _, test := range tests {
+			v.settle(byTest[test], rewrite.Mutants{})
+		}
+	}
 	code, err := v.codeUnderTest(w)
-	if err != nil || code == nil || len(code.targets) == 0 {
-		return nil, err // nothing to mutate: the fixes stand as verified
+	if err != nil {
+		return nil, err
+	}
+	if code == nil || len(code.targets) == 0 {
+		untried() // nothing to mutate: the fixes stand as verified
+		return nil, nil
 	}
 
 	// Have: the tests to try and the targets. Pick each test's mutants;
@@ -311,6 +333,8 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 		}
 		if len(p.ids) > 0 {
 			plans = append(plans, p)
+		} else {
+			v.settle(p.sites, rewrite.Mutants{})
 		}
 	}
 	if len(plans) == 0 {
@@ -322,12 +346,18 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	origDir, err := v.buildMutants(w.dir, files, nil, len(all))
-	if origDir == "" || err != nil {
-		return nil, err // the schema does not build: no mutant to try
-	}
-	afterDir, err := v.buildMutants(w.dir, append(slices.Clip(w.changes), files...), w.mod, len(all))
-	if afterDir == "" || err != nil {
+	if err != nil {
 		return nil, err
+	}
+	afterDir := ""
+	if origDir != "" {
+		if afterDir, err = v.buildMutants(w.dir, append(slices.Clip(w.changes), files...), w.mod, len(all)); err != nil {
+			return nil, err
+		}
+	}
+	if afterDir == "" {
+		untried() // the schema does not build: no mutant to try
+		return nil, nil
 	}
 
 	held := make([][]Held, len(plans))
@@ -368,11 +398,22 @@ type mutantPlan struct {
 }
 
 // mutantDelay is how much later the second write of again and undone
-// comes: within the original's window, after the first write, a
-// quarter of the test's time.
+// comes: within the original's window, after the first write, about a
+// quarter of the test's time: the largest of mutantDelays not above it,
+// so that a test's time measured a little differently gives the same
+// mutant (and the same message).
 func mutantDelay(before *outcome) time.Duration {
-	return min(max(before.mean()/4, 5*time.Millisecond), 2*time.Second).Round(time.Millisecond)
+	d := mutantDelays[0]
+	for _, s := range mutantDelays {
+		if s <= before.mean()/4 {
+			d = s
+		}
+	}
+	return d
 }
+
+var mutantDelays = []time.Duration{20 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond,
+	200 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second}
 
 // mutateTest runs one test on its mutants: the binaries named after each
 // in origDir (before the rewrite) and afterDir (after it). A mutant counts
@@ -380,7 +421,10 @@ func mutantDelay(before *outcome) time.Duration {
 // the rewrite passes, the original runs once more: a mutant whose timing
 // it only sometimes catches tells nothing.
 func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, afterDir string) ([]Held, error) {
-	timeout := 3*p.before.mean() + 10*time.Second
+	// A mutant that hangs the test is killed by the timeout: a
+	// rewritten test still running long after the original's time is
+	// not passing either.
+	timeout := 3*p.before.mean() + 5*time.Second
 	run := func(binDir string, id int) (*rewrite.Revert, error) {
 		o, err := v.r.exec(v.r.ctx, dir, job{bin: filepath.Join(binDir, binName(id)), name: p.test, run: anchored(p.test), count: 1, timeout: timeout})
 		if err != nil {
@@ -447,13 +491,9 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 	st.total.Built += len(p.ids)
 	st.total.Of += tally.Of
 	st.total.Killed += tally.Killed
-	if missed < 0 {
-		for _, s := range p.sites {
-			st.killed[s.site.Key] = tally
-		}
-	}
 	st.mu.Unlock()
 	if missed < 0 {
+		v.settle(p.sites, tally)
 		return nil, nil
 	}
 	// Blame the fix whose checks the original failed at: the last one
