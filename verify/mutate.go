@@ -7,6 +7,7 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -649,17 +650,31 @@ func checkedNames(sites []fixSite, test string, reads map[string]map[string]bool
 		}
 		return false
 	}
+	helpers := map[string]*ast.FuncDecl{} // the test file's functions
 	for _, d := range f.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Recv != nil || fd.Name.Name != test || fd.Body == nil {
-			continue
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+			helpers[fd.Name.Name] = fd
 		}
+	}
+	if fd := helpers[test]; fd != nil && fd.Recv == nil {
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
 			if id, ok := n.(*ast.Ident); ok && within(id) {
 				m.direct[id.Name] = true
 			}
 			return true
 		})
+	}
+	// A check made by a helper of the test file (assertCount(t, c, 1))
+	// reads what the helper reads.
+	for name := range maps.Clone(m.direct) {
+		if fd := helpers[name]; fd != nil && name != test {
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok {
+					m.direct[id.Name] = true
+				}
+				return true
+			})
+		}
 	}
 	for name := range m.direct {
 		for r := range reads[name] {
