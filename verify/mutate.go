@@ -613,17 +613,18 @@ func (t *target) relevance(m mentions) int {
 }
 
 // mentions are the names a test's checks use (direct) and the names
-// that the functions and methods of the package they call read
-// (indirect).
+// that the functions and methods of the package they call read, or that
+// the rest of the test uses (indirect).
 type mentions struct {
 	direct, indirect map[string]bool
 }
 
 // checkedNames returns the identifiers of the test's checks: the lines
 // the fixes name (rewrite.Finding.ProbeLines) when they name some, else
-// the whole test function, read from the file before the rewrite; and,
-// as indirect, what the functions of the code under test they name read
-// (reads).
+// the whole test function, read from the file before the rewrite, with
+// what the test file's helpers they call read; and, as indirect, the
+// rest of the test and what the functions of the code under test the
+// checks call read (reads).
 func checkedNames(sites []fixSite, test string, reads map[string]map[string]bool) mentions {
 	m := mentions{direct: map[string]bool{}, indirect: map[string]bool{}}
 	file := sites[0].finding.File
@@ -658,8 +659,14 @@ func checkedNames(sites []fixSite, test string, reads map[string]map[string]bool
 	}
 	if fd := helpers[test]; fd != nil && fd.Recv == nil {
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
-			if id, ok := n.(*ast.Ident); ok && within(id) {
-				m.direct[id.Name] = true
+			if id, ok := n.(*ast.Ident); ok {
+				if within(id) {
+					m.direct[id.Name] = true
+				} else {
+					// The rest of the test: what it hands the code
+					// (s.onJoin = func...) feeds what the checks read.
+					m.indirect[id.Name] = true
+				}
 			}
 			return true
 		})
