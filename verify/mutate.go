@@ -422,11 +422,19 @@ var mutantDelays = []time.Duration{20 * time.Millisecond, 50 * time.Millisecond,
 // the rewrite passes, the original runs once more: a mutant whose timing
 // it only sometimes catches tells nothing.
 func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, afterDir string) ([]Held, error) {
-	// A mutant that hangs the test is killed by the timeout: a
-	// rewritten test still running long after the original's time is
-	// not passing either.
-	timeout := 3*p.before.mean() + 5*time.Second
+	// A mutant that hangs a test is killed by the timeout. The original
+	// gets room (a mutant it kills only by a timeout under load would be
+	// one the rewrite "misses"); the rewrite less: one that polls for a
+	// state the mutant never reaches fails at its timeout, and a
+	// rewritten test still running at twice the original's time is not
+	// passing either.
+	origTimeout := 3*p.before.mean() + 5*time.Second
+	afterTimeout := 2*p.before.mean() + 2*time.Second
 	run := func(binDir string, id int) (*rewrite.Revert, error) {
+		timeout := origTimeout
+		if binDir == afterDir {
+			timeout = afterTimeout
+		}
 		o, err := v.r.exec(v.r.ctx, dir, job{bin: filepath.Join(binDir, binName(id)), name: p.test, run: anchored(p.test), count: 1, timeout: timeout})
 		if err != nil {
 			return nil, err
