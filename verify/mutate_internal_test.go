@@ -156,3 +156,20 @@ func TestFailLine(t *testing.T) {
 		}
 	}
 }
+
+// The second write comes about a quarter of the test's time later, on a
+// fixed scale: a test timed a little differently gets the same mutant.
+func TestMutantDelay(t *testing.T) {
+	for before, want := range map[time.Duration]time.Duration{
+		10 * time.Millisecond:  20 * time.Millisecond,
+		205 * time.Millisecond: 50 * time.Millisecond,
+		230 * time.Millisecond: 50 * time.Millisecond,
+		500 * time.Millisecond: 100 * time.Millisecond,
+		560 * time.Millisecond: 100 * time.Millisecond,
+		20 * time.Second:       2 * time.Second,
+	} {
+		if got := mutantDelay(&outcome{elapsed: before, tops: 1}); got != want {
+			t.Errorf("delay after a test of %v: %v, want %v", before, got, want)
+		}
+	}
+}
