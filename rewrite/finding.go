@@ -58,10 +58,11 @@ type Finding struct {
 	// Revert says why verification held the fix back (Reason says it in
 	// words); nil when it did not.
 	Revert *Revert `json:"revert,omitempty"`
-	// Mutants, on a verified unproven fix, counts the mutants of the code
-	// under test that the original test fails on (Of) and, of those, the
-	// ones the rewritten test fails on too (Killed: all of them, or the
-	// fix would have been reverted as Weaker). Zero when none was built.
+	// Mutants, on an unproven fix verification kept or reverted as
+	// Weaker, counts the mutants of the code under test that the
+	// original test fails on (Of) and, of those, the ones the rewritten
+	// test fails on too (Killed: all of them on a fix kept). Zero when
+	// none was built.
 	Mutants Mutants `json:"mutants,omitzero"`
 	// Variant is the form of the fix applied (rule.Fix.Alternatives; 0
 	// for the fix itself), and Variants how many forms the fix has (0 or

@@ -215,6 +215,7 @@ func (m *mutant) code(stmt string) string {
 type strength struct {
 	mu     sync.Mutex
 	killed map[string]rewrite.Mutants
+	weaker map[string]rewrite.Mutants // the fixes reverted as rewrite.Weaker
 	total  MutantCount
 }
 
@@ -246,20 +247,26 @@ func (v *verifier) settle(sites []fixSite, m rewrite.Mutants) {
 	}
 }
 
-// mutantsOf returns the mutants a verified fix's test killed (zero when
-// none was tried).
-func (v *verifier) mutantsOf(key string) rewrite.Mutants {
+// mutantsOf returns the mutants the test of a fix kept, or of one
+// reverted as rewrite.Weaker, killed (zero when none was tried).
+func (v *verifier) mutantsOf(f rewrite.Finding) rewrite.Mutants {
 	s := v.strengths()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.killed[key]
+	switch {
+	case f.Revert != nil && f.Revert.Kind == rewrite.Weaker:
+		return s.weaker[f.Site().Key]
+	case f.Fixed:
+		return s.killed[f.Site().Key]
+	}
+	return rewrite.Mutants{}
 }
 
 func (v *verifier) strengths() *strength {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.strength == nil {
-		v.strength = &strength{killed: map[string]rewrite.Mutants{}}
+		v.strength = &strength{killed: map[string]rewrite.Mutants{}, weaker: map[string]rewrite.Mutants{}}
 	}
 	return v.strength
 }
@@ -518,6 +525,9 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 	}
 	detail := fmt.Sprintf("%s (the original fails: %s); kills %d/%d mutants the original kills", all[p.ids[missed]-1], vd.origWhy.Detail, tally.Killed, tally.Of)
 	why := &rewrite.Revert{Kind: rewrite.Weaker, Test: p.test, Detail: clip(detail)}
+	st.mu.Lock()
+	st.weaker[blame.site.Key] = tally
+	st.mu.Unlock()
 	return []Held{{Site: blame.site, Why: why}}, nil
 }
 

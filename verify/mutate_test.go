@@ -150,6 +150,9 @@ func TestRunMutants(t *testing.T) {
 			t.Errorf("weak: reason %q lacks %q", weak.Reason, want)
 		}
 	}
+	if weak.Mutants != (rewrite.Mutants{Killed: 2, Of: 3}) {
+		t.Errorf("weak: mutants %+v, want 2 of 3 killed", weak.Mutants)
+	}
 	if !strings.HasPrefix(weak.Reason, "reverted: TestCounts after the rewrite misses a bug the original catches: ") {
 		t.Errorf("weak: reason %q", weak.Reason)
 	}

@@ -436,13 +436,11 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 	for i := range res.Findings {
 		f := &res.Findings[i]
 		d := filepath.Dir(f.File)
+		f.Mutants = v.mutantsOf(*f)
 		if !f.Fixed || final[d] == "" || final[d] != verified[d] {
 			continue
 		}
 		f.Verified, f.BeforeMs, f.AfterMs = covered(runs[d], topLevel(f.Test))
-		if f.Verified {
-			f.Mutants = v.mutantsOf(f.Site().Key)
-		}
 	}
 	return res, out, nil
 }
