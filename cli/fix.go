@@ -103,6 +103,7 @@ func addVerifyFlags(cmd *cobra.Command, opts *options) {
 	f.BoolVar(&opts.verify, "verify", false, "run the affected tests before and after each fix; keep only fixes whose tests pass every time")
 	f.IntVar(&opts.verifyCount, "verify-count", verify.DefaultCount, "with --verify, run each affected test `N` times after the rewrite (once before), in parallel processes, one at GOMAXPROCS=1 and one under -race")
 	f.DurationVar(&opts.verifyTimeout, "verify-timeout", 5*time.Minute, "with --verify, the -test.timeout of each run")
+	f.BoolVar(&opts.verifyMutants, "verify-mutants", true, "with --verify, keep an unproven fix only if its test still fails on every mutant of the code under test that the original fails on")
 	prev := cmd.PreRunE
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
 		if opts.verifyCount < 1 {
@@ -261,6 +262,9 @@ func verifySummary(v *verify.Verification, base string) string {
 		s += "; 1 wait left: its checks hold without waiting"
 	case held > 1:
 		s += fmt.Sprintf("; %d waits left: their checks hold without waiting", held)
+	}
+	if m := v.Mutants; m.Tests > 0 {
+		s += fmt.Sprintf("; %s of unproven fixes tried on %s: the rewrites kill %d of the %d the originals kill", plural(m.Tests, "test"), plural(m.Built, "mutant"), m.Killed, m.Of)
 	}
 	if v.NoRace != "" && len(v.Tests) > 0 {
 		s += "; no run under -race: " + v.NoRace

@@ -51,6 +51,9 @@ func relFindings(findings []rewrite.Finding, base string) []rewrite.Finding {
 // findingMessage is the message of a finding followed by its fix or the
 // reason there is none.
 func findingMessage(f rewrite.Finding) string {
+	if f.Fixed && f.Mutants.Of > 0 {
+		return f.Message + "; fix: " + f.Fix + " (verified: " + f.Mutants.String() + ")"
+	}
 	if f.Fixed {
 		return f.Message + "; fix: " + f.Fix
 	}

@@ -74,6 +74,7 @@ type options struct {
 	verify        bool
 	verifyCount   int
 	verifyTimeout time.Duration
+	verifyMutants bool
 
 	stdout, stderr io.Writer
 }

@@ -36,9 +36,10 @@ func (o *options) runVerified(cfg *rewrite.Config) (*rewrite.Result, *verify.Ver
 		}
 	}()
 	res, v, err := verify.Run(ctx, cfg, verify.Options{
-		Count:    o.verifyCount,
-		Timeout:  o.verifyTimeout,
-		Progress: verifyProgress(o.stderr),
+		Count:     o.verifyCount,
+		Timeout:   o.verifyTimeout,
+		NoMutants: !o.verifyMutants,
+		Progress:  verifyProgress(o.stderr),
 	})
 	if ctx.Err() != nil {
 		mu.Lock()

@@ -58,6 +58,12 @@ type Finding struct {
 	// Revert says why verification held the fix back (Reason says it in
 	// words); nil when it did not.
 	Revert *Revert `json:"revert,omitempty"`
+	// Mutants, on an unproven fix verification kept or reverted as
+	// Weaker, counts the mutants of the code under test that the
+	// original test fails on (Of) and, of those, the ones the rewritten
+	// test fails on too (Killed: all of them on a fix kept). Zero when
+	// none was built.
+	Mutants Mutants `json:"mutants,omitzero"`
 	// Variant is the form of the fix applied (rule.Fix.Alternatives; 0
 	// for the fix itself), and Variants how many forms the fix has (0 or
 	// 1 when it has one): verification tries them in order.
@@ -83,6 +89,19 @@ type Finding struct {
 	ProbeLines [2]int `json:"-"`
 
 	code string // the matched code, whitespace-normalised, for the ID
+}
+
+// Mutants counts the mutants of the code under test a rewritten test
+// was tried on: the Of that the original test kills, and the Killed of
+// those that the rewritten test kills too.
+type Mutants struct {
+	Killed int `json:"killed"`
+	Of     int `json:"of"`
+}
+
+// String says it in words: "kills 4/4 mutants the original kills".
+func (m Mutants) String() string {
+	return fmt.Sprintf("kills %d/%d mutants the original kills", m.Killed, m.Of)
 }
 
 // probeHolds is a finding's ProbeHolds when its rule gives none.

@@ -108,6 +108,12 @@ const (
 	// as for HoldsWithout, and not recorded either. Detail is the whole
 	// reason.
 	ProbeUntold RevertKind = "probe-untold"
+	// Weaker: the test passed every run after the rewrite, but a mutant
+	// of the code under test that the original test fails on (a write
+	// made twice, made again later, undone, dropped: verify's mutate.go)
+	// passes the rewritten test: the rewrite made the test blind to a
+	// bug it caught. Detail names the mutant and the original's failure.
+	Weaker RevertKind = "weaker"
 )
 
 // A Revert says why a fix was held back.
@@ -125,7 +131,7 @@ type Revert struct {
 // fix must not be proposed again (verify records it at the site).
 func (r *Revert) AfterRewrite() bool {
 	switch r.Kind {
-	case BuildAfter, FailsAfter, Panics, Hangs, Vanished, PackageRun:
+	case BuildAfter, FailsAfter, Panics, Hangs, Vanished, PackageRun, Weaker:
 		return true
 	}
 	return false
@@ -175,6 +181,8 @@ func (r *Revert) String() string {
 		return t + " failed in the package's whole run after the rewrite: " + r.Detail
 	case Clash:
 		return t + " failed after the rewrite on a resource clash (something it needs was held elsewhere), which is not counted against the fix: " + r.Detail
+	case Weaker:
+		return t + " after the rewrite misses a bug the original catches: " + r.Detail
 	}
 	return r.Detail
 }

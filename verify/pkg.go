@@ -26,8 +26,9 @@ type pkgWork struct {
 
 // A fixSite is one applied fix and the top-level test it is in.
 type fixSite struct {
-	site rewrite.Site
-	test string // top-level test, or "" outside tests
+	site    rewrite.Site
+	test    string          // top-level test, or "" outside tests
+	finding rewrite.Finding // for mutate.go: Unproven, File, Line, ProbeLines
 }
 
 // covers reports whether a failure of the test may come from the fix.
@@ -65,7 +66,7 @@ func (v *verifier) verify(cfg *rewrite.Config, decide func(rewrite.Site) rewrite
 			continue
 		}
 		seen[s.Key] = true
-		fs := fixSite{site: s}
+		fs := fixSite{site: s, finding: f}
 		if top := topLevel(f.Test); rewrite.IsTestName(top) {
 			fs.test = top
 			if !slices.Contains(w.tests, top) {
@@ -237,7 +238,11 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 		return runs, held, nil
 	}
 
-	// Have: every test passed alone. Now the whole binary.
+	// Have: every test passed alone. Now the unproven fixes' strength
+	// (mutate.go), then the whole binary.
+	if held, err := v.mutate(decide, w, b, runs); err != nil || len(held) > 0 {
+		return runs, held, err
+	}
 	why, err := v.packageRun(w.dir, b, bins, false)
 	if err != nil || why == nil {
 		return runs, nil, err

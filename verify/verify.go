@@ -71,6 +71,10 @@ type Options struct {
 	// GOMAXPROCS.
 	Procs int
 
+	// NoMutants turns off the strength check of unproven fixes
+	// (mutate.go): they are then kept when their tests pass.
+	NoMutants bool
+
 	// Progress, if set, is called after each package is verified.
 	Progress func(done, total int)
 }
@@ -106,6 +110,10 @@ type Verification struct {
 	// counted in Rounds).
 	Probed      []Probe
 	ProbeRounds int
+
+	// Mutants counts what the strength check of unproven fixes
+	// (mutate.go) ran.
+	Mutants MutantCount
 }
 
 // A Held is a fix verification took back, and why.
@@ -203,6 +211,7 @@ func Run(ctx context.Context, cfg *rewrite.Config, opts Options) (*rewrite.Resul
 		return nil, nil, err
 	}
 	out.Probed, out.ProbeRounds = v.probed, v.probeRounds
+	out.Mutants = v.mutantCount()
 	if !r.race {
 		out.NoRace = r.raceWhy
 	}
@@ -233,6 +242,8 @@ type verifier struct {
 	probed      []Probe
 	probeHeld   map[string]*rewrite.Revert
 	probeRounds int
+
+	strength *strength // the mutants' verdicts (mutate.go)
 }
 
 // beforeRuns are a package's binary and runs before the rewrite: the
@@ -457,6 +468,7 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 	for i := range res.Findings {
 		f := &res.Findings[i]
 		d := filepath.Dir(f.File)
+		f.Mutants = v.mutantsOf(*f)
 		if !f.Fixed || final[d] == "" || final[d] != verified[d] {
 			continue
 		}

@@ -1,0 +1,1000 @@
+package verify
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/tools/go/packages"
+
+	"github.com/unflake/unflake/rewrite"
+)
+
+// Strength. An unproven fix that passes every run may still have made
+// its test blind: a poll that stops at the first instant its checks hold
+// passes a counter that goes on to 2, where the sleep it replaced saw
+// the 2. So, once every test passed after the rewrite, each test with an
+// unproven fix is tried on mutants of the code under test (the non-test
+// files of its package): the statements that write the state the test's
+// checks read, made twice, made again a little later, undone a little
+// later, or dropped. A mutant counts when the original test fails on it;
+// the fix is kept only if the rewritten test fails on every such mutant
+// too (Finding.Mutants), and is otherwise reverted as rewrite.Weaker,
+// naming the mutant it misses. Mutants are files of an overlay: the
+// working tree is never touched.
+//
+// "Late" (a write delayed past the original's window) is not a mutant:
+// from the test's side it is either what the rewrite exists to tolerate
+// (the original failing when the event comes late under load is the
+// flake) or, past any budget, a dropped write.
+
+// maxMutants bounds the mutants tried per test: each costs two or three
+// runs (the builds are shared: see schema), and one that hangs the test
+// costs its timeout.
+const maxMutants = 8
+
+// A mutation is how a statement is changed.
+type mutation int
+
+const (
+	twice   mutation = iota // the statement twice in a row
+	again                   // the statement, and again a moment later
+	undone                  // an assignment, and the value before it restored a moment later
+	dropped                 // the statement removed
+)
+
+// A writeKind is what a statement does to the state.
+type writeKind int
+
+const (
+	counts  writeKind = iota // x.n++, x.n += k, n.Add(1), atomic.AddInt32
+	stores                   // x.state = v, v.Store(x), atomic.StoreInt32
+	signals                  // ch <- v, x.onJoin(m), a call of a func value
+	closes                   // close(ch)
+)
+
+// mutations are what makes sense for each kind, most telling first: a
+// store made twice writes the same value, a channel closed twice panics
+// in both tests.
+var mutations = map[writeKind][]mutation{
+	counts:  {twice, again, dropped},
+	stores:  {undone, dropped},
+	signals: {twice, again, dropped},
+	closes:  {dropped},
+}
+
+// A target is a statement of the code under test that writes state.
+type target struct {
+	file       string // absolute path
+	src        []byte // the file's content
+	pkgEnd     int    // offset of the end of the package clause
+	start, end int    // the statement's byte offsets
+	line       int
+	kind       writeKind
+	names      []string // the fields, variables and methods it writes through
+	// read and write, for an assignment with one value, read the
+	// current value and write a given one back (for undone).
+	read  string
+	write func(val string) string
+}
+
+// A mutant is one mutation of one target.
+type mutant struct {
+	t  *target
+	op mutation
+	// delay is how much later the second write of again or undone comes.
+	delay time.Duration
+}
+
+// String names the mutant as a finding does: "n.Add(1) made twice at
+// counter.go:14".
+func (m *mutant) String() string {
+	stmt := strings.Join(strings.Fields(string(m.t.src[m.t.start:m.t.end])), " ")
+	if len(stmt) > 40 {
+		stmt = clipTo(stmt, 37)
+	}
+	var what string
+	switch m.op {
+	case twice:
+		what = "made twice"
+	case again:
+		what = fmt.Sprintf("made again %s later", m.delay)
+	case undone:
+		what = fmt.Sprintf("undone %s later", m.delay)
+	case dropped:
+		what = "dropped"
+	}
+	return fmt.Sprintf("%s %s at %s:%d", stmt, what, filepath.Base(m.t.file), m.t.line)
+}
+
+// The mutants of a package are built at once, as a schema: each target
+// statement S becomes
+//
+//	switch unflakeMutant { case "m1.test": S; S; case "m2.test": ; default: S }
+//
+// where unflakeMutant is the base name of the test binary (os.Args[0]),
+// and the binary is linked under the name of each mutant to run it. One
+// build of the tests before the rewrite and one after it serve every
+// mutant. The imports a schema needs are added on the package clause's
+// line under names that shadow nothing (a second import of a package
+// under another name is legal Go), the selector at the end of the file:
+// no line moves before a target, so the lines the tests report stay
+// where they were.
+const (
+	mutantVar  = "unflakeMutant"
+	mutantTime = "unflakemutanttime"
+	mutantOS   = "unflakemutantos"
+	mutantPath = "unflakemutantpath"
+)
+
+// binName is the name of the binary that runs mutant id.
+func binName(id int) string { return "m" + strconv.Itoa(id) + ".test" }
+
+// schema returns the files of the package with every mutant of ms (ids:
+// their index plus one) built in, by path.
+func schema(ms []*mutant) map[string][]byte {
+	byFile := map[string][]int{}
+	var files []string
+	for i, m := range ms {
+		if byFile[m.t.file] == nil {
+			files = append(files, m.t.file)
+		}
+		byFile[m.t.file] = append(byFile[m.t.file], i)
+	}
+	out := map[string][]byte{}
+	for k, file := range files {
+		idx := byFile[file]
+		// Have: targets that do not overlap (codeUnderTest); group the
+		// mutants of each, in source order.
+		sort.SliceStable(idx, func(a, b int) bool { return ms[idx[a]].t.start < ms[idx[b]].t.start })
+		src := ms[idx[0]].t.src
+		var b bytes.Buffer
+		b.Write(src[:ms[idx[0]].t.pkgEnd])
+		needTime := false
+		for _, i := range idx {
+			needTime = needTime || ms[i].op == again || ms[i].op == undone
+		}
+		if needTime {
+			b.WriteString("; import " + mutantTime + ` "time"`)
+		}
+		if k == 0 {
+			b.WriteString("; import " + mutantOS + ` "os"; import ` + mutantPath + ` "path/filepath"`)
+		}
+		at := ms[idx[0]].t.pkgEnd
+		for j := 0; j < len(idx); {
+			t := ms[idx[j]].t
+			b.Write(src[at:t.start])
+			stmt := string(src[t.start:t.end])
+			b.WriteString("switch " + mutantVar + " {")
+			for ; j < len(idx) && ms[idx[j]].t == t; j++ {
+				fmt.Fprintf(&b, " case %q: %s;", binName(idx[j]+1), ms[idx[j]].code(stmt))
+			}
+			b.WriteString(" default: " + stmt + " }")
+			at = t.end
+		}
+		b.Write(src[at:])
+		if k == 0 {
+			b.WriteString("\nvar " + mutantVar + " = " + mutantPath + ".Base(" + mutantOS + ".Args[0])\n")
+		}
+		out[file] = b.Bytes()
+	}
+	return out
+}
+
+// code is the mutant's form of stmt.
+func (m *mutant) code(stmt string) string {
+	later := func(s string) string {
+		return fmt.Sprintf("go func() { %s.Sleep(%d); %s }()", mutantTime, int64(m.delay), s)
+	}
+	switch m.op {
+	case twice:
+		return stmt + "; " + stmt
+	case again:
+		return stmt + "; " + later(stmt)
+	case undone:
+		return "unflakeBefore := " + m.t.read + "; " + stmt + "; " + later(m.t.write("unflakeBefore"))
+	}
+	return "" // dropped
+}
+
+// strength holds what the mutants decided, by site key: fixes whose tests
+// killed every mutant, with the counts. A test is tried once; a later
+// round (other fixes reverted) keeps the verdict.
+type strength struct {
+	mu     sync.Mutex
+	killed map[string]rewrite.Mutants
+	weaker map[string]rewrite.Mutants // the fixes reverted as rewrite.Weaker
+	total  MutantCount
+}
+
+// A MutantCount says what the mutants of a verification did.
+type MutantCount struct {
+	Tests int // tests tried on mutants
+	Built int // mutants they were run on
+	// Of are the mutants the original tests fail on, and Killed those
+	// that the rewritten tests fail on too.
+	Of, Killed int
+}
+
+// mutantCount returns the totals.
+func (v *verifier) mutantCount() MutantCount {
+	s := v.strengths()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total
+}
+
+// recordStrength records the mutants the tests of sites killed: they are not
+// tried again.
+func (v *verifier) recordStrength(sites []fixSite, m rewrite.Mutants) {
+	s := v.strengths()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, site := range sites {
+		s.killed[site.site.Key] = m
+	}
+}
+
+// mutantsOf returns the mutants the test of a fix kept, or of one
+// reverted as rewrite.Weaker, killed (zero when none was tried).
+func (v *verifier) mutantsOf(f rewrite.Finding) rewrite.Mutants {
+	s := v.strengths()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case f.Revert != nil && f.Revert.Kind == rewrite.Weaker:
+		return s.weaker[f.Site().Key]
+	case f.Fixed:
+		return s.killed[f.Site().Key]
+	}
+	return rewrite.Mutants{}
+}
+
+func (v *verifier) strengths() *strength {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.strength == nil {
+		v.strength = &strength{killed: map[string]rewrite.Mutants{}, weaker: map[string]rewrite.Mutants{}}
+	}
+	return v.strength
+}
+
+// mutate tries the tests of w's unproven fixes, which all passed after
+// the rewrite (runs), on mutants of the package's code under test, and
+// returns the fixes to revert as rewrite.Weaker; their tests' runs lose
+// Kept. It does nothing in the probe phase (decide asks for probes) or
+// with Options.NoMutants.
+func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork, b *beforeRuns, runs []TestRun) ([]Held, error) {
+	if v.opts.NoMutants {
+		return nil, nil
+	}
+	st := v.strengths()
+	byTest := map[string][]fixSite{}
+	var tests []string
+	for _, s := range w.sites {
+		if !s.finding.Unproven || s.test == "" || decide(s.site).Probe {
+			continue
+		}
+		st.mu.Lock()
+		_, done := st.killed[s.site.Key]
+		st.mu.Unlock()
+		if done {
+			continue
+		}
+		if byTest[s.test] == nil {
+			tests = append(tests, s.test)
+		}
+		byTest[s.test] = append(byTest[s.test], s)
+	}
+	if len(tests) == 0 {
+		return nil, nil
+	}
+	// A test with nothing to mutate is not tried again in later rounds.
+	untried := func() {
+		for _, test := range tests {
+			v.recordStrength(byTest[test], rewrite.Mutants{})
+		}
+	}
+	code, err := v.codeUnderTest(w)
+	if err != nil {
+		return nil, err
+	}
+	if code == nil || len(code.targets) == 0 {
+		untried() // nothing to mutate: the fixes stand as verified
+		return nil, nil
+	}
+
+	// Have: the tests to try and the targets. Pick each test's mutants;
+	// the package's schema holds them all, once each.
+	sort.Strings(tests)
+	plans := make([]mutantPlan, 0, len(tests))
+	var all []*mutant
+	index := map[mutant]int{} // a mutant → its id
+	for _, test := range tests {
+		b.mu.Lock()
+		before := b.tests[test]
+		b.mu.Unlock()
+		if before == nil {
+			continue
+		}
+		p := mutantPlan{test: test, sites: byTest[test], before: before}
+		for _, m := range pickMutants(code.relevant(checkedNames(p.sites, test, code.reads)), mutantDelay(before)) {
+			id, ok := index[*m]
+			if !ok {
+				all = append(all, m)
+				id = len(all)
+				index[*m] = id
+			}
+			p.ids = append(p.ids, id)
+		}
+		if len(p.ids) > 0 {
+			plans = append(plans, p)
+		} else {
+			v.recordStrength(p.sites, rewrite.Mutants{})
+		}
+	}
+	if len(plans) == 0 {
+		return nil, nil
+	}
+	var files []rewrite.Change
+	for path, src := range schema(all) {
+		files = append(files, rewrite.Change{Path: path, New: src})
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	origDir, err := v.buildMutants(w.dir, files, nil, len(all))
+	if err != nil {
+		return nil, err
+	}
+	afterDir := ""
+	if origDir != "" {
+		if afterDir, err = v.buildMutants(w.dir, append(slices.Clip(w.changes), files...), w.mod, len(all)); err != nil {
+			return nil, err
+		}
+	}
+	if afterDir == "" {
+		untried() // the schema does not build: no mutant to try
+		return nil, nil
+	}
+
+	held := make([][]Held, len(plans))
+	errs := make([]error, len(plans))
+	var wg sync.WaitGroup
+	for i, p := range plans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			held[i], errs[i] = v.mutateTest(w.dir, p, all, origDir, afterDir)
+		}()
+	}
+	wg.Wait()
+	var out []Held
+	for i := range plans {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		for _, h := range held[i] {
+			for j := range runs {
+				if runs[j].Name == h.Why.Test {
+					runs[j].Kept, runs[j].Why = false, h.Why
+				}
+			}
+		}
+		out = append(out, held[i]...)
+	}
+	return out, nil
+}
+
+// A mutantPlan is one test to try on mutants: its unproven fixes, its run
+// before the rewrite, and the ids of its mutants.
+type mutantPlan struct {
+	test   string
+	sites  []fixSite
+	before *outcome
+	ids    []int
+}
+
+// mutantDelay is how much later the second write of again and undone
+// comes: within the original's window, after the first write, about a
+// quarter of the test's time: the largest of mutantDelays not above it,
+// so that a test's time measured a little differently gives the same
+// mutant (and the same message).
+func mutantDelay(before *outcome) time.Duration {
+	d := mutantDelays[0]
+	for _, s := range mutantDelays {
+		if s <= before.mean()/4 {
+			d = s
+		}
+	}
+	return d
+}
+
+var mutantDelays = []time.Duration{20 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond,
+	200 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second}
+
+// mutateTest runs one test on its mutants: the binaries named after each
+// in origDir (before the rewrite) and afterDir (after it). A mutant counts
+// when the original fails on it; the rewrite must fail on it too. When
+// the rewrite passes, the original runs once more: a mutant whose timing
+// it only sometimes catches tells nothing.
+func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, afterDir string) ([]Held, error) {
+	// A mutant that hangs a test is killed by the timeout. The original
+	// gets room (a mutant it kills only by a timeout under load would be
+	// one the rewrite "misses"); the rewrite less: one that polls for a
+	// state the mutant never reaches fails at its timeout, and a
+	// rewritten test still running at twice the original's time is not
+	// passing either.
+	origTimeout := 3*p.before.mean() + 5*time.Second
+	afterTimeout := 2*p.before.mean() + 2*time.Second
+	run := func(binDir string, id int) (*rewrite.Revert, error) {
+		timeout := origTimeout
+		if binDir == afterDir {
+			timeout = afterTimeout
+		}
+		o, err := v.r.exec(v.r.ctx, dir, job{bin: filepath.Join(binDir, binName(id)), name: p.test, run: anchored(p.test), count: 1, timeout: timeout})
+		if err != nil {
+			return nil, err
+		}
+		return failure(o, p.test, 1, p.before), nil
+	}
+	type verdict struct {
+		counts  bool // the original kills it
+		killed  bool // the rewrite kills it too
+		origWhy *rewrite.Revert
+	}
+	verdicts := make([]verdict, len(p.ids))
+	errs := make([]error, len(p.ids))
+	var wg sync.WaitGroup
+	for i, id := range p.ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			origWhy, err := run(origDir, id)
+			if origWhy == nil || err != nil {
+				errs[i] = err // the original does not kill it: it tells nothing
+				return
+			}
+			afterWhy, err := run(afterDir, id)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			if afterWhy == nil {
+				if again, err := run(origDir, id); again == nil || err != nil {
+					errs[i] = err
+					return
+				}
+			}
+			verdicts[i] = verdict{counts: true, killed: afterWhy != nil, origWhy: origWhy}
+		}()
+	}
+	wg.Wait()
+	if err := v.r.ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	var tally rewrite.Mutants
+	missed := -1
+	for i, vd := range verdicts {
+		if !vd.counts {
+			continue
+		}
+		tally.Of++
+		if vd.killed {
+			tally.Killed++
+		} else if missed < 0 {
+			missed = i
+		}
+	}
+	st := v.strengths()
+	st.mu.Lock()
+	st.total.Tests++
+	st.total.Built += len(p.ids)
+	st.total.Of += tally.Of
+	st.total.Killed += tally.Killed
+	st.mu.Unlock()
+	if missed < 0 {
+		v.recordStrength(p.sites, tally)
+		return nil, nil
+	}
+	// Blame the fix whose checks the original failed at: the last one
+	// before that line in the test file.
+	vd := verdicts[missed]
+	blame := p.sites[0]
+	if line := failLine(vd.origWhy.Detail, blame.finding.File); line > 0 {
+		for _, s := range p.sites {
+			if s.finding.File == blame.finding.File && s.finding.Line <= line && s.finding.Line > blame.finding.Line {
+				blame = s
+			}
+		}
+	}
+	detail := fmt.Sprintf("%s (the original fails: %s); kills %d/%d mutants the original kills", all[p.ids[missed]-1], vd.origWhy.Detail, tally.Killed, tally.Of)
+	why := &rewrite.Revert{Kind: rewrite.Weaker, Test: p.test, Detail: clip(detail)}
+	st.mu.Lock()
+	st.weaker[blame.site.Key] = tally
+	st.mu.Unlock()
+	return []Held{{Site: blame.site, Why: why}}, nil
+}
+
+// buildMutants builds the package's test binary with changes on an
+// overlay, links it under the name of each of n mutants, and returns the
+// directory of the links, or "" when it does not build.
+func (v *verifier) buildMutants(dir string, changes, mod []rewrite.Change, n int) (string, error) {
+	tmp := v.tempDir()
+	if err := mkdir(tmp); err != nil {
+		return "", err
+	}
+	overlay, err := writeOverlay(tmp, changes)
+	if err != nil {
+		return "", err
+	}
+	modfile, err := writeModFile(tmp, mod)
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(tmp, "schema.test")
+	if _, err := v.r.build(dir, bin, overlay, modfile, false); err != nil {
+		return "", v.r.ctx.Err()
+	}
+	for id := 1; id <= n; id++ {
+		if err := linkOrCopy(bin, filepath.Join(tmp, binName(id))); err != nil {
+			return "", err
+		}
+	}
+	return tmp, nil
+}
+
+// linkOrCopy makes dst a hard link to src, or a copy where links fail.
+func linkOrCopy(src, dst string) error {
+	if os.Link(src, dst) == nil {
+		return nil
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o755)
+}
+
+// pickMutants takes up to maxMutants mutants of the targets (most
+// relevant first): each target's first mutation, then each one's
+// second, and so on, so that the budget covers many writes before it
+// covers one write in many ways.
+func pickMutants(targets []*target, delay time.Duration) []*mutant {
+	var ms []*mutant
+	for round := 0; len(ms) < maxMutants; round++ {
+		more := false
+		for _, t := range targets {
+			ops := mutations[t.kind]
+			if round >= len(ops) {
+				continue
+			}
+			more = true
+			if ops[round] == undone && t.read == "" {
+				continue
+			}
+			ms = append(ms, &mutant{t: t, op: ops[round], delay: delay})
+			if len(ms) == maxMutants {
+				break
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	return ms
+}
+
+// relevant returns the targets the names m score, most relevant first
+// (source order among equals).
+func (c *codeUnderTest) relevant(m mentions) []*target {
+	var out []*target
+	score := map[*target]int{}
+	for _, t := range c.targets {
+		if s := t.relevance(m); s > 0 {
+			score[t] = s
+			out = append(out, t)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return score[out[i]] > score[out[j]] })
+	return out
+}
+
+// relevance scores a target by the names of the test's checks: 2 per
+// name of its own they mention, 1 per name read by a function they call.
+func (t *target) relevance(m mentions) int {
+	s := 0
+	for _, n := range t.names {
+		switch {
+		case m.direct[n]:
+			s += 2
+		case m.indirect[n]:
+			s++
+		}
+	}
+	return s
+}
+
+// mentions are the names a test's checks use (direct) and the names
+// that the functions and methods of the package they call read, or that
+// the rest of the test uses (indirect).
+type mentions struct {
+	direct, indirect map[string]bool
+}
+
+// checkedNames returns the identifiers of the test's checks: the lines
+// the fixes name (rewrite.Finding.ProbeLines) when they name some, else
+// the whole test function, read from the file before the rewrite, with
+// what the test file's helpers they call read; and, as indirect, the
+// rest of the test and what the functions of the code under test the
+// checks call read (reads).
+func checkedNames(sites []fixSite, test string, reads map[string]map[string]bool) mentions {
+	m := mentions{direct: map[string]bool{}, indirect: map[string]bool{}}
+	file := sites[0].finding.File
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+	if err != nil {
+		return m
+	}
+	var lines [][2]int
+	for _, s := range sites {
+		if l := s.finding.ProbeLines; l[0] > 0 {
+			lines = append(lines, l)
+		}
+	}
+	within := func(n ast.Node) bool {
+		if len(lines) == 0 {
+			return true
+		}
+		line := fset.Position(n.Pos()).Line
+		for _, l := range lines {
+			if l[0] <= line && line <= l[1] {
+				return true
+			}
+		}
+		return false
+	}
+	helpers := map[string]*ast.FuncDecl{} // the test file's functions
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+			helpers[fd.Name.Name] = fd
+		}
+	}
+	if fd := helpers[test]; fd != nil && fd.Recv == nil {
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				if within(id) {
+					m.direct[id.Name] = true
+				} else {
+					// The rest of the test: what it hands the code
+					// (s.onJoin = func...) feeds what the checks read.
+					m.indirect[id.Name] = true
+				}
+			}
+			return true
+		})
+	}
+	// A check made by a helper of the test file (assertCount(t, c, 1))
+	// reads what the helper reads.
+	for name := range maps.Clone(m.direct) {
+		if fd := helpers[name]; fd != nil && name != test {
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok {
+					m.direct[id.Name] = true
+				}
+				return true
+			})
+		}
+	}
+	for name := range m.direct {
+		for r := range reads[name] {
+			m.indirect[r] = true
+		}
+	}
+	return m
+}
+
+// codeUnderTest is what mutants are made of: the statements of a
+// package's non-test files that write state, and the names each function
+// or method reads (for checks that call it: m.Len(), c.State()).
+type codeUnderTest struct {
+	targets []*target
+	reads   map[string]map[string]bool // function or method name → names
+}
+
+// codeUnderTest type-checks the package's non-test files and finds its
+// targets. A package that does not load, uses cgo, or whose non-test
+// files the rewrite changes has none (nil).
+func (v *verifier) codeUnderTest(w *pkgWork) (*codeUnderTest, error) {
+	cfg := &packages.Config{
+		Context: v.r.ctx,
+		Mode:    packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo,
+		Dir:     w.dir,
+		Env:     append(append([]string(nil), v.r.environ()...), "GOTMPDIR="+v.r.tmp),
+	}
+	if len(v.r.tags) > 0 {
+		cfg.BuildFlags = []string{"-tags=" + strings.Join(v.r.tags, ",")}
+	}
+	pkgs, err := packages.Load(cfg, ".")
+	if v.r.ctx.Err() != nil {
+		return nil, v.r.ctx.Err()
+	}
+	if err != nil || len(pkgs) != 1 || len(pkgs[0].Errors) > 0 || pkgs[0].TypesInfo == nil {
+		return nil, nil
+	}
+	p := pkgs[0]
+	if !slices.Equal(p.GoFiles, p.CompiledGoFiles) {
+		return nil, nil // cgo: the syntax is of generated files
+	}
+	for _, c := range w.changes {
+		if slices.Contains(p.GoFiles, c.Path) {
+			return nil, nil
+		}
+	}
+	srcs := map[string][]byte{}
+	for _, f := range p.Syntax {
+		file := p.Fset.File(f.Pos()).Name()
+		if srcs[file], err = os.ReadFile(file); err != nil {
+			return nil, nil
+		}
+	}
+	return collect(p.Fset, p.Syntax, srcs, p.TypesInfo, p.Types.Scope()), nil
+}
+
+// collect finds the targets of the type-checked files (srcs: their
+// contents by path) of the package whose scope is scope.
+func collect(fset *token.FileSet, files []*ast.File, srcs map[string][]byte, info *types.Info, scope *types.Scope) *codeUnderTest {
+	code := &codeUnderTest{reads: map[string]map[string]bool{}}
+	for _, f := range files {
+		file := fset.File(f.Pos()).Name()
+		c := &collector{info: info, scope: scope, fset: fset, file: file, src: srcs[file], pkgEnd: fset.Position(f.Name.End()).Offset}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			reads := code.reads[fd.Name.Name]
+			if reads == nil {
+				reads = map[string]bool{}
+				code.reads[fd.Name.Name] = reads
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok {
+					reads[id.Name] = true
+				}
+				return true
+			})
+			ast.Inspect(fd.Body, c.visit)
+		}
+		// A target inside another (s.cb = func() { s.n++ }) is left
+		// out: a schema splices each target once.
+		sort.SliceStable(c.out, func(i, j int) bool { return c.out[i].start < c.out[j].start })
+		end := 0
+		for _, t := range c.out {
+			if t.start >= end {
+				code.targets = append(code.targets, t)
+				end = t.end
+			}
+		}
+	}
+	return code
+}
+
+// A collector finds the targets of one file.
+type collector struct {
+	info   *types.Info
+	scope  *types.Scope // the package's
+	fset   *token.FileSet
+	file   string
+	src    []byte
+	pkgEnd int // offset of the end of the package clause
+	out    []*target
+}
+
+// visit looks at the statements of each statement list.
+func (c *collector) visit(n ast.Node) bool {
+	var list []ast.Stmt
+	switch n := n.(type) {
+	case *ast.BlockStmt:
+		list = n.List
+	case *ast.CaseClause:
+		list = n.Body
+	case *ast.CommClause:
+		list = n.Body
+	}
+	for _, s := range list {
+		if t := c.classify(s); t != nil {
+			c.out = append(c.out, t)
+		}
+	}
+	return true
+}
+
+// classify returns the target a statement is, or nil.
+func (c *collector) classify(s ast.Stmt) *target {
+	t := &target{file: c.file, src: c.src, pkgEnd: c.pkgEnd,
+		start: c.fset.Position(s.Pos()).Offset, end: c.fset.Position(s.End()).Offset, line: c.fset.Position(s.Pos()).Line}
+	var written []ast.Expr
+	switch s := s.(type) {
+	case *ast.IncDecStmt:
+		if !c.isState(s.X) {
+			return nil
+		}
+		t.kind, written = counts, []ast.Expr{s.X}
+	case *ast.AssignStmt:
+		if s.Tok == token.DEFINE {
+			return nil
+		}
+		for _, l := range s.Lhs {
+			if !c.isState(l) {
+				return nil
+			}
+		}
+		written = s.Lhs
+		t.kind = counts
+		if s.Tok == token.ASSIGN {
+			t.kind = stores
+			if len(s.Lhs) == 1 && len(s.Rhs) == 1 {
+				lhs := c.text(s.Lhs[0])
+				t.read, t.write = lhs, func(val string) string { return lhs + " = " + val }
+			}
+		}
+	case *ast.SendStmt:
+		t.kind, written = signals, []ast.Expr{s.Chan}
+	case *ast.ExprStmt:
+		call, ok := ast.Unparen(s.X).(*ast.CallExpr)
+		if !ok || !c.callTarget(t, call) {
+			return nil
+		}
+		written = []ast.Expr{call.Fun}
+		if t.kind == closes && len(call.Args) == 1 {
+			written = call.Args
+		}
+	default:
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, e := range written {
+		ast.Inspect(e, func(n ast.Node) bool {
+			var name string
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				name = n.Sel.Name
+			case *ast.Ident:
+				if v, ok := c.info.Uses[n].(*types.Var); ok && v.Parent() == c.scope {
+					name = n.Name
+				}
+			}
+			if name != "" && !seen[name] {
+				seen[name] = true
+				t.names = append(t.names, name)
+			}
+			return true
+		})
+	}
+	return t
+}
+
+// callTarget says whether a call statement writes state (an atomic add or
+// store, a close, a call of a function value), and sets t's kind.
+func (c *collector) callTarget(t *target, call *ast.CallExpr) bool {
+	switch fun := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		switch obj := c.info.Uses[fun].(type) {
+		case *types.Builtin:
+			if obj.Name() == "close" {
+				t.kind = closes
+				return true
+			}
+		case *types.Var:
+			if _, ok := obj.Type().Underlying().(*types.Signature); ok {
+				t.kind = signals // a callback: a parameter or a variable
+				return true
+			}
+		}
+	case *ast.SelectorExpr:
+		if sel := c.info.Selections[fun]; sel != nil {
+			switch sel.Kind() {
+			case types.FieldVal:
+				if _, ok := sel.Type().Underlying().(*types.Signature); ok {
+					t.kind = signals // x.onJoin(m)
+					return true
+				}
+			case types.MethodVal:
+				fn := sel.Obj().(*types.Func)
+				if fn.Pkg() == nil || fn.Pkg().Path() != "sync/atomic" {
+					return false
+				}
+				return atomicWrite(t, fun.Sel.Name, c.text(fun.X))
+			}
+			return false
+		}
+		// A qualified identifier: atomic.AddInt32(&n, 1).
+		if fn, ok := c.info.Uses[fun.Sel].(*types.Func); ok && fn.Pkg() != nil && fn.Pkg().Path() == "sync/atomic" {
+			return atomicWrite(t, fun.Sel.Name, "")
+		}
+		if v, ok := c.info.Uses[fun.Sel].(*types.Var); ok {
+			if _, ok := v.Type().Underlying().(*types.Signature); ok {
+				t.kind = signals
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// atomicWrite classifies a sync/atomic function or method by its name;
+// recv, for a method, is its receiver's text (undone reads and writes
+// through it).
+func atomicWrite(t *target, name, recv string) bool {
+	switch {
+	case strings.HasPrefix(name, "Add"), strings.HasPrefix(name, "And"), strings.HasPrefix(name, "Or"):
+		t.kind = counts
+	case name == "Store" && recv != "":
+		t.kind = stores
+		t.read = recv + ".Load()"
+		t.write = func(val string) string { return recv + ".Store(" + val + ")" }
+	case strings.HasPrefix(name, "Store"), strings.HasPrefix(name, "Swap"), strings.HasPrefix(name, "CompareAndSwap"):
+		t.kind = stores
+	default:
+		return false
+	}
+	return true
+}
+
+// isState reports whether e is state that outlives the call: a field, a
+// package variable (of this package or another), an element of either.
+func (c *collector) isState(e ast.Expr) bool {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		v, ok := c.info.Uses[e].(*types.Var)
+		return ok && v.Parent() == c.scope
+	case *ast.SelectorExpr:
+		if sel := c.info.Selections[e]; sel != nil {
+			return sel.Kind() == types.FieldVal
+		}
+		_, ok := c.info.Uses[e.Sel].(*types.Var)
+		return ok
+	case *ast.IndexExpr:
+		return c.isState(e.X)
+	}
+	return false
+}
+
+// text is the source of a node.
+func (c *collector) text(n ast.Node) string {
+	return string(c.src[c.fset.Position(n.Pos()).Offset:c.fset.Position(n.End()).Offset])
+}
+
+// failLine returns the line of file that a failure's text names first
+// ("x_test.go:41: got 2"), or 0.
+func failLine(detail, file string) int {
+	base := filepath.Base(file) + ":"
+	i := strings.Index(detail, base)
+	if i < 0 {
+		return 0
+	}
+	n := 0
+	for _, r := range detail[i+len(base):] {
+		if r < '0' || r > '9' {
+			break
+		}
+		n = n*10 + int(r-'0')
+	}
+	return n
+}

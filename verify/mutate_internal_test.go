@@ -1,0 +1,175 @@
+package verify
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"strings"
+	"testing"
+	"time"
+)
+
+// serverCode is code under test with one write of each kind, and writes
+// that are no targets: a local counter, a := declaration, a write inside
+// another target.
+const serverCode = `package p
+
+type Server struct {
+	n      int
+	state  string
+	events chan string
+	done   chan struct{}
+	onJoin func(string)
+	cb     func()
+}
+
+var hits int
+
+func (s *Server) Join(name string) {
+	s.n++
+	hits += 1
+	s.state = "running"
+	s.events <- name
+	s.onJoin(name)
+	local := 0
+	local++
+	s.cb = func() { s.n++ }
+	close(s.done)
+}
+
+func (s *Server) Count() int { return s.n }
+`
+
+// fakeImporter has the three packages a schema adds, with what it uses
+// of them: the schema type-checks without the go command.
+type fakeImporter struct{}
+
+func (fakeImporter) Import(path string) (*types.Package, error) {
+	p := types.NewPackage(path, path[strings.LastIndex(path, "/")+1:])
+	str := types.Typ[types.String]
+	switch path {
+	case "os":
+		p.Scope().Insert(types.NewVar(token.NoPos, p, "Args", types.NewSlice(str)))
+	case "path/filepath":
+		sig := types.NewSignatureType(nil, nil, nil, types.NewTuple(types.NewParam(token.NoPos, p, "path", str)), types.NewTuple(types.NewParam(token.NoPos, p, "", str)), false)
+		p.Scope().Insert(types.NewFunc(token.NoPos, p, "Base", sig))
+	case "time":
+		d := types.NewNamed(types.NewTypeName(token.NoPos, p, "Duration", nil), types.Typ[types.Int64], nil)
+		p.Scope().Insert(d.Obj())
+		sig := types.NewSignatureType(nil, nil, nil, types.NewTuple(types.NewParam(token.NoPos, p, "d", d)), nil, false)
+		p.Scope().Insert(types.NewFunc(token.NoPos, p, "Sleep", sig))
+	}
+	p.MarkComplete()
+	return p, nil
+}
+
+func checkSource(t *testing.T, name, src string) (*token.FileSet, *ast.File, *types.Info, *types.Package) {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, 0)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, src)
+	}
+	info := &types.Info{Uses: map[*ast.Ident]types.Object{}, Defs: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}, Types: map[ast.Expr]types.TypeAndValue{}}
+	pkg, err := (&types.Config{Importer: fakeImporter{}}).Check("p", fset, []*ast.File{f}, info)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, src)
+	}
+	return fset, f, info, pkg
+}
+
+// The targets are the writes of state, each with the kind that decides
+// its mutations; the mutants of a file build as one schema that
+// type-checks and keeps every line where it was.
+func TestSchema(t *testing.T) {
+	const file = "/src/p/server.go"
+	fset, f, info, pkg := checkSource(t, file, serverCode)
+	code := collect(fset, []*ast.File{f}, map[string][]byte{file: []byte(serverCode)}, info, pkg.Scope())
+	var got []string
+	for _, tg := range code.targets {
+		got = append(got, strings.Fields(serverCode[tg.start:tg.end])[0]+" "+[]string{"counts", "stores", "signals", "closes"}[tg.kind])
+	}
+	want := "s.n++ counts|hits counts|s.state stores|s.events signals|s.onJoin(name) signals|s.cb stores|close(s.done) closes"
+	if strings.Join(got, "|") != want {
+		t.Errorf("targets:\n got %s\nwant %s", strings.Join(got, "|"), want)
+	}
+
+	// A check that calls Count reads n: s.n++ is the relevant target.
+	m := mentions{direct: map[string]bool{"Count": true}, indirect: map[string]bool{}}
+	for r := range code.reads["Count"] {
+		m.indirect[r] = true
+	}
+	if rel := code.relevant(m); len(rel) != 1 || rel[0].line != 15 {
+		t.Errorf("relevant to Count: %d targets, want s.n++ at line 15", len(rel))
+	}
+
+	ms := pickMutants(code.targets, 10*time.Millisecond)
+	var names []string
+	for _, m := range ms {
+		names = append(names, m.String())
+	}
+	wantNames := []string{
+		"s.n++ made twice at server.go:15",
+		"hits += 1 made twice at server.go:16",
+		`s.state = "running" undone 10ms later at server.go:17`,
+		"s.events <- name made twice at server.go:18",
+		"s.onJoin(name) made twice at server.go:19",
+		"s.cb = func() { s.n++ } undone 10ms later at server.go:22",
+		"close(s.done) dropped at server.go:23",
+		"s.n++ made again 10ms later at server.go:15",
+	}
+	if strings.Join(names, "\n") != strings.Join(wantNames, "\n") {
+		t.Errorf("mutants:\n%s\nwant\n%s", strings.Join(names, "\n"), strings.Join(wantNames, "\n"))
+	}
+
+	src := string(schema(ms)[file])
+	checkSource(t, file, src) // it builds
+	for _, want := range []string{
+		`package p; import unflakemutanttime "time"; import unflakemutantos "os"; import unflakemutantpath "path/filepath"`,
+		`switch unflakeMutant { case "m1.test": s.n++; s.n++; case "m8.test": s.n++; go func() { unflakemutanttime.Sleep(10000000); s.n++ }(); default: s.n++ }`,
+		`case "m3.test": unflakeBefore := s.state; s.state = "running"; go func() { unflakemutanttime.Sleep(10000000); s.state = unflakeBefore }();`,
+		`switch unflakeMutant { case "m7.test": ; default: close(s.done) }`,
+		"var unflakeMutant = unflakemutantpath.Base(unflakemutantos.Args[0])",
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("schema lacks %s:\n%s", want, src)
+		}
+	}
+	orig, mut := strings.Split(serverCode, "\n"), strings.Split(src, "\n")
+	for i, line := range orig {
+		if strings.HasPrefix(strings.TrimSpace(line), "local") && mut[i] != line {
+			t.Errorf("line %d moved: %q, was %q", i+1, mut[i], line)
+		}
+	}
+}
+
+// failLine reads the line a failure names in the test file.
+func TestFailLine(t *testing.T) {
+	for detail, want := range map[string]int{
+		"x_test.go:41: got 2, want 1":       41,
+		"panic: boom [recovered] x_test.go": 0,
+		"y_test.go:3: other file":           0,
+	} {
+		if got := failLine(detail, "/a/x_test.go"); got != want {
+			t.Errorf("failLine(%q) = %d, want %d", detail, got, want)
+		}
+	}
+}
+
+// The second write comes about a quarter of the test's time later, on a
+// fixed scale: a test timed a little differently gets the same mutant.
+func TestMutantDelay(t *testing.T) {
+	for before, want := range map[time.Duration]time.Duration{
+		10 * time.Millisecond:  20 * time.Millisecond,
+		205 * time.Millisecond: 50 * time.Millisecond,
+		230 * time.Millisecond: 50 * time.Millisecond,
+		500 * time.Millisecond: 100 * time.Millisecond,
+		560 * time.Millisecond: 100 * time.Millisecond,
+		20 * time.Second:       2 * time.Second,
+	} {
+		if got := mutantDelay(&outcome{elapsed: before, tops: 1}); got != want {
+			t.Errorf("delay after a test of %v: %v, want %v", before, got, want)
+		}
+	}
+}
