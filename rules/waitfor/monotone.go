@@ -124,30 +124,36 @@ func (g *group) flag(e ast.Expr) bool {
 // stateVar returns the local variable e reads, as v or v.Load() (a
 // sync/atomic value), or nil.
 func (g *group) stateVar(e ast.Expr) *types.Var {
-	info := g.c.info
+	v, loaded := readVar(g.c.info, e)
+	if v == nil || !loaded && isAtomicState(v.Type()) {
+		return nil
+	}
+	return g.local(v)
+}
+
+// readVar returns the variable e reads, as v or as v.Load() of a
+// sync/atomic value (loaded), or nil.
+func readVar(info *types.Info, e ast.Expr) (v *types.Var, loaded bool) {
 	switch x := ast.Unparen(e).(type) {
 	case *ast.Ident:
-		v, ok := info.Uses[x].(*types.Var)
-		if !ok || isAtomicState(v.Type()) {
-			return nil
-		}
-		return g.local(v)
+		v, _ := info.Uses[x].(*types.Var)
+		return v, false
 	case *ast.CallExpr:
 		sel, ok := ast.Unparen(x.Fun).(*ast.SelectorExpr)
 		if !ok || len(x.Args) != 0 || sel.Sel.Name != "Load" {
-			return nil
+			return nil, false
 		}
 		id, ok := ast.Unparen(sel.X).(*ast.Ident)
 		if !ok {
-			return nil
+			return nil, false
 		}
-		v, ok := info.Uses[id].(*types.Var)
-		if !ok || !isAtomicState(v.Type()) {
-			return nil
+		v, _ := info.Uses[id].(*types.Var)
+		if v == nil || !isAtomicState(v.Type()) {
+			return nil, false
 		}
-		return g.local(v)
+		return v, true
 	}
-	return nil
+	return nil, false
 }
 
 // local returns v when it is declared in the function the wait is in.

@@ -71,27 +71,13 @@ func (pr *prover) eval(e ast.Expr) constant.Value {
 	if tv, ok := info.Types[e]; ok && tv.Value != nil {
 		return tv.Value
 	}
+	if v, loaded := readVar(info, e); v != nil {
+		if !loaded && !isBasicState(v.Type()) {
+			return nil
+		}
+		return pr.startOf(v)
+	}
 	switch x := ast.Unparen(e).(type) {
-	case *ast.Ident:
-		v, ok := info.Uses[x].(*types.Var)
-		if !ok || !isBasicState(v.Type()) {
-			return nil
-		}
-		return pr.startOf(v)
-	case *ast.CallExpr:
-		sel, ok := ast.Unparen(x.Fun).(*ast.SelectorExpr)
-		if !ok || len(x.Args) != 0 || sel.Sel.Name != "Load" {
-			return nil
-		}
-		id, ok := ast.Unparen(sel.X).(*ast.Ident)
-		if !ok {
-			return nil
-		}
-		v, ok := info.Uses[id].(*types.Var)
-		if !ok || !isAtomicState(v.Type()) {
-			return nil
-		}
-		return pr.startOf(v)
 	case *ast.UnaryExpr:
 		if x.Op != token.NOT {
 			return nil
