@@ -263,7 +263,11 @@ func verifySummary(v *verify.Verification, base string) string {
 	case held > 1:
 		s += fmt.Sprintf("; %d waits left: their checks hold without waiting", held)
 	}
-	if m := v.Mutants; m.Tests > 0 {
+	switch m := v.Mutants; {
+	case m.Tests > 0 && m.Of == 0:
+		// Nothing to compare: passing proves no strength here.
+		s += fmt.Sprintf("; %s of unproven fixes tried on %s: the originals kill none, so they say nothing of the rewrites' strength", plural(m.Tests, "test"), plural(m.Built, "mutant"))
+	case m.Tests > 0:
 		s += fmt.Sprintf("; %s of unproven fixes tried on %s: the rewrites kill %d of the %d the originals kill", plural(m.Tests, "test"), plural(m.Built, "mutant"), m.Killed, m.Of)
 	}
 	if v.NoRace != "" && len(v.Tests) > 0 {
