@@ -451,7 +451,13 @@ func (c *checker) cleanupFix(s *site) (*rule.Fix, string) {
 			after := c.pass.Dst(s.list[at]).(dst.Stmt)
 			for i, st := range *list {
 				if st == after {
+					// The new line goes right under the one that creates
+					// the value, and takes over the space after it (a
+					// blank line stays one blank line, below the new one):
+					// only the added line moves in the diff.
 					stmt.Decorations().Before = dst.NewLine
+					stmt.Decorations().After = after.Decorations().After
+					after.Decorations().After = dst.NewLine
 					*list = append((*list)[:i+1], append([]dst.Stmt{stmt}, (*list)[i+1:]...)...)
 					return
 				}
