@@ -613,3 +613,16 @@ func lineMap(orig, changed []byte) []lineAt {
 func indentOf(line string) int {
 	return len(line) - len(strings.TrimLeft(line, " \t"))
 }
+
+// OriginalLine returns the line of orig (1-based) that line of changed,
+// a rewrite of it, is; added reports a line the rewrite added, for which
+// the line is the original one before it. A line outside changed maps to
+// itself. Verification uses it to quote a failure of a rewritten test at
+// the user's own line.
+func OriginalLine(orig, changed []byte, line int) (at int, added bool) {
+	m := lineMap(orig, changed)
+	if line < 1 || line > len(m) {
+		return line, false
+	}
+	return m[line-1].line + 1, m[line-1].added
+}

@@ -223,6 +223,33 @@ func (j job) sources(dir string) sourceLine {
 	}
 }
 
+// originalLines rewrites the "file.go:line: " that starts detail, a
+// failure of the job's binary, to the line of the file on disk when the
+// binary was built from a rewrite of it: a reason quotes the user's own
+// line, and the rewrite may be reverted. A line the rewrite added is
+// named so ("file.go:41 (a line the rewrite added after it): ...").
+func (j job) originalLines(dir, detail string) string {
+	m := fileLine.FindStringSubmatch(detail)
+	if m == nil {
+		return detail
+	}
+	changed, ok := j.src[m[1]]
+	if !ok {
+		return detail
+	}
+	orig, err := os.ReadFile(filepath.Join(dir, m[1]))
+	if err != nil {
+		return detail
+	}
+	n, _ := strconv.Atoi(m[2])
+	at, added := rewrite.OriginalLine(orig, changed, n)
+	note := ""
+	if added {
+		note = " (a line the rewrite added after it)"
+	}
+	return fmt.Sprintf("%s:%d%s: %s", m[1], at, note, detail[len(m[0]):])
+}
+
 // pkgLock returns the lock of the test processes of the package in dir.
 func (r *runner) pkgLock(dir string) *sync.RWMutex {
 	r.mu.Lock()
@@ -286,6 +313,7 @@ func (r *runner) exec(ctx context.Context, dir string, j job) (*outcome, error) 
 		return nil, ctx.Err()
 	}
 	o := parseEvents(stdout.Bytes(), j.sources(dir))
+	o.detail = j.originalLines(dir, o.detail)
 	o.wall = time.Since(start)
 	if j.bench && o.pkgPassed && !o.failed && o.panic == "" {
 		// test2json reports no pass event per benchmark: a binary that

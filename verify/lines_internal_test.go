@@ -1,0 +1,33 @@
+package verify
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestOriginalLines: a failure of a rewritten test is quoted at the line
+// of the file on disk, and a line the rewrite added says so.
+func TestOriginalLines(t *testing.T) {
+	dir := t.TempDir()
+	orig := "package p\n\nfunc TestX(t *testing.T) {\n\tstart()\n\ttime.Sleep(d)\n\tif n() != 1 {\n\t\tt.Fatal(\"got\")\n\t}\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "x_test.go"), []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rewritten := "package p\n\nfunc TestX(t *testing.T) {\n\tstart()\n\tfor !done() {\n\t\tt.Log(\"waiting\")\n\t\twait()\n\t}\n\tif n() != 1 {\n\t\tt.Fatal(\"got\")\n\t}\n}\n"
+	j := job{src: map[string][]byte{"x_test.go": []byte(rewritten)}}
+	for _, c := range []struct{ in, want string }{
+		{"x_test.go:10: got", "x_test.go:7: got"},
+		{"x_test.go:6: waiting", "x_test.go:4 (a line the rewrite added after it): waiting"},
+		{"y_test.go:10: other file", "y_test.go:10: other file"},
+		{"no line here", "no line here"},
+	} {
+		if got := j.originalLines(dir, c.in); got != c.want {
+			t.Errorf("originalLines(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	// A job built from the files on disk quotes them as they are.
+	if got := (job{}).originalLines(dir, "x_test.go:7: got"); got != "x_test.go:7: got" {
+		t.Errorf("without an overlay: %q", got)
+	}
+}
