@@ -2,11 +2,8 @@ package verify_test
 
 import (
 	"context"
-	"go/ast"
 	"strings"
 	"testing"
-
-	"github.com/dave/dst"
 
 	"github.com/unflake/unflake/internal/testmod"
 	"github.com/unflake/unflake/rewrite"
@@ -16,34 +13,7 @@ import (
 
 // waitToPoll is a test rule shaped like waitfor's unproven fix, without
 // a probe: it rewrites wait(d, until), a sleep, to poll(d, until).
-var waitToPoll = &rule.Rule{
-	Name:      "waittopoll",
-	Doc:       "# waittopoll: a test rule\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
-	Prefilter: func(src []byte, _ rule.Values) bool { return strings.Contains(string(src), "wait(") },
-	Run: func(pass *rule.Pass) {
-		for _, f := range pass.Files {
-			ast.Inspect(f, func(n ast.Node) bool {
-				call, ok := n.(*ast.CallExpr)
-				if !ok || len(call.Args) != 2 {
-					return true
-				}
-				if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != "wait" {
-					return true
-				}
-				pass.Report(rule.Diagnostic{
-					Pos: call.Pos(), End: call.End(),
-					Message: "sleeps for the state the checks assert",
-					Fix: &rule.Fix{
-						Message:  "poll for it",
-						Unproven: "only running tells whether the poll sees what the sleep saw",
-						Apply:    func() { pass.Dst(call).(*dst.CallExpr).Fun.(*dst.Ident).Name = "poll" },
-					},
-				})
-				return true
-			})
-		}
-	},
-}
+var waitToPoll = waitRule("waittopoll", false)
 
 // counterCode is the code under test of both packages of strengthModule:
 // one event, counted 5ms after Start.

@@ -20,38 +20,49 @@ const holdsReason = "the checks hold without waiting: the sleep may guard a chec
 // waitPoll is a test rule shaped like a wait for the asserted state: it
 // rewrites wait(d, until), a sleep, to poll(d, until), which returns as
 // soon as until holds; its probe is skip(d, until), which does not wait.
-var waitPoll = &rule.Rule{
-	Name:      "waitpoll",
-	Doc:       "# waitpoll: a test rule\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
-	Prefilter: func(src []byte, _ rule.Values) bool { return strings.Contains(string(src), "wait(") },
-	Run: func(pass *rule.Pass) {
-		for _, f := range pass.Files {
-			ast.Inspect(f, func(n ast.Node) bool {
-				call, ok := n.(*ast.CallExpr)
-				if !ok || len(call.Args) != 2 {
+var waitPoll = waitRule("waitpoll", true)
+
+// waitRule returns a test rule named name that rewrites wait(d, until) to
+// poll(d, until), an unproven fix, with skip(d, until) as its probe when
+// probe is set (waitPoll), without one otherwise (mutate_test.go's
+// waitToPoll, shaped like waitfor's fix once its probe has decided).
+func waitRule(name string, probe bool) *rule.Rule {
+	return &rule.Rule{
+		Name:      name,
+		Doc:       "# " + name + ": a test rule\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
+		Prefilter: func(src []byte, _ rule.Values) bool { return strings.Contains(string(src), "wait(") },
+		Run: func(pass *rule.Pass) {
+			for _, f := range pass.Files {
+				ast.Inspect(f, func(n ast.Node) bool {
+					call, ok := n.(*ast.CallExpr)
+					if !ok || len(call.Args) != 2 {
+						return true
+					}
+					if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != "wait" {
+						return true
+					}
+					rename := func(name string) func() {
+						return func() { pass.Dst(call).(*dst.CallExpr).Fun.(*dst.Ident).Name = name }
+					}
+					fix := &rule.Fix{
+						Message:  "poll for it",
+						Unproven: "only running tells whether the checks wait for a change",
+						Apply:    rename("poll"),
+					}
+					if probe {
+						fix.Probe = &rule.Fix{Message: "do not wait", Apply: rename("skip")}
+						fix.ProbeHolds = holdsReason
+					}
+					pass.Report(rule.Diagnostic{
+						Pos: call.Pos(), End: call.End(),
+						Message: "sleeps for the state the checks assert",
+						Fix:     fix,
+					})
 					return true
-				}
-				if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != "wait" {
-					return true
-				}
-				rename := func(name string) func() {
-					return func() { pass.Dst(call).(*dst.CallExpr).Fun.(*dst.Ident).Name = name }
-				}
-				pass.Report(rule.Diagnostic{
-					Pos: call.Pos(), End: call.End(),
-					Message: "sleeps for the state the checks assert",
-					Fix: &rule.Fix{
-						Message:    "poll for it",
-						Unproven:   "only running tells whether the checks wait for a change",
-						Apply:      rename("poll"),
-						Probe:      &rule.Fix{Message: "do not wait", Apply: rename("skip")},
-						ProbeHolds: holdsReason,
-					},
 				})
-				return true
-			})
-		}
-	},
+			}
+		},
+	}
 }
 
 // probeModule: in p, TestWaits waits for a goroutine's change (its probe
