@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/unflake/unflake/internal/verify"
 	"github.com/unflake/unflake/plan"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
-	"github.com/unflake/unflake/verify"
 )
 
 func newFixCmd(opts *options) *cobra.Command {

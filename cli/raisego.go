@@ -12,9 +12,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/unflake/unflake/internal/verify"
 	"github.com/unflake/unflake/plan"
 	"github.com/unflake/unflake/rewrite"
-	"github.com/unflake/unflake/verify"
 )
 
 // goRaises analyses the files where res left a finding unfixed once more,

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/unflake/unflake/seal"
+	"github.com/unflake/unflake/internal/seal"
 )
 
 func newSealCmd(opts *options) *cobra.Command {

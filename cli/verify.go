@@ -7,8 +7,8 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/unflake/unflake/internal/verify"
 	"github.com/unflake/unflake/rewrite"
-	"github.com/unflake/unflake/verify"
 )
 
 // runVerified runs the engine with cfg under verification (--verify). A

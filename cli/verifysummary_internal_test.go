@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unflake/unflake/internal/verify"
 	"github.com/unflake/unflake/rewrite"
-	"github.com/unflake/unflake/verify"
 )
 
 // The summary counts the waits whose checks held without them, not those

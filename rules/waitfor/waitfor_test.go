@@ -12,11 +12,11 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/unflake/unflake/internal/testmod"
+	"github.com/unflake/unflake/internal/verify"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rules/attemptloop"
 	"github.com/unflake/unflake/rules/waitfor"
-	"github.com/unflake/unflake/verify"
 )
 
 // applyAll writes the case archive name of testdata/waitfor to a module,

@@ -9,9 +9,9 @@ import (
 	"github.com/dave/dst"
 
 	"github.com/unflake/unflake/internal/testmod"
+	"github.com/unflake/unflake/internal/verify"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
-	"github.com/unflake/unflake/verify"
 )
 
 // holdsReason is the stub rule's rule.Fix.ProbeHolds.

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/unflake/unflake/internal/testmod"
+	"github.com/unflake/unflake/internal/verify"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
-	"github.com/unflake/unflake/verify"
 )
 
 // waitToPoll is a test rule shaped like waitfor's unproven fix, without

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/tools/txtar"
 
-	"github.com/unflake/unflake/seal"
+	"github.com/unflake/unflake/internal/seal"
 )
 
 // writeModule writes the files of testdata/NAME.txtar to a new directory.

@@ -13,9 +13,9 @@ import (
 	"github.com/dave/dst"
 
 	"github.com/unflake/unflake/internal/testmod"
+	"github.com/unflake/unflake/internal/verify"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
-	"github.com/unflake/unflake/verify"
 )
 
 // callTwo is a test rule with an unproven fix: it rewrites fn(1) to

@@ -12,9 +12,9 @@ import (
 	"github.com/dave/dst"
 
 	"github.com/unflake/unflake/internal/testmod"
+	"github.com/unflake/unflake/internal/verify"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
-	"github.com/unflake/unflake/verify"
 )
 
 // waitFor is a test rule whose fix has ordered forms, as the sleep rule's
