@@ -8,6 +8,7 @@ import (
 	"golang.org/x/tools/go/packages"
 
 	"github.com/unflake/unflake/internal/effects"
+	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/rewrite"
 )
 
@@ -100,7 +101,7 @@ func fixesOf(files map[string]*token.File, cfg *rewrite.Config, p *packages.Pack
 			u.edits = nil
 			return u, nil
 		}
-		for _, e := range rewrite.LineEdits(old, new) {
+		for _, e := range output.LineEdits(old, new) {
 			u.edits = append(u.edits, analysis.TextEdit{Pos: tf.Pos(e.Start), End: tf.Pos(e.End), NewText: []byte(e.New)})
 		}
 	}

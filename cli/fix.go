@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/internal/verify"
 	"github.com/unflake/unflake/plan"
 	"github.com/unflake/unflake/rewrite"
@@ -314,7 +315,7 @@ func (o *options) emit(changes []rewrite.Change, base string, diff bool) error {
 // emitAll is emit for a run in which the engine also refused files
 // (rewrite.Result.Refused): files with fixes that fix will not write.
 // They are reported first, as files that could not be written.
-func (o *options) emitAll(changes []rewrite.Change, refused []*rewrite.WriteError, base string, diff bool) error {
+func (o *options) emitAll(changes []rewrite.Change, refused []*output.WriteError, base string, diff bool) error {
 	var failed []string
 	for _, w := range refused {
 		failed = append(failed, rel(base, w.Path))
@@ -452,7 +453,7 @@ func (o *options) emitDiffAs(res *rewrite.Result, d string, selected []*rule.Rul
 func unifiedDiff(changes []named) (string, error) {
 	var buf bytes.Buffer
 	for _, c := range changes {
-		if err := rewrite.WriteDiff(&buf, c.name, c.Old, c.New); err != nil {
+		if err := output.WriteDiff(&buf, c.name, c.Old, c.New); err != nil {
 			return "", err
 		}
 	}

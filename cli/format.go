@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rules"
@@ -192,8 +193,8 @@ type sarifProperties struct {
 	Package string `json:"package"`
 	Test    string `json:"test"`
 	// Why a finding is not fixed, where it is structured.
-	Unwritable rewrite.WriteFailure `json:"unwritable,omitempty"`
-	LostTo     string               `json:"lostTo,omitempty"`
+	Unwritable output.WriteFailure `json:"unwritable,omitempty"`
+	LostTo     string              `json:"lostTo,omitempty"`
 }
 
 // writeSARIF prints a SARIF 2.1.0 log with one run: the rules that ran

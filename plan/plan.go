@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/rewrite"
 )
 
@@ -191,7 +192,7 @@ func batchFiles(in Input, opts Options) []*batchFile {
 			File: File{
 				Path:         name,
 				SHA256:       hex.EncodeToString(sum[:]),
-				ChangedLines: rewrite.CountChangedLines(ch.Old, ch.New),
+				ChangedLines: output.CountChangedLines(ch.Old, ch.New),
 				Findings:     make([]string, len(fs)),
 			},
 			owners:   ownerSet(opts.Owners.Of(path.Join(opts.RepoPrefix, name))),

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/rewrite"
 )
 
@@ -57,7 +58,7 @@ func TestCountChangedLines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := rewrite.CountChangedLines([]byte(tt.old), []byte(tt.new)); got != tt.want {
+			if got := output.CountChangedLines([]byte(tt.old), []byte(tt.new)); got != tt.want {
 				t.Errorf("CountChangedLines = %d, want %d", got, tt.want)
 			}
 		})

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/tools/go/packages"
 
 	"github.com/unflake/unflake/internal/effects"
+	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/rule"
 )
 
@@ -95,18 +96,11 @@ type Result struct {
 	// write permission, a real path outside its module) in which a fix
 	// was found and not applied, sorted by path; the findings say so
 	// (Finding.Unwritable).
-	Refused  []*WriteError
+	Refused  []*output.WriteError
 	Packages int // packages matched by the patterns
 	Loaded   int // packages type-checked after the prefilter
 	// Cached is set when the result comes from the cache (Config.Cache).
 	Cached bool
-}
-
-// A Change is the new content of one file.
-type Change struct {
-	Path     string // absolute
-	Old, New []byte
-	Mode     os.FileMode
 }
 
 // ErrNoPackages is returned when the patterns match no package.
@@ -311,7 +305,7 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result, claimed map[strin
 		if p.Module != nil && !p.Module.Main {
 			continue // a dependency: never ours to rewrite
 		}
-		j := &job{pkg: p, refused: map[string]*WriteError{}, opts: cfg.Options, printed: map[*ast.File][]byte{}}
+		j := &job{pkg: p, refused: map[string]*output.WriteError{}, opts: cfg.Options, printed: map[*ast.File][]byte{}}
 		j.declaredGo = cfg.raiseGo(p)
 		for i, path := range p.CompiledGoFiles {
 			if i >= len(p.Syntax) || !isTestFile(path) {
@@ -342,7 +336,7 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result, claimed map[strin
 				continue
 			}
 			if werr == nil {
-				werr = refusalOf(path)
+				werr = output.RefusalOf(path)
 			}
 			if werr != nil {
 				// Analysed and reported, never rewritten: fix would
@@ -390,7 +384,7 @@ type job struct {
 	// refused holds the files of files that fix would refuse to write
 	// (refusalOf, outsideModule): their findings are reported, their
 	// fixes not applied.
-	refused map[string]*WriteError
+	refused map[string]*output.WriteError
 	opts    rule.Options   // the run's rule options (Config.Options)
 	effects effects.Source // summaries of the functions of other packages
 	// printed holds each syntax tree of the package as dst prints it back
@@ -408,7 +402,7 @@ type jobResult struct {
 	errors   []error
 	requires []string // modules the applied fixes need (rule.Fix.Requires)
 	module   *module  // their module, when requires is not empty
-	refused  map[string]*WriteError
+	refused  map[string]*output.WriteError
 }
 
 // state is a package's syntax and types at one point of the rewrite.
@@ -461,7 +455,7 @@ func (j *job) run(cfg *Config, filter *testFilter, mods *modules) *jobResult {
 			out.requires = append(out.requires, step.requires...)
 			for _, w := range step.refused {
 				if out.refused == nil {
-					out.refused = map[string]*WriteError{}
+					out.refused = map[string]*output.WriteError{}
 				}
 				out.refused[w.Path] = w
 			}
@@ -540,7 +534,7 @@ func remapLines(fs []found, first map[string]*content) []found {
 			continue
 		}
 		if f.seen.lines == nil {
-			f.seen.lines = lineMap(orig.data, f.seen.data)
+			f.seen.lines = output.LineMap(orig.data, f.seen.data)
 		}
 		m := f.seen.lines
 		if f.Line < 1 || f.Line > len(m) {
@@ -548,81 +542,18 @@ func remapLines(fs []found, first map[string]*content) []found {
 			continue
 		}
 		to := m[f.Line-1]
-		if to.added && !f.Fixed && f.site != "" && !strings.Contains(orig.normalised(), f.site) {
+		if to.Added && !f.Fixed && f.site != "" && !strings.Contains(orig.normalised(), f.site) {
 			continue
 		}
-		f.Line = to.line + 1
-		if to.indent != 0 && f.Col > to.indent {
-			f.Col -= to.indent
+		f.Line = to.Line + 1
+		if to.Indent != 0 && f.Col > to.Indent {
+			f.Col -= to.Indent
 		}
 		out = append(out, *f)
 	}
 	return out
 }
 
-// A lineAt is the original line a line of rewritten content is, and how
-// much deeper the rewrite indented it.
-type lineAt struct {
-	line   int
-	indent int  // bytes of leading white space added (negative: removed)
-	added  bool // the line is new: line is the original line before it
-}
-
-// lineMap maps each line of changed to the line of orig it is: the same
-// line, the same line re-indented (matched in order within a changed
-// run), or, for a line the rewrite added, the original line before it.
-func lineMap(orig, changed []byte) []lineAt {
-	a, b := splitLines(string(orig)), splitLines(string(changed))
-	m := make([]lineAt, len(b))
-	last := 0
-	ops := lineOps(a, b)
-	for i := 0; i < len(ops); {
-		o := ops[i]
-		if o.kind == ' ' {
-			m[o.b], last = lineAt{line: o.a}, o.a
-			i++
-			continue
-		}
-		// A run of changes: deleted lines, added lines, in any order.
-		var dels, adds []op
-		for ; i < len(ops) && ops[i].kind != ' '; i++ {
-			if ops[i].kind == '-' {
-				dels = append(dels, ops[i])
-			} else {
-				adds = append(adds, ops[i])
-			}
-		}
-		d := 0
-		for _, ad := range adds {
-			text := strings.TrimSpace(ad.line)
-			k := d
-			for k < len(dels) && (text == "" || strings.TrimSpace(dels[k].line) != text) {
-				k++
-			}
-			if k < len(dels) {
-				m[ad.b] = lineAt{line: dels[k].a, indent: indentOf(ad.line) - indentOf(dels[k].line)}
-				last, d = dels[k].a, k+1
-				continue
-			}
-			m[ad.b] = lineAt{line: last, added: true}
-		}
-	}
-	return m
-}
-
-func indentOf(line string) int {
-	return len(line) - len(strings.TrimLeft(line, " \t"))
-}
-
-// OriginalLine returns the line of orig (1-based) that line of changed,
-// a rewrite of it, is; added reports a line the rewrite added, for which
-// the line is the original one before it. A line outside changed maps to
-// itself. Verification uses it to quote a failure of a rewritten test at
-// the user's own line.
-func OriginalLine(orig, changed []byte, line int) (at int, added bool) {
-	m := lineMap(orig, changed)
-	if line < 1 || line > len(m) {
-		return line, false
-	}
-	return m[line-1].line + 1, m[line-1].added
-}
+// A Change is the new content of one file (package output writes it or
+// prints its diff).
+type Change = output.Change

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/internal/testmod"
 
 	"github.com/dave/dst"
@@ -330,7 +331,7 @@ func TestDiffApplies(t *testing.T) {
 	var patch bytes.Buffer
 	for _, c := range res.Changes {
 		rel, _ := filepath.Rel(dir, c.Path)
-		if err := rewrite.WriteDiff(&patch, rel, c.Old, c.New); err != nil {
+		if err := output.WriteDiff(&patch, rel, c.Old, c.New); err != nil {
 			t.Fatal(err)
 		}
 	}

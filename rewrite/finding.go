@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/rule"
 )
 
@@ -33,11 +34,11 @@ type Finding struct {
 	Reason   string `json:"reason,omitempty"` // why it is not fixed
 	SavingMs int64  `json:"savingMs,omitempty"`
 
-	// Unwritable, when not Writable, says why the fix is not applied:
+	// Unwritable, when not output.Writable, says why the fix is not applied:
 	// fix would refuse to write a file it changes (a symlink, a file
 	// without write permission, a file whose real path is outside its
 	// module). Reason says so in words.
-	Unwritable WriteFailure `json:"unwritable,omitempty"`
+	Unwritable output.WriteFailure `json:"unwritable,omitempty"`
 	// LostTo names the rule whose fix moved this finding's code to where
 	// its own rule no longer recognises it (several rules: their names,
 	// comma-separated, as --rules takes them): the code is left as it

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/tools/go/packages"
 
+	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/rule"
 )
 
@@ -137,14 +138,14 @@ func hasFileOutside(p *packages.Package, dir string) bool {
 	return false
 }
 
-// outsideModule returns a *WriteError (WriteOutside) when the real path
+// outsideModule returns a *output.WriteError (output.WriteOutside) when the real path
 // of file, a file of p, lies outside the real directory tree of p's
 // module: a pattern that names a symbolic link to a directory elsewhere
 // (unflake fix ./q, with q -> /elsewhere) loads files under the link's
 // path, and writing them would change files outside the module being
 // fixed. The file is still analysed; its findings say why they are not
 // fixed. It returns a plain error when a path cannot be resolved.
-func outsideModule(p *packages.Package, file string) (*WriteError, error) {
+func outsideModule(p *packages.Package, file string) (*output.WriteError, error) {
 	if p.Module == nil || p.Module.Dir == "" {
 		return nil, nil
 	}
@@ -159,7 +160,7 @@ func outsideModule(p *packages.Package, file string) (*WriteError, error) {
 	if real == root || strings.HasPrefix(real, root+string(filepath.Separator)) {
 		return nil, nil
 	}
-	return &WriteError{Path: file, Reason: WriteOutside,
+	return &output.WriteError{Path: file, Reason: output.WriteOutside,
 		Err: fmt.Errorf("real path %s is outside module %s (%s)", real, p.Module.Path, p.Module.Dir)}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dave/dst"
 
+	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/internal/testmod"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
@@ -59,12 +60,12 @@ func TestRefusedFilesAreNotFixed(t *testing.T) {
 	}
 	want := map[string]struct {
 		fixed  bool
-		why    rewrite.WriteFailure
+		why    output.WriteFailure
 		reason string
 	}{
-		filepath.Join(dir, "a", "a_test.go"): {true, rewrite.Writable, ""},
-		ro:                                   {false, rewrite.WriteReadOnly, "the file is not writable (mode 0444); fix does not override that"},
-		link:                                 {false, rewrite.WriteSymlink, "the file is a symlink; fix does not write through or replace it"},
+		filepath.Join(dir, "a", "a_test.go"): {true, output.Writable, ""},
+		ro:                                   {false, output.WriteReadOnly, "the file is not writable (mode 0444); fix does not override that"},
+		link:                                 {false, output.WriteSymlink, "the file is a symlink; fix does not write through or replace it"},
 	}
 	if len(res.Findings) != len(want) {
 		t.Fatalf("findings: %+v", res.Findings)
@@ -78,8 +79,8 @@ func TestRefusedFilesAreNotFixed(t *testing.T) {
 	if len(res.Changes) != 1 || res.Changes[0].Path != filepath.Join(dir, "a", "a_test.go") {
 		t.Errorf("changes: %+v, want a/a_test.go only", res.Changes)
 	}
-	if len(res.Refused) != 2 || res.Refused[0].Path != ro || res.Refused[0].Reason != rewrite.WriteReadOnly ||
-		res.Refused[1].Path != link || res.Refused[1].Reason != rewrite.WriteSymlink {
+	if len(res.Refused) != 2 || res.Refused[0].Path != ro || res.Refused[0].Reason != output.WriteReadOnly ||
+		res.Refused[1].Path != link || res.Refused[1].Reason != output.WriteSymlink {
 		t.Errorf("refused: %v", res.Refused)
 	}
 }
@@ -168,7 +169,7 @@ func helper() int { return 1 }
 		t.Errorf("changes: %+v, want none", res.Changes)
 	}
 	want := "the fix also changes helper_test.go, which fix does not write: not writable (mode 0444); not rewritten"
-	if len(res.Findings) != 1 || res.Findings[0].Fixed || res.Findings[0].Unwritable != rewrite.WriteReadOnly || res.Findings[0].Reason != want {
+	if len(res.Findings) != 1 || res.Findings[0].Fixed || res.Findings[0].Unwritable != output.WriteReadOnly || res.Findings[0].Reason != want {
 		t.Errorf("findings: %+v\nwant one not fixed: %s", res.Findings, want)
 	}
 	if len(res.Refused) != 1 || res.Refused[0].Path != helper {
@@ -227,17 +228,17 @@ func TestDiffPath(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		base, path, want string
-		why              rewrite.WriteFailure
+		why              output.WriteFailure
 	}{
-		{dir, filepath.Join(dir, "real", "real_test.go"), "real/real_test.go", rewrite.Writable},
-		{dir, filepath.Join(dir, "link", "real_test.go"), "real/real_test.go", rewrite.Writable},
-		{baseLink, filepath.Join(baseLink, "real", "real_test.go"), "real/real_test.go", rewrite.Writable},
-		{baseLink, filepath.Join(baseLink, "link", "real_test.go"), "real/real_test.go", rewrite.Writable},
-		{dir, filepath.Join(dir, "go.sum"), "go.sum", rewrite.Writable}, // a file to create
-		{dir, filepath.Join(dir, "out", "x_test.go"), "", rewrite.WriteOutside},
+		{dir, filepath.Join(dir, "real", "real_test.go"), "real/real_test.go", output.Writable},
+		{dir, filepath.Join(dir, "link", "real_test.go"), "real/real_test.go", output.Writable},
+		{baseLink, filepath.Join(baseLink, "real", "real_test.go"), "real/real_test.go", output.Writable},
+		{baseLink, filepath.Join(baseLink, "link", "real_test.go"), "real/real_test.go", output.Writable},
+		{dir, filepath.Join(dir, "go.sum"), "go.sum", output.Writable}, // a file to create
+		{dir, filepath.Join(dir, "out", "x_test.go"), "", output.WriteOutside},
 	} {
 		got, err := rewrite.Change{Path: tc.path}.DiffPath(tc.base)
-		if tc.why != rewrite.Writable {
+		if tc.why != output.Writable {
 			if err == nil || reason(t, err) != tc.why {
 				t.Errorf("%s from %s: %q, %v; want %v", tc.path, tc.base, got, err, tc.why)
 			}
@@ -251,9 +252,9 @@ func TestDiffPath(t *testing.T) {
 
 func TestWriteFailureJSON(t *testing.T) {
 	t.Parallel()
-	for f, want := range map[rewrite.WriteFailure]string{
-		rewrite.Writable: "", rewrite.WriteIO: "io", rewrite.WriteSymlink: "symlink", rewrite.WriteReadOnly: "read-only",
-		rewrite.WriteChanged: "changed", rewrite.WriteNotRegular: "not-regular", rewrite.WriteOutside: "outside-module",
+	for f, want := range map[output.WriteFailure]string{
+		output.Writable: "", output.WriteIO: "io", output.WriteSymlink: "symlink", output.WriteReadOnly: "read-only",
+		output.WriteChanged: "changed", output.WriteNotRegular: "not-regular", output.WriteOutside: "outside-module",
 	} {
 		if b, err := f.MarshalText(); err != nil || string(b) != want {
 			t.Errorf("%d: %q, %v; want %q", int(f), b, err, want)
@@ -279,7 +280,7 @@ func TestSameFileLinkedFromTwoPackages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Findings) != 2 || res.Findings[0].Unwritable != rewrite.WriteSymlink || res.Findings[1].Unwritable != rewrite.WriteSymlink ||
+	if len(res.Findings) != 2 || res.Findings[0].Unwritable != output.WriteSymlink || res.Findings[1].Unwritable != output.WriteSymlink ||
 		len(res.Changes) != 0 || len(res.Refused) != 2 || len(res.Errors) != 0 {
 		t.Errorf("findings %+v, changes %d, refused %v, errors %v", res.Findings, len(res.Changes), res.Refused, res.Errors)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dave/dst"
 
+	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/internal/testmod"
 	"github.com/unflake/unflake/internal/verify"
 	"github.com/unflake/unflake/rewrite"
@@ -204,7 +205,7 @@ func TestRequireAddsModule(t *testing.T) {
 		t.Errorf("go.sum: want a new file with %s's hashes, got old %q new %q", syncModule, sum.Old, sum.New)
 	}
 	var diff bytes.Buffer
-	if err := rewrite.WriteDiff(&diff, "go.sum", sum.Old, sum.New); err != nil {
+	if err := output.WriteDiff(&diff, "go.sum", sum.Old, sum.New); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(diff.String(), "--- /dev/null\n+++ b/go.sum\n") {

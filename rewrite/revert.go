@@ -1,14 +1,11 @@
 package rewrite
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"go/format"
 	"path/filepath"
-	"strings"
 )
 
 // Verification (package verify, above the engine) talks to the engine
@@ -185,38 +182,6 @@ func (r *Revert) String() string {
 		return t + " after the rewrite misses a bug the original catches: " + r.Detail
 	}
 	return r.Detail
-}
-
-// InsertIgnore returns new with a line holding comment (a //unflake:ignore
-// directive) inserted before the line that was line (1-based) in old, at
-// its indentation. It reports false when that line did not survive from
-// old to new unchanged, or when the result would not be gofmt-clean.
-func InsertIgnore(old, new []byte, line int, comment string) ([]byte, bool) {
-	a, b := splitLines(string(old)), splitLines(string(new))
-	at := -1
-	for _, o := range lineOps(a, b) {
-		if o.kind == ' ' && o.a == line-1 {
-			at = o.b
-			break
-		}
-	}
-	if at < 0 {
-		return nil, false
-	}
-	target := b[at]
-	indent := target[:len(target)-len(strings.TrimLeft(target, " \t"))]
-	var out bytes.Buffer
-	for i, l := range b {
-		if i == at {
-			out.WriteString(indent + comment + "\n")
-		}
-		out.WriteString(l)
-	}
-	formatted, err := format.Source(out.Bytes())
-	if err != nil || !bytes.Equal(formatted, out.Bytes()) {
-		return nil, false
-	}
-	return out.Bytes(), true
 }
 
 // MarshalJSON writes a finding as its struct tags say, except that a

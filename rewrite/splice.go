@@ -1,6 +1,10 @@
 package rewrite
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/unflake/unflake/internal/output"
+)
 
 // splice carries the changes from printed to fixed over to src, where
 // printed is src printed back without the fixes. It is used when printing
@@ -9,37 +13,37 @@ import "strings"
 // the lines it replaces must appear there unchanged (for an insertion, a
 // line next to it must). It reports false when they do not.
 func splice(src, printed, fixed []byte) ([]byte, bool) {
-	s, a := splitLines(string(src)), splitLines(string(printed))
+	s, a := output.SplitLines(string(src)), output.SplitLines(string(printed))
 	// at[k] is the line of src that line k of printed is, or -1.
 	at := make([]int, len(a)+1)
 	for i := range at {
 		at[i] = -1
 	}
 	at[len(a)] = len(s)
-	for _, o := range lineOps(s, a) {
-		if o.kind == ' ' {
-			at[o.b] = o.a
+	for _, o := range output.LineOps(s, a) {
+		if o.Kind == ' ' {
+			at[o.B] = o.A
 		}
 	}
 	var out strings.Builder
 	done := 0 // lines of src written so far
-	ops := lineOps(a, splitLines(string(fixed)))
+	ops := output.LineOps(a, output.SplitLines(string(fixed)))
 	for i := 0; i < len(ops); {
-		if ops[i].kind == ' ' {
+		if ops[i].Kind == ' ' {
 			i++
 			continue
 		}
 		// A run of changes replacing printed lines [a0, a1).
-		a0 := ops[i].a
+		a0 := ops[i].A
 		var added []string
-		for ; i < len(ops) && ops[i].kind != ' '; i++ {
-			if ops[i].kind == '+' {
-				added = append(added, ops[i].line)
+		for ; i < len(ops) && ops[i].Kind != ' '; i++ {
+			if ops[i].Kind == '+' {
+				added = append(added, ops[i].Line)
 			}
 		}
 		a1 := a0
 		if i < len(ops) {
-			a1 = ops[i].a
+			a1 = ops[i].A
 		} else {
 			a1 = len(a)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/dave/dst/decorator/resolver/guess"
 
 	"github.com/unflake/unflake/internal/effects"
+	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/rule"
 )
 
@@ -29,8 +30,8 @@ type stepResult struct {
 	next     *state            // the package after the fixes, or nil if none applied
 	contents map[string][]byte // new contents of the files the fixes changed
 	errors   []error
-	requires []string      // modules the applied fixes need
-	refused  []*WriteError // files fix would refuse to write, whose fixes were not applied
+	requires []string             // modules the applied fixes need
+	refused  []*output.WriteError // files fix would refuse to write, whose fixes were not applied
 }
 
 // A found is a finding with what the engine needs to follow it across
@@ -46,8 +47,8 @@ type found struct {
 // per finding.
 type content struct {
 	data  []byte
-	norm  string   // data whitespace-normalised, once asked for
-	lines []lineAt // each line's line in the original file, once asked for
+	norm  string          // data whitespace-normalised, once asked for
+	lines []output.LineAt // each line's line in the original file, once asked for
 }
 
 // normalised returns the content with every run of white space made one
@@ -131,7 +132,7 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 		case j.refused[f.File] != nil:
 			// Last: a fix that would not be applied anyway says why.
 			w := j.refused[f.File]
-			ff.Fix, ff.Reason, ff.Unwritable = "", w.findingReason(), w.Reason
+			ff.Fix, ff.Reason, ff.Unwritable = "", w.FindingReason(), w.Reason
 			out.refused = append(out.refused, w)
 		default:
 			ff.Unproven = d.Fix.Unproven != ""
@@ -267,7 +268,7 @@ type unrelatedError struct{ why string }
 func (e *unrelatedError) Error() string { return e.why }
 
 // refusedError says a fix changes a file that fix would refuse to write.
-type refusedError struct{ w *WriteError }
+type refusedError struct{ w *output.WriteError }
 
 func (e *refusedError) Error() string {
 	return "the fix also changes " + filepath.Base(e.w.Path) + ", which fix does not write: " + e.w.Why()

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/rewrite"
 )
 
@@ -242,7 +243,7 @@ func (j job) originalLines(dir, detail string) string {
 		return detail
 	}
 	n, _ := strconv.Atoi(m[2])
-	at, added := rewrite.OriginalLine(orig, changed, n)
+	at, added := output.OriginalLine(orig, changed, n)
 	note := ""
 	if added {
 		note = " (a line the rewrite added after it)"

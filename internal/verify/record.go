@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/rewrite"
 )
 
@@ -65,7 +66,7 @@ func record(res *rewrite.Result, tried map[string]bool) int {
 			added[f.File] = true
 		}
 		c := &res.Changes[i]
-		if src, ok := rewrite.InsertIgnore(c.Old, c.New, f.Line, ignoreLine(f.Rule, f.Revert)); ok {
+		if src, ok := output.InsertIgnore(c.Old, c.New, f.Line, ignoreLine(f.Rule, f.Revert)); ok {
 			c.New = src
 			n++
 		}

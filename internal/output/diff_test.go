@@ -1,4 +1,4 @@
-package rewrite_test
+package output_test
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/unflake/unflake/rewrite"
+	"github.com/unflake/unflake/internal/output"
 )
 
 func numbered(n int, change map[int]string) string {
@@ -45,7 +45,7 @@ func TestWriteDiff(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := rewrite.WriteDiff(&buf, "f.go", []byte(tc.old), []byte(tc.new)); err != nil {
+			if err := output.WriteDiff(&buf, "f.go", []byte(tc.old), []byte(tc.new)); err != nil {
 				t.Fatal(err)
 			}
 			if buf.String() != tc.want {
@@ -79,7 +79,7 @@ func TestWriteDiff(t *testing.T) {
 func TestWriteDiffNewFile(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	if err := rewrite.WriteDiff(&buf, "d/new_test.go", nil, []byte("a\nb\n")); err != nil {
+	if err := output.WriteDiff(&buf, "d/new_test.go", nil, []byte("a\nb\n")); err != nil {
 		t.Fatal(err)
 	}
 	want := "--- /dev/null\n+++ b/d/new_test.go\n@@ -0,0 +1,2 @@\n+a\n+b\n"
@@ -106,7 +106,7 @@ func TestWriteDiffNewFile(t *testing.T) {
 func TestWriteCreates(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "new_test.go")
-	c := rewrite.Change{Path: path, New: []byte("package p\n")}
+	c := output.Change{Path: path, New: []byte("package p\n")}
 	if err := c.Write(); err != nil {
 		t.Fatal(err)
 	}

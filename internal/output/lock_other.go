@@ -1,6 +1,6 @@
 //go:build !(darwin || dragonfly || freebsd || linux || netbsd || openbsd)
 
-package rewrite
+package output
 
 // lockDir is a no-op where the platform has no flock: there the content
 // check before the rename still catches a write by another process, but

@@ -1,4 +1,4 @@
-package rewrite
+package output
 
 import (
 	"fmt"
@@ -18,8 +18,8 @@ const contextLines = 3
 // nothing when the contents are equal. A nil old is a file to create: the
 // diff runs from /dev/null.
 func WriteDiff(w io.Writer, name string, old, new []byte) error {
-	a, b := splitLines(string(old)), splitLines(string(new))
-	ops := lineOps(a, b)
+	a, b := SplitLines(string(old)), SplitLines(string(new))
+	ops := LineOps(a, b)
 	hunks := groupHunks(ops)
 	if len(hunks) == 0 {
 		return nil
@@ -38,10 +38,10 @@ func WriteDiff(w io.Writer, name string, old, new []byte) error {
 }
 
 // op is one line of the edit script.
-type op struct {
-	kind byte   // ' ', '-' or '+'
-	line string // including its newline, if it has one
-	a, b int    // 0-based line numbers in old and new before this op
+type Op struct {
+	Kind byte   // ' ', '-' or '+'
+	Line string // including its newline, if it has one
+	A, B int    // 0-based line numbers in old and new before this op
 }
 
 // lineOps computes a line-level edit script. Lines that occur exactly
@@ -50,12 +50,12 @@ type op struct {
 // between anchors. Myers alone costs the lines times the differences,
 // which is quadratic on a file with thousands of fixes; the gaps between
 // unique lines are mostly one function each.
-func lineOps(a, b []string) []op {
-	var ops []op
+func LineOps(a, b []string) []Op {
+	var ops []Op
 	i, j := 0, 0
 	for _, an := range anchors(a, b) {
 		ops = myersOps(ops, a[i:an.a], b[j:an.b], i, j)
-		ops = append(ops, op{' ', a[an.a], an.a, an.b})
+		ops = append(ops, Op{' ', a[an.a], an.a, an.b})
 		i, j = an.a+1, an.b+1
 	}
 	return myersOps(ops, a[i:], b[j:], i, j)
@@ -116,19 +116,19 @@ func anchors(a, b []string) []anchor {
 
 // myersOps appends the edit script of a and b, which start at lines ai
 // and bi of the whole, computed with go-diff.
-func myersOps(ops []op, a, b []string, ai, bi int) []op {
+func myersOps(ops []Op, a, b []string, ai, bi int) []Op {
 	switch {
 	case len(a) == 0 && len(b) == 0:
 		return ops
 	case len(a) == 0:
 		for _, l := range b {
-			ops = append(ops, op{'+', l, ai, bi})
+			ops = append(ops, Op{'+', l, ai, bi})
 			bi++
 		}
 		return ops
 	case len(b) == 0:
 		for _, l := range a {
-			ops = append(ops, op{'-', l, ai, bi})
+			ops = append(ops, Op{'-', l, ai, bi})
 			ai++
 		}
 		return ops
@@ -142,14 +142,14 @@ func myersOps(ops []op, a, b []string, ai, bi int) []op {
 			line := lines[r]
 			switch d.Type {
 			case diffmatchpatch.DiffEqual:
-				ops = append(ops, op{' ', line, ai, bi})
+				ops = append(ops, Op{' ', line, ai, bi})
 				ai++
 				bi++
 			case diffmatchpatch.DiffDelete:
-				ops = append(ops, op{'-', line, ai, bi})
+				ops = append(ops, Op{'-', line, ai, bi})
 				ai++
 			case diffmatchpatch.DiffInsert:
-				ops = append(ops, op{'+', line, ai, bi})
+				ops = append(ops, Op{'+', line, ai, bi})
 				bi++
 			}
 		}
@@ -160,17 +160,17 @@ func myersOps(ops []op, a, b []string, ai, bi int) []op {
 // hunk is a range of ops to print.
 type hunk struct{ start, end int }
 
-func groupHunks(ops []op) []hunk {
+func groupHunks(ops []Op) []hunk {
 	var hunks []hunk
 	for i := 0; i < len(ops); i++ {
-		if ops[i].kind == ' ' {
+		if ops[i].Kind == ' ' {
 			continue
 		}
 		start := max(i-contextLines, 0)
 		end := i
 		// Extend over changes closer than 2*context apart.
 		for j := i; j < len(ops); j++ {
-			if ops[j].kind != ' ' {
+			if ops[j].Kind != ' ' {
 				end = j
 			} else if j-end > 2*contextLines {
 				break
@@ -187,22 +187,22 @@ func groupHunks(ops []op) []hunk {
 	return hunks
 }
 
-func writeHunk(sb *strings.Builder, h hunk, ops []op) {
+func writeHunk(sb *strings.Builder, h hunk, ops []Op) {
 	first := ops[h.start]
 	na, nb := 0, 0
 	for _, o := range ops[h.start:h.end] {
-		if o.kind != '+' {
+		if o.Kind != '+' {
 			na++
 		}
-		if o.kind != '-' {
+		if o.Kind != '-' {
 			nb++
 		}
 	}
-	fmt.Fprintf(sb, "@@ -%s +%s @@\n", hunkRange(first.a, na), hunkRange(first.b, nb))
+	fmt.Fprintf(sb, "@@ -%s +%s @@\n", hunkRange(first.A, na), hunkRange(first.B, nb))
 	for _, o := range ops[h.start:h.end] {
-		sb.WriteByte(o.kind)
-		sb.WriteString(o.line)
-		if !strings.HasSuffix(o.line, "\n") {
+		sb.WriteByte(o.Kind)
+		sb.WriteString(o.Line)
+		if !strings.HasSuffix(o.Line, "\n") {
 			sb.WriteString("\n\\ No newline at end of file\n")
 		}
 	}
@@ -221,7 +221,7 @@ func hunkRange(start, n int) string {
 }
 
 // splitLines splits s after each newline; the last line may lack one.
-func splitLines(s string) []string {
+func SplitLines(s string) []string {
 	var lines []string
 	for s != "" {
 		i := strings.IndexByte(s, '\n')
@@ -240,8 +240,8 @@ func splitLines(s string) []string {
 // WriteDiff, so the size a plan reports is the size a reviewer sees.
 func CountChangedLines(old, new []byte) int {
 	n := 0
-	for _, o := range lineOps(splitLines(string(old)), splitLines(string(new))) {
-		if o.kind != ' ' {
+	for _, o := range LineOps(SplitLines(string(old)), SplitLines(string(new))) {
+		if o.Kind != ' ' {
 			n++
 		}
 	}

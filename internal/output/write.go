@@ -1,4 +1,4 @@
-package rewrite
+package output
 
 import (
 	"bytes"
@@ -94,9 +94,9 @@ func (e *WriteError) Why() string {
 	return e.Err.Error()
 }
 
-// findingReason is the reason a finding in the refused file gives for
+// FindingReason is the reason a finding in the refused file gives for
 // not being fixed.
-func (e *WriteError) findingReason() string {
+func (e *WriteError) FindingReason() string {
 	switch e.Reason {
 	case WriteSymlink:
 		return "the file is a symlink; fix does not write through or replace it"
@@ -162,7 +162,7 @@ func relSlash(base, path string) string {
 // module with outsideModule), so that check, fix and fix --diff report
 // the same findings as fixed. It returns nil for a writable file and for
 // one that does not exist.
-func refusalOf(path string) *WriteError {
+func RefusalOf(path string) *WriteError {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return nil
@@ -340,4 +340,11 @@ func removeStaleTemps(path string) {
 			os.Remove(stale)
 		}
 	}
+}
+
+// A Change is the new content of one file.
+type Change struct {
+	Path     string // absolute
+	Old, New []byte
+	Mode     os.FileMode
 }

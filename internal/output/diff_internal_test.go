@@ -1,4 +1,4 @@
-package rewrite
+package output
 
 import (
 	"fmt"
@@ -18,16 +18,16 @@ func TestLineOpsIsAnEditScript(t *testing.T) {
 		b := mutate(rng, a)
 		var gotA, gotB []string
 		ai, bi := 0, 0
-		for _, o := range lineOps(a, b) {
-			if o.a != ai || o.b != bi {
+		for _, o := range LineOps(a, b) {
+			if o.A != ai || o.B != bi {
 				t.Fatalf("case %d: op %+v at a=%d b=%d", n, o, ai, bi)
 			}
-			if o.kind != '+' {
-				gotA = append(gotA, o.line)
+			if o.Kind != '+' {
+				gotA = append(gotA, o.Line)
 				ai++
 			}
-			if o.kind != '-' {
-				gotB = append(gotB, o.line)
+			if o.Kind != '-' {
+				gotB = append(gotB, o.Line)
 				bi++
 			}
 		}
@@ -75,33 +75,9 @@ func mutate(rng *rand.Rand, a []string) []string {
 func TestLineMapFollowsReindentedLines(t *testing.T) {
 	orig := "func TestA(t *testing.T) {\n\tos.Setenv(\"A\", \"1\")\n\ttime.Sleep(1)\n}\n"
 	changed := "func TestA(t *testing.T) {\n\tsynctest.Test(t, func(t *testing.T) {\n\t\tt.Setenv(\"A\", \"1\")\n\t\ttime.Sleep(1)\n\t})\n}\n"
-	m := lineMap([]byte(orig), []byte(changed))
-	want := []lineAt{{0, 0, false}, {0, 0, true}, {0, 0, true}, {2, 1, false}, {2, 0, true}, {3, 0, false}}
+	m := LineMap([]byte(orig), []byte(changed))
+	want := []LineAt{{0, 0, false}, {0, 0, true}, {0, 0, true}, {2, 1, false}, {2, 0, true}, {3, 0, false}}
 	if fmt.Sprint(m) != fmt.Sprint(want) {
 		t.Errorf("lineMap = %v, want %v", m, want)
-	}
-}
-
-// TestRemapLinesDropsFindingsOnAddedCode: a finding without a fix on code
-// a fix added (a poll's interval sleep) is not the user's and is not
-// reported at the line before it; one on the user's code is kept, at its
-// original line.
-func TestRemapLinesDropsFindingsOnAddedCode(t *testing.T) {
-	orig := "func TestA(t *testing.T) {\n\tx()\n\ttime.Sleep(100)\n\tcheck()\n}\n"
-	changed := "func TestA(t *testing.T) {\n\tx()\n\tfor poll() {\n\t\ttime.Sleep(10)\n\t}\n\tcheck()\n}\n"
-	first := map[string]*content{"a_test.go": {data: []byte(orig)}}
-	seen := &content{data: []byte(changed)}
-	fs := []found{
-		{Finding: Finding{File: "a_test.go", Line: 4, Col: 3, Rule: "sleep"}, seen: seen, site: "time.Sleep(10)"},
-		{Finding: Finding{File: "a_test.go", Line: 6, Col: 2, Rule: "other"}, seen: seen, site: "check()"},
-		{Finding: Finding{File: "a_test.go", Line: 4, Col: 3, Rule: "fixed", Fixed: true}, seen: seen, site: "time.Sleep(10)"},
-	}
-	got := remapLines(fs, first)
-	var lines []string
-	for _, f := range got {
-		lines = append(lines, fmt.Sprintf("%s:%d", f.Rule, f.Line))
-	}
-	if want := "[other:4 fixed:2]"; fmt.Sprint(lines) != want {
-		t.Errorf("remapLines kept %v, want %s", lines, want)
 	}
 }

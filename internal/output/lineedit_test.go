@@ -1,10 +1,10 @@
-package rewrite_test
+package output_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/unflake/unflake/rewrite"
+	"github.com/unflake/unflake/internal/output"
 )
 
 // LineEdits turns old into new, touching only the lines that differ.
@@ -20,7 +20,7 @@ func TestLineEdits(t *testing.T) {
 		{"a\n", ""},
 		{"same\n", "same\n"},
 	} {
-		edits := rewrite.LineEdits([]byte(c.old), []byte(c.new))
+		edits := output.LineEdits([]byte(c.old), []byte(c.new))
 		var b strings.Builder
 		at := 0
 		for _, e := range edits {
