@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/unflake/unflake/internal/load"
 	"github.com/unflake/unflake/internal/verify"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
@@ -193,7 +194,7 @@ func (o *options) reportErrors(res *rewrite.Result, base string) error {
 func (o *options) printErrors(errs []error, base string) error {
 	for _, e := range errs {
 		msg := oneLine(strings.ReplaceAll(e.Error(), base+string(filepath.Separator), ""))
-		var pe *rewrite.PosError
+		var pe *load.PosError
 		if !errors.As(e, &pe) || pe.Pos == "" || pe.Pos == "-" {
 			msg = "unflake: " + msg
 		}

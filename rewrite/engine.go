@@ -7,7 +7,6 @@ package rewrite
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -23,6 +22,7 @@ import (
 	"golang.org/x/tools/go/packages"
 
 	"github.com/unflake/unflake/internal/effects"
+	"github.com/unflake/unflake/internal/load"
 	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/rule"
 )
@@ -103,9 +103,6 @@ type Result struct {
 	Cached bool
 }
 
-// ErrNoPackages is returned when the patterns match no package.
-var ErrNoPackages = errors.New("patterns matched no packages")
-
 // loadChunk is how many candidate packages are type-checked at once.
 const loadChunk = 256
 
@@ -117,11 +114,19 @@ const maxRounds = 5
 // It returns an error only when nothing could be done; per-package
 // failures are in Result.Errors and leave those packages untouched.
 func Run(cfg *Config) (*Result, error) {
+	return RunContext(context.Background(), cfg)
+}
+
+// RunContext is Run with a context: cancelling it stops go list, the
+// loads and go get. cfg is not changed.
+func RunContext(ctx context.Context, cfg *Config) (*Result, error) {
 	if len(cfg.Patterns) == 0 {
-		cfg.Patterns = []string{"."}
+		c := *cfg
+		c.Patterns = []string{"."}
+		cfg = &c
 	}
 	if !cfg.cacheable() {
-		return run(cfg, nil)
+		return run(ctx, cfg, nil)
 	}
 	if res := cfg.fastHit(); res != nil {
 		return res, nil
@@ -140,7 +145,7 @@ func Run(cfg *Config) (*Result, error) {
 		res, _ := c.load()
 		return res
 	}
-	res, err := run(cfg, hit)
+	res, err := run(ctx, cfg, hit)
 	if !waited {
 		c = <-keyed
 	}
@@ -152,7 +157,7 @@ func Run(cfg *Config) (*Result, error) {
 
 // run is Run without the cache; hit, if not nil, is asked once the
 // packages are listed for a stored result to return instead.
-func run(cfg *Config, hit func() *Result) (*Result, error) {
+func run(ctx context.Context, cfg *Config, hit func() *Result) (*Result, error) {
 	var runFilter *testFilter
 	if cfg.Run != "" {
 		f, err := newTestFilter(cfg.Run)
@@ -161,12 +166,10 @@ func run(cfg *Config, hit func() *Result) (*Result, error) {
 		}
 		runFilter = f
 	}
-	if len(cfg.Patterns) == 0 {
-		cfg.Patterns = []string{"."}
-	}
 	defer stage("")
 	stage("list")
-	cands, err := cfg.listCandidates(cfg.Rules, !cfg.NoPrefilter)
+	ld := cfg.loader()
+	cands, err := ld.List(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -175,11 +178,8 @@ func run(cfg *Config, hit func() *Result) (*Result, error) {
 			return res, nil
 		}
 	}
-	res := &Result{Errors: cands.errors, Packages: cands.total}
-	if cands.total == 0 && len(cands.errors) == 0 {
-		return nil, fmt.Errorf("%s: %w", strings.Join(cfg.Patterns, " "), ErrNoPackages)
-	}
-	if len(cands.paths) == 0 {
+	res := &Result{Errors: cands.Errors, Packages: cands.Total}
+	if len(cands.Paths) == 0 {
 		return res, nil
 	}
 	mods := newModules(cfg)
@@ -194,12 +194,12 @@ func run(cfg *Config, hit func() *Result) (*Result, error) {
 	summaries := effects.NewLoader() // the callees' effects, summarised on demand
 	var mu sync.Mutex
 	done := 0
-	for start := 0; start < len(cands.paths); start += loadChunk {
-		end := min(start+loadChunk, len(cands.paths))
+	for start := 0; start < len(cands.Paths); start += loadChunk {
+		end := min(start+loadChunk, len(cands.Paths))
 		stage("load")
-		pkgs, err := packages.Load(cfg.loadConfig(typedMode), cands.paths[start:end]...)
+		pkgs, err := ld.Load(ctx, cands.Paths[start:end])
 		if err != nil {
-			return nil, GoCommandError(err)
+			return nil, err
 		}
 		stage("rules")
 		jobs := cfg.jobs(pkgs, res, claimed)
@@ -223,7 +223,7 @@ func run(cfg *Config, hit func() *Result) (*Result, error) {
 				if cfg.Progress != nil {
 					mu.Lock()
 					done++
-					cfg.Progress(done, len(cands.paths))
+					cfg.Progress(done, len(cands.Paths))
 					mu.Unlock()
 				}
 			}()
@@ -272,6 +272,15 @@ func run(cfg *Config, hit func() *Result) (*Result, error) {
 	return res, nil
 }
 
+// loader is the load configuration of cfg's run: its prefilter is the
+// rules'.
+func (cfg *Config) loader() *load.Config {
+	return &load.Config{Dir: cfg.Dir, Patterns: cfg.Patterns, Tags: cfg.Tags, Env: cfg.Env, Only: cfg.Only,
+		Worth: func(path string) (bool, error) {
+			return worthLoading(path, cfg.Rules, cfg.Options, !cfg.NoPrefilter)
+		}}
+}
+
 // stage labels the CPU profile samples of the calling goroutine, and of
 // the goroutines it starts from now on, with the engine's stage (pprof
 // label "stage": list, load, rules; "" for none), so that a profile
@@ -298,7 +307,7 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result, claimed map[strin
 		}
 		if len(p.Errors) > 0 {
 			if p.ForTest != "" || hasTestFiles(p) {
-				res.Errors = append(res.Errors, PackageErrors(p)...)
+				res.Errors = append(res.Errors, load.PackageErrors(p)...)
 			}
 			continue
 		}
@@ -308,7 +317,7 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result, claimed map[strin
 		j := &job{pkg: p, refused: map[string]*output.WriteError{}, opts: cfg.Options, printed: map[*ast.File][]byte{}}
 		j.declaredGo = cfg.raiseGo(p)
 		for i, path := range p.CompiledGoFiles {
-			if i >= len(p.Syntax) || !isTestFile(path) {
+			if i >= len(p.Syntax) || !load.IsTestFile(path) {
 				continue
 			}
 			// A file is claimed by its real directory: the same file
@@ -327,10 +336,10 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result, claimed map[strin
 				continue
 			}
 			f := p.Syntax[i]
-			if isVendored(path) || isGenerated(f) || strings.HasPrefix(path, goroot) {
+			if load.IsVendored(path) || isGenerated(f) || strings.HasPrefix(path, goroot) {
 				continue
 			}
-			werr, err := outsideModule(p, path)
+			werr, err := load.OutsideModule(p, path)
 			if err != nil {
 				res.Errors = append(res.Errors, err)
 				continue
@@ -355,7 +364,7 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result, claimed map[strin
 
 func hasTestFiles(p *packages.Package) bool {
 	for _, f := range p.GoFiles {
-		if isTestFile(f) {
+		if load.IsTestFile(f) {
 			return true
 		}
 	}
@@ -382,7 +391,7 @@ type job struct {
 	excluded excludedNames // declared in files the build leaves out
 	files    []string      // absolute paths of the rewritable test files
 	// refused holds the files of files that fix would refuse to write
-	// (refusalOf, outsideModule): their findings are reported, their
+	// (refusalOf, load.OutsideModule): their findings are reported, their
 	// fixes not applied.
 	refused map[string]*output.WriteError
 	opts    rule.Options   // the run's rule options (Config.Options)
@@ -557,3 +566,7 @@ func remapLines(fs []found, first map[string]*content) []found {
 // A Change is the new content of one file (package output writes it or
 // prints its diff).
 type Change = output.Change
+
+// isGenerated reports whether f carries the standard "Code generated ...
+// DO NOT EDIT." marker.
+func isGenerated(f *ast.File) bool { return ast.IsGenerated(f) }

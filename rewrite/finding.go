@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/unflake/unflake/internal/load"
 	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/rule"
 )
@@ -154,7 +155,7 @@ func (j *job) finding(fd *finder, d rule.Diagnostic) (Finding, bool) {
 	}
 	out := Finding{
 		Rule:     r.Name,
-		Package:  forTest(j.pkg),
+		Package:  load.ForTest(j.pkg),
 		Test:     name,
 		File:     pos.Filename,
 		Line:     pos.Line,

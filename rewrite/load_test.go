@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unflake/unflake/internal/load"
 	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/internal/testmod"
 
@@ -79,7 +80,7 @@ func TestGoCommandError(t *testing.T) {
 	dir := t.TempDir() // no go.mod here or above (the temp root has none)
 	env := append(os.Environ(), "GO111MODULE=on", "GOFLAGS=")
 	_, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"."}, Env: env, Rules: []*rule.Rule{sleepZero("zero", zero)}})
-	var ge *rewrite.GoError
+	var ge *load.GoError
 	if !errors.As(err, &ge) || !strings.HasPrefix(err.Error(), "go: go.mod file not found in current directory or any parent directory") {
 		t.Errorf("no go.mod: %v (%T)", err, err)
 	}

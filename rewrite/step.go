@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
-	"go/format"
 	"go/parser"
 	"go/token"
-	"go/types"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -16,7 +14,6 @@ import (
 	"github.com/dave/dst"
 	"github.com/dave/dst/decorator"
 	"github.com/dave/dst/decorator/resolver/gotypes"
-	"github.com/dave/dst/decorator/resolver/guess"
 
 	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/output"
@@ -522,35 +519,7 @@ func (j *job) apply(s *session, which []int, cur *state, current map[string]*con
 // restore prints a decorated file, managing its imports from the
 // package's own imports (not the slow default resolver), and gofmts it.
 func restore(pkgPath string, cur *state, f *dst.File) ([]byte, error) {
-	return Restore(pkgPath, cur.types.Imports(), f)
-}
-
-// Restore prints a decorated file of the package pkgPath and gofmts it.
-// Imports are managed from imports (the package's own imports; a package
-// not among them is named by the last element of its path), not with dst's
-// slow default resolver.
-func Restore(pkgPath string, imports []*types.Package, f *dst.File) ([]byte, error) {
-	names := importNames{}
-	for _, imp := range imports {
-		names[imp.Path()] = imp.Name()
-	}
-	r := decorator.NewRestorerWithImports(pkgPath, names)
-	var buf bytes.Buffer
-	if err := r.Fprint(&buf, f); err != nil {
-		return nil, err
-	}
-	return format.Source(buf.Bytes())
-}
-
-// importNames resolves package names from the package's imports, falling
-// back to the last path element for packages a fix newly imports.
-type importNames map[string]string
-
-func (m importNames) ResolvePackage(path string) (string, error) {
-	if n, ok := m[path]; ok {
-		return n, nil
-	}
-	return guess.New().ResolvePackage(path)
+	return output.Restore(pkgPath, cur.types.Imports(), f)
 }
 
 // lostComments returns the first comment of old missing from new, other

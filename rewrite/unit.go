@@ -6,6 +6,7 @@ import (
 	"golang.org/x/tools/go/packages"
 
 	"github.com/unflake/unflake/internal/effects"
+	"github.com/unflake/unflake/internal/load"
 )
 
 // RunPackage runs cfg.Rules on one package that a go/analysis driver (go
@@ -35,7 +36,7 @@ func RunPackage(cfg *Config, p *packages.Package, src effects.Source) (*Result, 
 	res := &Result{Packages: 1}
 	worth := false
 	for _, f := range p.GoFiles {
-		if !isTestFile(f) || (cfg.Only != nil && !cfg.Only(f)) {
+		if !load.IsTestFile(f) || (cfg.Only != nil && !cfg.Only(f)) {
 			continue
 		}
 		ok, err := worthLoading(f, cfg.Rules, cfg.Options, !cfg.NoPrefilter)

@@ -9,7 +9,7 @@
 // os.LookupEnv, syscall.Getenv, and module functions that pass a parameter
 // straight to one of them, called with a constant name), reports the reads
 // it cannot name as Unseen, and returns the edited or new _test.go files as
-// rewrite.Change values. It never prints and never writes.
+// output.Change values. It never prints and never writes.
 package seal
 
 import (
@@ -18,9 +18,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/unflake/unflake/internal/load"
+	"github.com/unflake/unflake/internal/output"
 	"golang.org/x/tools/go/packages"
-
-	"github.com/unflake/unflake/rewrite"
 )
 
 // Config says which packages to seal.
@@ -33,10 +33,10 @@ type Config struct {
 
 // Result is what a run found and would change.
 type Result struct {
-	Changes  []rewrite.Change // sorted by path; a nil Old is a new file
-	Packages []Package        // the sealed packages, sorted by path
-	Unseen   []Unseen         // reads the seal cannot name, sorted by position
-	Errors   []error          // load failures; those packages are left alone
+	Changes  []output.Change // sorted by path; a nil Old is a new file
+	Packages []Package       // the sealed packages, sorted by path
+	Unseen   []Unseen        // reads the seal cannot name, sorted by position
+	Errors   []error         // load failures; those packages are left alone
 }
 
 // Package is one package with tests and the variables its seal empties.
@@ -90,7 +90,7 @@ func Run(cfg *Config) (*Result, error) {
 	}
 	listed, err := cfg.load(listMode, patterns)
 	if err != nil {
-		return nil, rewrite.GoCommandError(err)
+		return nil, load.GoCommandError(err)
 	}
 	res := &Result{}
 	errs := errorSet{}
@@ -108,7 +108,7 @@ func Run(cfg *Config) (*Result, error) {
 	}
 	if len(roots) == 0 {
 		if errs.empty() {
-			return nil, fmt.Errorf("%s: %w", strings.Join(patterns, " "), rewrite.ErrNoPackages)
+			return nil, fmt.Errorf("%s: %w", strings.Join(patterns, " "), load.ErrNoPackages)
 		}
 		res.Errors = errs.list
 		return res, nil
@@ -257,7 +257,7 @@ func (s *errorSet) add(p *packages.Package) {
 	if s.seen == nil {
 		s.seen = map[string]bool{}
 	}
-	for _, e := range rewrite.PackageErrors(p) {
+	for _, e := range load.PackageErrors(p) {
 		if !s.seen[e.Error()] {
 			s.seen[e.Error()] = true
 			s.list = append(s.list, e)

@@ -15,9 +15,9 @@ import (
 	"github.com/dave/dst"
 	"github.com/dave/dst/decorator"
 	"github.com/dave/dst/decorator/resolver/gotypes"
+	"github.com/unflake/unflake/internal/load"
+	"github.com/unflake/unflake/internal/output"
 	"golang.org/x/tools/go/packages"
-
-	"github.com/unflake/unflake/rewrite"
 )
 
 // comment is the marker comment above the seal block.
@@ -29,7 +29,7 @@ var comment = []string{
 // sealPackage returns the change that makes the TestMain of the test
 // binary of plain empty names, or nil when it already does. tests are the
 // package's test variants (in-package and external).
-func sealPackage(plain *packages.Package, tests []*packages.Package, names []string) (*rewrite.Change, error) {
+func sealPackage(plain *packages.Package, tests []*packages.Package, names []string) (*output.Change, error) {
 	for _, v := range tests {
 		for _, f := range v.Syntax {
 			filename := v.Fset.File(f.Pos()).Name()
@@ -39,7 +39,7 @@ func sealPackage(plain *packages.Package, tests []*packages.Package, names []str
 			for _, d := range f.Decls {
 				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == "TestMain" && fd.Body != nil {
 					if ast.IsGenerated(f) {
-						return nil, &rewrite.PosError{Pos: v.Fset.Position(fd.Pos()).String(), Msg: "seal: TestMain is in a generated file; not sealed"}
+						return nil, &load.PosError{Pos: v.Fset.Position(fd.Pos()).String(), Msg: "seal: TestMain is in a generated file; not sealed"}
 					}
 					return updateTestMain(v, f, filename, names)
 				}
@@ -51,7 +51,7 @@ func sealPackage(plain *packages.Package, tests []*packages.Package, names []str
 
 // newTestMain writes a new in-package file holding a TestMain with the
 // seal block.
-func newTestMain(p *packages.Package, names []string) (*rewrite.Change, error) {
+func newTestMain(p *packages.Package, names []string) (*output.Change, error) {
 	path := filepath.Join(p.Dir, SealFile)
 	if _, err := os.Lstat(path); err == nil {
 		return nil, fmt.Errorf("%s exists but holds no TestMain", path)
@@ -84,7 +84,7 @@ func newTestMain(p *packages.Package, names []string) (*rewrite.Change, error) {
 	if err != nil {
 		return nil, fmt.Errorf("internal error: formatting %s: %v", path, err)
 	}
-	return &rewrite.Change{Path: path, New: src, Mode: 0o644}, nil
+	return &output.Change{Path: path, New: src, Mode: 0o644}, nil
 }
 
 func quoted(names []string) string {
@@ -97,7 +97,7 @@ func quoted(names []string) string {
 
 // updateTestMain puts the seal block at the start of the TestMain of f:
 // it replaces the names of a block an earlier run wrote, or inserts one.
-func updateTestMain(v *packages.Package, f *ast.File, path string, names []string) (*rewrite.Change, error) {
+func updateTestMain(v *packages.Package, f *ast.File, path string, names []string) (*output.Change, error) {
 	old, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -132,14 +132,14 @@ func updateTestMain(v *packages.Package, f *ast.File, path string, names []strin
 	} else {
 		body.List = append([]dst.Stmt{newBlock(lits)}, body.List...)
 	}
-	src, err := rewrite.Restore(v.PkgPath, v.Types.Imports(), df)
+	src, err := output.Restore(v.PkgPath, v.Types.Imports(), df)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	if bytes.Equal(src, old) {
 		return nil, nil
 	}
-	return &rewrite.Change{Path: path, Old: old, New: src, Mode: info.Mode().Perm()}, nil
+	return &output.Change{Path: path, Old: old, New: src, Mode: info.Mode().Perm()}, nil
 }
 
 // sealBlock returns the names literal of the seal block in body: a range

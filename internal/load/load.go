@@ -1,9 +1,14 @@
-package rewrite
+// Package load lists and loads the packages unflake works on: go list
+// for the patterns, the test files a prefilter keeps (candidates), then
+// go/packages with syntax and types for those. It also turns load
+// failures into errors that say what the go command said (GoError,
+// PosError, PackageErrors).
+package load
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"go/ast"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -12,8 +17,26 @@ import (
 	"golang.org/x/tools/go/packages"
 
 	"github.com/unflake/unflake/internal/output"
-	"github.com/unflake/unflake/rule"
 )
+
+// Config says what to load.
+type Config struct {
+	Dir      string   // directory to load from; "" means the current one
+	Patterns []string // package patterns, as for go list; none means "."
+	Tags     []string // build tags
+	Env      []string // environment for the go command; nil means os.Environ()
+
+	// Only, if set, limits the candidates to packages with a test file
+	// (absolute path) for which it returns true.
+	Only func(path string) bool
+
+	// Worth reports whether the test file at path may hold a finding
+	// (the rules' prefilter); nil keeps every package with a test file.
+	Worth func(path string) (bool, error)
+}
+
+// ErrNoPackages is returned when the patterns match no package.
+var ErrNoPackages = errors.New("patterns matched no packages")
 
 // listMode is the cheap first load: names and file lists only (go list),
 // enough to prefilter test files by their bytes.
@@ -26,12 +49,13 @@ const typedMode = packages.NeedName | packages.NeedForTest | packages.NeedFiles 
 	packages.NeedExportFile // for effects.Loader, which type-checks dependencies from source on demand
 
 // loadConfig returns the go/packages configuration shared by both loads.
-func (c *Config) loadConfig(mode packages.LoadMode) *packages.Config {
+func (c *Config) loadConfig(ctx context.Context, mode packages.LoadMode) *packages.Config {
 	var flags []string
 	if len(c.Tags) > 0 {
 		flags = append(flags, "-tags="+strings.Join(c.Tags, ","))
 	}
 	return &packages.Config{
+		Context:    ctx,
 		Mode:       mode,
 		Dir:        c.Dir,
 		Tests:      true,
@@ -40,60 +64,87 @@ func (c *Config) loadConfig(mode packages.LoadMode) *packages.Config {
 	}
 }
 
-// candidates is the outcome of the first load.
-type candidates struct {
-	paths  []string // import paths to load with types, sorted
-	errors []error  // packages that failed to list
-	total  int      // packages matched by the patterns
+// Candidates is the outcome of the first load.
+type Candidates struct {
+	Paths  []string // import paths to load with types, sorted
+	Errors []error  // packages that failed to list
+	Total  int      // packages matched by the patterns
 }
 
-// listCandidates lists the packages matching patterns and keeps those with
-// a test file that some rule's prefilter accepts. With prefilter false,
-// every package with a test file is a candidate.
-func (c *Config) listCandidates(rules []*rule.Rule, prefilter bool) (*candidates, error) {
-	pkgs, err := packages.Load(c.loadConfig(listMode), c.Patterns...)
+// List lists the packages matching the patterns and keeps those with a
+// test file that Worth accepts.
+func (c *Config) List(ctx context.Context) (*Candidates, error) {
+	pkgs, err := packages.Load(c.loadConfig(ctx, listMode), c.patterns()...)
 	if err != nil {
 		return nil, GoCommandError(err)
 	}
 	if err := c.analysable(pkgs); err != nil {
 		return nil, err
 	}
-	out := &candidates{}
+	out := &Candidates{}
 	seen := map[string]bool{}
 	roots := map[string]bool{}
 	for _, p := range pkgs {
 		if p.Name == "main" && strings.HasSuffix(p.ID, ".test") {
 			continue // the synthesized test main package
 		}
-		roots[forTest(p)] = true
-		out.errors = append(out.errors, PackageErrors(p)...)
+		roots[ForTest(p)] = true
+		out.Errors = append(out.Errors, PackageErrors(p)...)
 		if len(p.Errors) > 0 {
 			continue
 		}
 		for _, f := range p.GoFiles {
-			if !isTestFile(f) || seen[f] {
+			if !IsTestFile(f) || seen[f] {
 				continue
 			}
 			seen[f] = true
 			if c.Only != nil && !c.Only(f) {
 				continue
 			}
-			if ok, err := worthLoading(f, rules, c.Options, prefilter); err != nil {
-				out.errors = append(out.errors, err)
+			if ok, err := c.worth(f); err != nil {
+				out.Errors = append(out.Errors, err)
 			} else if ok {
-				out.paths = append(out.paths, forTest(p))
+				out.Paths = append(out.Paths, ForTest(p))
 			}
 		}
 	}
-	out.total = len(roots)
-	for _, pat := range c.Patterns {
+	out.Total = len(roots)
+	for _, pat := range c.patterns() {
 		if !c.matchesAny(pat, pkgs) {
-			out.errors = append(out.errors, fmt.Errorf("pattern %s matched no packages", pat))
+			out.Errors = append(out.Errors, fmt.Errorf("pattern %s matched no packages", pat))
 		}
 	}
-	sort.Strings(out.paths)
-	out.paths = compact(out.paths)
+	sort.Strings(out.Paths)
+	out.Paths = compact(out.Paths)
+	if out.Total == 0 && len(out.Errors) == 0 {
+		return nil, fmt.Errorf("%s: %w", strings.Join(c.patterns(), " "), ErrNoPackages)
+	}
 	return out, nil
+}
+
+// patterns are the patterns to list: "." when there are none.
+func (c *Config) patterns() []string {
+	if len(c.Patterns) == 0 {
+		return []string{"."}
+	}
+	return c.Patterns
+}
+
+func (c *Config) worth(path string) (bool, error) {
+	if c.Worth == nil {
+		return true, nil
+	}
+	return c.Worth(path)
+}
+
+// Load loads the packages paths (import paths that List returned) with
+// their tests, syntax and types.
+func (c *Config) Load(ctx context.Context, paths []string) ([]*packages.Package, error) {
+	pkgs, err := packages.Load(c.loadConfig(ctx, typedMode), paths...)
+	if err != nil {
+		return nil, GoCommandError(err)
+	}
+	return pkgs, nil
 }
 
 // analysable returns an error when the listed packages hold nothing
@@ -115,14 +166,14 @@ func (c *Config) analysable(pkgs []*packages.Package) error {
 			ours++
 		case p.Module == nil && hasFileOutside(p, goroot):
 			return fmt.Errorf("%s: the go command loads these packages in GOPATH mode (GO111MODULE=off, or no go.mod); unflake works on modules only; see 'go help modules'",
-				strings.Join(c.Patterns, " "))
+				strings.Join(c.patterns(), " "))
 		default:
 			others++
 		}
 	}
 	if ours == 0 && others > 0 {
 		return fmt.Errorf("%s: matched only packages outside the main module (the standard library or dependencies); unflake rewrites only a module's own tests",
-			strings.Join(c.Patterns, " "))
+			strings.Join(c.patterns(), " "))
 	}
 	return nil
 }
@@ -138,14 +189,14 @@ func hasFileOutside(p *packages.Package, dir string) bool {
 	return false
 }
 
-// outsideModule returns a *output.WriteError (output.WriteOutside) when the real path
+// OutsideModule returns a *output.WriteError (output.WriteOutside) when the real path
 // of file, a file of p, lies outside the real directory tree of p's
 // module: a pattern that names a symbolic link to a directory elsewhere
 // (unflake fix ./q, with q -> /elsewhere) loads files under the link's
 // path, and writing them would change files outside the module being
 // fixed. The file is still analysed; its findings say why they are not
 // fixed. It returns a plain error when a path cannot be resolved.
-func outsideModule(p *packages.Package, file string) (*output.WriteError, error) {
+func OutsideModule(p *packages.Package, file string) (*output.WriteError, error) {
 	if p.Module == nil || p.Module.Dir == "" {
 		return nil, nil
 	}
@@ -219,7 +270,7 @@ func (c *Config) matchesAny(pattern string, pkgs []*packages.Package) bool {
 		return false
 	}
 	for _, p := range pkgs {
-		path := forTest(p)
+		path := ForTest(p)
 		if path == base || recursive && strings.HasPrefix(path, base+"/") || len(p.Errors) > 0 {
 			return true
 		}
@@ -227,27 +278,9 @@ func (c *Config) matchesAny(pattern string, pkgs []*packages.Package) bool {
 	return false
 }
 
-// worthLoading reports whether the test file at path may hold a finding
-// for one of rules.
-func worthLoading(path string, rules []*rule.Rule, opts rule.Options, prefilter bool) (bool, error) {
-	if !prefilter {
-		return true, nil
-	}
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return false, err
-	}
-	for _, r := range rules {
-		if r.Prefilter(src, opts.For(r)) {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// forTest returns the import path of the package under test for any
+// ForTest returns the import path of the package under test for any
 // variant of it: "p" for p, "p [p.test]" and "p_test [p.test]".
-func forTest(p *packages.Package) string {
+func ForTest(p *packages.Package) string {
 	if p.ForTest != "" {
 		return p.ForTest
 	}
@@ -264,16 +297,12 @@ func compact(s []string) []string {
 	return out
 }
 
-func isTestFile(path string) bool { return strings.HasSuffix(path, "_test.go") }
+func IsTestFile(path string) bool { return strings.HasSuffix(path, "_test.go") }
 
-// isVendored reports whether path lies in a vendor directory.
-func isVendored(path string) bool {
+// IsVendored reports whether path lies in a vendor directory.
+func IsVendored(path string) bool {
 	return strings.Contains(filepath.ToSlash(path), "/vendor/")
 }
-
-// isGenerated reports whether f carries the standard "Code generated ...
-// DO NOT EDIT." marker.
-func isGenerated(f *ast.File) bool { return ast.IsGenerated(f) }
 
 // PackageErrors returns the load errors of p as errors that print as
 // "file:line:col: message" (*PosError), leaving out the go command's own
@@ -339,17 +368,4 @@ func (e *PosError) Error() string {
 		return e.Msg
 	}
 	return e.Pos + ": " + e.Msg
-}
-
-// readSource reads a file, keeping its mode for the atomic write.
-func readSource(path string) ([]byte, os.FileMode, error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	return src, info.Mode().Perm(), nil
 }
