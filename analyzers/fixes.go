@@ -8,6 +8,7 @@ import (
 	"golang.org/x/tools/go/packages"
 
 	"github.com/unflake/unflake/internal/effects"
+	"github.com/unflake/unflake/internal/modedit"
 	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/rewrite"
 )
@@ -49,7 +50,7 @@ func (u *unitFixes) of(f rewrite.Finding) ([]analysis.TextEdit, bool) {
 // the others.
 func fixesOf(files map[string]*token.File, cfg *rewrite.Config, p *packages.Package, src effects.Source, out *rewrite.Result) (*unitFixes, error) {
 	u := &unitFixes{fixed: map[string]bool{}, why: goModWhy}
-	if slices.ContainsFunc(out.Changes, func(c rewrite.Change) bool { return rewrite.IsModFile(c.Path) }) {
+	if slices.ContainsFunc(out.Changes, func(c rewrite.Change) bool { return modedit.IsModFile(c.Path) }) {
 		q := *p
 		mod := *p.Module
 		mod.GoMod = ""
@@ -81,7 +82,7 @@ func fixesOf(files map[string]*token.File, cfg *rewrite.Config, p *packages.Pack
 		if out, err = rewrite.RunPackage(&again, p, src); err != nil {
 			return nil, err
 		}
-		if slices.ContainsFunc(out.Changes, func(c rewrite.Change) bool { return rewrite.IsModFile(c.Path) }) {
+		if slices.ContainsFunc(out.Changes, func(c rewrite.Change) bool { return modedit.IsModFile(c.Path) }) {
 			return u, nil // cannot happen: every fix was applied without go.mod
 		}
 	}
@@ -92,7 +93,7 @@ func fixesOf(files map[string]*token.File, cfg *rewrite.Config, p *packages.Pack
 	}
 	for _, c := range out.Changes {
 		tf := files[c.Path]
-		if tf == nil || rewrite.IsModFile(c.Path) {
+		if tf == nil || modedit.IsModFile(c.Path) {
 			continue // the engine changes only the package's test files
 		}
 		old, new := c.Old, c.New

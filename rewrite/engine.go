@@ -23,6 +23,7 @@ import (
 
 	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/load"
+	"github.com/unflake/unflake/internal/modedit"
 	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/rule"
 )
@@ -315,7 +316,7 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result, claimed map[strin
 			continue // a dependency: never ours to rewrite
 		}
 		j := &job{pkg: p, refused: map[string]*output.WriteError{}, opts: cfg.Options, printed: map[*ast.File][]byte{}}
-		j.declaredGo = cfg.raiseGo(p)
+		j.declaredGo = modedit.RaiseGo(cfg.GoAs, p)
 		for i, path := range p.CompiledGoFiles {
 			if i >= len(p.Syntax) || !load.IsTestFile(path) {
 				continue

@@ -4,34 +4,7 @@ import (
 	"go/ast"
 	"go/types"
 	"go/version"
-	"strings"
-
-	"golang.org/x/tools/go/packages"
 )
-
-// raiseGo applies Config.GoAs to p: when it names a go version newer than
-// the one p's main module declares, p gets a copy of its Module with that
-// version (so the passes and every later type-check see it), and raiseGo
-// returns the declared version ("go1.24"); otherwise "". The go.mod file
-// is not touched: the caller edits it when it keeps the result.
-func (cfg *Config) raiseGo(p *packages.Package) string {
-	m := p.Module
-	if cfg.GoAs == nil || m == nil || !m.Main || m.GoMod == "" {
-		return ""
-	}
-	to := cfg.GoAs(m.GoMod)
-	declared := "go" + m.GoVersion
-	if !version.IsValid(to) || (version.IsValid(declared) && version.Compare(version.Lang(to), version.Lang(declared)) <= 0) {
-		return ""
-	}
-	raised := *m
-	raised.GoVersion = strings.TrimPrefix(to, "go")
-	p.Module = &raised
-	if !version.IsValid(declared) {
-		return "go1" // unknown: every gate is granted only by the raise
-	}
-	return declared
-}
 
 // raisedInfo returns info for a package whose module is analysed as go
 // version to instead of declared: the files that take their version from

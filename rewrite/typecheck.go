@@ -80,11 +80,11 @@ func (c *checker) importExportData(path string) (*types.Package, error) {
 	// through that copy; the module stays locked while the go command
 	// reads it.
 	if m := c.mods.get(c.pkg); m != nil {
-		modfile, unlock := m.modfile()
+		modfile, unlock := m.Modfile()
 		defer unlock()
 		if modfile != "" {
 			cfg.BuildFlags = []string{"-modfile=" + modfile}
-			cfg.Env = c.mods.env
+			cfg.Env = c.mods.Env()
 		}
 	}
 	pkgs, err := packages.Load(cfg, path)

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/unflake/unflake/internal/modedit"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
 )
@@ -99,13 +100,13 @@ func (vf *verifier) retryWithCompanions(cfg *rewrite.Config, res *rewrite.Result
 	rewrite.SortFindings(out.Findings)
 	seen := map[string]bool{}
 	for _, c := range res.Changes {
-		if !in(c.Path) || rewrite.IsModFile(c.Path) {
+		if !in(c.Path) || modedit.IsModFile(c.Path) {
 			out.Changes = append(out.Changes, c)
 			seen[c.Path] = true
 		}
 	}
 	for _, c := range res2.Changes {
-		if !seen[c.Path] && (in(c.Path) || rewrite.IsModFile(c.Path)) {
+		if !seen[c.Path] && (in(c.Path) || modedit.IsModFile(c.Path)) {
 			out.Changes = append(out.Changes, c)
 		}
 	}

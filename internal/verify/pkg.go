@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/unflake/unflake/internal/modedit"
 	"github.com/unflake/unflake/rewrite"
 )
 
@@ -43,7 +44,7 @@ func (v *verifier) verify(cfg *rewrite.Config, decide func(rewrite.Site) rewrite
 	modChanges := map[string][]rewrite.Change{} // module directory → its changes
 	for _, c := range res.Changes {
 		d := filepath.Dir(c.Path)
-		if rewrite.IsModFile(c.Path) {
+		if modedit.IsModFile(c.Path) {
 			modChanges[d] = append(modChanges[d], c)
 			continue
 		}
@@ -847,7 +848,7 @@ func (v *verifier) variant(cfg *rewrite.Config, decide func(rewrite.Site) rewrit
 	md := moduleDir(w.dir)
 	for _, ch := range res.Changes {
 		switch {
-		case rewrite.IsModFile(ch.Path) && filepath.Dir(ch.Path) == md:
+		case modedit.IsModFile(ch.Path) && filepath.Dir(ch.Path) == md:
 			mod = append(mod, ch)
 		case filepath.Dir(ch.Path) == w.dir:
 			changes = append(changes, ch)

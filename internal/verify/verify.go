@@ -55,6 +55,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/unflake/unflake/internal/modedit"
 	"github.com/unflake/unflake/rewrite"
 )
 
@@ -349,7 +350,7 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 		pkgChanges := 0
 		for _, c := range res.Changes {
 			switch d := filepath.Dir(c.Path); {
-			case rewrite.IsModFile(c.Path):
+			case modedit.IsModFile(c.Path):
 				// Every package verified needs its module's new go.mod,
 				// whether or not go.mod changed since the last round.
 				todo.Changes = append(todo.Changes, c)
@@ -368,7 +369,7 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 		}
 		out.Rounds++
 		for _, c := range todo.Changes {
-			if !rewrite.IsModFile(c.Path) {
+			if !modedit.IsModFile(c.Path) {
 				verified[filepath.Dir(c.Path)] = contents[filepath.Dir(c.Path)]
 			}
 		}
@@ -519,7 +520,7 @@ func covered(runs []TestRun, test string) (bool, int64, int64) {
 func dirContents(changes []rewrite.Change) map[string]string {
 	m := map[string]string{}
 	for _, c := range changes {
-		if rewrite.IsModFile(c.Path) {
+		if modedit.IsModFile(c.Path) {
 			continue
 		}
 		d := filepath.Dir(c.Path)

@@ -1,4 +1,8 @@
-package rewrite
+// Package modedit edits go.mod for the engine: it adds the requirements
+// fixes need to temporary copies of go.mod and go.sum (the changes of the
+// real ones come back as output.Change values), and analyses a module as
+// if its go line were newer (RaiseGo).
+package modedit
 
 import (
 	"bytes"
@@ -15,6 +19,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/unflake/unflake/internal/output"
 	"golang.org/x/tools/go/packages"
 )
 
@@ -26,25 +31,29 @@ import (
 // as a change of go.mod and go.sum only when a fix that needs it is
 // applied.
 
+// Env is the go command's environment for the edits.
+func (ms *Modules) Env() []string { return ms.env }
+
 // maxVersionTries bounds the walk down a module's versions for one whose
 // go line the module's go directive allows: each try is a query the proxy
 // may have to answer.
 const maxVersionTries = 32
 
-// modules holds, for one Run, the requirements added to the main modules,
+// Modules holds, for one run, the requirements added to the main modules,
 // keyed by the path of their go.mod. Jobs run concurrently, so it is
 // locked; each module has its own lock, held while the go command edits
 // or reads its temporary copy.
-type modules struct {
+type Modules struct {
 	env []string // the go command's environment for these edits
 
 	mu     sync.Mutex
 	tmp    string // root of the temporary copies, "" until the first
-	byPath map[string]*module
+	byPath map[string]*Module
 }
 
-func newModules(cfg *Config) *modules {
-	env := cfg.Env
+// New returns the requirements of a run whose go command has the
+// environment env (nil: os.Environ()).
+func New(env []string) *Modules {
 	if env == nil {
 		env = os.Environ()
 	}
@@ -59,11 +68,11 @@ func newModules(cfg *Config) *modules {
 		}
 	}
 	env = append(env[:len(env):len(env)], "GOFLAGS="+goflags, "GOTOOLCHAIN=local")
-	return &modules{env: env, byPath: map[string]*module{}}
+	return &Modules{env: env, byPath: map[string]*Module{}}
 }
 
-// module is one main module and the requirements added to its copy.
-type module struct {
+// A Module is one main module and the requirements added to its copy.
+type Module struct {
 	gomod, dir string // its go.mod on disk, and the directory holding it
 
 	mu       sync.Mutex
@@ -86,8 +95,8 @@ type goModJSON struct {
 	Require   []struct{ Path string }
 }
 
-// get returns the module of package p, or nil if p is in none.
-func (ms *modules) get(p *packages.Package) *module {
+// Get returns the module of package p, or nil if p is in none.
+func (ms *Modules) Get(p *packages.Package) *Module {
 	if p.Module == nil || p.Module.GoMod == "" {
 		return nil
 	}
@@ -95,14 +104,14 @@ func (ms *modules) get(p *packages.Package) *module {
 	defer ms.mu.Unlock()
 	m := ms.byPath[p.Module.GoMod]
 	if m == nil {
-		m = &module{gomod: p.Module.GoMod, dir: filepath.Dir(p.Module.GoMod), results: map[string]error{}, added: map[string]string{}}
+		m = &Module{gomod: p.Module.GoMod, dir: filepath.Dir(p.Module.GoMod), results: map[string]error{}, added: map[string]string{}}
 		ms.byPath[p.Module.GoMod] = m
 	}
 	return m
 }
 
 // tempDir returns a new directory under the run's temporary root.
-func (ms *modules) tempDir() (string, error) {
+func (ms *Modules) tempDir() (string, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.tmp == "" {
@@ -115,16 +124,16 @@ func (ms *modules) tempDir() (string, error) {
 	return os.MkdirTemp(ms.tmp, "")
 }
 
-// cleanup removes the temporary copies; the changes hold their content.
-func (ms *modules) cleanup() {
+// Cleanup removes the temporary copies; the changes hold their content.
+func (ms *Modules) Cleanup() {
 	if ms.tmp != "" {
 		os.RemoveAll(ms.tmp)
 	}
 }
 
-// require is Pass.Require for the package p.
-func (ms *modules) require(p *packages.Package, modPath string) (missing bool, err error) {
-	m := ms.get(p)
+// Require is Pass.Require for the package p.
+func (ms *Modules) Require(p *packages.Package, modPath string) (missing bool, err error) {
+	m := ms.Get(p)
 	if m == nil {
 		return true, fmt.Errorf("cannot add %s to go.mod: the package is not in a module", modPath)
 	}
@@ -142,7 +151,7 @@ func (ms *modules) require(p *packages.Package, modPath string) (missing bool, e
 
 // add makes modPath a requirement of m's temporary go.mod, unless go.mod
 // already has it. It is called with m.mu held.
-func (ms *modules) add(m *module, modPath string) error {
+func (ms *Modules) add(m *Module, modPath string) error {
 	if !m.once {
 		m.once = true
 		m.setupErr = ms.setup(m)
@@ -206,7 +215,7 @@ func (ms *modules) add(m *module, modPath string) error {
 // direct rewrites the requirement go get added as "// indirect" (nothing
 // imported the module yet when it ran) as a direct one: the rewritten
 // test files import it, and go mod tidy would say so.
-func (ms *modules) direct(dir, tmpMod, modPath, v string) error {
+func (ms *Modules) direct(dir, tmpMod, modPath, v string) error {
 	if _, err := ms.goCmd(dir, "mod", "edit", "-droprequire="+modPath, tmpMod); err != nil {
 		return err
 	}
@@ -217,7 +226,7 @@ func (ms *modules) direct(dir, tmpMod, modPath, v string) error {
 // setup reads m's go.mod and says why requirements cannot be added, if
 // they cannot: -modfile is refused in workspace mode, and a vendor
 // directory would need vendoring the new module too.
-func (ms *modules) setup(m *module) error {
+func (ms *Modules) setup(m *Module) error {
 	edit, err := ms.readGoMod(m.dir, m.gomod)
 	if err != nil {
 		return err
@@ -237,7 +246,7 @@ func (ms *modules) setup(m *module) error {
 }
 
 // prepare copies m's go.mod and go.sum to a temporary directory.
-func (ms *modules) prepare(m *module) error {
+func (ms *Modules) prepare(m *Module) error {
 	fi, err := os.Stat(m.gomod)
 	if err != nil {
 		return err
@@ -288,7 +297,7 @@ func writeModCopy(dir string, mod, sum []byte) (string, error) {
 // module graph already selects, or else the newest whose own go line the
 // module's go directive allows, so that adding it never raises the
 // module's go version.
-func (ms *modules) chooseVersion(m *module, modPath string) (string, error) {
+func (ms *Modules) chooseVersion(m *Module, modPath string) (string, error) {
 	mf := "-modfile=" + m.tmpMod
 	if mods, err := ms.listModules(m.dir, mf, modPath); err == nil && len(mods) == 1 && mods[0].Error == nil && mods[0].Version != "" {
 		return mods[0].Version, nil
@@ -358,7 +367,7 @@ type listedModule struct {
 }
 
 // listModules runs `go list -m -e -json args...` in dir.
-func (ms *modules) listModules(dir string, args ...string) ([]listedModule, error) {
+func (ms *Modules) listModules(dir string, args ...string) ([]listedModule, error) {
 	out, err := ms.goCmd(dir, append([]string{"list", "-m", "-e", "-json"}, args...)...)
 	if err != nil {
 		return nil, err
@@ -387,7 +396,7 @@ func listError(mods []listedModule) string {
 }
 
 // readGoMod parses a go.mod file with `go mod edit -json`.
-func (ms *modules) readGoMod(dir, path string) (*goModJSON, error) {
+func (ms *Modules) readGoMod(dir, path string) (*goModJSON, error) {
 	out, err := ms.goCmd(dir, "mod", "edit", "-json", path)
 	if err != nil {
 		return nil, err
@@ -401,7 +410,7 @@ func (ms *modules) readGoMod(dir, path string) (*goModJSON, error) {
 
 // goCmd runs the go command in dir and returns its standard output; its
 // error is the first line of what the command printed, for a finding.
-func (ms *modules) goCmd(dir string, args ...string) ([]byte, error) {
+func (ms *Modules) goCmd(dir string, args ...string) ([]byte, error) {
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
 	cmd.Env = ms.env
@@ -416,10 +425,10 @@ func (ms *modules) goCmd(dir string, args ...string) ([]byte, error) {
 	return stdout.Bytes(), nil
 }
 
-// modfile returns m's temporary go.mod, or "" when nothing was added to
+// Modfile returns m's temporary go.mod, or "" when nothing was added to
 // it, and locks m until unlock is called, so that no go get edits the
 // copy while a type-check reads it.
-func (m *module) modfile() (path string, unlock func()) {
+func (m *Module) Modfile() (path string, unlock func()) {
 	m.mu.Lock()
 	if len(m.added) == 0 {
 		return "", m.mu.Unlock
@@ -427,11 +436,11 @@ func (m *module) modfile() (path string, unlock func()) {
 	return m.tmpMod, m.mu.Unlock
 }
 
-// changes returns the changes of go.mod and go.sum that make the modules
+// Changes returns the changes of go.mod and go.sum that make the modules
 // in used (those the applied fixes required) importable: none if go.mod
 // already required them all. When other requirements were added for fixes
 // that were not applied, the copy is made again with only these.
-func (ms *modules) changes(m *module, used map[string]bool) ([]Change, error) {
+func (ms *Modules) Changes(m *Module, used map[string]bool) ([]output.Change, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var need []string
@@ -456,20 +465,20 @@ func (ms *modules) changes(m *module, used map[string]bool) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := []Change{{Path: m.gomod, Old: m.origMod, New: mod, Mode: m.modMode}}
+	out := []output.Change{{Path: m.gomod, Old: m.origMod, New: mod, Mode: m.modMode}}
 	sum, err := os.ReadFile(sumPath(tmpMod))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
 	if err == nil && !bytes.Equal(sum, m.origSum) {
-		out = append(out, Change{Path: sumPath(m.gomod), Old: m.origSum, New: sum, Mode: m.sumMode})
+		out = append(out, output.Change{Path: sumPath(m.gomod), Old: m.origSum, New: sum, Mode: m.sumMode})
 	}
 	return out, nil
 }
 
 // freshCopy copies m's go.mod and go.sum again and adds only the
 // requirements need (path@version) to the copy; it returns its go.mod.
-func (ms *modules) freshCopy(m *module, need []string) (string, error) {
+func (ms *Modules) freshCopy(m *Module, need []string) (string, error) {
 	dir, err := ms.tempDir()
 	if err != nil {
 		return "", err
@@ -516,4 +525,28 @@ func firstLine(s string) string {
 func IsModFile(path string) bool {
 	b := filepath.Base(path)
 	return b == "go.mod" || b == "go.sum"
+}
+
+// RaiseGo applies goAs (rewrite.Config.GoAs) to p: when it names a go version newer than
+// the one p's main module declares, p gets a copy of its Module with that
+// version (so the passes and every later type-check see it), and RaiseGo
+// returns the declared version ("go1.24"); otherwise "". The go.mod file
+// is not touched: the caller edits it when it keeps the result.
+func RaiseGo(goAs func(gomod string) string, p *packages.Package) string {
+	m := p.Module
+	if goAs == nil || m == nil || !m.Main || m.GoMod == "" {
+		return ""
+	}
+	to := goAs(m.GoMod)
+	declared := "go" + m.GoVersion
+	if !version.IsValid(to) || (version.IsValid(declared) && version.Compare(version.Lang(to), version.Lang(declared)) <= 0) {
+		return ""
+	}
+	raised := *m
+	raised.GoVersion = strings.TrimPrefix(to, "go")
+	p.Module = &raised
+	if !version.IsValid(declared) {
+		return "go1" // unknown: every gate is granted only by the raise
+	}
+	return declared
 }

@@ -1,0 +1,27 @@
+package rewrite
+
+import (
+	"golang.org/x/tools/go/packages"
+
+	"github.com/unflake/unflake/internal/modedit"
+)
+
+// modules is the engine's handle on the requirements a run adds to its
+// main modules' go.mod (package modedit does the editing).
+type modules struct{ *modedit.Modules }
+
+type module = modedit.Module
+
+func newModules(cfg *Config) *modules { return &modules{modedit.New(cfg.Env)} }
+
+func (ms *modules) get(p *packages.Package) *module { return ms.Get(p) }
+
+func (ms *modules) cleanup() { ms.Cleanup() }
+
+func (ms *modules) require(p *packages.Package, modPath string) (missing bool, err error) {
+	return ms.Require(p, modPath)
+}
+
+func (ms *modules) changes(m *module, used map[string]bool) ([]Change, error) {
+	return ms.Changes(m, used)
+}
