@@ -10,6 +10,7 @@ import (
 	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/modedit"
 	"github.com/unflake/unflake/internal/output"
+	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
 )
 
@@ -71,7 +72,7 @@ func fixesOf(files map[string]*token.File, cfg *rewrite.Config, p *packages.Pack
 				apply[f.Site()] = true
 			}
 		}
-		held := &rewrite.Revert{Kind: rewrite.Companion, Detail: goModWhy}
+		held := &rewrite.Revert{Kind: revert.Companion, Detail: goModWhy}
 		again := *cfg
 		again.Decide = func(s rewrite.Site) rewrite.Decision {
 			if apply[s] {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/internal/verify"
+	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/plan"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
@@ -150,7 +151,7 @@ func fixRun(opts *options, patterns []string, diff bool, format string, raiseGo 
 	}
 	if v != nil {
 		for _, f := range res.Findings {
-			if f.Revert != nil && f.Revert.Kind != rewrite.Companion {
+			if f.Revert != nil && f.Revert.Kind != revert.Companion {
 				f.File = rel(base, f.File)
 				fmt.Fprintln(opts.stderr, formatFinding(f))
 			}

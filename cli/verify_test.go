@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/unflake/unflake/internal/testmod"
+	"github.com/unflake/unflake/internal/verify/revert"
 
 	"github.com/unflake/unflake/rewrite"
 )
@@ -88,7 +89,7 @@ func TestFixVerify(t *testing.T) {
 	if f := findings[1]; f.File != "b/b_test.go" || f.Fixed || f.Verified || f.Reason != "not verified: TestB fails before the rewrite: b_test.go:16: always fails" {
 		t.Errorf("b: want reverted: %+v", f)
 	}
-	if f := findings[1]; f.Revert == nil || f.Revert.Kind != rewrite.FailsBefore || f.Revert.Test != "TestB" || f.Revert.Detail != "b_test.go:16: always fails" {
+	if f := findings[1]; f.Revert == nil || f.Revert.Kind != revert.FailsBefore || f.Revert.Test != "TestB" || f.Revert.Detail != "b_test.go:16: always fails" {
 		t.Errorf("b: want a structured revert: %+v", f.Revert)
 	}
 	// A verified finding carries its times, 0 included.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/unflake/unflake/internal/verify"
+	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
 )
 
@@ -14,8 +15,8 @@ func TestVerifySummaryProbes(t *testing.T) {
 	t.Parallel()
 	v := &verify.Verification{Probed: []verify.Probe{
 		{Test: "TestA", Runs: 20},
-		{Test: "TestB", Waits: true, Why: &rewrite.Revert{Kind: rewrite.FailsAfter}},
-		{Test: "TestC", Why: &rewrite.Revert{Kind: rewrite.FailsBefore}},
+		{Test: "TestB", Waits: true, Why: &rewrite.Revert{Kind: revert.FailsAfter}},
+		{Test: "TestC", Why: &rewrite.Revert{Kind: revert.FailsBefore}},
 		{Test: "TestD", Runs: 20},
 	}}
 	if s := verifySummary(v, "/"); !strings.Contains(s, "; 2 waits left: their checks hold without waiting") {
@@ -39,10 +40,10 @@ func TestVerifySummaryNotVerified(t *testing.T) {
 	v := &verify.Verification{Tests: []verify.TestRun{
 		{Name: "TestKept", Kept: true, Runs: 20},
 		{Name: "TestAlone", Kept: true, Runs: 20, Alone: "a_test.go:9: listen tcp :8080: bind: address already in use"},
-		{Name: "TestBad", Why: &rewrite.Revert{Kind: rewrite.FailsAfter}},
-		{Name: "TestBefore", Why: &rewrite.Revert{Kind: rewrite.FailsBefore}},
-		{Name: "TestFlaky", Why: &rewrite.Revert{Kind: rewrite.FlakyBefore}},
-		{Name: "TestClash", Why: &rewrite.Revert{Kind: rewrite.Clash}},
+		{Name: "TestBad", Why: &rewrite.Revert{Kind: revert.FailsAfter}},
+		{Name: "TestBefore", Why: &rewrite.Revert{Kind: revert.FailsBefore}},
+		{Name: "TestFlaky", Why: &rewrite.Revert{Kind: revert.FlakyBefore}},
+		{Name: "TestClash", Why: &rewrite.Revert{Kind: revert.Clash}},
 	}}
 	s := verifySummary(v, "/")
 	for _, want := range []string{

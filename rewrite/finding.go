@@ -3,6 +3,7 @@ package rewrite
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/constant"
@@ -442,4 +443,19 @@ func splitRegexp(s string) []string {
 		}
 	}
 	return append(parts, s[start:])
+}
+
+// MarshalJSON writes a finding as its struct tags say, except that a
+// verified finding always carries beforeMs and afterMs, 0 included.
+func (f Finding) MarshalJSON() ([]byte, error) {
+	type plain Finding // without this method
+	out := struct {
+		plain
+		BeforeMs *int64 `json:"beforeMs,omitempty"`
+		AfterMs  *int64 `json:"afterMs,omitempty"`
+	}{plain: plain(f)}
+	if f.Verified || f.BeforeMs != 0 || f.AfterMs != 0 {
+		out.BeforeMs, out.AfterMs = &f.BeforeMs, &f.AfterMs
+	}
+	return json.Marshal(out)
 }

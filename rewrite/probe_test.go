@@ -10,6 +10,7 @@ import (
 	"github.com/dave/dst"
 
 	"github.com/unflake/unflake/internal/testmod"
+	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
 )
@@ -93,7 +94,7 @@ func TestDecideProbe(t *testing.T) {
 		switch {
 		case f.Line == 8 && (!f.Fixed || f.Fix != "do not wait" || f.ProbeHolds != "the checks hold without waiting" || f.Variant != 0):
 			t.Errorf("probe: the fix with a probe: %+v", f)
-		case f.Line == 9 && (f.Fixed || f.Revert == nil || f.Revert.Kind != rewrite.NoVariant || f.ProbeHolds != ""):
+		case f.Line == 9 && (f.Fixed || f.Revert == nil || f.Revert.Kind != revert.NoVariant || f.ProbeHolds != ""):
 			t.Errorf("probe: the fix without a probe: %+v", f)
 		}
 	}

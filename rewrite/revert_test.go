@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
 )
 
@@ -17,7 +18,7 @@ func TestFindingJSONTimes(t *testing.T) {
 	}{
 		{rewrite.Finding{Rule: "sleep", Fixed: true, Verified: true}, []string{`"beforeMs":0`, `"afterMs":0`}, nil},
 		{rewrite.Finding{Rule: "sleep", Fixed: true}, nil, []string{"beforeMs", "afterMs", "revert"}},
-		{rewrite.Finding{Rule: "sleep", Revert: &rewrite.Revert{Kind: rewrite.Skips, Test: "TestA", Detail: "a_test.go:3: no db"}},
+		{rewrite.Finding{Rule: "sleep", Revert: &rewrite.Revert{Kind: revert.Skips, Test: "TestA", Detail: "a_test.go:3: no db"}},
 			[]string{`"revert":{"kind":"skips","test":"TestA","detail":"a_test.go:3: no db"}`}, []string{"beforeMs"}},
 	} {
 		data, err := json.Marshal(tc.f)

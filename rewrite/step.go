@@ -17,6 +17,7 @@ import (
 
 	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/output"
+	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rule"
 )
 
@@ -96,9 +97,9 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 			if fix := variant(d.Fix, k); held == nil && fix != d.Fix {
 				switch {
 				case fix == nil && dec.Probe:
-					held = &Revert{Kind: NoVariant, Detail: "the fix has no probe"}
+					held = &Revert{Kind: revert.NoVariant, Detail: "the fix has no probe"}
 				case fix == nil:
-					held = &Revert{Kind: NoVariant, Detail: fmt.Sprintf("the fix has no form %d", dec.Variant)}
+					held = &Revert{Kind: revert.NoVariant, Detail: fmt.Sprintf("the fix has no form %d", dec.Variant)}
 				default:
 					s.variants[i] = k
 					ff.Fix = fix.Message

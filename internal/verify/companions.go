@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/unflake/unflake/internal/modedit"
+	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
 )
@@ -159,4 +160,4 @@ func (vf *verifier) retryWithCompanions(cfg *rewrite.Config, res *rewrite.Result
 }
 
 // companionOnly holds back a companion's fix outside the tests retried.
-var companionOnly = &rewrite.Revert{Kind: rewrite.Companion, Detail: "a companion fix, tried only where it may help another rule's fix"}
+var companionOnly = &rewrite.Revert{Kind: revert.Companion, Detail: "a companion fix, tried only where it may help another rule's fix"}

@@ -3,6 +3,7 @@ package verify
 import (
 	"testing"
 
+	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
 )
 
@@ -45,7 +46,7 @@ func TestFailsAtTheCheckNotTheLog(t *testing.T) {
 		"output TestState     state_test.go:262: state: dead",
 		"fail TestState"), func(file string, line int) string { return src[line] })
 	f := rewrite.Finding{File: "/m/state_test.go", ProbeLines: [2]int{247, 249}}
-	if why := (&rewrite.Revert{Kind: rewrite.FailsAfter, Detail: o.reason()}); !failsAt(why, f) {
+	if why := (&rewrite.Revert{Kind: revert.FailsAfter, Detail: o.reason()}); !failsAt(why, f) {
 		t.Errorf("failure %q is not at the checks after the wait", o.reason())
 	}
 }

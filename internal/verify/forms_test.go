@@ -13,6 +13,7 @@ import (
 
 	"github.com/unflake/unflake/internal/testmod"
 	"github.com/unflake/unflake/internal/verify"
+	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
 )
@@ -103,7 +104,7 @@ func TestRunTriesForms(t *testing.T) {
 		t.Errorf("TestTwo: want its second form kept and verified: %+v", f)
 	}
 	f := got["TestFour"]
-	if f.Fixed || f.Revert == nil || f.Revert.Kind != rewrite.FailsAfter || f.Revert.Forms != 3 {
+	if f.Fixed || f.Revert == nil || f.Revert.Kind != revert.FailsAfter || f.Revert.Forms != 3 {
 		t.Errorf("TestFour: want held back after all three forms failed: %+v (%+v)", f, f.Revert)
 	} else if want := "reverted: each of the fix's 3 forms failed; the last: TestFour failed after the rewrite: forms_test.go:15: waited for 3 goroutines; four reach the clock"; f.Reason != want {
 		t.Errorf("TestFour: reason\n%s\nwant\n%s", f.Reason, want)

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/tools/go/packages"
 
+	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
 )
 
@@ -31,7 +32,7 @@ import (
 // checks read, made twice, made again a little later, undone a little
 // later, or dropped. A mutant counts when the original test fails on it;
 // the fix is kept only if the rewritten test fails on every such mutant
-// too (Finding.Mutants), and is otherwise reverted as rewrite.Weaker,
+// too (Finding.Mutants), and is otherwise reverted as revert.Weaker,
 // naming the mutant it misses. Mutants are files of an overlay: the
 // working tree is never touched.
 //
@@ -215,7 +216,7 @@ func (m *mutant) code(stmt string) string {
 type strength struct {
 	mu     sync.Mutex
 	killed map[string]rewrite.Mutants
-	weaker map[string]rewrite.Mutants // the fixes reverted as rewrite.Weaker
+	weaker map[string]rewrite.Mutants // the fixes reverted as revert.Weaker
 	total  MutantCount
 }
 
@@ -248,13 +249,13 @@ func (v *verifier) recordStrength(sites []fixSite, m rewrite.Mutants) {
 }
 
 // mutantsOf returns the mutants the test of a fix kept, or of one
-// reverted as rewrite.Weaker, killed (zero when none was tried).
+// reverted as revert.Weaker, killed (zero when none was tried).
 func (v *verifier) mutantsOf(f rewrite.Finding) rewrite.Mutants {
 	s := v.strengths()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case f.Revert != nil && f.Revert.Kind == rewrite.Weaker:
+	case f.Revert != nil && f.Revert.Kind == revert.Weaker:
 		return s.weaker[f.Site().Key]
 	case f.Fixed:
 		return s.killed[f.Site().Key]
@@ -273,7 +274,7 @@ func (v *verifier) strengths() *strength {
 
 // mutate tries the tests of w's unproven fixes, which all passed after
 // the rewrite (runs), on mutants of the package's code under test, and
-// returns the fixes to revert as rewrite.Weaker; their tests' runs lose
+// returns the fixes to revert as revert.Weaker; their tests' runs lose
 // Kept. It does nothing in the probe phase (decide asks for probes) or
 // with Options.NoMutants.
 func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork, b *beforeRuns, runs []TestRun) ([]Held, error) {
@@ -524,7 +525,7 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 		}
 	}
 	detail := fmt.Sprintf("%s (the original fails: %s); kills %d/%d mutants the original kills", all[p.ids[missed]-1], vd.origWhy.Detail, tally.Killed, tally.Of)
-	why := &rewrite.Revert{Kind: rewrite.Weaker, Test: p.test, Detail: clip(detail)}
+	why := &rewrite.Revert{Kind: revert.Weaker, Test: p.test, Detail: clip(detail)}
 	st.mu.Lock()
 	st.weaker[blame.site.Key] = tally
 	st.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/unflake/unflake/internal/testmod"
 	"github.com/unflake/unflake/internal/verify"
+	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
 )
@@ -112,7 +113,7 @@ func TestRunMutants(t *testing.T) {
 	// The mutants of c.n.Add(1): twice, again 51ms later, dropped. The
 	// original kills each; weak's poll misses the second.
 	weak := byPkg["weak"]
-	if weak.Fixed || weak.Revert == nil || weak.Revert.Kind != rewrite.Weaker {
+	if weak.Fixed || weak.Revert == nil || weak.Revert.Kind != revert.Weaker {
 		t.Fatalf("weak: want reverted as weaker: %+v (%+v)", weak, weak.Revert)
 	}
 	for _, want := range []string{"c.n.Add(1) made again ", "later at counter.go:14", "(the original fails: counter_test.go:23: n = 2, want 1)", "kills 2/3 mutants the original kills"} {

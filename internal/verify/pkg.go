@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/unflake/unflake/internal/modedit"
+	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
 )
 
@@ -134,7 +135,7 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 		return nil, nil, err
 	}
 	if b.broken != "" {
-		return w.holdAll(&rewrite.Revert{Kind: rewrite.FailsBefore, Detail: "the tests do not build: " + b.broken})
+		return w.holdAll(&rewrite.Revert{Kind: revert.FailsBefore, Detail: "the tests do not build: " + b.broken})
 	}
 	bins, broken, err := v.r.buildSet(v.tempDir(), w.dir, w.changes, w.mod)
 	if err != nil {
@@ -150,7 +151,7 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 			if v.r.ctx.Err() != nil {
 				return nil, nil, v.r.ctx.Err()
 			}
-			return w.holdAll(&rewrite.Revert{Kind: rewrite.FailsBefore, Detail: "cannot list the tests: " + err.Error()})
+			return w.holdAll(&rewrite.Revert{Kind: revert.FailsBefore, Detail: "cannot list the tests: " + err.Error()})
 		}
 		tests = nil
 		for _, name := range strings.Fields(string(out)) {
@@ -159,7 +160,7 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 			}
 		}
 		if len(tests) == 0 {
-			return w.holdAll(&rewrite.Revert{Kind: rewrite.NoTest, Detail: "no test runs it"})
+			return w.holdAll(&rewrite.Revert{Kind: revert.NoTest, Detail: "no test runs it"})
 		}
 	}
 
@@ -281,7 +282,7 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 	}
 	if clashes(why.Detail) {
 		// Repeated alone, but over a resource clash: not the fix's doing.
-		why = &rewrite.Revert{Kind: rewrite.Clash, Test: why.Test, Detail: why.Detail}
+		why = &rewrite.Revert{Kind: revert.Clash, Test: why.Test, Detail: why.Detail}
 	}
 	// The culprit's test (every test, for a fix outside tests) loses it.
 	for _, s := range w.sites {
@@ -301,7 +302,7 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 // by bisecting, when there are several): only it is to blame, and the
 // others are verified in the next round.
 func (v *verifier) brokenBuild(cfg *rewrite.Config, decide func(rewrite.Site) rewrite.Decision, w *pkgWork, broken string) ([]TestRun, []Held, error) {
-	why := &rewrite.Revert{Kind: rewrite.BuildAfter, Detail: "the tests do not build after the rewrite: " + broken}
+	why := &rewrite.Revert{Kind: revert.BuildAfter, Detail: "the tests do not build after the rewrite: " + broken}
 	if len(w.sites) == 1 {
 		return w.holdAll(why)
 	}
@@ -394,13 +395,13 @@ func (v *verifier) testRun(dir string, b *beforeRuns, bins binaries, name string
 	msg, skips := before.skipped[name]
 	switch {
 	case before.failed:
-		run.Why = &rewrite.Revert{Kind: rewrite.FailsBefore, Test: name, Detail: before.reason()}
+		run.Why = &rewrite.Revert{Kind: revert.FailsBefore, Test: name, Detail: before.reason()}
 		return run, nil
 	case skips:
-		run.Why = &rewrite.Revert{Kind: rewrite.Skips, Test: name, Detail: msg}
+		run.Why = &rewrite.Revert{Kind: revert.Skips, Test: name, Detail: msg}
 		return run, nil
 	case before.passed[name] == 0:
-		run.Why = &rewrite.Revert{Kind: rewrite.NoTest, Test: name, Detail: name + " did not run"}
+		run.Why = &rewrite.Revert{Kind: revert.NoTest, Test: name, Detail: name + " did not run"}
 		return run, nil
 	}
 	run.Before = before.mean()
@@ -459,7 +460,7 @@ type settled struct {
 // in use, a file that exists, a lock held) is the environment's
 // (Clash); else it is the fix's.
 func (v *verifier) settle(dir string, b *beforeRuns, bins binaries, j job, name string, before *outcome, why *rewrite.Revert) (settled, error) {
-	if !why.AfterRewrite() || why.Kind == rewrite.BuildAfter {
+	if !why.AfterRewrite() || why.Kind == revert.BuildAfter {
 		return settled{why: why}, nil
 	}
 	mean := before.mean()
@@ -493,8 +494,8 @@ func (v *verifier) settle(dir string, b *beforeRuns, bins binaries, j job, name 
 	if err != nil {
 		return settled{}, err
 	}
-	if confirmed.Kind != rewrite.FlakyBefore && clashes(confirmed.Detail) {
-		confirmed = &rewrite.Revert{Kind: rewrite.Clash, Test: confirmed.Test, Detail: confirmed.Detail}
+	if confirmed.Kind != revert.FlakyBefore && clashes(confirmed.Detail) {
+		confirmed = &rewrite.Revert{Kind: revert.Clash, Test: confirmed.Test, Detail: confirmed.Detail}
 	}
 	return settled{why: confirmed, repro: &repro}, nil
 }
@@ -672,7 +673,7 @@ func (v *verifier) runJobs(dir string, bins binaries, name string, before *outco
 // reported as one before the rewrite (and never recorded as a reverted
 // fix). Otherwise the failure after the rewrite stands.
 func (v *verifier) confirm(dir string, b *beforeRuns, bins binaries, j job, name string, before *outcome, why *rewrite.Revert) (*rewrite.Revert, error) {
-	if !why.AfterRewrite() || why.Kind == rewrite.BuildAfter {
+	if !why.AfterRewrite() || why.Kind == revert.BuildAfter {
 		return why, nil
 	}
 	bin := b.bin
@@ -705,7 +706,7 @@ func (v *verifier) confirm(dir string, b *beforeRuns, bins binaries, j job, name
 	if again == nil {
 		return why, nil
 	}
-	return &rewrite.Revert{Kind: rewrite.FlakyBefore, Test: why.Test, Detail: again.Detail}, nil
+	return &rewrite.Revert{Kind: revert.FlakyBefore, Test: why.Test, Detail: again.Detail}, nil
 }
 
 // failure says why a process of count runs of the top-level test name
@@ -718,11 +719,11 @@ func failure(o *outcome, name string, count int, before *outcome) *rewrite.Rever
 	}
 	switch {
 	case o.hung:
-		return &rewrite.Revert{Kind: rewrite.Hangs, Test: test, Detail: fmt.Sprintf("%s (it took %.2fs before the rewrite)", o.reason(), before.mean().Seconds())}
+		return &rewrite.Revert{Kind: revert.Hangs, Test: test, Detail: fmt.Sprintf("%s (it took %.2fs before the rewrite)", o.reason(), before.mean().Seconds())}
 	case o.panic != "":
-		return &rewrite.Revert{Kind: rewrite.Panics, Test: test, Detail: o.reason()}
+		return &rewrite.Revert{Kind: revert.Panics, Test: test, Detail: o.reason()}
 	case o.failed:
-		return &rewrite.Revert{Kind: rewrite.FailsAfter, Test: test, Detail: o.reason()}
+		return &rewrite.Revert{Kind: revert.FailsAfter, Test: test, Detail: o.reason()}
 	}
 	// The tests and subtests that passed before must pass after, every
 	// time.
@@ -738,9 +739,9 @@ func failure(o *outcome, name string, count int, before *outcome) *rewrite.Rever
 	sort.Strings(lost)
 	p := lost[0]
 	if msg, ok := o.skipped[p]; ok {
-		return &rewrite.Revert{Kind: rewrite.Vanished, Test: topLevel(p), Detail: p + " skips (" + msg + ")"}
+		return &rewrite.Revert{Kind: revert.Vanished, Test: topLevel(p), Detail: p + " skips (" + msg + ")"}
 	}
-	return &rewrite.Revert{Kind: rewrite.Vanished, Test: topLevel(p), Detail: p + " passed before the rewrite and did not run after it"}
+	return &rewrite.Revert{Kind: revert.Vanished, Test: topLevel(p), Detail: p + " passed before the rewrite and did not run after it"}
 }
 
 // packageRun runs the package's whole test binary once after the rewrite
@@ -789,11 +790,11 @@ func (v *verifier) packageRun(dir string, b *beforeRuns, bins binaries, alone bo
 	if p == after.test || after.panic != "" {
 		detail = after.reason()
 	}
-	return &rewrite.Revert{Kind: rewrite.PackageRun, Test: topLevel(p), Detail: detail}, nil
+	return &rewrite.Revert{Kind: revert.PackageRun, Test: topLevel(p), Detail: detail}, nil
 }
 
 // suspended holds a fix back while bisecting; it is never reported.
-var suspended = &rewrite.Revert{Kind: rewrite.Companion, Detail: "held back while bisecting"}
+var suspended = &rewrite.Revert{Kind: revert.Companion, Detail: "held back while bisecting"}
 
 // bisect finds the fix among sites (in source order) whose addition makes
 // fails report a failure: it builds the package with only the first k
@@ -810,7 +811,7 @@ func (v *verifier) bisect(cfg *rewrite.Config, decide func(rewrite.Site) rewrite
 		}
 		var got *rewrite.Revert
 		if broken != "" {
-			got = &rewrite.Revert{Kind: rewrite.BuildAfter, Detail: "the tests do not build after the rewrite: " + broken}
+			got = &rewrite.Revert{Kind: revert.BuildAfter, Detail: "the tests do not build after the rewrite: " + broken}
 		} else if got, err = fails(bins); err != nil {
 			return 0, nil, err
 		}

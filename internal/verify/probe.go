@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
 )
 
@@ -39,7 +40,7 @@ type Probe struct {
 	// Why is, with Waits, the failure the probe caused; without it, when
 	// set, why the probe's runs could tell nothing (the probe did not
 	// build, the test fails or skips before): the fix is held back then
-	// too (rewrite.ProbeUntold), since nothing shows the checks wait for
+	// too (revert.ProbeUntold), since nothing shows the checks wait for
 	// a change.
 	Why *rewrite.Revert
 }
@@ -50,7 +51,7 @@ func (p Probe) Holds() bool { return !p.Waits && p.Why == nil }
 
 // probedBefore holds back, in a later probe phase, a fix whose probe has
 // an outcome already; it is never reported.
-var probedBefore = &rewrite.Revert{Kind: rewrite.Companion, Detail: "probed already"}
+var probedBefore = &rewrite.Revert{Kind: revert.Companion, Detail: "probed already"}
 
 // unprobed returns the keys of the sites of res whose fixes were applied,
 // have a probe, and have no probe outcome yet.
@@ -92,8 +93,8 @@ func (v *verifier) probe(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Re
 		switch why := failed[s.Key]; {
 		case why != nil:
 			p.Why = why
-			p.Waits = why.AfterRewrite() && why.Kind != rewrite.BuildAfter && failsAt(why, f)
-			if !p.Waits && why.AfterRewrite() && why.Kind != rewrite.BuildAfter {
+			p.Waits = why.AfterRewrite() && why.Kind != revert.BuildAfter && failsAt(why, f)
+			if !p.Waits && why.AfterRewrite() && why.Kind != revert.BuildAfter {
 				// The test failed, but not at the checks the wait was
 				// before (a later wait, now too short, say): nothing
 				// shows those checks wait for a change.
@@ -108,17 +109,17 @@ func (v *verifier) probe(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Re
 		case f.Fixed && f.Verified:
 			p.Runs = runsOf(pv.Tests, filepath.Dir(f.File), p.Test)
 		case f.Fixed:
-			p.Why = &rewrite.Revert{Kind: rewrite.NoTest, Test: p.Test, Detail: "no test ran it"}
+			p.Why = &rewrite.Revert{Kind: revert.NoTest, Test: p.Test, Detail: "no test ran it"}
 		default:
 			// The probe does not compile, or cannot be written.
-			p.Why = &rewrite.Revert{Kind: rewrite.BuildAfter, Test: p.Test, Detail: f.Reason}
+			p.Why = &rewrite.Revert{Kind: revert.BuildAfter, Test: p.Test, Detail: f.Reason}
 		}
 		v.decided(p, f.ProbeHolds, f.Fix)
 	}
 	for key := range fresh {
 		if _, ok := v.probes[key]; !ok {
 			// Not seen without the other fixes: nothing was learned.
-			v.decided(Probe{Site: rewrite.Site{Key: key}, Why: &rewrite.Revert{Kind: rewrite.NoTest, Detail: "the probe phase did not see this fix"}}, "", "")
+			v.decided(Probe{Site: rewrite.Site{Key: key}, Why: &rewrite.Revert{Kind: revert.NoTest, Detail: "the probe phase did not see this fix"}}, "", "")
 		}
 	}
 	return nil
@@ -137,9 +138,9 @@ func (v *verifier) decided(p Probe, holds, msg string) {
 	if msg != "" {
 		what += " (" + msg + ")"
 	}
-	hold := &rewrite.Revert{Kind: rewrite.ProbeUntold, Test: p.Test}
+	hold := &rewrite.Revert{Kind: revert.ProbeUntold, Test: p.Test}
 	if p.Holds() {
-		hold.Kind = rewrite.HoldsWithout
+		hold.Kind = revert.HoldsWithout
 		who := p.Test
 		if who == "" {
 			who = "every test"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/unflake/unflake/internal/testmod"
 	"github.com/unflake/unflake/internal/verify"
+	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
 )
@@ -185,7 +186,7 @@ func TestRunProbes(t *testing.T) {
 		t.Helper()
 		f := byLine[test][line]
 		want := holdsReason + " (" + test + " passed 3 runs with the probe: do not wait)"
-		if f.Fixed || f.Revert == nil || f.Revert.Kind != rewrite.HoldsWithout || f.Reason != want {
+		if f.Fixed || f.Revert == nil || f.Revert.Kind != revert.HoldsWithout || f.Reason != want {
 			t.Errorf("%s:%d: want held back with\n%s\ngot %+v (%+v)", test, line, want, f, f.Revert)
 		}
 	}
@@ -194,7 +195,7 @@ func TestRunProbes(t *testing.T) {
 	fixed("TestMixed", 49)
 	holds("TestMixed", 53)
 	f := byLine["TestBroken"][15]
-	if f.Fixed || f.Revert == nil || f.Revert.Kind != rewrite.ProbeUntold || !strings.HasPrefix(f.Reason, "not verified: the probe could not show that the checks wait for a change: ") {
+	if f.Fixed || f.Revert == nil || f.Revert.Kind != revert.ProbeUntold || !strings.HasPrefix(f.Reason, "not verified: the probe could not show that the checks wait for a change: ") {
 		t.Errorf("TestBroken: want held back, the probe not run: %+v (%+v)", f, f.Revert)
 	}
 
@@ -296,12 +297,12 @@ func TestRunProbesWithCompanions(t *testing.T) {
 		t.Errorf("want one retry with the companion, gaining nothing: %+v", v.Gains)
 	}
 	for _, f := range res.Findings {
-		var want rewrite.RevertKind
+		var want revert.RevertKind
 		switch f.Test {
 		case "TestWaits":
-			want = rewrite.FailsAfter
+			want = revert.FailsAfter
 		case "TestNothing":
-			want = rewrite.HoldsWithout
+			want = revert.HoldsWithout
 		}
 		if f.Fixed || f.Revert == nil || f.Revert.Kind != want {
 			t.Errorf("%s: want held back as %s: %+v (%+v)", f.Test, want, f, f.Revert)

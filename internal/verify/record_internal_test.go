@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
 )
 
@@ -29,16 +30,16 @@ func TestRecordWritesDownOnlyTheFixesFailures(t *testing.T) {
 			Reason: why.Reason()}
 	}
 	failed := func() *rewrite.Revert {
-		return &rewrite.Revert{Kind: rewrite.FailsAfter, Test: "TestA", Detail: long}
+		return &rewrite.Revert{Kind: revert.FailsAfter, Test: "TestA", Detail: long}
 	}
 	res := &rewrite.Result{Findings: []rewrite.Finding{
 		finding(x, "unproven", 6, failed()),
 		finding(x, "proven", 7, failed()),
-		finding(x, "clash", 8, &rewrite.Revert{Kind: rewrite.Clash, Test: "TestA", Detail: "x_test.go:9: listen unix a.sock: bind: address already in use"}),
+		finding(x, "clash", 8, &rewrite.Revert{Kind: revert.Clash, Test: "TestA", Detail: "x_test.go:9: listen unix a.sock: bind: address already in use"}),
 		finding(x, "untried", 9, failed()),
-		finding(y, "rounds", 6, &rewrite.Revert{Kind: rewrite.OutOfRounds, Detail: "verification stopped after 4 rounds"}),
+		finding(y, "rounds", 6, &rewrite.Revert{Kind: revert.OutOfRounds, Detail: "verification stopped after 4 rounds"}),
 		finding(y, "provenY", 7, failed()),
-		finding(y, "flaky", 8, &rewrite.Revert{Kind: rewrite.FlakyBefore, Test: "TestA", Detail: "x"}),
+		finding(y, "flaky", 8, &rewrite.Revert{Kind: revert.FlakyBefore, Test: "TestA", Detail: "x"}),
 	}}
 	tried := map[string]bool{}
 	for _, f := range res.Findings {

@@ -35,8 +35,8 @@
 // run shows that they hold without waiting (the wait may guard a check
 // that nothing happens, which a poll would pass at once), and its fix is
 // held back with the rule's Fix.ProbeHolds and the evidence
-// (rewrite.HoldsWithout); so is one whose probe could tell nothing (it
-// does not build, its test fails or skips before: rewrite.ProbeUntold).
+// (revert.HoldsWithout); so is one whose probe could tell nothing (it
+// does not build, its test fails or skips before: revert.ProbeUntold).
 // Several probes in one test are bisected as fixes are, one round each.
 // Verification.Probed lists the outcomes.
 package verify
@@ -56,6 +56,7 @@ import (
 	"time"
 
 	"github.com/unflake/unflake/internal/modedit"
+	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
 )
 
@@ -446,7 +447,7 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 	unverified := false
 	for _, f := range res.Findings {
 		if d := filepath.Dir(f.File); f.Fixed && final[d] != verified[d] {
-			held[f.Site().Key] = &rewrite.Revert{Kind: rewrite.OutOfRounds,
+			held[f.Site().Key] = &rewrite.Revert{Kind: revert.OutOfRounds,
 				Detail: fmt.Sprintf("verification stopped after %d rounds, before it verified the last rewrite of this package", out.Rounds)}
 			unverified = true
 		}
@@ -465,7 +466,7 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 				out.Tests = append(out.Tests, r)
 			case ph == mainPhase:
 				// Not verified as it is now: counted so, not reverted.
-				r.Kept, r.Why = false, &rewrite.Revert{Kind: rewrite.OutOfRounds, Test: r.Name,
+				r.Kept, r.Why = false, &rewrite.Revert{Kind: revert.OutOfRounds, Test: r.Name,
 					Detail: fmt.Sprintf("verification stopped after %d rounds, before it verified the last rewrite of this package", out.Rounds)}
 				out.Tests = append(out.Tests, r)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/unflake/unflake/internal/testmod"
 	"github.com/unflake/unflake/internal/verify"
+	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
 )
@@ -358,28 +359,28 @@ func TestRun(t *testing.T) {
 	for _, tc := range []struct {
 		key    string
 		fixed  bool
-		kind   rewrite.RevertKind
+		kind   revert.RevertKind
 		reason string // for a finding not fixed
 	}{
 		{base + " checktwo TestGood/sub", true, "", ""},
-		{base + " checktwo TestBad", false, rewrite.FailsAfter, "reverted: TestBad failed after the rewrite: m_test.go:13: check = 2, want 1"},
-		{base + " checktwo TestBroken", false, rewrite.FailsBefore, "not verified: TestBroken fails before the rewrite: m_test.go:19: broken before"},
-		{"p checktwo TestPanics", false, rewrite.Panics, "reverted: TestPanics panicked after the rewrite: two is too many"},
-		{"p checktwo TestLeaks", false, rewrite.Panics, "reverted: TestLeaks panicked after the rewrite: deadlock: main bubble goroutine has exited but blocked goroutines remain"},
+		{base + " checktwo TestBad", false, revert.FailsAfter, "reverted: TestBad failed after the rewrite: m_test.go:13: check = 2, want 1"},
+		{base + " checktwo TestBroken", false, revert.FailsBefore, "not verified: TestBroken fails before the rewrite: m_test.go:19: broken before"},
+		{"p checktwo TestPanics", false, revert.Panics, "reverted: TestPanics panicked after the rewrite: two is too many"},
+		{"p checktwo TestLeaks", false, revert.Panics, "reverted: TestLeaks panicked after the rewrite: deadlock: main bubble goroutine has exited but blocked goroutines remain"},
 		{"p checktwo TestFine", true, "", ""},
 		{"h checktwo helper", true, "", ""},
-		{"s checktwo TestSkips", false, rewrite.Skips, "not verified: the test skips (s_test.go:17: set UNFLAKE_SLOW to run)"},
-		{"s checktwo TestLogs", false, rewrite.FailsAfter, "reverted: TestLogs failed after the rewrite: s_test.go:25: expected an error due to the streams being closed"},
-		{"s checktwo TestVanish", false, rewrite.Vanished, "reverted: TestVanish after the rewrite: TestVanish/sub passed before the rewrite and did not run after it"},
+		{"s checktwo TestSkips", false, revert.Skips, "not verified: the test skips (s_test.go:17: set UNFLAKE_SLOW to run)"},
+		{"s checktwo TestLogs", false, revert.FailsAfter, "reverted: TestLogs failed after the rewrite: s_test.go:25: expected an error due to the streams being closed"},
+		{"s checktwo TestVanish", false, revert.Vanished, "reverted: TestVanish after the rewrite: TestVanish/sub passed before the rewrite and did not run after it"},
 		{"s checktwo TestTwo", true, "", ""},
-		{"s othertwo TestTwo", false, rewrite.FailsAfter, "reverted: TestTwo failed after the rewrite: s_test.go:38: other = 2, want 1"},
-		{"s checktwo TestFlaky", false, rewrite.FailsAfter, ""},
+		{"s othertwo TestTwo", false, revert.FailsAfter, "reverted: TestTwo failed after the rewrite: s_test.go:38: other = 2, want 1"},
+		{"s checktwo TestFlaky", false, revert.FailsAfter, ""},
 		{"s checktwo TestClash", true, "", ""},
 		{"s checktwo TestBeforeClash", true, "", ""},
-		{"s checktwo TestClashAlways", false, rewrite.Clash, ""},
-		{"s checktwo TestLogsAround", false, rewrite.FailsAfter, "reverted: TestLogsAround failed after the rewrite: clash_test.go:57: check is not one"},
-		{"s checktwo TestLoadFlaky", false, rewrite.FlakyBefore, "not verified: TestLoadFlaky is flaky without the rewrite (the run that failed after it fails before it too): load_test.go:13: too slow on one CPU"},
-		{"w checktwo TestA", false, rewrite.PackageRun, "reverted: TestB failed in the package's whole run after the rewrite: w_test.go:13: state = 2, left by TestA"},
+		{"s checktwo TestClashAlways", false, revert.Clash, ""},
+		{"s checktwo TestLogsAround", false, revert.FailsAfter, "reverted: TestLogsAround failed after the rewrite: clash_test.go:57: check is not one"},
+		{"s checktwo TestLoadFlaky", false, revert.FlakyBefore, "not verified: TestLoadFlaky is flaky without the rewrite (the run that failed after it fails before it too): load_test.go:13: too slow on one CPU"},
+		{"w checktwo TestA", false, revert.PackageRun, "reverted: TestB failed in the package's whole run after the rewrite: w_test.go:13: state = 2, left by TestA"},
 		{"w checktwo TestC", true, "", ""},
 	} {
 		f, ok := got[tc.key]

@@ -1,50 +1,12 @@
-package rewrite
+// Package revert is verification's vocabulary for a fix it held back: a
+// Revert and its Kind. The engine carries a Revert on a finding
+// (rewrite.Finding.Revert) without reading it; package verify makes
+// them.
+package revert
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"path/filepath"
 )
-
-// Verification (package verify, above the engine) talks to the engine
-// through one hook, Config.Decide: the engine names each fix it is about
-// to apply by its Site, and Decide may hold it back with a Revert, which
-// the finding then carries. No code reads the wording of a Revert: its
-// Kind says what happened.
-
-// A Site names one fix, stably across engine runs of the same code: the
-// package directory, the rule, the test, and a key that hashes the rule,
-// the package, the test and the matched code (a Finding's ID without the
-// numbering of identical matches, which is not known while rules run).
-type Site struct {
-	Dir  string // the package directory
-	Rule string
-	Test string // "TestX/sub", or the enclosing function outside tests
-	Key  string
-}
-
-// Site returns the site of the fix a finding reports.
-func (f Finding) Site() Site {
-	key := f.Rule + "\x00" + f.Package + "\x00" + f.Test + "\x00" + f.code
-	sum := sha256.Sum256([]byte(key))
-	return Site{Dir: filepath.Dir(f.File), Rule: f.Rule, Test: f.Test, Key: f.Rule + "-" + hex.EncodeToString(sum[:8])}
-}
-
-// A Decision is verification's answer about one fix: hold it back (a
-// non-nil Revert), apply its probe (Probe), or apply its form Variant (0:
-// the fix itself; k: its k-th rule.Fix.Alternatives). The zero Decision
-// applies the fix.
-type Decision struct {
-	Revert  *Revert
-	Variant int
-	// Probe asks for the fix's rule.Fix.Probe instead of the fix (Variant
-	// is then ignored): verification's probe phase, whose result is run
-	// and discarded. A fix without a probe is held back (NoVariant).
-	// Plain runs (no Decide) never apply a probe.
-	Probe bool
-}
 
 // A RevertKind says why verification held a fix back.
 type RevertKind string
@@ -182,19 +144,4 @@ func (r *Revert) String() string {
 		return t + " after the rewrite misses a bug the original catches: " + r.Detail
 	}
 	return r.Detail
-}
-
-// MarshalJSON writes a finding as its struct tags say, except that a
-// verified finding always carries beforeMs and afterMs, 0 included.
-func (f Finding) MarshalJSON() ([]byte, error) {
-	type plain Finding // without this method
-	out := struct {
-		plain
-		BeforeMs *int64 `json:"beforeMs,omitempty"`
-		AfterMs  *int64 `json:"afterMs,omitempty"`
-	}{plain: plain(f)}
-	if f.Verified || f.BeforeMs != 0 || f.AfterMs != 0 {
-		out.BeforeMs, out.AfterMs = &f.BeforeMs, &f.AfterMs
-	}
-	return json.Marshal(out)
 }
