@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/tools/go/packages"
 
+	"github.com/unflake/unflake/internal/cache"
 	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/load"
 	"github.com/unflake/unflake/internal/modedit"
@@ -129,29 +130,29 @@ func RunContext(ctx context.Context, cfg *Config) (*Result, error) {
 	if !cfg.cacheable() {
 		return run(ctx, cfg, nil)
 	}
-	if res := cfg.fastHit(); res != nil {
+	cc := cfg.cache()
+	if res := loadResult(cc.FastHit); res != nil {
 		return res, nil
 	}
 	// The cache key's listing runs beside the engine's own: a miss
 	// costs no more wall time than a run without the cache.
-	keyed := make(chan *resultCache, 1)
-	go func() { keyed <- cfg.openCache() }()
-	var c *resultCache
+	keyed := make(chan *cache.Entry, 1)
+	go func() { keyed <- cc.Open() }()
+	var c *cache.Entry
 	waited := false
 	hit := func() *Result {
 		c, waited = <-keyed, true
 		if c == nil {
 			return nil
 		}
-		res, _ := c.load()
-		return res
+		return loadResult(c.Load)
 	}
 	res, err := run(ctx, cfg, hit)
 	if !waited {
 		c = <-keyed
 	}
 	if err == nil && c != nil && !res.Cached {
-		c.store(res)
+		storeResult(c, res)
 	}
 	return res, err
 }

@@ -1,4 +1,4 @@
-package rewrite
+package cache
 
 import (
 	"crypto/sha256"
@@ -174,21 +174,17 @@ func (m *manifest) fresh() bool {
 	return true
 }
 
-// fastHit returns the stored result of cfg's run through its manifest,
-// or nil.
-func (cfg *Config) fastHit() *Result {
+// FastHit decodes the stored result of cfg's run into v, found through
+// its manifest, and reports whether there was one that valid accepts.
+func (cfg *Config) FastHit(v any, valid func() bool) bool {
 	opts, err := cfg.optionsKey()
 	if err != nil {
-		return nil
+		return false
 	}
 	var m manifest
 	if !readChecked(entryPath(cfg.Cache, opts, "-m"), &m) || !m.fresh() {
-		return nil
+		return false
 	}
-	c := &resultCache{dir: cfg.Cache, key: m.Key}
-	res, ok := c.load()
-	if !ok {
-		return nil
-	}
-	return res
+	c := &Entry{dir: cfg.Cache, key: m.Key}
+	return c.Load(v, valid)
 }
