@@ -7,7 +7,7 @@
 // interact (wallclock keeps an assertion that sleep's bubble made exact,
 // leak's closes let sleep's bubbles end) and every fix is type-checked
 // again with the others. So one analyzer, Suite.Engine, runs the engine
-// once per package (rewrite.RunPackage) on the syntax and types the
+// once per package (rewrite.Engine.Run, on a unit built from the pass) on the syntax and types the
 // driver already has, and each rule's analyzer requires it and reports
 // that rule's findings: `unflake check` and `go vet -vettool=unflake`
 // report the same findings, and `go fix -fixtool=unflake` makes the
@@ -15,6 +15,7 @@
 package analyzers
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -25,6 +26,7 @@ import (
 	"unicode"
 
 	"golang.org/x/tools/go/analysis"
+	"golang.org/x/tools/go/packages"
 
 	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/rewrite"
@@ -186,20 +188,23 @@ func (s *Suite) runEngine(pass *analysis.Pass) (any, error) {
 		return nil, err
 	}
 	cfg := &rewrite.Config{Rules: sel, Lookup: s.lookupRule, Options: opts}
-	out, err := rewrite.RunPackage(cfg, p, src)
+	e, err := rewrite.NewEngine(cfg)
 	if err != nil {
 		return nil, err
 	}
+	defer e.Close()
+	unit, err := e.Run(context.Background(), &rewrite.Unit{Packages: []*packages.Package{p}, Effects: src})
+	if err != nil {
+		return nil, err
+	}
+	out := e.Finish(&rewrite.Result{Packages: 1}, unit)
 	res.errs = errors.Join(out.Errors...)
 	files := map[string]*token.File{} // by name, as findings name them
 	for _, f := range pass.Files {
 		tf := pass.Fset.File(f.FileStart)
 		files[tf.Name()] = tf
 	}
-	fixes, err := fixesOf(files, cfg, p, src, out)
-	if err != nil {
-		return nil, err
-	}
+	fixes := fixesOf(files, out)
 	for _, f := range out.Findings {
 		pos, ok := position(files[f.File], f)
 		if !ok {

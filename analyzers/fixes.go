@@ -5,12 +5,9 @@ import (
 	"slices"
 
 	"golang.org/x/tools/go/analysis"
-	"golang.org/x/tools/go/packages"
 
-	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/modedit"
 	"github.com/unflake/unflake/internal/output"
-	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
 )
 
@@ -32,7 +29,7 @@ type unitFixes struct {
 
 // goModWhy is why a fix that adds a requirement to go.mod is not offered
 // as a suggested fix: text edits reach only the package's Go files.
-const goModWhy = "go fix cannot apply this fix: it also adds a requirement to go.mod; unflake fix applies it"
+const goModWhy = "go fix cannot apply this fix: the fixes of this package add a requirement to go.mod; unflake fix applies them"
 
 // of returns the edits of f's fix, or false when it has none to offer.
 func (u *unitFixes) of(f rewrite.Finding) ([]analysis.TextEdit, bool) {
@@ -43,49 +40,15 @@ func (u *unitFixes) of(f rewrite.Finding) ([]analysis.TextEdit, bool) {
 }
 
 // fixesOf computes the change the fixed findings of out carry. When the
-// change also edits go.mod, which a text edit of a Go file cannot, the
-// fixes that need a new requirement are held back: a run without the
-// module's go.mod tells them (each is either not applied or applied in
-// another form), and a third run applies the fixes of out but those, so
-// that every fix offered is one unflake fix makes, type-checked without
-// the others.
-func fixesOf(files map[string]*token.File, cfg *rewrite.Config, p *packages.Package, src effects.Source, out *rewrite.Result) (*unitFixes, error) {
+// change also edits go.mod, which a text edit of a Go file cannot, none
+// is offered: the package's fixes were type-checked together, with the
+// requirement, and unflake fix applies them. (One engine run per package:
+// the fixes that need no requirement are not worked out again without
+// the others.)
+func fixesOf(files map[string]*token.File, out *rewrite.Result) *unitFixes {
 	u := &unitFixes{fixed: map[string]bool{}, why: goModWhy}
 	if slices.ContainsFunc(out.Changes, func(c rewrite.Change) bool { return modedit.IsModFile(c.Path) }) {
-		q := *p
-		mod := *p.Module
-		mod.GoMod = ""
-		q.Module = &mod
-		without, err := rewrite.RunPackage(cfg, &q, src)
-		if err != nil {
-			return nil, err
-		}
-		same := map[rewrite.Site]string{} // fixes made without go.mod, by site
-		for _, f := range without.Findings {
-			if f.Fixed {
-				same[f.Site()] = f.Fix
-			}
-		}
-		apply := map[rewrite.Site]bool{}
-		for _, f := range out.Findings {
-			if f.Fixed && same[f.Site()] == f.Fix {
-				apply[f.Site()] = true
-			}
-		}
-		held := &rewrite.Revert{Kind: revert.Companion, Detail: goModWhy}
-		again := *cfg
-		again.Decide = func(s rewrite.Site) rewrite.Decision {
-			if apply[s] {
-				return rewrite.Decision{}
-			}
-			return rewrite.Decision{Revert: held}
-		}
-		if out, err = rewrite.RunPackage(&again, p, src); err != nil {
-			return nil, err
-		}
-		if slices.ContainsFunc(out.Changes, func(c rewrite.Change) bool { return modedit.IsModFile(c.Path) }) {
-			return u, nil // cannot happen: every fix was applied without go.mod
-		}
+		return u
 	}
 	for _, f := range out.Findings {
 		if f.Fixed {
@@ -101,11 +64,11 @@ func fixesOf(files map[string]*token.File, cfg *rewrite.Config, p *packages.Pack
 		if tf.Size() != len(old) {
 			u.why = "go fix cannot apply this fix: " + c.Path + " changed since it was read"
 			u.edits = nil
-			return u, nil
+			return u
 		}
 		for _, e := range output.LineEdits(old, new) {
 			u.edits = append(u.edits, analysis.TextEdit{Pos: tf.Pos(e.Start), End: tf.Pos(e.End), NewText: []byte(e.New)})
 		}
 	}
-	return u, nil
+	return u
 }

@@ -103,6 +103,8 @@ type Result struct {
 	Loaded   int // packages type-checked after the prefilter
 	// Cached is set when the result comes from the cache (Config.Cache).
 	Cached bool
+
+	jobs []*jobResult // a unit's, from Engine.Run, until Engine.Finish
 }
 
 // loadChunk is how many candidate packages are type-checked at once.
@@ -158,16 +160,15 @@ func RunContext(ctx context.Context, cfg *Config) (*Result, error) {
 }
 
 // run is Run without the cache; hit, if not nil, is asked once the
-// packages are listed for a stored result to return instead.
+// packages are listed for a stored result to return instead. It is the
+// CLI's path through the engine: load (package load), then the engine's
+// entry point (Engine.Run) on each unit, then Engine.Finish.
 func run(ctx context.Context, cfg *Config, hit func() *Result) (*Result, error) {
-	var runFilter *testFilter
-	if cfg.Run != "" {
-		f, err := newTestFilter(cfg.Run)
-		if err != nil {
-			return nil, err
-		}
-		runFilter = f
+	e, err := NewEngine(cfg)
+	if err != nil {
+		return nil, err
 	}
+	defer e.Close() // the changes hold what they need of the go.mod copies
 	defer stage("")
 	stage("list")
 	ld := cfg.loader()
@@ -184,15 +185,12 @@ func run(ctx context.Context, cfg *Config, hit func() *Result) (*Result, error) 
 	if len(cands.Paths) == 0 {
 		return res, nil
 	}
-	mods := newModules(cfg)
-	defer mods.cleanup() // the changes hold what they need of the copies
 
 	// Packages are type-checked a chunk at a time and let go when their
-	// jobs end: peak memory follows the chunk, not the repository. Every
+	// units end: peak memory follows the chunk, not the repository. Every
 	// variant of a package (p, p [p.test], p_test) comes from the same
-	// import path, so they land in the same chunk.
-	var results []*jobResult
-	claimed := map[string]bool{}
+	// import path, so they land in the same chunk, and in the same unit.
+	var results []*Result
 	summaries := effects.NewLoader() // the callees' effects, summarised on demand
 	var mu sync.Mutex
 	done := 0
@@ -204,74 +202,37 @@ func run(ctx context.Context, cfg *Config, hit func() *Result) (*Result, error) 
 			return nil, err
 		}
 		stage("rules")
-		jobs := cfg.jobs(pkgs, res, claimed)
+		units := e.prepare(pkgs, res)
 		summaries.Add(pkgs)
-		res.Loaded += len(jobs)
-		chunk := make([]*jobResult, len(jobs))
+		chunk := make([]*Result, len(units))
+		errs := make([]error, len(units))
 		var wg sync.WaitGroup
 		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-		for i, j := range jobs {
+		for i, u := range units {
 			wg.Add(1)
 			sem <- struct{}{}
 			go func() {
 				defer wg.Done()
 				defer func() { <-sem }()
-				j.effects = summaries
-				r := j.run(cfg, runFilter, mods)
-				if len(r.requires) > 0 {
-					r.module = mods.get(j.pkg)
-				}
-				chunk[i] = r
+				u.Effects = summaries
+				chunk[i], errs[i] = e.Run(ctx, u)
 				if cfg.Progress != nil {
 					mu.Lock()
-					done++
+					done += len(u.jobs)
 					cfg.Progress(done, len(cands.Paths))
 					mu.Unlock()
 				}
 			}()
 		}
 		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return nil, err
+			}
+		}
 		results = append(results, chunk...)
 	}
-
-	// The modules the applied fixes need, by module: go.mod changes once
-	// per module, however many packages asked.
-	used := map[*module]map[string]bool{}
-	var order []*module
-	for _, r := range results {
-		res.Findings = append(res.Findings, r.findings...)
-		res.Changes = append(res.Changes, r.changes...)
-		res.Errors = append(res.Errors, r.errors...)
-		for _, w := range r.refused {
-			res.Refused = append(res.Refused, w)
-		}
-		if len(r.requires) == 0 {
-			continue
-		}
-		m := r.module
-		if m == nil {
-			continue // Require refused: no fix with Requires was applied
-		}
-		if used[m] == nil {
-			used[m] = map[string]bool{}
-			order = append(order, m)
-		}
-		for _, p := range r.requires {
-			used[m][p] = true
-		}
-	}
-	for _, m := range order {
-		cs, err := mods.changes(m, used[m])
-		if err != nil {
-			res.Errors = append(res.Errors, err)
-			continue
-		}
-		res.Changes = append(res.Changes, cs...)
-	}
-	SortFindings(res.Findings)
-	sort.Slice(res.Refused, func(i, j int) bool { return res.Refused[i].Path < res.Refused[j].Path })
-	sort.Slice(res.Changes, func(i, j int) bool { return res.Changes[i].Path < res.Changes[j].Path })
-	return res, nil
+	return e.Finish(res, results...), nil
 }
 
 // loader is the load configuration of cfg's run: its prefilter is the

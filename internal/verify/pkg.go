@@ -841,7 +841,7 @@ func (v *verifier) variant(cfg *rewrite.Config, decide func(rewrite.Site) rewrit
 		}
 		return decide(s)
 	}
-	res, err := rewrite.Run(&c)
+	res, err := rewrite.RunContext(v.r.ctx, &c)
 	if err != nil {
 		return binaries{}, "", fmt.Errorf("bisecting the fixes of %s: %w", w.dir, err)
 	}

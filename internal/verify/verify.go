@@ -323,7 +323,7 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 			return nil, nil, err
 		}
 		var err error
-		res, err = rewrite.Run(cfg)
+		res, err = rewrite.RunContext(v.r.ctx, cfg)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -454,7 +454,7 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 	}
 	if unverified {
 		var err error
-		if res, err = rewrite.Run(cfg); err != nil {
+		if res, err = rewrite.RunContext(v.r.ctx, cfg); err != nil {
 			return nil, nil, err
 		}
 		final = dirContents(res.Changes)
