@@ -65,7 +65,7 @@ func New(rs []*rule.Rule, selected func() []*rule.Rule) *Suite {
 			Name:     r.Name,
 			Doc:      r.Doc,
 			URL:      docsURL + anchor(r.Name+": "+r.Short()),
-			Flags:    flagsOf(r),
+			Flags:    r.NewFlags(),
 			Requires: []*analysis.Analyzer{s.Engine},
 			Run:      func(pass *analysis.Pass) (any, error) { return nil, s.report(pass, r.Name) },
 		})
@@ -114,20 +114,12 @@ func (s *Suite) Lookup(name string) *analysis.Analyzer {
 	return nil
 }
 
-// flagsOf declares r's options as its analyzer's flags, with values of
-// their own (the rule's Flags are a declaration): the driver parses them,
-// and the engine's run reads them (options).
-func flagsOf(r *rule.Rule) (fs flag.FlagSet) {
-	fs.Init(r.Name, flag.ContinueOnError)
-	r.Flags.VisitAll(func(f *flag.Flag) {
-		v := reflect.New(reflect.TypeOf(f.Value).Elem()).Interface().(flag.Value)
-		v.Set(f.DefValue) // valid: rule.Validate checks every default
-		fs.Var(v, f.Name, f.Usage)
-	})
-	return fs
-}
-
-// options returns the values the driver gave the options of rules.
+// options returns the values the driver gave the options of rules. Each
+// analyzer's Flags are its rule's declaration made again
+// (rule.Rule.NewFlags), which the driver parses; an option is set when
+// its value is not its default. (Not Options.SetFlags: unitchecker parses
+// the flags into its own flag set, so an analyzer's set never records
+// which were seen.)
 func (s *Suite) options(rs []*rule.Rule) (rule.Options, error) {
 	var o rule.Options
 	for _, r := range rs {
