@@ -180,12 +180,13 @@ func (s *Suite) runEngine(pass *analysis.Pass) (any, error) {
 		return nil, err
 	}
 	cfg := &rewrite.Config{Rules: sel, Lookup: s.lookupRule, Options: opts}
-	e, err := rewrite.NewEngine(cfg)
+	ctx := context.Background() // a pass cannot be cancelled
+	e, err := rewrite.NewEngine(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer e.Close()
-	unit, err := e.Run(context.Background(), &rewrite.Unit{Packages: []*packages.Package{p}, Effects: src})
+	unit, err := e.Run(ctx, &rewrite.Unit{Packages: []*packages.Package{p}, Effects: src})
 	if err != nil {
 		return nil, err
 	}

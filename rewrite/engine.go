@@ -164,7 +164,7 @@ func RunContext(ctx context.Context, cfg *Config) (*Result, error) {
 // CLI's path through the engine: load (package load), then the engine's
 // entry point (Engine.Run) on each unit, then Engine.Finish.
 func run(ctx context.Context, cfg *Config, hit func() *Result) (*Result, error) {
-	e, err := NewEngine(cfg)
+	e, err := NewEngine(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

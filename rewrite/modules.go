@@ -1,6 +1,8 @@
 package rewrite
 
 import (
+	"context"
+
 	"golang.org/x/tools/go/packages"
 
 	"github.com/unflake/unflake/internal/modedit"
@@ -12,7 +14,9 @@ type modules struct{ *modedit.Modules }
 
 type module = modedit.Module
 
-func newModules(cfg *Config) *modules { return &modules{modedit.New(cfg.Env)} }
+func newModules(ctx context.Context, cfg *Config) *modules {
+	return &modules{modedit.New(ctx, cfg.Env)}
+}
 
 func (ms *modules) get(p *packages.Package) *module { return ms.Get(p) }
 

@@ -45,9 +45,11 @@ type Engine struct {
 	claimed map[string]bool // test files claimed by a unit, by real path
 }
 
-// NewEngine returns an engine for cfg's rules and options. cfg.Patterns,
-// Dir, Tags, Cache and Progress are not its business (Run's).
-func NewEngine(cfg *Config) (*Engine, error) {
+// NewEngine returns an engine for cfg's rules and options; cancelling ctx
+// stops the go commands that add requirements to go.mod copies.
+// cfg.Patterns, Dir, Tags, Cache and Progress are not its business
+// (Run's).
+func NewEngine(ctx context.Context, cfg *Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, claimed: map[string]bool{}}
 	if cfg.Run != "" {
 		f, err := newTestFilter(cfg.Run)
@@ -56,7 +58,7 @@ func NewEngine(cfg *Config) (*Engine, error) {
 		}
 		e.filter = f
 	}
-	e.mods = newModules(cfg)
+	e.mods = newModules(ctx, cfg)
 	return e, nil
 }
 

@@ -6,6 +6,7 @@ package modedit
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,7 +45,8 @@ const maxVersionTries = 32
 // locked; each module has its own lock, held while the go command edits
 // or reads its temporary copy.
 type Modules struct {
-	env []string // the go command's environment for these edits
+	ctx context.Context // cancels the go commands
+	env []string        // the go command's environment for these edits
 
 	mu     sync.Mutex
 	tmp    string // root of the temporary copies, "" until the first
@@ -52,8 +54,9 @@ type Modules struct {
 }
 
 // New returns the requirements of a run whose go command has the
-// environment env (nil: os.Environ()).
-func New(env []string) *Modules {
+// environment env (nil: os.Environ()); cancelling ctx stops its go
+// commands.
+func New(ctx context.Context, env []string) *Modules {
 	if env == nil {
 		env = os.Environ()
 	}
@@ -68,7 +71,7 @@ func New(env []string) *Modules {
 		}
 	}
 	env = append(env[:len(env):len(env)], "GOFLAGS="+goflags, "GOTOOLCHAIN=local")
-	return &Modules{env: env, byPath: map[string]*Module{}}
+	return &Modules{ctx: ctx, env: env, byPath: map[string]*Module{}}
 }
 
 // A Module is one main module and the requirements added to its copy.
@@ -411,7 +414,7 @@ func (ms *Modules) readGoMod(dir, path string) (*goModJSON, error) {
 // goCmd runs the go command in dir and returns its standard output; its
 // error is the first line of what the command printed, for a finding.
 func (ms *Modules) goCmd(dir string, args ...string) ([]byte, error) {
-	cmd := exec.Command("go", args...)
+	cmd := exec.CommandContext(ms.ctx, "go", args...)
 	cmd.Dir = dir
 	cmd.Env = ms.env
 	var stdout, stderr bytes.Buffer
