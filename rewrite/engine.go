@@ -1,8 +1,12 @@
-// Package rewrite is unflake's engine: it loads packages, prefilters them,
-// runs the rules it is given on their test files, applies the fixes to the
+// Package rewrite is unflake's engine: on one unit at a time (the loaded
+// variants of a package directory; Engine.Run is its one entry point) it
+// runs the rules it is given on the test files, applies the fixes to the
 // decorated syntax, restores and formats the files, type-checks the result
-// again, and hands back findings and file changes to diff or write. It
-// knows nothing about any particular rule.
+// again, and hands back findings and file changes (package output diffs
+// or writes them). Run is the CLI's path: it lists and loads the packages
+// (package load), prefiltered by the rules, and runs the engine on each
+// unit, through the result cache (package cache). It knows nothing about
+// any particular rule.
 package rewrite
 
 import (
