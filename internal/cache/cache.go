@@ -61,8 +61,8 @@ import (
 // the first version would then get the second's result. The go command's
 // build cache has the same window.
 
-// cacheVersion changes when the layout of an entry or key changes.
-const cacheVersion = "unflake-result-cache-1"
+// Version changes when the layout of an entry or key changes.
+const Version = "unflake-result-cache-1"
 
 // cacheTrimAge is how long an entry lives unused; cacheTrimEvery how often
 // a run looks for such entries.
@@ -70,9 +70,6 @@ const (
 	cacheTrimAge   = 5 * 24 * time.Hour
 	cacheTrimEvery = 24 * time.Hour
 )
-
-// Version changes when the layout of an entry or key changes.
-const Version = cacheVersion
 
 // Config says what a run's key holds besides the package graph and its
 // files.
@@ -265,7 +262,7 @@ func (cfg *Config) optionsKey() ([sha256.Size]byte, error) {
 			fmt.Fprintf(h, "%d %s\n", len(v), v)
 		}
 	}
-	field("version", cacheVersion)
+	field("version", Version)
 	exe, err := executableHash()
 	if err != nil {
 		return [sha256.Size]byte{}, err
