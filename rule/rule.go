@@ -22,7 +22,7 @@ import (
 
 	"github.com/dave/dst"
 
-	"github.com/unflake/unflake/internal/effects"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // A Rule finds one kind of slow or flaky test code and, where it can prove
@@ -105,8 +105,8 @@ type Pass struct {
 	// Effects summarises functions (the package's own, the module's and
 	// its dependencies'), so a rule can decide from what a callee does
 	// instead of giving up on code it cannot see. Never nil: a driver
-	// without summaries sets effects.None.
-	Effects effects.Source
+	// without summaries sets effect.None.
+	Effects effect.Source
 
 	// Excluded reports whether a file of the package's directory that
 	// the build leaves out (another GOOS, a build tag) declares name at

@@ -16,13 +16,14 @@ import (
 
 	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // Summaries is a Source of made-up summaries, by effects.Key.
-type Summaries map[string]*effects.Summary
+type Summaries map[string]*effect.Summary
 
 // Of returns the summary of fn, or nil.
-func (s Summaries) Of(fn *types.Func) *effects.Summary { return s[effects.Key(fn)] }
+func (s Summaries) Of(fn *types.Func) *effect.Summary { return s[effects.Key(fn)] }
 
 // A Package is a package's import path and its files, by name.
 type Package struct {
@@ -34,7 +35,7 @@ type Package struct {
 // the standard library), runs r on the last one with src as its Source of
 // summaries, and returns the diagnostics. Files ending in _test.go are
 // the ones the rule may rewrite; fixes are not applied.
-func Run(t *testing.T, r *rule.Rule, src effects.Source, pkgs ...Package) []rule.Diagnostic {
+func Run(t *testing.T, r *rule.Rule, src effect.Source, pkgs ...Package) []rule.Diagnostic {
 	t.Helper()
 	fset := token.NewFileSet()
 	done := map[string]*types.Package{}

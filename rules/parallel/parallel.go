@@ -9,9 +9,9 @@ import (
 
 	"github.com/dave/dst"
 
-	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 //go:embed doc.md
@@ -57,7 +57,7 @@ func run(pass *rule.Pass) {
 		pass:  pass,
 		info:  pass.TypesInfo,
 		decls: match.FuncDecls(pass.TypesInfo, pass.AllFiles),
-		memo:  map[*types.Func]*effect{},
+		memo:  map[*types.Func]*obstacle{},
 	}
 	for _, f := range pass.Files {
 		name := pass.Fset.File(f.Pos()).Name()
@@ -77,13 +77,13 @@ type checker struct {
 	pass  *rule.Pass
 	info  *types.Info
 	decls map[*types.Func]*ast.FuncDecl
-	memo  map[*types.Func]*effect // nil while a function is being followed
+	memo  map[*types.Func]*obstacle // nil while a function is being followed
 }
 
-// An effect is what makes a function unfit to run in parallel: a change
+// An obstacle is what makes a function unfit to run in parallel: a change
 // to process-wide state (state), or a call the analysis cannot follow
 // (unseen). Each is a phrase completing "the test ...".
-type effect struct {
+type obstacle struct {
 	state  string
 	unseen string
 }
@@ -167,8 +167,8 @@ func (c *checker) callsSetenv(body *ast.BlockStmt) bool {
 // functions it calls, transitively, or else the first call it cannot
 // follow. test is true for a test body (where t.Parallel of a subtest is
 // fine) and false for a function it calls.
-func (c *checker) effects(root ast.Node, test bool) *effect {
-	eff := &effect{}
+func (c *checker) effects(root ast.Node, test bool) *obstacle {
+	eff := &obstacle{}
 	var written *types.Var
 	n := match.ModifiesFunc(c.info, root, func(v *types.Var) bool {
 		if match.IsPackageLevel(v) {
@@ -228,7 +228,7 @@ func (c *checker) dynamic(call *ast.CallExpr) bool {
 
 // use records in eff the effect of using (calling or taking the value of)
 // fn.
-func (c *checker) use(eff *effect, fn *types.Func, test bool) {
+func (c *checker) use(eff *obstacle, fn *types.Func, test bool) {
 	fn = fn.Origin()
 	sig := fn.Type().(*types.Signature)
 	if fn.Pkg() == nil {
@@ -291,13 +291,13 @@ func (c *checker) use(eff *effect, fn *types.Func, test bool) {
 // cgo and package-level channels or timers are shared in ways the
 // analysis cannot judge, as the standard library's are; goroutines and
 // timers of its own are no shared state.
-func summary(eff *effect, name string, s *effects.Summary) {
+func summary(eff *obstacle, name string, s *effect.Summary) {
 	for _, e := range s.Effects {
 		switch e.Kind {
-		case effects.WritesEnv, effects.WritesWd, effects.WritesGlobal, effects.Signal:
+		case effect.WritesEnv, effect.WritesWd, effect.WritesGlobal, effect.Signal:
 			eff.state = "calls " + e.Why() + "; every test shares it"
 			return
-		case effects.Network, effects.Process, effects.Syscall, effects.Cgo, effects.SharedSync:
+		case effect.Network, effect.Process, effect.Syscall, effect.Cgo, effect.SharedSync:
 			if eff.unseen == "" {
 				eff.unseen = "calls " + e.Why()
 			}
@@ -310,13 +310,13 @@ func summary(eff *effect, name string, s *effects.Summary) {
 
 // funcEffects returns the effects of the package function fn, or nil while
 // it is being followed (a recursive call adds nothing).
-func (c *checker) funcEffects(fn *types.Func) *effect {
+func (c *checker) funcEffects(fn *types.Func) *obstacle {
 	if e, ok := c.memo[fn]; ok {
 		return e
 	}
 	fd := c.decls[fn]
 	if fd == nil || fd.Body == nil {
-		return &effect{unseen: "has no body the analysis can see"}
+		return &obstacle{unseen: "has no body the analysis can see"}
 	}
 	c.memo[fn] = nil
 	e := c.effects(fd.Body, false)

@@ -8,9 +8,9 @@ import (
 
 	"github.com/dave/dst"
 
-	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // tempDirs rewrites os.MkdirTemp("", p) removed at the end of the test to
@@ -302,7 +302,7 @@ func (c *checker) chdirs(sc *scope, sites []site) {
 			}
 		case *ast.Ident:
 			if fn, ok := c.info.Uses[n].(*types.Func); ok {
-				if e := c.otherWrite(fn, effects.WritesWd); e != nil {
+				if e := c.otherWrite(fn, effect.WritesWd); e != nil {
 					others = append(others, n)
 					if via == "" {
 						via = e.Why()
