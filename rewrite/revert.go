@@ -37,12 +37,12 @@ func (f Finding) Site() Site {
 
 // A Decision is verification's answer about one fix: hold it back (a
 // non-nil Revert), apply its probe (Probe), or apply its form Variant (0:
-// the fix itself; k: its k-th rule.Fix.Alternatives). The zero Decision
+// the fix itself; k: its k-th rule.Hypothesis.Alternatives). The zero Decision
 // applies the fix.
 type Decision struct {
 	Revert  *Revert
 	Variant int
-	// Probe asks for the fix's rule.Fix.Probe instead of the fix (Variant
+	// Probe asks for the fix's rule.Hypothesis.Probe instead of the fix (Variant
 	// is then ignored): verification's probe phase, whose result is run
 	// and discarded. A fix without a probe is held back (NoVariant).
 	// Plain runs (no Decide) never apply a probe.
@@ -94,11 +94,11 @@ const (
 	// NoVariant: verification asked for a form of the fix that the rule
 	// no longer offers.
 	NoVariant RevertKind = "no-variant"
-	// HoldsWithout: the fix has a probe (rule.Fix.Probe, the wait it
+	// HoldsWithout: the fix has a probe (rule.Hypothesis.Probe, the wait it
 	// replaces removed) and the tests passed every run with the probe:
 	// the checks after the wait hold without it, the wait may guard
 	// against an event, and the fix (a poll on the checks) would pass at
-	// once. Detail is the whole reason: the rule's Fix.ProbeHolds
+	// once. Detail is the whole reason: the rule's Hypothesis.ProbeHolds
 	// (carried as Finding.ProbeHolds) and the evidence. The fix never
 	// failed a test, so it is not recorded at its site.
 	HoldsWithout RevertKind = "holds-without-wait"
@@ -122,7 +122,7 @@ type Revert struct {
 	Test   string     `json:"test,omitempty"` // the test whose runs decided
 	Detail string     `json:"detail"`         // what failed, in the test's own words
 	// Forms, when more than one, is how many forms of the fix
-	// verification tried, one after another (rule.Fix.Alternatives):
+	// verification tried, one after another (rule.Hypothesis.Alternatives):
 	// every one failed, and Detail is the last one's failure.
 	Forms int `json:"forms,omitempty"`
 }

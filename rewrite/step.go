@@ -119,8 +119,8 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 		case d.Fix == nil:
 		case held != nil:
 			ff.Fix, ff.Reason, ff.Revert = "", held.Reason(), held
-		case d.Fix.Unproven != "" && cfg.Decide == nil:
-			ff.Fix, ff.Reason = "", d.Fix.Unproven+" (fix --verify can try it)"
+		case d.Fix.Unproven() != "" && cfg.Decide == nil:
+			ff.Fix, ff.Reason = "", d.Fix.Unproven()+" (fix --verify can try it)"
 			ff.NeedsGo = s.needsGo
 		case reqErr != nil:
 			ff.Fix, ff.Reason = "", reqErr.Error()
@@ -134,7 +134,7 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 			ff.Fix, ff.Reason, ff.Unwritable = "", w.findingReason(), w.Reason
 			out.refused = append(out.refused, w)
 		default:
-			ff.Unproven = d.Fix.Unproven != ""
+			ff.Unproven = d.Fix.Unproven() != ""
 			ff.NeedsGo = s.needsGo
 			fixable = append(fixable, i)
 			findingOf[i] = len(out.findings)
@@ -290,7 +290,7 @@ func (s *session) fix(i int) *rule.Fix {
 	return variant(s.diags[i].Fix, s.variants[i])
 }
 
-// probeForm is the form of a fix that is its probe (rule.Fix.Probe), as
+// probeForm is the form of a fix that is its probe (rule.Hypothesis.Probe), as
 // Decision.Probe asks for it.
 const probeForm = -1
 
@@ -300,10 +300,12 @@ func variant(fix *rule.Fix, k int) *rule.Fix {
 	switch {
 	case k == 0:
 		return fix
+	case fix.Hypothesis == nil:
+		return nil
 	case k == probeForm:
-		return fix.Probe
-	case k > 0 && k <= len(fix.Alternatives):
-		return fix.Alternatives[k-1]
+		return fix.Hypothesis.Probe
+	case k > 0 && k <= len(fix.Hypothesis.Alternatives):
+		return fix.Hypothesis.Alternatives[k-1]
 	}
 	return nil
 }

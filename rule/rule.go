@@ -197,38 +197,67 @@ type Fix struct {
 	// internal error.
 	Deletes []ast.Node
 
-	// Unproven, when not empty, says why the rule could not prove the fix
-	// safe statically ("the test starts goroutines the analysis cannot
-	// follow"). Such a fix is applied only under `fix --verify`, which
-	// keeps it only if the affected tests pass every time after it;
-	// otherwise the finding is reported as not fixed with this reason.
-	Unproven string
-
 	// Requires lists the modules the fix's new imports need (see
 	// Pass.Require); the engine adds those the module's go.mod lacks
 	// when it applies the fix.
 	Requires []string
 
-	// Alternatives are further forms of an unproven fix, in the order to
-	// try them after this one (a wait for 1 goroutine, then 2, ...). Only
+	// Hypothesis, when not nil, makes the fix unproven: the rule could
+	// not prove it safe statically, and says what only running the tests
+	// can tell. Such a fix is applied only under `fix --verify`, which
+	// reads the hypothesis and keeps the fix only if the affected tests
+	// pass every time after it; otherwise the finding is reported as not
+	// fixed with Hypothesis.Reason. Nil means the fix is proven.
+	Hypothesis *Hypothesis
+}
+
+// Unproven returns why the fix is unproven (its Hypothesis's Reason), or
+// "" for a proven fix.
+func (f *Fix) Unproven() string {
+	if f == nil || f.Hypothesis == nil {
+		return ""
+	}
+	return f.Hypothesis.Reason
+}
+
+// Unproven returns the hypothesis of a fix the rule could not prove safe
+// for reason, or nil (a proven fix) when reason is empty.
+func Unproven(reason string) *Hypothesis {
+	if reason == "" {
+		return nil
+	}
+	return &Hypothesis{Reason: reason}
+}
+
+// A Hypothesis is what verification needs to try an unproven fix: why it
+// is unproven, the further forms to try, and the probe that must fail
+// for the fix to be tried at all.
+type Hypothesis struct {
+	// Reason says why the rule could not prove the fix safe statically
+	// ("the test starts goroutines the analysis cannot follow"), and is
+	// the finding's reason when the fix is not kept.
+	Reason string
+
+	// Alternatives are further forms of the fix, in the order to try
+	// them after this one (a wait for 1 goroutine, then 2, ...). Only
 	// verification picks one (through Config.Decide): it tries the next
 	// form when a test fails after the one before, and keeps the first
-	// that passes every run. Each is a complete unproven Fix without
-	// Alternatives of its own; plain fix never applies any of them.
+	// that passes every run. Each is a complete unproven Fix whose
+	// Hypothesis has no Alternatives of its own; plain fix never applies
+	// any of them.
 	Alternatives []*Fix
 
-	// Probe, when set on an unproven fix, is a form of the code that
-	// must make the affected tests fail for the fix to be tried at all:
-	// the wait the fix replaces removed, with nothing in its place. A
-	// fix that polls for the state the test's checks assert is right
-	// only when those checks wait for a change; if they pass without
-	// any wait, the wait may give an unwanted event the time to happen,
-	// and a poll would pass at once. Verification applies the probes
-	// first, instead of the fixes, and runs the tests as after a fix: a
-	// fix whose probe fails a test in some run is then tried as usual;
-	// one whose probe passes every run is held back with ProbeHolds as
-	// the reason. Plain fix never applies a probe. The probe is a
-	// complete Fix without Probe or Alternatives of its own.
+	// Probe, when set, is a form of the code that must make the affected
+	// tests fail for the fix to be tried at all: the wait the fix
+	// replaces removed, with nothing in its place. A fix that polls for
+	// the state the test's checks assert is right only when those checks
+	// wait for a change; if they pass without any wait, the wait may give
+	// an unwanted event the time to happen, and a poll would pass at
+	// once. Verification applies the probes first, instead of the fixes,
+	// and runs the tests as after a fix: a fix whose probe fails a test
+	// in some run is then tried as usual; one whose probe passes every
+	// run is held back with ProbeHolds as the reason. Plain fix never
+	// applies a probe. The probe is a complete Fix without a Hypothesis.
 	Probe *Fix
 
 	// ProbeHolds is the finding's reason when the tests pass every run

@@ -39,14 +39,14 @@ var waitFor = &rule.Rule{
 				var forms []*rule.Fix
 				for n := 1; n <= 3; n++ {
 					forms = append(forms, &rule.Fix{
-						Message:  fmt.Sprintf("wait for %d", n),
-						Unproven: "how many goroutines wait is known only by running the test",
+						Message:    fmt.Sprintf("wait for %d", n),
+						Hypothesis: &rule.Hypothesis{Reason: "how many goroutines wait is known only by running the test"},
 						Apply: func() {
 							pass.Dst(call).(*dst.CallExpr).Args[0] = &dst.BasicLit{Kind: token.INT, Value: fmt.Sprint(n)}
 						},
 					})
 				}
-				forms[0].Alternatives = forms[1:]
+				forms[0].Hypothesis.Alternatives = forms[1:]
 				pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "waits for no goroutine", Fix: forms[0]})
 				return true
 			})

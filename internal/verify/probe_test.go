@@ -14,7 +14,7 @@ import (
 	"github.com/unflake/unflake/rule"
 )
 
-// holdsReason is the stub rule's rule.Fix.ProbeHolds.
+// holdsReason is the stub rule's rule.Hypothesis.ProbeHolds.
 const holdsReason = "the checks hold without waiting: the sleep may guard a check that nothing happens"
 
 // waitPoll is a test rule shaped like a wait for the asserted state: it
@@ -45,13 +45,13 @@ func waitRule(name string, probe bool) *rule.Rule {
 						return func() { pass.Dst(call).(*dst.CallExpr).Fun.(*dst.Ident).Name = name }
 					}
 					fix := &rule.Fix{
-						Message:  "poll for it",
-						Unproven: "only running tells whether the checks wait for a change",
-						Apply:    rename("poll"),
+						Message:    "poll for it",
+						Hypothesis: &rule.Hypothesis{Reason: "only running tells whether the checks wait for a change"},
+						Apply:      rename("poll"),
 					}
 					if probe {
-						fix.Probe = &rule.Fix{Message: "do not wait", Apply: rename("skip")}
-						fix.ProbeHolds = holdsReason
+						fix.Hypothesis.Probe = &rule.Fix{Message: "do not wait", Apply: rename("skip")}
+						fix.Hypothesis.ProbeHolds = holdsReason
 					}
 					pass.Report(rule.Diagnostic{
 						Pos: call.Pos(), End: call.End(),

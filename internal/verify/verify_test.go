@@ -41,8 +41,8 @@ func callTwo(fn string) *rule.Rule {
 						Pos: call.Pos(), End: call.End(),
 						Message: "calls " + fn + " with one",
 						Fix: &rule.Fix{
-							Message:  "call it with two",
-							Unproven: "the analysis cannot tell whether the value matters",
+							Message:    "call it with two",
+							Hypothesis: &rule.Hypothesis{Reason: "the analysis cannot tell whether the value matters"},
 							Apply: func() {
 								pass.Dst(call).(*dst.CallExpr).Args[0] = &dst.BasicLit{Kind: token.INT, Value: "2"}
 							},

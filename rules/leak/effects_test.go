@@ -76,8 +76,8 @@ func TestEffects(t *testing.T) {
 				outcome := "fixed"
 				if d.Fix == nil {
 					outcome = "not fixed: " + d.NotFixed
-				} else if d.Fix.Unproven != "" {
-					outcome = "unproven: " + d.Fix.Unproven
+				} else if d.Fix.Unproven() != "" {
+					outcome = "unproven: " + d.Fix.Unproven()
 				}
 				got = append(got, d.Message+" | "+outcome)
 			}

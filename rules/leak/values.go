@@ -222,8 +222,8 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 		switch {
 		case notFixed != "":
 			fix, why = nil, notFixed
-		case unproven != "" && fix.Unproven == "":
-			fix.Unproven = unproven
+		case unproven != "" && fix.Hypothesis == nil:
+			fix.Hypothesis = rule.Unproven(unproven)
 		}
 	}
 	if fix == nil {
@@ -439,8 +439,8 @@ func (c *checker) cleanupFix(s *site) (*rule.Fix, string) {
 		}
 	}
 	return &rule.Fix{
-		Unproven: unproven,
-		Message:  fmt.Sprintf("%s with %s right after it is created", endVerb(s.lc.method), how),
+		Hypothesis: rule.Unproven(unproven),
+		Message:    fmt.Sprintf("%s with %s right after it is created", endVerb(s.lc.method), how),
 		Apply: func() {
 			stmt := c.endStmt(s, t)
 			owner := c.pass.Dst(s.owner)

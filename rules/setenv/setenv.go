@@ -172,7 +172,7 @@ func (c *checker) checkFunc(file *ast.File, fd *ast.FuncDecl) {
 			d.NotFixed = r.why
 		} else {
 			d.Fix = c.fix(r.cl, i == last)
-			d.Fix.Unproven = r.unproven
+			d.Fix.Hypothesis = rule.Unproven(r.unproven)
 		}
 		c.pass.Report(d)
 	}

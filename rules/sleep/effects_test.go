@@ -152,8 +152,8 @@ func outcome(d rule.Diagnostic) string {
 	switch {
 	case d.Fix == nil:
 		return "not fixed: " + d.NotFixed
-	case d.Fix.Unproven != "":
-		return "unproven: " + d.Fix.Unproven
+	case d.Fix.Unproven() != "":
+		return "unproven: " + d.Fix.Unproven()
 	}
 	return "fixed"
 }

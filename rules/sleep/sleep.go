@@ -187,20 +187,21 @@ func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
 	switch clock, why, waiters := a.clockFix(s, spawn); {
 	case blocked == "":
 		d.Fix = a.wrapFix(s, reach, wrapped)
-		d.Fix.Unproven = unproven
+		h := &rule.Hypothesis{Reason: unproven}
 		if waiters {
-			d.Fix.Unproven += "; " + why
+			h.Reason += "; " + why
 			if clock != nil {
 				// Should the bubble fail, verification tries the
 				// wait for waiters next.
-				d.Fix.Alternatives = append([]*rule.Fix{clock}, clock.Alternatives...)
-				clock.Alternatives = nil
+				h.Alternatives = append([]*rule.Fix{clock}, clock.Hypothesis.Alternatives...)
+				clock.Hypothesis.Alternatives = nil
 			}
 		}
+		d.Fix.Hypothesis = h
 	case clock != nil:
 		if waiters {
-			for _, f := range append([]*rule.Fix{clock}, clock.Alternatives...) {
-				f.Unproven += "; and no synctest bubble: " + blocked
+			for _, f := range append([]*rule.Fix{clock}, clock.Hypothesis.Alternatives...) {
+				f.Hypothesis.Reason += "; and no synctest bubble: " + blocked
 			}
 		}
 		d.Fix = clock
@@ -425,7 +426,7 @@ func (a *analysis) clockFix(s *site, spawn string) (fix *rule.Fix, why string, w
 		// time to run (a start-up run that records the clock's time).
 		// The advance takes that time away and moves the clock the
 		// code reads. Only running the test can tell it still passes.
-		Unproven: fmt.Sprintf("a real sleep also lets other goroutines run and an advance of the fake clock does not; if the sleep gives a goroutine time to run (a start-up run, reaching a timer), wait for it instead with %s", fmt.Sprintf(clock.cure, v.Name())),
+		Hypothesis: rule.Unproven(fmt.Sprintf("a real sleep also lets other goroutines run and an advance of the fake clock does not; if the sleep gives a goroutine time to run (a start-up run, reaching a timer), wait for it instead with %s", fmt.Sprintf(clock.cure, v.Name()))),
 		Apply: func() {
 			stmt := a.pass.Dst(s.stmt).(*dst.ExprStmt)
 			sel := &dst.SelectorExpr{X: dst.NewIdent(v.Name()), Sel: dst.NewIdent(clock.advance)}

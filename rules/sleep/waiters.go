@@ -48,8 +48,8 @@ func (a *analysis) waitersFix(s *site, v *types.Var, why string) *rule.Fix {
 			text = fmt.Sprintf("%s.%s(%s, %d)", v.Name(), method, ctx.text, n)
 		}
 		forms = append(forms, &rule.Fix{
-			Message:  fmt.Sprintf("wait for %s to reach the fake clock instead (%s)", goroutines(n), text),
-			Unproven: why,
+			Message:    fmt.Sprintf("wait for %s to reach the fake clock instead (%s)", goroutines(n), text),
+			Hypothesis: &rule.Hypothesis{Reason: why},
 			Apply: func() {
 				stmt := a.pass.Dst(s.stmt).(*dst.ExprStmt)
 				args := []dst.Expr{&dst.BasicLit{Kind: token.INT, Value: fmt.Sprint(n)}}
@@ -60,7 +60,7 @@ func (a *analysis) waitersFix(s *site, v *types.Var, why string) *rule.Fix {
 			},
 		})
 	}
-	forms[0].Alternatives = forms[1:]
+	forms[0].Hypothesis.Alternatives = forms[1:]
 	return forms[0]
 }
 

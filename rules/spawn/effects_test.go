@@ -72,8 +72,8 @@ func TestEffects(t *testing.T) {
 			got := "fixed"
 			if diags[0].Fix == nil {
 				got = "not fixed: " + diags[0].NotFixed
-			} else if diags[0].Fix.Unproven != "" {
-				got = "unproven: " + diags[0].Fix.Unproven
+			} else if diags[0].Fix.Unproven() != "" {
+				got = "unproven: " + diags[0].Fix.Unproven()
 			}
 			if got != tc.want && !(len(tc.want) > 11 && len(got) > 11 && got[:11] == tc.want[:11] && strings.Contains(got, tc.want[11:])) {
 				t.Errorf("got  %s\nwant %s", got, tc.want)

@@ -238,9 +238,9 @@ func (c *checker) env(sc *scope, sites []site) {
 			delNodes = append(delNodes, s.stmt.(*ast.IfStmt).Body)
 		}
 		d.Fix = &rule.Fix{
-			Message:  msg,
-			Deletes:  delNodes,
-			Unproven: mayPanic(sc, "t.Setenv"),
+			Message:    msg,
+			Deletes:    delNodes,
+			Hypothesis: rule.Unproven(mayPanic(sc, "t.Setenv")),
 			Apply: func() {
 				call := c.pass.Dst(s.call).(*dst.CallExpr)
 				call.Fun = &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Setenv")}

@@ -359,9 +359,9 @@ func (c *checker) chdirs(sc *scope, sites []site) {
 		}
 		cd, t := cd, sc.t.Name()
 		d.Fix = &rule.Fix{
-			Message:  msg,
-			Deletes:  delNodes,
-			Unproven: mayPanic(sc, "t.Chdir"),
+			Message:    msg,
+			Deletes:    delNodes,
+			Hypothesis: rule.Unproven(mayPanic(sc, "t.Chdir")),
 			Apply: func() {
 				call := c.pass.Dst(cd.call).(*dst.CallExpr)
 				call.Fun = &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Chdir")}
@@ -437,9 +437,9 @@ func (c *checker) contexts(sc *scope, sites []site) {
 		}
 		s, t := s, sc.t.Name()
 		d.Fix = &rule.Fix{
-			Message:  "use t.Context(), cancelled when the test ends; remove the cancel",
-			Unproven: unproven,
-			Deletes:  append(c.deletes(s.parent, deferStmt), call),
+			Message:    "use t.Context(), cancelled when the test ends; remove the cancel",
+			Hypothesis: rule.Unproven(unproven),
+			Deletes:    append(c.deletes(s.parent, deferStmt), call),
 			Apply: func() {
 				da := c.pass.Dst(a).(*dst.AssignStmt)
 				da.Lhs = da.Lhs[:1]

@@ -124,12 +124,11 @@ func (p *poll) fix() (*rule.Fix, string) {
 	// sleep started. Exact checks keep the window, and what is unproven
 	// is only whether the poll gains anything.
 	if !monotone && !p.provenChange() {
-		fix.Unproven = unprovenExactWhy
-		fix.Probe = p.probe()
-		fix.ProbeHolds = probeHolds
+		h := &rule.Hypothesis{Reason: unprovenExactWhy, Probe: p.probe(), ProbeHolds: probeHolds}
 		for _, s := range p.group.stmts {
-			fix.ProbeChecks = append(fix.ProbeChecks, s)
+			h.ProbeChecks = append(h.ProbeChecks, s)
 		}
+		fix.Hypothesis = h
 	}
 	return fix, ""
 }

@@ -499,8 +499,8 @@ func (c *checker) report(s *site) {
 			break
 		}
 		d.Fix = &rule.Fix{
-			Message:  fmt.Sprintf("run the test in a synctest bubble, where the %s budget holds exactly in virtual time", budget),
-			Unproven: t.Unproven(),
+			Message:    fmt.Sprintf("run the test in a synctest bubble, where the %s budget holds exactly in virtual time", budget),
+			Hypothesis: rule.Unproven(t.Unproven()),
 			Apply: func() {
 				if !c.wrapped[t] {
 					c.wrapped[t] = true
