@@ -19,6 +19,7 @@ import (
 	"github.com/dave/dst/decorator/resolver/guess"
 
 	"github.com/unflake/unflake/internal/effects"
+	"github.com/unflake/unflake/internal/rulehook"
 	"github.com/unflake/unflake/rule"
 )
 
@@ -351,7 +352,7 @@ func (j *job) newSession(r *rule.Rule, cur *state, files map[string]*ast.File, m
 	}
 	if j.declaredGo != "" {
 		s.pass.TypesInfo = raisedInfo(cur.info, cur.syntax, j.declaredGo, goVersion)
-		s.pass.Granted = func(min string) { s.granted(j.declaredGo, min) }
+		rulehook.SetGranted(s.pass, func(min string) { s.granted(j.declaredGo, min) })
 	}
 	return s
 }

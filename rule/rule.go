@@ -22,6 +22,7 @@ import (
 
 	"github.com/dave/dst"
 
+	"github.com/unflake/unflake/internal/rulehook"
 	"github.com/unflake/unflake/rule/effect"
 )
 
@@ -115,11 +116,16 @@ type Pass struct {
 	// those files are in. Nil means none are known.
 	Excluded func(name string) bool
 
-	// Granted, if set, is called with min each time FileUsesGo allows a
-	// feature of go version min. A driver that analyses a module as if
-	// its go directive were raised uses it to learn the lowest version
-	// the fixes need (rewrite.Config.GoAs); rules never call it.
-	Granted func(min string)
+	// granted, if set, is called with min each time FileUsesGo allows a
+	// feature of go version min: the engine sets it through
+	// internal/rulehook to learn the lowest version the fixes need when
+	// it analyses a module as if its go directive were raised
+	// (rewrite.Config.GoAs).
+	granted func(min string)
+}
+
+func init() {
+	rulehook.SetGranted = func(p any, granted func(min string)) { p.(*Pass).granted = granted }
 }
 
 // FileVersion returns the go version that governs f ("go1.22"), taking
@@ -138,8 +144,8 @@ func (p *Pass) FileVersion(f *ast.File) string {
 func (p *Pass) FileUsesGo(f *ast.File, min string) bool {
 	v := p.FileVersion(f)
 	ok := version.IsValid(v) && version.Compare(version.Lang(v), version.Lang(min)) >= 0
-	if ok && p.Granted != nil {
-		p.Granted(min)
+	if ok && p.granted != nil {
+		p.granted(min)
 	}
 	return ok
 }
