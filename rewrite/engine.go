@@ -416,6 +416,9 @@ type state struct {
 	syntax []*ast.File // in CompiledGoFiles order
 	types  *types.Package
 	info   *types.Info
+	// results holds the results of the rule.Analysis values computed on
+	// this state (resultsFor).
+	results map[*rule.Analysis]*analysisResult
 }
 
 func (j *job) run(cfg *Config, filter *testFilter, mods *modules) *jobResult {

@@ -71,9 +71,12 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 	fset := j.pkg.Fset
 	files := j.fileIndex(fset, cur)
 	s := j.newSession(r, cur, files, mods)
-	r.Run(s.pass)
-
 	var out stepResult
+	if err := s.run(r, cur); err != nil {
+		out.errors = append(out.errors, fmt.Errorf("%s: internal error: rule %s: %v", j.pkg.PkgPath, r.Name, err))
+		return out
+	}
+
 	var fixable []int // indices into s.diags of fixes to apply
 	findingOf := map[int]int{}
 	fd := &finder{fset: fset, rule: r, info: cur.info, files: files, filter: filter, ignores: map[*ast.File]map[int]bool{}}
@@ -221,7 +224,10 @@ func (t *trial) add(which []int) {
 	// fresh run of the rule.
 	s := t.j.newSession(t.r, t.cur, t.files, t.mods)
 	s.variants = t.variants
-	t.r.Run(s.pass)
+	if s.run(t.r, t.cur) != nil {
+		t.gaveUp = true // the first run on cur succeeded: not expected
+		return
+	}
 	if len(s.diags) != t.want {
 		t.gaveUp = true // give up on the rest
 		return

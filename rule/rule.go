@@ -60,12 +60,40 @@ type Rule struct {
 	// Run inspects pass.Files and calls pass.Report for each finding.
 	Run func(pass *Pass)
 
+	// Requires lists the per-package analyses Run reads through
+	// Pass.ResultOf. The engine computes each once per package content
+	// and hands the same result to every rule that requires it.
+	Requires []*Analysis
+
 	// Companions names rules whose fixes can make this rule's fixes pass
 	// (leak's closed values and joined goroutines let sleep's bubbles
 	// end). When verification takes back this rule's fix in a test and a
 	// companion did not run, the engine tries that test again with the
 	// companion's fixes too, and keeps them together only if it passes.
 	Companions []string
+}
+
+// An Analysis is a per-package analysis several rules share (the
+// package's function declarations, which function literals are handed to
+// the code under test, which tests run in a synctest bubble), as
+// go/analysis' Requires and ResultOf share an analyzer's result. Rules
+// list the analyses they read in Rule.Requires; the engine runs each
+// once per package content, after the analyses it requires, and hands
+// its result to every rule that requires it. An analysis only reads the
+// package: its Pass has no Rule, Report, Dst or Require, and its result
+// must not depend on which rule asks first.
+type Analysis struct {
+	// Name identifies the analysis in errors: lower case letters.
+	Name string
+
+	// Doc says what the result is, in one sentence.
+	Doc string
+
+	// Requires lists the analyses Run reads through Pass.ResultOf.
+	Requires []*Analysis
+
+	// Run computes the result for pass's package.
+	Run func(pass *Pass) (any, error)
 }
 
 // A Pass is one run of a rule on one package.
@@ -86,6 +114,11 @@ type Pass struct {
 	// or "" when unknown. A fix must not use an API or language feature
 	// newer than FileVersion of the file it edits.
 	GoVersion string
+
+	// ResultOf holds the results of the analyses the rule requires
+	// (Rule.Requires) and of those they require, for this package
+	// content. Packages that export an Analysis give a typed accessor.
+	ResultOf map[*Analysis]any
 
 	// Report records a diagnostic.
 	Report func(Diagnostic)
@@ -323,10 +356,40 @@ func Validate(rules []*Rule) error {
 		}
 	}
 	for _, r := range rules {
+		if err := validateAnalyses(r.Requires, map[*Analysis]bool{}); err != nil {
+			return fmt.Errorf("rule %q: %v", r.Name, err)
+		}
+	}
+	for _, r := range rules {
 		for _, c := range r.Companions {
 			if !names[c] || c == r.Name {
 				return fmt.Errorf("rule %q: companion %q is not another registered rule", r.Name, c)
 			}
+		}
+	}
+	return nil
+}
+
+// validateAnalyses checks the analyses as and those they require: each
+// has a name and a Run, and none requires itself. path holds the
+// analyses being checked above as.
+func validateAnalyses(as []*Analysis, path map[*Analysis]bool) error {
+	for _, a := range as {
+		switch {
+		case a == nil:
+			return fmt.Errorf("requires a nil analysis")
+		case path[a]:
+			return fmt.Errorf("analysis %q requires itself", a.Name)
+		case !nameRE.MatchString(a.Name):
+			return fmt.Errorf("analysis %q: invalid name", a.Name)
+		case a.Run == nil:
+			return fmt.Errorf("analysis %q: Run must be set", a.Name)
+		}
+		path[a] = true
+		err := validateAnalyses(a.Requires, path)
+		delete(path, a)
+		if err != nil {
+			return err
 		}
 	}
 	return nil

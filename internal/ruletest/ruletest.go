@@ -4,6 +4,7 @@
 package ruletest
 
 import (
+	"fmt"
 	"go/ast"
 	"go/importer"
 	"go/parser"
@@ -89,8 +90,31 @@ func Run(t *testing.T, r *rule.Rule, src effect.Source, pkgs ...Package) []rule.
 	}
 	var out []rule.Diagnostic
 	pass.Report = func(d rule.Diagnostic) { out = append(out, d) }
+	pass.ResultOf = map[*rule.Analysis]any{}
+	if err := analyse(pass, r.Requires); err != nil {
+		t.Fatalf("%s: %v", r.Name, err)
+	}
 	r.Run(pass)
 	return out
+}
+
+// analyse puts the results of as, and of the analyses they require, in
+// pass.ResultOf.
+func analyse(pass *rule.Pass, as []*rule.Analysis) error {
+	for _, a := range as {
+		if _, ok := pass.ResultOf[a]; ok {
+			continue
+		}
+		if err := analyse(pass, a.Requires); err != nil {
+			return err
+		}
+		v, err := a.Run(pass)
+		if err != nil {
+			return fmt.Errorf("analysis %s: %v", a.Name, err)
+		}
+		pass.ResultOf[a] = v
+	}
+	return nil
 }
 
 type importerFunc func(path string) (*types.Package, error)

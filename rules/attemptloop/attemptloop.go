@@ -27,6 +27,7 @@ var Rule = &rule.Rule{
 	Flags:     newFlags(),
 	Prefilter: prefilter,
 	Run:       run,
+	Requires:  []*rule.Analysis{handover.Analysis},
 }
 
 // defaultPollTimeout is the least budget a rewritten poll gets.
@@ -87,7 +88,7 @@ func prefilter(src []byte, _ rule.Values) bool {
 
 func run(pass *rule.Pass) {
 	timeout := pollTimeout(pass)
-	hands := handover.New(pass.TypesInfo, pass.Fset, pass.AllFiles)
+	hands := handover.Of(pass)
 	bubbled := newBubbles(pass.TypesInfo, pass.AllFiles)
 	for _, f := range pass.Files {
 		name := pass.Fset.File(f.Pos()).Name()

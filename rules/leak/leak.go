@@ -21,6 +21,7 @@ var Rule = &rule.Rule{
 	Default:   true,
 	Prefilter: prefilter,
 	Run:       run,
+	Requires:  []*rule.Analysis{match.Decls},
 }
 
 // A leak needs something started in the file: a go statement, or a
@@ -76,7 +77,7 @@ func run(pass *rule.Pass) {
 	c := &checker{
 		pass:   pass,
 		info:   pass.TypesInfo,
-		decls:  match.FuncDecls(pass.TypesInfo, pass.AllFiles),
+		decls:  match.DeclsOf(pass),
 		sums:   map[*types.Func]*summary{},
 		others: map[*types.Func]token.Pos{},
 	}

@@ -27,6 +27,7 @@ var Rule = &rule.Rule{
 	Default:   false,
 	Prefilter: prefilter,
 	Run:       run,
+	Requires:  []*rule.Analysis{match.Decls},
 }
 
 // prefilter: the rule reports only on test functions.
@@ -56,7 +57,7 @@ func run(pass *rule.Pass) {
 	c := &checker{
 		pass:  pass,
 		info:  pass.TypesInfo,
-		decls: match.FuncDecls(pass.TypesInfo, pass.AllFiles),
+		decls: match.DeclsOf(pass),
 		memo:  map[*types.Func]*obstacle{},
 	}
 	for _, f := range pass.Files {

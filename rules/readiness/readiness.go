@@ -28,6 +28,7 @@ var Rule = &rule.Rule{
 	Default:   true,
 	Prefilter: prefilter,
 	Run:       run,
+	Requires:  []*rule.Analysis{handover.Analysis, match.Decls},
 }
 
 // prefilter: the rule matches only cmd.Process.Signal and cmd.Process.Kill
@@ -47,9 +48,9 @@ func run(pass *rule.Pass) {
 	c := &checker{
 		pass:     pass,
 		info:     pass.TypesInfo,
-		decls:    match.FuncDecls(pass.TypesInfo, pass.AllFiles),
+		decls:    match.DeclsOf(pass),
 		inserted: map[dst.Stmt]bool{},
-		hands:    handover.New(pass.TypesInfo, pass.Fset, pass.AllFiles),
+		hands:    handover.Of(pass),
 	}
 	for _, f := range pass.Files {
 		if !strings.HasSuffix(pass.Fset.File(f.Pos()).Name(), "_test.go") || ast.IsGenerated(f) {

@@ -26,6 +26,7 @@ var Rule = &rule.Rule{
 	Default:   true,
 	Prefilter: prefilter,
 	Run:       run,
+	Requires:  []*rule.Analysis{match.Decls},
 }
 
 // prefilter: a clear calls Setenv.
@@ -37,7 +38,7 @@ func run(pass *rule.Pass) {
 	c := &checker{
 		pass:  pass,
 		info:  pass.TypesInfo,
-		decls: match.FuncDecls(pass.TypesInfo, pass.AllFiles),
+		decls: match.DeclsOf(pass),
 		memo:  map[*types.Func][]envWrite{},
 	}
 	c.sealed, c.hasMain = c.seal()

@@ -30,6 +30,7 @@ var Rule = &rule.Rule{
 	// cleanups and joins are what let many tests end.
 	Companions: []string{"leak"},
 	Run:        run,
+	Requires:   []*rule.Analysis{bubble.Scan, handover.Analysis},
 }
 
 // prefilter: a file that sleeps names Sleep or After.
@@ -64,7 +65,7 @@ func run(pass *rule.Pass) {
 		return
 	}
 	a.Analyze()
-	a.handover = handover.New(pass.TypesInfo, pass.Fset, pass.AllFiles)
+	a.handover = handover.Of(pass)
 	wrapped := map[*bubble.Target]bool{} // targets already wrapped by an applied fix
 	for _, s := range sites {
 		a.report(s, wrapped)

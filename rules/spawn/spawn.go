@@ -25,6 +25,7 @@ var Rule = &rule.Rule{
 	Flags:     newFlags(),
 	Prefilter: prefilter,
 	Run:       run,
+	Requires:  []*rule.Analysis{match.Decls},
 }
 
 const noNewDepsFlag = "no-new-deps"
@@ -48,7 +49,7 @@ func run(pass *rule.Pass) {
 	c := &checker{
 		pass:   pass,
 		info:   pass.TypesInfo,
-		decls:  match.FuncDecls(pass.TypesInfo, pass.AllFiles),
+		decls:  match.DeclsOf(pass),
 		spawns: map[*types.Func]*helperInfo{},
 		idle:   map[*types.Func]idleAt{},
 		quiet:  map[*types.Func]string{},

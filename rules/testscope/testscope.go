@@ -28,6 +28,7 @@ var Rule = &rule.Rule{
 	Flags:     newFlags(),
 	Prefilter: prefilter,
 	Run:       run,
+	Requires:  []*rule.Analysis{match.Decls},
 }
 
 // globalsFlag is --scope-globals. A write to a package-level variable
@@ -55,7 +56,7 @@ func run(pass *rule.Pass) {
 	c := &checker{
 		pass:  pass,
 		info:  pass.TypesInfo,
-		decls: match.FuncDecls(pass.TypesInfo, pass.AllFiles),
+		decls: match.DeclsOf(pass),
 		memo:  map[*types.Func][]envWrite{},
 	}
 	c.parallelCallers, c.mayBeParallel = c.helpersCalledInParallel()

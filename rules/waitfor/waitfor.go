@@ -26,6 +26,7 @@ var Rule = &rule.Rule{
 	Default:   true,
 	Prefilter: prefilter,
 	Run:       run,
+	Requires:  []*rule.Analysis{handover.Analysis, match.Decls},
 }
 
 // prefilter: a file that sleeps names Sleep or After (a sleep-only helper
@@ -82,11 +83,11 @@ func run(pass *rule.Pass) {
 	c := &checker{
 		pass:    pass,
 		info:    pass.TypesInfo,
-		hands:   handover.New(pass.TypesInfo, pass.Fset, pass.AllFiles),
+		hands:   handover.Of(pass),
 		timeout: attemptloop.PollTimeout(pass.Options),
 		bubbles: bubble.NewRunner(pass.TypesInfo, pass.Effects),
 	}
-	c.decls = match.FuncDecls(pass.TypesInfo, pass.AllFiles)
+	c.decls = match.DeclsOf(pass)
 	c.bodies = map[*types.Func]string{}
 	c.taken = map[ast.Node]map[string]bool{}
 	c.findHelpers()

@@ -31,6 +31,7 @@ var Rule = &rule.Rule{
 	// cleanups and joins are what let many tests end.
 	Companions: []string{"leak"},
 	Run:        run,
+	Requires:   []*rule.Analysis{bubble.Scan, match.Decls},
 }
 
 const benchFlag = "wallclock-bench"
@@ -95,16 +96,7 @@ func run(pass *rule.Pass) {
 		wrapped: map[*bubble.Target]bool{},
 		benched: map[*ast.FuncDecl]bool{},
 		names:   map[string]bool{},
-		decls:   map[*types.Func]*ast.FuncDecl{},
-	}
-	for _, f := range pass.AllFiles {
-		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok {
-				if fn, ok := c.info.Defs[fd.Name].(*types.Func); ok {
-					c.decls[fn] = fd
-				}
-			}
-		}
+		decls:   match.DeclsOf(pass),
 	}
 	var sites []*site
 	for _, f := range pass.Files {

@@ -1,0 +1,117 @@
+package rewrite_test
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/types"
+	"testing"
+
+	"github.com/dave/dst"
+
+	"github.com/unflake/unflake/internal/testmod"
+	"github.com/unflake/unflake/rewrite"
+	"github.com/unflake/unflake/rule"
+)
+
+// The engine computes each analysis a rule requires once per package
+// content, and every rule sees the results for the content it runs on:
+// through rules, the trials of fixes that do not compile, the baseline
+// of a rule an earlier rule's fix changed the package for, and rounds.
+func TestAnalysesOncePerContent(t *testing.T) {
+	t.Parallel()
+	runs := map[string]int{} // analysis name and package content → runs
+	count := func(name string, requires ...*rule.Analysis) *rule.Analysis {
+		return &rule.Analysis{Name: name, Doc: "counts its runs", Requires: requires, Run: func(pass *rule.Pass) (any, error) {
+			for _, r := range requires {
+				if pass.ResultOf[r] != pass.Pkg {
+					return nil, fmt.Errorf("%s: %s's result is for another content", name, r.Name)
+				}
+			}
+			runs[fmt.Sprintf("%s %p", name, pass.Pkg)]++
+			return pass.Pkg, nil
+		}}
+	}
+	base := count("base")
+	top := count("top", base)
+	var seen []string // mismatches a rule saw
+	check := func(pass *rule.Pass) {
+		if pass.ResultOf[top] != pass.Pkg || pass.ResultOf[base] != pass.Pkg {
+			seen = append(seen, pass.Rule.Name)
+		}
+	}
+	// zero rewrites time.Sleep(1) to time.Sleep(0), and time.Sleep(2) to
+	// a call that does not compile, so the engine tries its fixes in
+	// halves, running the rule again on the same content.
+	zero := testRule("zero", func(src []byte) bool { return bytes.Contains(src, []byte("Sleep")) }, func(pass *rule.Pass) {
+		check(pass)
+		for _, f := range pass.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok || len(call.Args) != 1 {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				fn, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Func)
+				lit, ok2 := call.Args[0].(*ast.BasicLit)
+				if !ok || !ok2 || fn.Name() != "Sleep" || lit.Value == "0" {
+					return true
+				}
+				arg := "0"
+				if lit.Value == "2" {
+					arg = "nope"
+				}
+				pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "sleeps", Fix: &rule.Fix{
+					Message: "sleep zero",
+					Apply:   func() { pass.Dst(call).(*dst.CallExpr).Args[0] = dst.NewIdent(arg) },
+				}})
+				return true
+			})
+		}
+	})
+	zero.Requires = []*rule.Analysis{top}
+	look := testRule("look", func([]byte) bool { return true }, check)
+	look.Requires = []*rule.Analysis{base, top}
+
+	dir := testmod.Write(t, `
+-- go.mod --
+module example.com/p
+
+go 1.24
+-- p_test.go --
+package p
+
+import (
+	"testing"
+	"time"
+)
+
+func TestA(t *testing.T) { time.Sleep(1) }
+
+func TestB(t *testing.T) { time.Sleep(1) }
+
+func TestC(t *testing.T) { time.Sleep(2) }
+`)
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{zero, look}, Env: testmod.GoEnv(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Changes) != 1 {
+		t.Fatalf("got %d changes, want 1 (errors: %v)", len(res.Changes), res.Errors)
+	}
+	if len(seen) > 0 {
+		t.Errorf("rules %v saw results for another content", seen)
+	}
+	for k, n := range runs {
+		if n != 1 {
+			t.Errorf("%s ran %d times", k, n)
+		}
+	}
+	// Two analyses on two contents: as written, and after zero's fixes.
+	if len(runs) != 4 {
+		t.Errorf("got %d analysis runs, want 4: %v", len(runs), runs)
+	}
+}
