@@ -48,7 +48,8 @@ func TestB(t *testing.T) { time.Sleep(dep.D) }
 // word to the message.
 func sleepFor() *rule.Rule {
 	r := sleepZero("sleepfor", zero)
-	r.Flags.Bool("loud", false, "shout")
+	loud := rule.BoolOption("loud", false, "shout")
+	r.Flags = rule.Flags(r.Name, loud)
 	zeroRun := r.Run
 	r.Run = func(pass *rule.Pass) {
 		report := pass.Report
@@ -61,7 +62,7 @@ func sleepFor() *rule.Rule {
 				}
 				return true
 			})
-			if pass.Bool("loud") {
+			if loud.Get(pass) {
 				d.Message += " LOUD"
 			}
 			report(d)

@@ -44,10 +44,12 @@ type Rule struct {
 
 	// Flags declares the rule's options: name, default and usage (the
 	// command line shows them; a go/analysis Analyzer's Flags copy them).
-	// It is a declaration, never changed by a run: each run carries its
-	// own values (Options), which Pass and Prefilter read. Each Value
-	// must be a pointer implementing flag.Getter, as the flag package's
-	// own values are, so a run can parse into a fresh one.
+	// Build it with Flags(name, options...) from the rule's Option
+	// values, through which Run and Prefilter read them. It is a
+	// declaration, never changed by a run: each run carries its own
+	// values (Options). Each Value must be a pointer implementing
+	// flag.Getter, as the flag package's own values are, so a run can
+	// parse into a fresh one.
 	Flags flag.FlagSet
 
 	// Prefilter reports whether a test file whose source is src may hold
@@ -106,8 +108,8 @@ type Pass struct {
 	TypesInfo *types.Info
 
 	// Options are the run's values of the rules' options; the zero value
-	// means every option has its default. Read them with Bool, Duration
-	// or Values.
+	// means every option has its default. A rule reads them through its
+	// Option values (Option.Get).
 	Options Options
 
 	// GoVersion is the go version of the package's module ("go1.22"),
@@ -182,17 +184,6 @@ func (p *Pass) FileUsesGo(f *ast.File, min string) bool {
 	}
 	return ok
 }
-
-// Values returns the options of the pass's rule in this run.
-func (p *Pass) Values() Values { return p.Options.For(p.Rule) }
-
-// Bool returns the run's value of the pass's rule's boolean option name
-// (its declared default when the run does not set it); false when there
-// is no rule or no such option.
-func (p *Pass) Bool(name string) bool { return p.Values().Bool(name) }
-
-// Duration returns the run's value of the duration option name, as Bool.
-func (p *Pass) Duration(name string) time.Duration { return p.Values().Duration(name) }
 
 // A Diagnostic is a finding at a position, with a fix or the reason there
 // is none.

@@ -383,7 +383,7 @@ func (c *checker) groupFor(at ast.Node, name string) (*group, string, []string) 
 	g := &group{name: name}
 	missing, err := c.requireSync()
 	switch {
-	case err == nil && !(missing && c.pass.Bool(noNewDepsFlag)):
+	case err == nil && !(missing && noNewDeps.Get(c.pass)):
 		g.errgroup = true
 		if missing {
 			return g, "an errgroup.Group (golang.org/x/sync is added to go.mod)", []string{syncModule}

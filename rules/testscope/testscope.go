@@ -2,7 +2,6 @@ package testscope
 
 import (
 	_ "embed"
-	"flag"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -25,23 +24,17 @@ var Rule = &rule.Rule{
 	Name:      "testscope",
 	Doc:       doc,
 	Default:   true,
-	Flags:     newFlags(),
+	Flags:     rule.Flags("testscope", scopeGlobals),
 	Prefilter: prefilter,
 	Run:       run,
 	Requires:  []*rule.Analysis{match.Decls},
 }
 
-// globalsFlag is --scope-globals. A write to a package-level variable
+// scopeGlobals is --scope-globals. A write to a package-level variable
 // looks like any other assignment, so looking for them means
 // type-checking every package with tests: opt-in, to keep the default run
 // fast on big repositories.
-const globalsFlag = "scope-globals"
-
-func newFlags() (fs flag.FlagSet) {
-	fs.Init("testscope", flag.ContinueOnError)
-	fs.Bool(globalsFlag, false, "testscope: also restore the package-level variables tests change (reads every test file: slower on big repositories)")
-	return fs
-}
+var scopeGlobals = rule.BoolOption("scope-globals", false, "testscope: also restore the package-level variables tests change (reads every test file: slower on big repositories)")
 
 // assignRE matches a line that assigns to a plain or qualified name: a
 // write to a package-level variable looks like any other assignment, so
@@ -49,7 +42,7 @@ func newFlags() (fs flag.FlagSet) {
 var assignRE = regexp.MustCompile(`(?m)^\s*[A-Za-z_][A-Za-z0-9_.]*(\s*,\s*[A-Za-z_][A-Za-z0-9_.]*)*\s*=[^=]`)
 
 func prefilter(src []byte, opts rule.Values) bool {
-	return rule.ContainsAny(src, "Setenv", "Unsetenv", "MkdirTemp", "TempDir", "Chdir", "WithCancel") || opts.Bool(globalsFlag) && assignRE.Match(src)
+	return rule.ContainsAny(src, "Setenv", "Unsetenv", "MkdirTemp", "TempDir", "Chdir", "WithCancel") || scopeGlobals.Of(opts) && assignRE.Match(src)
 }
 
 func run(pass *rule.Pass) {
@@ -201,7 +194,7 @@ func (c *checker) checkScope(sc *scope) {
 	c.tempDirs(sc, sites)
 	c.chdirs(sc, sites)
 	c.contexts(sc, sites)
-	if c.pass.Bool(globalsFlag) {
+	if scopeGlobals.Get(c.pass) {
 		c.vars(sc, sites)
 	}
 	for _, sub := range subs {

@@ -11,8 +11,8 @@ import (
 	"github.com/unflake/unflake/internal/bubble"
 	"github.com/unflake/unflake/internal/handover"
 	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/internal/polls"
 	"github.com/unflake/unflake/rule"
-	"github.com/unflake/unflake/rules/attemptloop"
 )
 
 //go:embed doc.md
@@ -84,7 +84,7 @@ func run(pass *rule.Pass) {
 		pass:    pass,
 		info:    pass.TypesInfo,
 		hands:   handover.Of(pass),
-		timeout: attemptloop.PollTimeout(pass.Options),
+		timeout: polls.Timeout.Get(pass),
 		bubbles: bubble.NewRunner(pass.TypesInfo, pass.Effects),
 	}
 	c.decls = match.DeclsOf(pass)

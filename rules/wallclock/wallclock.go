@@ -2,7 +2,6 @@ package wallclock
 
 import (
 	_ "embed"
-	"flag"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -25,7 +24,7 @@ var Rule = &rule.Rule{
 	Name:      "wallclock",
 	Doc:       doc,
 	Default:   true,
-	Flags:     newFlags(),
+	Flags:     rule.Flags("wallclock", addBench),
 	Prefilter: prefilter,
 	// A bubble ends only when every goroutine in it has: leak's
 	// cleanups and joins are what let many tests end.
@@ -34,13 +33,7 @@ var Rule = &rule.Rule{
 	Requires:   []*rule.Analysis{bubble.Scan, match.Decls},
 }
 
-const benchFlag = "wallclock-bench"
-
-func newFlags() (fs flag.FlagSet) {
-	fs.Init("wallclock", flag.ContinueOnError)
-	fs.Bool(benchFlag, false, "when removing a wall-clock budget, also add a benchmark of the timed code")
-	return fs
-}
+var addBench = rule.BoolOption("wallclock-bench", false, "when removing a wall-clock budget, also add a benchmark of the timed code")
 
 // prefilter: elapsed time is measured with time.Since, Time.Sub or
 // testify's WithinDuration.
@@ -565,7 +558,7 @@ func (c *checker) removeFix(s *site, t *bubble.Target, budget string) *rule.Fix 
 		msg = fmt.Sprintf("remove a %s wall-clock budget and the timing variable%s %s, keeping the timed code and its result assertions", budget, plural(len(gone)), strings.Join(gone, ", "))
 	}
 	bench := ""
-	if c.pass.Bool(benchFlag) {
+	if addBench.Get(c.pass) {
 		bench = c.benchable(s, t)
 		if bench == "" {
 			msg += "; add " + c.benchName(t)
@@ -577,7 +570,7 @@ func (c *checker) removeFix(s *site, t *bubble.Target, budget string) *rule.Fix 
 		Message: msg,
 		Deletes: del,
 		Apply: func() {
-			if c.pass.Bool(benchFlag) && bench == "" {
+			if addBench.Get(c.pass) && bench == "" {
 				c.addBench(s, t)
 			}
 			c.delete(s.stmt, s.parent)
