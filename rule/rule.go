@@ -73,6 +73,12 @@ type Rule struct {
 	// companion did not run, the engine tries that test again with the
 	// companion's fixes too, and keeps them together only if it passes.
 	Companions []string
+
+	// After names rules that must run before this one when both run,
+	// because this rule reads what their fixes leave (wallclock keeps the
+	// assertions of a test sleep's fix wrapped in a bubble). The registry
+	// lists rules in the order they run; Validate checks it against After.
+	After []string
 }
 
 // An Analysis is a per-package analysis several rules share (the
@@ -304,9 +310,11 @@ type Hypothesis struct {
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
 
-// Validate checks a list of rules at start-up: names are well formed and
-// unique, docs have a summary and a before/after example, functions are
-// set, and flag names do not collide.
+// Validate checks a list of rules, the registry in the order its rules
+// run, at start-up: names are well formed and unique, docs have a summary
+// and a before/after example, functions are set, flag names do not
+// collide, required analyses are well formed, companions are other rules,
+// and each rule comes after the rules it runs After.
 func Validate(rules []*Rule) error {
 	names := map[string]bool{}
 	flags := map[string]string{}
@@ -351,10 +359,23 @@ func Validate(rules []*Rule) error {
 			return fmt.Errorf("rule %q: %v", r.Name, err)
 		}
 	}
-	for _, r := range rules {
+	index := map[string]int{}
+	for i, r := range rules {
+		index[r.Name] = i
+	}
+	for i, r := range rules {
 		for _, c := range r.Companions {
 			if !names[c] || c == r.Name {
 				return fmt.Errorf("rule %q: companion %q is not another registered rule", r.Name, c)
+			}
+		}
+		for _, a := range r.After {
+			j, ok := index[a]
+			switch {
+			case !ok || a == r.Name:
+				return fmt.Errorf("rule %q: runs after %q, which is not another registered rule", r.Name, a)
+			case j > i:
+				return fmt.Errorf("rule %q: runs after %q, but is registered before it", r.Name, a)
 			}
 		}
 	}

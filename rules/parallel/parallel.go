@@ -28,6 +28,9 @@ var Rule = &rule.Rule{
 	Prefilter: prefilter,
 	Run:       run,
 	Requires:  []*rule.Analysis{match.Decls},
+	// setenv runs first: its removals can leave a test free to run in
+	// parallel.
+	After: []string{"setenv"},
 }
 
 // prefilter: the rule reports only on test functions.

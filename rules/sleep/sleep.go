@@ -29,8 +29,11 @@ var Rule = &rule.Rule{
 	// A bubble ends only when every goroutine in it has: leak's
 	// cleanups and joins are what let many tests end.
 	Companions: []string{"leak"},
-	Run:        run,
-	Requires:   []*rule.Analysis{bubble.Scan, handover.Analysis},
+	// leak runs first: a test that ends what it starts is one a bubble
+	// can hold, and under --verify both fixes are tried together.
+	After:    []string{"leak"},
+	Run:      run,
+	Requires: []*rule.Analysis{bubble.Scan, handover.Analysis},
 }
 
 // prefilter: a file that sleeps names Sleep or After.

@@ -27,6 +27,9 @@ var Rule = &rule.Rule{
 	Prefilter: prefilter,
 	Run:       run,
 	Requires:  []*rule.Analysis{handover.Analysis, match.Decls},
+	// sleep runs first: a sleep that a bubble holds is on the virtual
+	// clock, and a poll is the cure only for the others.
+	After: []string{"sleep"},
 }
 
 // prefilter: a file that sleeps names Sleep or After (a sleep-only helper

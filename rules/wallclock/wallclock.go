@@ -29,8 +29,11 @@ var Rule = &rule.Rule{
 	// A bubble ends only when every goroutine in it has: leak's
 	// cleanups and joins are what let many tests end.
 	Companions: []string{"leak"},
-	Run:        run,
-	Requires:   []*rule.Analysis{bubble.Scan, match.Decls},
+	// sleep runs first: a test sleep wraps in a bubble keeps its
+	// wall-clock assertions, exact on the virtual clock.
+	After:    []string{"sleep"},
+	Run:      run,
+	Requires: []*rule.Analysis{bubble.Scan, match.Decls},
 }
 
 var addBench = rule.BoolOption("wallclock-bench", false, "when removing a wall-clock budget, also add a benchmark of the timed code")
