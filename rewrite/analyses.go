@@ -64,6 +64,23 @@ func (s *session) run(r *rule.Rule, cur *state) error {
 		return err
 	}
 	s.pass.ResultOf = res
-	r.Run(s.pass)
-	return nil
+	return r.Run(s.pass)
+}
+
+// failed replaces the session's diagnostics by one on the package, at the
+// package clause of its first test file, saying that r failed with err:
+// a rule's error, or an analysis's it requires, is a finding, never a
+// crash of the run. Without a test file it returns false.
+func (s *session) failed(r *rule.Rule, err error) bool {
+	if len(s.pass.Files) == 0 {
+		return false
+	}
+	f := s.pass.Files[0]
+	s.diags = []rule.Diagnostic{{
+		Pos:      f.Package,
+		End:      f.Name.End(),
+		Message:  fmt.Sprintf("rule %s failed: %v", r.Name, err),
+		NotFixed: "internal error",
+	}}
+	return true
 }

@@ -2,9 +2,12 @@ package rewrite_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/types"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dave/dst"
@@ -113,5 +116,60 @@ func TestC(t *testing.T) { time.Sleep(2) }
 	// Two analyses on two contents: as written, and after zero's fixes.
 	if len(runs) != 4 {
 		t.Errorf("got %d analysis runs, want 4: %v", len(runs), runs)
+	}
+}
+
+// A rule's error, or the error of an analysis it requires, is a finding
+// on the package naming the rule, never a crash of the run.
+func TestRunErrorIsAFinding(t *testing.T) {
+	t.Parallel()
+	broken := &rule.Rule{
+		Name:      "broken",
+		Doc:       "# broken: a test rule\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
+		Prefilter: func([]byte, rule.Values) bool { return true },
+		Run: func(pass *rule.Pass) error {
+			pass.Report(rule.Diagnostic{Pos: pass.Files[0].Name.Pos(), Message: "half done"})
+			return errors.New("a statement not in its parent's list")
+		},
+	}
+	failing := &rule.Analysis{Name: "failing", Doc: "fails", Run: func(*rule.Pass) (any, error) { return nil, errors.New("no result") }}
+	needy := &rule.Rule{
+		Name:      "needy",
+		Doc:       "# needy: a test rule\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
+		Prefilter: func([]byte, rule.Values) bool { return true },
+		Requires:  []*rule.Analysis{failing},
+		Run:       func(*rule.Pass) error { t.Error("needy ran without its analysis"); return nil },
+	}
+	dir := testmod.Write(t, `
+-- go.mod --
+module example.com/p
+
+go 1.24
+-- a_test.go --
+package p
+
+import "testing"
+
+func TestA(t *testing.T) {}
+-- b_test.go --
+package p
+`)
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{broken, needy}, Env: testmod.GoEnv(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 {
+		t.Errorf("errors: %v", res.Errors)
+	}
+	var got []string
+	for _, f := range res.Findings {
+		got = append(got, fmt.Sprintf("%s %s:%d:%d %s fixed=%v (%s)", f.Rule, filepath.Base(f.File), f.Line, f.Col, f.Message, f.Fixed, f.Reason))
+	}
+	want := []string{
+		"broken a_test.go:1:1 rule broken failed: a statement not in its parent's list fixed=false (internal error)",
+		"needy a_test.go:1:1 rule needy failed: analysis failing: no result fixed=false (internal error)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

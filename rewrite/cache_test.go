@@ -51,7 +51,7 @@ func sleepFor() *rule.Rule {
 	loud := rule.BoolOption("loud", false, "shout")
 	r.Flags = rule.Flags(r.Name, loud)
 	zeroRun := r.Run
-	r.Run = func(pass *rule.Pass) {
+	r.Run = func(pass *rule.Pass) error {
 		report := pass.Report
 		pass.Report = func(d rule.Diagnostic) {
 			ast.Inspect(pass.Files[0], func(n ast.Node) bool {
@@ -67,7 +67,7 @@ func sleepFor() *rule.Rule {
 			}
 			report(d)
 		}
-		zeroRun(pass)
+		return zeroRun(pass)
 	}
 	return r
 }

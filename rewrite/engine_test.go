@@ -59,7 +59,7 @@ func testRule(name string, prefilter func([]byte) bool, run func(*rule.Pass)) *r
 		Name:      name,
 		Doc:       "# " + name + ": a test rule\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
 		Prefilter: func(src []byte, _ rule.Values) bool { return prefilter(src) },
-		Run:       run,
+		Run:       func(pass *rule.Pass) error { run(pass); return nil },
 	}
 }
 

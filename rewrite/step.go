@@ -72,7 +72,7 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 	files := j.fileIndex(fset, cur)
 	s := j.newSession(r, cur, files, mods)
 	var out stepResult
-	if err := s.run(r, cur); err != nil {
+	if err := s.run(r, cur); err != nil && !s.failed(r, err) {
 		out.errors = append(out.errors, fmt.Errorf("%s: internal error: rule %s: %v", j.pkg.PkgPath, r.Name, err))
 		return out
 	}

@@ -59,8 +59,11 @@ type Rule struct {
 	// none of whose test files pass it.
 	Prefilter func(src []byte, opts Values) bool
 
-	// Run inspects pass.Files and calls pass.Report for each finding.
-	Run func(pass *Pass)
+	// Run inspects pass.Files and calls pass.Report for each finding. An
+	// error (a broken invariant of the rule, never a property of the
+	// code) becomes a finding on the package naming the rule, in place of
+	// the rule's diagnostics there; a rule never panics.
+	Run func(pass *Pass) error
 
 	// Requires lists the per-package analyses Run reads through
 	// Pass.ResultOf. The engine computes each once per package content

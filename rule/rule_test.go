@@ -12,7 +12,7 @@ import (
 const goodDoc = "# good: does good\n\nFinds good\nthings.\n\nMore prose.\n\n## Before\n\n```go\nx\n```\n\n## After\n\n```go\ny\n```\n"
 
 func newRule(name, doc string) *rule.Rule {
-	return &rule.Rule{Name: name, Doc: doc, Prefilter: func([]byte, rule.Values) bool { return true }, Run: func(*rule.Pass) {}}
+	return &rule.Rule{Name: name, Doc: doc, Prefilter: func([]byte, rule.Values) bool { return true }, Run: func(*rule.Pass) error { return nil }}
 }
 
 func TestDocSections(t *testing.T) {

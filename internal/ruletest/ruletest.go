@@ -94,7 +94,9 @@ func Run(t *testing.T, r *rule.Rule, src effect.Source, pkgs ...Package) []rule.
 	if err := analyse(pass, r.Requires); err != nil {
 		t.Fatalf("%s: %v", r.Name, err)
 	}
-	r.Run(pass)
+	if err := r.Run(pass); err != nil {
+		t.Fatalf("%s: %v", r.Name, err)
+	}
 	return out
 }
 

@@ -24,7 +24,7 @@ var waitFor = &rule.Rule{
 	Name:      "waitfor",
 	Doc:       "# waitfor: a test rule\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
 	Prefilter: func(src []byte, _ rule.Values) bool { return strings.Contains(string(src), "waiters(0)") },
-	Run: func(pass *rule.Pass) {
+	Run: func(pass *rule.Pass) error {
 		for _, f := range pass.Files {
 			ast.Inspect(f, func(n ast.Node) bool {
 				call, ok := n.(*ast.CallExpr)
@@ -51,6 +51,7 @@ var waitFor = &rule.Rule{
 				return true
 			})
 		}
+		return nil
 	},
 }
 

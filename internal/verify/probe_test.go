@@ -31,7 +31,7 @@ func waitRule(name string, probe bool) *rule.Rule {
 		Name:      name,
 		Doc:       "# " + name + ": a test rule\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
 		Prefilter: func(src []byte, _ rule.Values) bool { return strings.Contains(string(src), "wait(") },
-		Run: func(pass *rule.Pass) {
+		Run: func(pass *rule.Pass) error {
 			for _, f := range pass.Files {
 				ast.Inspect(f, func(n ast.Node) bool {
 					call, ok := n.(*ast.CallExpr)
@@ -61,6 +61,7 @@ func waitRule(name string, probe bool) *rule.Rule {
 					return true
 				})
 			}
+			return nil
 		},
 	}
 }
@@ -276,7 +277,7 @@ func TestNothing(t *testing.T) {
 // A retry with companions keeps the fixes the probe phase held back.
 func TestRunProbesWithCompanions(t *testing.T) {
 	dir := testmod.Write(t, companionModule)
-	nop := &rule.Rule{Name: "nop", Doc: waitPoll.Doc, Prefilter: func([]byte, rule.Values) bool { return false }, Run: func(*rule.Pass) {}}
+	nop := &rule.Rule{Name: "nop", Doc: waitPoll.Doc, Prefilter: func([]byte, rule.Values) bool { return false }, Run: func(*rule.Pass) error { return nil }}
 	withCompanion := &rule.Rule{Name: waitPoll.Name, Doc: waitPoll.Doc, Prefilter: waitPoll.Prefilter, Run: waitPoll.Run, Companions: []string{"nop"}}
 	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{withCompanion}, Env: testmod.GoEnv(t),
 		Lookup: func(name string) *rule.Rule {

@@ -25,7 +25,7 @@ func callTwo(fn string) *rule.Rule {
 		Name:      fn + "two",
 		Doc:       "# " + fn + "two: a test rule\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
 		Prefilter: func(src []byte, _ rule.Values) bool { return strings.Contains(string(src), fn+"(1)") },
-		Run: func(pass *rule.Pass) {
+		Run: func(pass *rule.Pass) error {
 			for _, f := range pass.Files {
 				ast.Inspect(f, func(n ast.Node) bool {
 					call, ok := n.(*ast.CallExpr)
@@ -51,6 +51,7 @@ func callTwo(fn string) *rule.Rule {
 					return true
 				})
 			}
+			return nil
 		},
 	}
 }

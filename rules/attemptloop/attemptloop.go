@@ -35,7 +35,7 @@ func prefilter(src []byte, _ rule.Values) bool {
 	return rule.ContainsAny(src, `"time"`, "`time`") && rule.ContainsAny(src, "Sleep", "After")
 }
 
-func run(pass *rule.Pass) {
+func run(pass *rule.Pass) error {
 	timeout := polls.Timeout.Get(pass)
 	hands := handover.Of(pass)
 	bubbled := newBubbles(pass.TypesInfo, pass.AllFiles)
@@ -53,6 +53,7 @@ func run(pass *rule.Pass) {
 			return true
 		})
 	}
+	return nil
 }
 
 // checker checks the loops of one file.

@@ -73,7 +73,7 @@ func mentions(f *ast.File) bool {
 	return found
 }
 
-func run(pass *rule.Pass) {
+func run(pass *rule.Pass) error {
 	c := &checker{
 		pass:   pass,
 		info:   pass.TypesInfo,
@@ -100,6 +100,7 @@ func run(pass *rule.Pass) {
 			c.goroutines(fd)
 		}
 	}
+	return nil
 }
 
 // checker checks the tests of one package.

@@ -56,7 +56,7 @@ var osReads = []string{"Getenv", "LookupEnv", "Environ", "Getwd", "Getpid", "Get
 // process-wide environment or working directory.
 var osWrites = []string{"Setenv", "Unsetenv", "Clearenv", "Chdir"}
 
-func run(pass *rule.Pass) {
+func run(pass *rule.Pass) error {
 	c := &checker{
 		pass:  pass,
 		info:  pass.TypesInfo,
@@ -74,6 +74,7 @@ func run(pass *rule.Pass) {
 			}
 		}
 	}
+	return nil
 }
 
 // checker checks the tests of one package.

@@ -44,7 +44,7 @@ const envVar = "UNFLAKE_READY_FD"
 // package functions from the helper test.
 const maxDepth = 4
 
-func run(pass *rule.Pass) {
+func run(pass *rule.Pass) error {
 	c := &checker{
 		pass:     pass,
 		info:     pass.TypesInfo,
@@ -71,6 +71,7 @@ func run(pass *rule.Pass) {
 			})
 		}
 	}
+	return nil
 }
 
 // checker checks the functions of one package.

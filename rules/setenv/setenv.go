@@ -34,7 +34,7 @@ func prefilter(src []byte, _ rule.Values) bool {
 	return rule.ContainsAny(src, "Setenv")
 }
 
-func run(pass *rule.Pass) {
+func run(pass *rule.Pass) error {
 	c := &checker{
 		pass:  pass,
 		info:  pass.TypesInfo,
@@ -53,6 +53,7 @@ func run(pass *rule.Pass) {
 			}
 		}
 	}
+	return nil
 }
 
 // checker checks the functions of one package.

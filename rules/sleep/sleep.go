@@ -61,11 +61,11 @@ type analysis struct {
 	handover *handover.Finder
 }
 
-func run(pass *rule.Pass) {
+func run(pass *rule.Pass) error {
 	a := &analysis{Analysis: bubble.New(pass), pass: pass, info: pass.TypesInfo}
 	sites := a.sites()
 	if len(sites) == 0 {
-		return
+		return nil
 	}
 	a.Analyze()
 	a.handover = handover.Of(pass)
@@ -73,6 +73,7 @@ func run(pass *rule.Pass) {
 	for _, s := range sites {
 		a.report(s, wrapped)
 	}
+	return nil
 }
 
 // sites returns the waits in the editable test files, outside synctest

@@ -38,7 +38,7 @@ func prefilter(src []byte, _ rule.Values) bool {
 	return rule.ContainsAny(src, `"os/exec"`)
 }
 
-func run(pass *rule.Pass) {
+func run(pass *rule.Pass) error {
 	c := &checker{
 		pass:   pass,
 		info:   pass.TypesInfo,
@@ -61,6 +61,7 @@ func run(pass *rule.Pass) {
 			c.scan(fd.Body)
 		}
 	}
+	return nil
 }
 
 // checker finds the spawn sites of one package.

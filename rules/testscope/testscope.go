@@ -45,7 +45,7 @@ func prefilter(src []byte, opts rule.Values) bool {
 	return rule.ContainsAny(src, "Setenv", "Unsetenv", "MkdirTemp", "TempDir", "Chdir", "WithCancel") || scopeGlobals.Of(opts) && assignRE.Match(src)
 }
 
-func run(pass *rule.Pass) {
+func run(pass *rule.Pass) error {
 	c := &checker{
 		pass:  pass,
 		info:  pass.TypesInfo,
@@ -81,6 +81,7 @@ func run(pass *rule.Pass) {
 			c.checkScope(sc)
 		}
 	}
+	return nil
 }
 
 // checker checks the tests of one package.

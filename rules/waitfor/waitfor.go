@@ -82,7 +82,7 @@ type checker struct {
 	timeout time.Duration
 }
 
-func run(pass *rule.Pass) {
+func run(pass *rule.Pass) error {
 	c := &checker{
 		pass:    pass,
 		info:    pass.TypesInfo,
@@ -122,6 +122,7 @@ func run(pass *rule.Pass) {
 			return true
 		})
 	}
+	return nil
 }
 
 // resolved tells the engine that the waits in a bubble's body are on the

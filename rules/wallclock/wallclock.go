@@ -81,7 +81,7 @@ type checker struct {
 	decls   map[*types.Func]*ast.FuncDecl
 }
 
-func run(pass *rule.Pass) {
+func run(pass *rule.Pass) error {
 	c := &checker{
 		pass:    pass,
 		info:    pass.TypesInfo,
@@ -123,7 +123,7 @@ func run(pass *rule.Pass) {
 		})
 	}
 	if len(sites) == 0 {
-		return
+		return nil
 	}
 	for id, obj := range c.info.Uses {
 		if v, ok := obj.(*types.Var); ok && c.timings[v] != nil {
@@ -138,6 +138,7 @@ func run(pass *rule.Pass) {
 	for _, s := range sites {
 		c.report(s)
 	}
+	return nil
 }
 
 // findTimings records the variables of f set once by start := time.Now()
