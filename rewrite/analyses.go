@@ -84,3 +84,11 @@ func (s *session) failed(r *rule.Rule, err error) bool {
 	}}
 	return true
 }
+
+// An applyError is a fix's Apply failing: a broken invariant of its rule
+// (a statement not where the analysis found it), reported as an internal
+// error naming the rule, with the fix never applied.
+type applyError struct{ err error }
+
+func (e *applyError) Error() string { return "the fix failed: " + e.err.Error() }
+func (e *applyError) Unwrap() error { return e.err }

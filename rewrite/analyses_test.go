@@ -69,7 +69,7 @@ func TestAnalysesOncePerContent(t *testing.T) {
 				}
 				pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "sleeps", Fix: &rule.Fix{
 					Message: "sleep zero",
-					Apply:   func() { pass.Dst(call).(*dst.CallExpr).Args[0] = dst.NewIdent(arg) },
+					Apply:   func() error { pass.Dst(call).(*dst.CallExpr).Args[0] = dst.NewIdent(arg); return nil },
 				}})
 				return true
 			})
@@ -171,5 +171,61 @@ package p
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A fix whose Apply fails is not applied: its finding says why, as an
+// internal error naming the rule, and the rule's other fixes still apply.
+func TestApplyErrorIsAFinding(t *testing.T) {
+	t.Parallel()
+	r := testRule("halfbroken", func([]byte) bool { return true }, func(pass *rule.Pass) {
+		for _, f := range pass.Files {
+			for _, d := range f.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || strings.HasSuffix(fd.Name.Name, "x") {
+					continue
+				}
+				broken := fd.Name.Name == "TestB"
+				pass.Report(rule.Diagnostic{Pos: fd.Name.Pos(), End: fd.Name.End(), Message: "named", Fix: &rule.Fix{
+					Message: "rename it",
+					Apply: func() error {
+						if broken {
+							return errors.New("a statement not in its parent's list")
+						}
+						pass.Dst(fd.Name).(*dst.Ident).Name += "x"
+						return nil
+					},
+				}})
+			}
+		}
+	})
+	dir := testmod.Write(t, `
+-- go.mod --
+module example.com/p
+
+go 1.24
+-- a_test.go --
+package p
+
+import "testing"
+
+func TestA(t *testing.T) {}
+
+func TestB(t *testing.T) {}
+`)
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{r}, Env: testmod.GoEnv(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range res.Findings {
+		got = append(got, fmt.Sprintf("%s:%d fixed=%v %s", f.Test, f.Line, f.Fixed, f.Reason))
+	}
+	want := "TestB:7 fixed=false internal error: the fix failed: a statement not in its parent's list"
+	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Error(), "rule halfbroken: the fix failed") || !strings.Contains(strings.Join(got, "\n"), want) {
+		t.Errorf("errors %v, findings:\n%s\nwant among them: %s", res.Errors, strings.Join(got, "\n"), want)
+	}
+	if len(res.Changes) != 1 || !strings.Contains(string(res.Changes[0].New), "func TestAx(") {
+		t.Errorf("TestA's fix was not applied: %d changes", len(res.Changes))
 	}
 }

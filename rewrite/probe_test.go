@@ -29,8 +29,11 @@ var wait = testRule("wait", func(src []byte) bool { return bytes.Contains(src, [
 			if !ok || !ok2 || id.Name != "wait" || (lit.Value != "1" && lit.Value != "5") {
 				return true
 			}
-			set := func(v string) func() {
-				return func() { pass.Dst(call).(*dst.CallExpr).Args[0] = &dst.BasicLit{Kind: token.INT, Value: v} }
+			set := func(v string) func() error {
+				return func() error {
+					pass.Dst(call).(*dst.CallExpr).Args[0] = &dst.BasicLit{Kind: token.INT, Value: v}
+					return nil
+				}
 			}
 			fix := &rule.Fix{Message: "wait for two", Hypothesis: &rule.Hypothesis{Reason: "only running tells"}, Apply: set("2")}
 			if lit.Value == "1" {

@@ -172,6 +172,12 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 				out.refused = append(out.refused, w)
 				continue
 			}
+			var failed *applyError
+			if errors.As(b.err, &failed) {
+				f.Fix, f.Reason = "", "internal error: "+failed.Error()
+				out.errors = append(out.errors, fmt.Errorf("%s:%d:%d: internal error: rule %s: %v", f.File, f.Line, f.Col, r.Name, failed))
+				continue
+			}
 			f.Fix, f.Reason = "", "internal error: the fix does not compile: "+b.err.Error()
 			out.errors = append(out.errors, fmt.Errorf("%s:%d:%d: internal error: rule %s: fix does not compile: %v", f.File, f.Line, f.Col, r.Name, b.err))
 		}
@@ -439,7 +445,9 @@ func (j *job) apply(s *session, which []int, cur *state, current map[string]*con
 	var deletes []ast.Node
 	for _, i := range which {
 		fix := s.fix(i)
-		fix.Apply()
+		if err := fix.Apply(); err != nil {
+			return nil, nil, &applyError{err}
+		}
 		deletes = append(deletes, fix.Deletes...)
 	}
 

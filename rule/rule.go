@@ -228,8 +228,10 @@ type Fix struct {
 	// Apply performs the edit. It is called at most once, only if the
 	// engine decides to apply the fix (it may not, for example when the
 	// site carries an //unflake:ignore directive). Any file of Files may be
-	// edited through nodes from Pass.Dst.
-	Apply func()
+	// edited through nodes from Pass.Dst. An error (a broken invariant,
+	// such as a statement not in its parent's list) makes the fix an
+	// internal error naming the rule, never applied; a fix never panics.
+	Apply func() error
 
 	// Deletes lists the nodes whose code the fix removes; comments inside
 	// them may disappear from the output. Any other lost comment is an

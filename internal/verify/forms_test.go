@@ -41,8 +41,9 @@ var waitFor = &rule.Rule{
 					forms = append(forms, &rule.Fix{
 						Message:    fmt.Sprintf("wait for %d", n),
 						Hypothesis: &rule.Hypothesis{Reason: "how many goroutines wait is known only by running the test"},
-						Apply: func() {
+						Apply: func() error {
 							pass.Dst(call).(*dst.CallExpr).Args[0] = &dst.BasicLit{Kind: token.INT, Value: fmt.Sprint(n)}
+							return nil
 						},
 					})
 				}

@@ -41,8 +41,11 @@ func waitRule(name string, probe bool) *rule.Rule {
 					if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != "wait" {
 						return true
 					}
-					rename := func(name string) func() {
-						return func() { pass.Dst(call).(*dst.CallExpr).Fun.(*dst.Ident).Name = name }
+					rename := func(name string) func() error {
+						return func() error {
+							pass.Dst(call).(*dst.CallExpr).Fun.(*dst.Ident).Name = name
+							return nil
+						}
 					}
 					fix := &rule.Fix{
 						Message:    "poll for it",

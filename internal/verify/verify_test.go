@@ -43,8 +43,9 @@ func callTwo(fn string) *rule.Rule {
 						Fix: &rule.Fix{
 							Message:    "call it with two",
 							Hypothesis: &rule.Hypothesis{Reason: "the analysis cannot tell whether the value matters"},
-							Apply: func() {
+							Apply: func() error {
 								pass.Dst(call).(*dst.CallExpr).Args[0] = &dst.BasicLit{Kind: token.INT, Value: "2"}
+								return nil
 							},
 						},
 					})

@@ -310,7 +310,7 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 	}
 	return &rule.Fix{
 		Message: msg,
-		Apply: func() {
+		Apply: func() error {
 			lit := &dst.BasicLit{Kind: token.STRING, Value: strconv.Quote(newAddr)}
 			repl := map[dst.Node]dst.Node{c.pass.Dst(s.arg): lit}
 			for _, e := range edits {
@@ -337,6 +337,7 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 				}
 				return true
 			}, nil)
+			return nil
 		},
 	}, ""
 }

@@ -441,12 +441,12 @@ func (c *checker) cleanupFix(s *site) (*rule.Fix, string) {
 	return &rule.Fix{
 		Hypothesis: rule.Unproven(unproven),
 		Message:    fmt.Sprintf("%s with %s right after it is created", endVerb(s.lc.method), how),
-		Apply: func() {
+		Apply: func() error {
 			stmt := c.endStmt(s, t)
 			owner := c.pass.Dst(s.owner)
 			list := match.DstStmtList(owner)
 			if list == nil {
-				return
+				return nil
 			}
 			after := c.pass.Dst(s.list[at]).(dst.Stmt)
 			for i, st := range *list {
@@ -459,9 +459,10 @@ func (c *checker) cleanupFix(s *site) (*rule.Fix, string) {
 					stmt.Decorations().After = after.Decorations().After
 					after.Decorations().After = dst.NewLine
 					*list = append((*list)[:i+1], append([]dst.Stmt{stmt}, (*list)[i+1:]...)...)
-					return
+					return nil
 				}
 			}
+			return nil
 		},
 	}, ""
 }

@@ -333,12 +333,13 @@ func (c *checker) funcEffects(fn *types.Func) *obstacle {
 func (c *checker) fix(fd *ast.FuncDecl, t string) *rule.Fix {
 	return &rule.Fix{
 		Message: "add t.Parallel() as the test's first statement",
-		Apply: func() {
+		Apply: func() error {
 			body := c.pass.Dst(fd).(*dst.FuncDecl).Body
 			stmt := &dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Parallel")}}}
 			stmt.Decs.Before = dst.NewLine
 			stmt.Decs.After = dst.EmptyLine
 			body.List = append([]dst.Stmt{stmt}, body.List...)
+			return nil
 		},
 	}
 }

@@ -2,6 +2,7 @@ package setenv
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -248,11 +249,12 @@ func (c *checker) fix(cl *clear, last bool) *rule.Fix {
 		Message: msg,
 		// The comments next to the clear are about it: they may go with it.
 		Deletes: append([]ast.Node{cl.stmt}, match.AdjacentComments(cl.file, cl.parent, cl.stmt)...),
-		Apply: func() {
+		Apply: func() error {
 			stmt := c.pass.Dst(cl.stmt).(*dst.ExprStmt)
 			if !match.DeleteStmt(c.pass.Dst(cl.parent), stmt) {
-				panic("setenv: the clear is not in its parent's statement list")
+				return errors.New("the clear is not in its parent's statement list")
 			}
+			return nil
 		},
 	}
 }

@@ -262,13 +262,16 @@ func (a *analysis) wrapFix(s *site, reach []*bubble.Target, wrapped map[*bubble.
 	}
 	return &rule.Fix{
 		Message: msg,
-		Apply: func() {
+		Apply: func() error {
 			for _, t := range reach {
 				if !wrapped[t] {
 					wrapped[t] = true
-					a.Wrap(t)
+					if err := a.Wrap(t); err != nil {
+						return err
+					}
 				}
 			}
+			return nil
 		},
 	}
 }
@@ -432,7 +435,7 @@ func (a *analysis) clockFix(s *site, spawn string) (fix *rule.Fix, why string, w
 		// The advance takes that time away and moves the clock the
 		// code reads. Only running the test can tell it still passes.
 		Hypothesis: rule.Unproven(fmt.Sprintf("a real sleep also lets other goroutines run and an advance of the fake clock does not; if the sleep gives a goroutine time to run (a start-up run, reaching a timer), wait for it instead with %s", fmt.Sprintf(clock.cure, v.Name()))),
-		Apply: func() {
+		Apply: func() error {
 			stmt := a.pass.Dst(s.stmt).(*dst.ExprStmt)
 			sel := &dst.SelectorExpr{X: dst.NewIdent(v.Name()), Sel: dst.NewIdent(clock.advance)}
 			switch x := stmt.X.(type) {
@@ -442,6 +445,7 @@ func (a *analysis) clockFix(s *site, spawn string) (fix *rule.Fix, why string, w
 				call := x.X.(*dst.CallExpr)
 				stmt.X = &dst.CallExpr{Fun: sel, Args: call.Args}
 			}
+			return nil
 		},
 	}, "", false
 }

@@ -50,13 +50,14 @@ func (a *analysis) waitersFix(s *site, v *types.Var, why string) *rule.Fix {
 		forms = append(forms, &rule.Fix{
 			Message:    fmt.Sprintf("wait for %s to reach the fake clock instead (%s)", goroutines(n), text),
 			Hypothesis: &rule.Hypothesis{Reason: why},
-			Apply: func() {
+			Apply: func() error {
 				stmt := a.pass.Dst(s.stmt).(*dst.ExprStmt)
 				args := []dst.Expr{&dst.BasicLit{Kind: token.INT, Value: fmt.Sprint(n)}}
 				if method == "BlockUntilContext" {
 					args = append([]dst.Expr{ctx.expr()}, args...)
 				}
 				stmt.X = &dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent(v.Name()), Sel: dst.NewIdent(method)}, Args: args}
+				return nil
 			},
 		})
 	}

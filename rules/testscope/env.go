@@ -241,7 +241,7 @@ func (c *checker) env(sc *scope, sites []site) {
 			Message:    msg,
 			Deletes:    delNodes,
 			Hypothesis: rule.Unproven(mayPanic(sc, "t.Setenv")),
-			Apply: func() {
+			Apply: func() error {
 				call := c.pass.Dst(s.call).(*dst.CallExpr)
 				call.Fun = &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Setenv")}
 				if s.ifErr {
@@ -249,9 +249,11 @@ func (c *checker) env(sc *scope, sites []site) {
 					old := c.pass.Dst(s.stmt).(*dst.IfStmt)
 					es := &dst.ExprStmt{X: call}
 					es.Decs.NodeDecs = old.Decs.NodeDecs
-					c.replaceStmt(s.parent, s.stmt, es)
+					if err := c.replaceStmt(s.parent, s.stmt, es); err != nil {
+						return err
+					}
 				}
-				c.deleteStmts(s.parent, dels...)
+				return c.deleteStmts(s.parent, dels...)
 			},
 		}
 		c.pass.Report(d)

@@ -119,17 +119,20 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 		d.Fix = &rule.Fix{
 			Message: msg,
 			Deletes: append(delNodes, call),
-			Apply: func() {
+			Apply: func() error {
 				da := c.pass.Dst(a).(*dst.AssignStmt)
 				da.Lhs = da.Lhs[:1]
 				da.Tok = tok
 				da.Rhs = []dst.Expr{tCall(t, "TempDir")}
-				c.deleteStmts(s.parent, dels...)
+				if err := c.deleteStmts(s.parent, dels...); err != nil {
+					return err
+				}
 				if declareErr != "" {
-					c.insertBefore(s.parent, s.stmt, &dst.DeclStmt{Decl: &dst.GenDecl{Tok: token.VAR, Specs: []dst.Spec{
+					return c.insertBefore(s.parent, s.stmt, &dst.DeclStmt{Decl: &dst.GenDecl{Tok: token.VAR, Specs: []dst.Spec{
 						&dst.ValueSpec{Names: []*dst.Ident{dst.NewIdent(declareErr)}, Type: dst.NewIdent("error")},
 					}}})
 				}
+				return nil
 			},
 		}
 		c.pass.Report(d)
@@ -362,16 +365,18 @@ func (c *checker) chdirs(sc *scope, sites []site) {
 			Message:    msg,
 			Deletes:    delNodes,
 			Hypothesis: rule.Unproven(mayPanic(sc, "t.Chdir")),
-			Apply: func() {
+			Apply: func() error {
 				call := c.pass.Dst(cd.call).(*dst.CallExpr)
 				call.Fun = &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Chdir")}
 				if cd.ifErr {
 					old := c.pass.Dst(cd.stmt).(*dst.IfStmt)
 					es := &dst.ExprStmt{X: call}
 					es.Decs.NodeDecs = old.Decs.NodeDecs
-					c.replaceStmt(cd.parent, cd.stmt, es)
+					if err := c.replaceStmt(cd.parent, cd.stmt, es); err != nil {
+						return err
+					}
 				}
-				c.deleteStmts(cd.parent, dels...)
+				return c.deleteStmts(cd.parent, dels...)
 			},
 		}
 		c.pass.Report(d)
@@ -440,11 +445,11 @@ func (c *checker) contexts(sc *scope, sites []site) {
 			Message:    "use t.Context(), cancelled when the test ends; remove the cancel",
 			Hypothesis: rule.Unproven(unproven),
 			Deletes:    append(c.deletes(s.parent, deferStmt), call),
-			Apply: func() {
+			Apply: func() error {
 				da := c.pass.Dst(a).(*dst.AssignStmt)
 				da.Lhs = da.Lhs[:1]
 				da.Rhs = []dst.Expr{tCall(t, "Context")}
-				c.deleteStmts(s.parent, deferStmt)
+				return c.deleteStmts(s.parent, deferStmt)
 			},
 		}
 		c.pass.Report(d)

@@ -2,6 +2,7 @@ package testscope
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -385,29 +386,34 @@ func tCall(t, name string, args ...dst.Expr) *dst.CallExpr {
 }
 
 // deleteStmts removes stmts from their parent's statement list.
-func (c *checker) deleteStmts(parent ast.Node, stmts ...ast.Stmt) {
+func (c *checker) deleteStmts(parent ast.Node, stmts ...ast.Stmt) error {
 	for _, s := range stmts {
 		if !match.DeleteStmt(c.pass.Dst(parent), c.pass.Dst(s).(dst.Stmt)) {
-			panic("testscope: statement not in its parent's list")
+			return errNotInParent
 		}
 	}
+	return nil
 }
 
+// errNotInParent is a broken invariant of a fix: a statement it edits is
+// not where the analysis found it.
+var errNotInParent = errors.New("a statement not in its parent's list")
+
 // replaceStmt puts repl in the place of old in parent's statement list.
-func (c *checker) replaceStmt(parent ast.Node, old ast.Stmt, repl dst.Stmt) {
+func (c *checker) replaceStmt(parent ast.Node, old ast.Stmt, repl dst.Stmt) error {
 	list := match.DstStmtList(c.pass.Dst(parent))
 	o := c.pass.Dst(old)
 	for i, s := range *list {
 		if s == o {
 			(*list)[i] = repl
-			return
+			return nil
 		}
 	}
-	panic("testscope: statement not in its parent's list")
+	return errNotInParent
 }
 
 // insertBefore inserts stmts before at in parent's statement list.
-func (c *checker) insertBefore(parent ast.Node, at ast.Stmt, stmts ...dst.Stmt) {
+func (c *checker) insertBefore(parent ast.Node, at ast.Stmt, stmts ...dst.Stmt) error {
 	list := match.DstStmtList(c.pass.Dst(parent))
 	a := c.pass.Dst(at)
 	for i, s := range *list {
@@ -416,10 +422,10 @@ func (c *checker) insertBefore(parent ast.Node, at ast.Stmt, stmts ...dst.Stmt) 
 				st.Decorations().Before = dst.NewLine
 			}
 			*list = append((*list)[:i:i], append(stmts, (*list)[i:]...)...)
-			return
+			return nil
 		}
 	}
-	panic("testscope: statement not in its parent's list")
+	return errNotInParent
 }
 
 // deletes lists stmts with the comments next to them, which go with them.

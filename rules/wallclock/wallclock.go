@@ -490,11 +490,12 @@ func (c *checker) report(s *site) {
 		d.Fix = &rule.Fix{
 			Message:    fmt.Sprintf("run the test in a synctest bubble, where the %s budget holds exactly in virtual time", budget),
 			Hypothesis: rule.Unproven(t.Unproven()),
-			Apply: func() {
+			Apply: func() error {
 				if !c.wrapped[t] {
 					c.wrapped[t] = true
-					c.bubbles.Wrap(t)
+					return c.bubbles.Wrap(t)
 				}
+				return nil
 			},
 		}
 	case feeds != "":
@@ -573,7 +574,7 @@ func (c *checker) removeFix(s *site, t *bubble.Target, budget string) *rule.Fix 
 	return &rule.Fix{
 		Message: msg,
 		Deletes: del,
-		Apply: func() {
+		Apply: func() error {
 			if addBench.Get(c.pass) && bench == "" {
 				c.addBench(s, t)
 			}
@@ -583,6 +584,7 @@ func (c *checker) removeFix(s *site, t *bubble.Target, budget string) *rule.Fix 
 					c.delete(tm.decl, tm.parent)
 				}
 			}
+			return nil
 		},
 	}
 }
