@@ -3,9 +3,20 @@
 // A rule sees a package the way a go/analysis pass does (file set, syntax,
 // types, go version), reports diagnostics, and may attach a fix that edits
 // the decorated (dst) form of the file. A rule never prints, writes files or
-// reads command-line flags: it declares its options in Flags and reads the
-// values of the run from Pass (or its Prefilter's Values); the engine decides
-// which fixes are applied, re-type-checks the result and writes it.
+// reads command-line flags: it declares its options once as typed Option
+// values (listed in Flags) and reads the run's values through them; the
+// engine decides which fixes are applied, re-type-checks the result and
+// writes it.
+//
+// The API is a small graph: a Rule lists the per-package Analysis values
+// it reads (Requires), computed once per package content and handed over
+// in Pass.ResultOf; the rules that must run before it (After); and the
+// rules whose fixes its fixes may need under verification (Companions).
+// Effect summaries of callees come through Pass.Effects, in the types of
+// package rule/effect. A Fix says what to change; an unproven one carries
+// one Hypothesis, which only verification reads. Run and Fix.Apply return
+// an error for a broken invariant, which the engine reports as a finding
+// naming the rule; a rule never panics.
 package rule
 
 import (
