@@ -48,9 +48,10 @@ func TestB(t *testing.T) { time.Sleep(dep.D) }
 // word to the message.
 func sleepFor() *rule.Rule {
 	r := sleepZero("sleepfor", zero)
-	r.Flags.Bool("loud", false, "shout")
+	loud := rule.BoolOption("loud", false, "shout")
+	r.Flags = rule.Flags(r.Name, loud)
 	zeroRun := r.Run
-	r.Run = func(pass *rule.Pass) {
+	r.Run = func(pass *rule.Pass) error {
 		report := pass.Report
 		pass.Report = func(d rule.Diagnostic) {
 			ast.Inspect(pass.Files[0], func(n ast.Node) bool {
@@ -61,12 +62,12 @@ func sleepFor() *rule.Rule {
 				}
 				return true
 			})
-			if pass.Bool("loud") {
+			if loud.Get(pass) {
 				d.Message += " LOUD"
 			}
 			report(d)
 		}
-		zeroRun(pass)
+		return zeroRun(pass)
 	}
 	return r
 }

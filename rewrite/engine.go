@@ -72,10 +72,10 @@ type Config struct {
 	// Decide is verification's one hook into the engine (package verify
 	// sets it; the engine never runs a test). When set, the engine also
 	// applies the fixes the rules could not prove safe
-	// (rule.Fix.Unproven), and asks Decide about every fix before applying
+	// (rule.Fix.Hypothesis), and asks Decide about every fix before applying
 	// it: a Decision with a Revert holds the fix back and is recorded on
 	// its finding (Finding.Revert); otherwise it names the form of the
-	// fix to apply (rule.Fix.Alternatives).
+	// fix to apply (rule.Hypothesis.Alternatives).
 	Decide func(Site) Decision
 
 	// Cache, when not "", is the directory of the result cache
@@ -386,6 +386,9 @@ type state struct {
 	syntax []*ast.File // in CompiledGoFiles order
 	types  *types.Package
 	info   *types.Info
+	// results holds the results of the rule.Analysis values computed on
+	// this state (resultsFor).
+	results map[*rule.Analysis]*analysisResult
 }
 
 func (j *job) run(cfg *Config, filter *testFilter, mods *modules) *jobResult {

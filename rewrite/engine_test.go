@@ -44,8 +44,9 @@ func sleepZero(name string, replacement func() dst.Expr) *rule.Rule {
 				pass.Report(rule.Diagnostic{
 					Pos: call.Pos(), End: call.End(),
 					Message: "sleeps",
-					Fix: &rule.Fix{Message: "sleep zero", Apply: func() {
+					Fix: &rule.Fix{Message: "sleep zero", Apply: func() error {
 						pass.Dst(call).(*dst.CallExpr).Args[0] = replacement()
+						return nil
 					}},
 				})
 				return true
@@ -60,7 +61,7 @@ func testRule(name string, prefilter func([]byte) bool, run func(*rule.Pass)) *r
 		Name:      name,
 		Doc:       "# " + name + ": a test rule\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
 		Prefilter: func(src []byte, _ rule.Values) bool { return prefilter(src) },
-		Run:       run,
+		Run:       func(pass *rule.Pass) error { run(pass); return nil },
 	}
 }
 
@@ -658,9 +659,10 @@ func TestA(t *testing.T) {
 				first := fd.Body.List[0]
 				pass.Report(rule.Diagnostic{Pos: first.Pos(), Message: "drops", Fix: &rule.Fix{
 					Message: "drop it", Deletes: []ast.Node{first},
-					Apply: func() {
+					Apply: func() error {
 						body := pass.Dst(fd.Body).(*dst.BlockStmt)
 						body.List = body.List[1:]
+						return nil
 					},
 				}})
 				return false
@@ -720,10 +722,11 @@ var wrapInClosure = testRule("wrap", func([]byte) bool { return true }, func(pas
 				}
 				pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "waits", Fix: &rule.Fix{
 					Message: "wrap the test",
-					Apply: func() {
+					Apply: func() error {
 						body := pass.Dst(fd.Body).(*dst.BlockStmt)
 						lit := &dst.FuncLit{Type: &dst.FuncType{Params: &dst.FieldList{}}, Body: &dst.BlockStmt{List: body.List}}
 						body.List = []dst.Stmt{&dst.ExprStmt{X: &dst.CallExpr{Fun: lit}}}
+						return nil
 					},
 				}})
 			}
@@ -774,8 +777,9 @@ func reportTopLevel(fixable, resolves bool) *rule.Rule {
 						d := rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "leaks", NotFixed: "never"}
 						if fixable {
 							d.NotFixed = ""
-							d.Fix = &rule.Fix{Message: "scope it", Apply: func() {
+							d.Fix = &rule.Fix{Message: "scope it", Apply: func() error {
 								pass.Dst(call).(*dst.CallExpr).Fun.(*dst.Ident).Name = "scoped"
+								return nil
 							}}
 						}
 						pass.Report(d)
@@ -875,9 +879,10 @@ var stampStays = testRule("stamp", func([]byte) bool { return true }, func(pass 
 			}
 			pass.Report(rule.Diagnostic{Pos: fd.Name.Pos(), End: fd.Name.End(), Message: "unstamped", Fix: &rule.Fix{
 				Message: "stamp it",
-				Apply: func() {
+				Apply: func() error {
 					body := pass.Dst(fd.Body).(*dst.BlockStmt)
 					body.List = append(body.List, &dst.ExprStmt{X: &dst.CallExpr{Fun: dst.NewIdent("scoped")}})
+					return nil
 				},
 			}})
 		}
@@ -924,9 +929,10 @@ func TestRemovedFindingIsNotLost(t *testing.T) {
 				first := fd.Body.List[0]
 				pass.Report(rule.Diagnostic{Pos: first.Pos(), Message: "drops", Fix: &rule.Fix{
 					Message: "drop it", Deletes: []ast.Node{first},
-					Apply: func() {
+					Apply: func() error {
 						body := pass.Dst(fd.Body).(*dst.BlockStmt)
 						body.List = body.List[1:]
+						return nil
 					},
 				}})
 			}
@@ -967,12 +973,13 @@ func TestBadFixesAmongMany(t *testing.T) {
 					return true
 				}
 				bad := lit.Value == "3" || lit.Value == "7"
-				pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "sleeps", Fix: &rule.Fix{Message: "sleep zero", Apply: func() {
+				pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "sleeps", Fix: &rule.Fix{Message: "sleep zero", Apply: func() error {
 					arg := &dst.BasicLit{Kind: 5 /* token.INT */, Value: "0"}
 					if bad {
 						arg = &dst.BasicLit{Kind: 9 /* token.STRING */, Value: `"soon"`}
 					}
 					pass.Dst(call).(*dst.CallExpr).Args[0] = arg
+					return nil
 				}}})
 				return true
 			})

@@ -67,7 +67,7 @@ type Finding struct {
 	// test fails on too (Killed: all of them on a fix kept). Zero when
 	// none was built.
 	Mutants Mutants `json:"mutants,omitzero"`
-	// Variant is the form of the fix applied (rule.Fix.Alternatives; 0
+	// Variant is the form of the fix applied (rule.Hypothesis.Alternatives; 0
 	// for the fix itself), and Variants how many forms the fix has (0 or
 	// 1 when it has one): verification tries them in order.
 	Variant  int `json:"variant,omitempty"`
@@ -80,14 +80,14 @@ type Finding struct {
 	// (Reason says fix --verify can try it), so that a raise can count
 	// what verification could try.
 	NeedsGo string `json:"needsGo,omitempty"`
-	// ProbeHolds is set when the fix has a probe (rule.Fix.Probe): the
+	// ProbeHolds is set when the fix has a probe (rule.Hypothesis.Probe): the
 	// rule's reason for holding the fix back when the tests pass every
-	// run with the probe (rule.Fix.ProbeHolds, or a general one when the
+	// run with the probe (rule.Hypothesis.ProbeHolds, or a general one when the
 	// rule gives none). Verification reads it; it is not output.
 	ProbeHolds string `json:"-"`
 
 	// ProbeLines are the file's lines, first and last, where a failure
-	// with the probe is evidence (rule.Fix.ProbeChecks); zero when any
+	// with the probe is evidence (rule.Hypothesis.ProbeChecks); zero when any
 	// failure is.
 	ProbeLines [2]int `json:"-"`
 
@@ -167,15 +167,15 @@ func (j *job) finding(fd *finder, d rule.Diagnostic) (Finding, bool) {
 	}
 	if d.Fix != nil {
 		out.Fix = d.Fix.Message
-		if len(d.Fix.Alternatives) > 0 {
-			out.Variants = 1 + len(d.Fix.Alternatives)
+		if h := d.Fix.Hypothesis; h != nil && len(h.Alternatives) > 0 {
+			out.Variants = 1 + len(h.Alternatives)
 		}
-		if d.Fix.Probe != nil {
-			out.ProbeHolds = d.Fix.ProbeHolds
+		if h := d.Fix.Hypothesis; h != nil && h.Probe != nil {
+			out.ProbeHolds = h.ProbeHolds
 			if out.ProbeHolds == "" {
 				out.ProbeHolds = probeHolds
 			}
-			for _, n := range d.Fix.ProbeChecks {
+			for _, n := range h.ProbeChecks {
 				from, to := fset.Position(n.Pos()).Line, fset.Position(n.End()).Line
 				if out.ProbeLines[0] == 0 || from < out.ProbeLines[0] {
 					out.ProbeLines[0] = from

@@ -15,7 +15,7 @@ import (
 func gatedZero(name, gate string) *rule.Rule {
 	r := sleepZero(name, zero)
 	run := r.Run
-	r.Run = func(pass *rule.Pass) {
+	r.Run = func(pass *rule.Pass) error {
 		report := pass.Report
 		pass.Report = func(d rule.Diagnostic) {
 			if f := fileAt(pass, d); f == nil || !pass.FileUsesGo(f, gate) {
@@ -23,7 +23,7 @@ func gatedZero(name, gate string) *rule.Rule {
 			}
 			report(d)
 		}
-		run(pass)
+		return run(pass)
 	}
 	return r
 }

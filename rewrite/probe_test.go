@@ -30,13 +30,16 @@ var wait = testRule("wait", func(src []byte) bool { return bytes.Contains(src, [
 			if !ok || !ok2 || id.Name != "wait" || (lit.Value != "1" && lit.Value != "5") {
 				return true
 			}
-			set := func(v string) func() {
-				return func() { pass.Dst(call).(*dst.CallExpr).Args[0] = &dst.BasicLit{Kind: token.INT, Value: v} }
+			set := func(v string) func() error {
+				return func() error {
+					pass.Dst(call).(*dst.CallExpr).Args[0] = &dst.BasicLit{Kind: token.INT, Value: v}
+					return nil
+				}
 			}
-			fix := &rule.Fix{Message: "wait for two", Unproven: "only running tells", Apply: set("2")}
+			fix := &rule.Fix{Message: "wait for two", Hypothesis: &rule.Hypothesis{Reason: "only running tells"}, Apply: set("2")}
 			if lit.Value == "1" {
-				fix.Probe = &rule.Fix{Message: "do not wait", Apply: set("0")}
-				fix.ProbeHolds = "the checks hold without waiting"
+				fix.Hypothesis.Probe = &rule.Fix{Message: "do not wait", Apply: set("0")}
+				fix.Hypothesis.ProbeHolds = "the checks hold without waiting"
 			}
 			pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "waits", Fix: fix})
 			return true

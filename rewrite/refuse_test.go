@@ -129,9 +129,10 @@ var touchHelper = testRule("touch", func([]byte) bool { return true }, func(pass
 			}
 			pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "sleeps", Fix: &rule.Fix{
 				Message: "sleep zero and bump the helper",
-				Apply: func() {
+				Apply: func() error {
 					pass.Dst(call).(*dst.CallExpr).Args[0] = zero()
 					pass.Dst(helper).(*dst.BasicLit).Value = "2"
+					return nil
 				},
 			}})
 			return true

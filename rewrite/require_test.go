@@ -61,8 +61,9 @@ func requiring(name, fn, modPath string, ask bool, new func() dst.Expr) *rule.Ru
 					Fix: &rule.Fix{
 						Message:  "call something of " + modPath,
 						Requires: []string{modPath},
-						Apply: func() {
+						Apply: func() error {
 							*pass.Dst(call).(*dst.CallExpr) = *new().(*dst.CallExpr)
+							return nil
 						},
 					},
 				})

@@ -27,12 +27,12 @@ type Site struct {
 
 // A Decision is verification's answer about one fix: hold it back (a
 // non-nil Revert), apply its probe (Probe), or apply its form Variant (0:
-// the fix itself; k: its k-th rule.Fix.Alternatives). The zero Decision
+// the fix itself; k: its k-th rule.Hypothesis.Alternatives). The zero Decision
 // applies the fix.
 type Decision struct {
 	Revert  *Revert
 	Variant int
-	// Probe asks for the fix's rule.Fix.Probe instead of the fix (Variant
+	// Probe asks for the fix's rule.Hypothesis.Probe instead of the fix (Variant
 	// is then ignored): verification's probe phase, whose result is run
 	// and discarded. A fix without a probe is held back (NoVariant).
 	// Plain runs (no Decide) never apply a probe.

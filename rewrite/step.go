@@ -18,6 +18,7 @@ import (
 	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/internal/verify/revert"
+	"github.com/unflake/unflake/internal/rulehook"
 	"github.com/unflake/unflake/rule"
 )
 
@@ -69,9 +70,12 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 	fset := j.pkg.Fset
 	files := j.fileIndex(fset, cur)
 	s := j.newSession(r, cur, files, mods)
-	r.Run(s.pass)
-
 	var out stepResult
+	if err := s.run(r, cur); err != nil && !s.failed(r, err) {
+		out.errors = append(out.errors, fmt.Errorf("%s: internal error: rule %s: %v", j.pkg.PkgPath, r.Name, err))
+		return out
+	}
+
 	var fixable []int // indices into s.diags of fixes to apply
 	findingOf := map[int]int{}
 	fd := &finder{fset: fset, rule: r, info: cur.info, files: files, filter: filter, ignores: map[*ast.File]map[int]bool{}}
@@ -118,8 +122,8 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 		case d.Fix == nil:
 		case held != nil:
 			ff.Fix, ff.Reason, ff.Revert = "", held.Reason(), held
-		case d.Fix.Unproven != "" && cfg.Decide == nil:
-			ff.Fix, ff.Reason = "", d.Fix.Unproven+" (fix --verify can try it)"
+		case d.Fix.Unproven() != "" && cfg.Decide == nil:
+			ff.Fix, ff.Reason = "", d.Fix.Unproven()+" (fix --verify can try it)"
 			ff.NeedsGo = s.needsGo
 		case reqErr != nil:
 			ff.Fix, ff.Reason = "", reqErr.Error()
@@ -133,7 +137,7 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 			ff.Fix, ff.Reason, ff.Unwritable = "", w.FindingReason(), w.Reason
 			out.refused = append(out.refused, w)
 		default:
-			ff.Unproven = d.Fix.Unproven != ""
+			ff.Unproven = d.Fix.Unproven() != ""
 			ff.NeedsGo = s.needsGo
 			fixable = append(fixable, i)
 			findingOf[i] = len(out.findings)
@@ -165,6 +169,12 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 				w := refused.w
 				f.Fix, f.Reason, f.Unwritable = "", refused.Error(), w.Reason
 				out.refused = append(out.refused, w)
+				continue
+			}
+			var failed *applyError
+			if errors.As(b.err, &failed) {
+				f.Fix, f.Reason = "", "internal error: "+failed.Error()
+				out.errors = append(out.errors, fmt.Errorf("%s:%d:%d: internal error: rule %s: %v", f.File, f.Line, f.Col, r.Name, failed))
 				continue
 			}
 			f.Fix, f.Reason = "", "internal error: the fix does not compile: "+b.err.Error()
@@ -219,7 +229,10 @@ func (t *trial) add(which []int) {
 	// fresh run of the rule.
 	s := t.j.newSession(t.r, t.cur, t.files, t.mods)
 	s.variants = t.variants
-	t.r.Run(s.pass)
+	if s.run(t.r, t.cur) != nil {
+		t.gaveUp = true // the first run on cur succeeded: not expected
+		return
+	}
 	if len(s.diags) != t.want {
 		t.gaveUp = true // give up on the rest
 		return
@@ -289,7 +302,7 @@ func (s *session) fix(i int) *rule.Fix {
 	return variant(s.diags[i].Fix, s.variants[i])
 }
 
-// probeForm is the form of a fix that is its probe (rule.Fix.Probe), as
+// probeForm is the form of a fix that is its probe (rule.Hypothesis.Probe), as
 // Decision.Probe asks for it.
 const probeForm = -1
 
@@ -299,10 +312,12 @@ func variant(fix *rule.Fix, k int) *rule.Fix {
 	switch {
 	case k == 0:
 		return fix
+	case fix.Hypothesis == nil:
+		return nil
 	case k == probeForm:
-		return fix.Probe
-	case k > 0 && k <= len(fix.Alternatives):
-		return fix.Alternatives[k-1]
+		return fix.Hypothesis.Probe
+	case k > 0 && k <= len(fix.Hypothesis.Alternatives):
+		return fix.Hypothesis.Alternatives[k-1]
 	}
 	return nil
 }
@@ -348,7 +363,7 @@ func (j *job) newSession(r *rule.Rule, cur *state, files map[string]*ast.File, m
 	}
 	if j.declaredGo != "" {
 		s.pass.TypesInfo = raisedInfo(cur.info, cur.syntax, j.declaredGo, goVersion)
-		s.pass.Granted = func(min string) { s.granted(j.declaredGo, min) }
+		rulehook.SetGranted(s.pass, func(min string) { s.granted(j.declaredGo, min) })
 	}
 	return s
 }
@@ -429,7 +444,9 @@ func (j *job) apply(s *session, which []int, cur *state, current map[string]*con
 	var deletes []ast.Node
 	for _, i := range which {
 		fix := s.fix(i)
-		fix.Apply()
+		if err := fix.Apply(); err != nil {
+			return nil, nil, &applyError{err}
+		}
 		deletes = append(deletes, fix.Deletes...)
 	}
 

@@ -6,7 +6,6 @@ import (
 	"io"
 	"reflect"
 	"sort"
-	"time"
 )
 
 // Options are the values one run gives to the rules' options. A rule
@@ -89,7 +88,8 @@ func (r *Rule) NewFlags() (fs flag.FlagSet) {
 func (o Options) For(r *Rule) Values { return Values{rule: r, opts: o} }
 
 // Values are the options of one rule in one run: the run's value of an
-// option, or its declared default. Prefilter and Pass read them.
+// option, or its declared default. A Prefilter reads them through the
+// rule's Option values (Option.Of).
 type Values struct {
 	rule *Rule
 	opts Options
@@ -116,32 +116,9 @@ func (v Values) value(name string) any {
 }
 
 // Get returns the value of option name as its flag.Getter gives it, or
-// nil when the rule does not declare it.
+// nil when the rule does not declare it: for drivers, which handle every
+// option alike (a rule reads its own through its Option values).
 func (v Values) Get(name string) any { return v.value(name) }
-
-// Bool returns the boolean option name, or false when it is not declared.
-func (v Values) Bool(name string) bool {
-	b, _ := v.value(name).(bool)
-	return b
-}
-
-// Duration returns the duration option name, or 0 when it is not declared.
-func (v Values) Duration(name string) time.Duration {
-	d, _ := v.value(name).(time.Duration)
-	return d
-}
-
-// Int returns the integer option name, or 0 when it is not declared.
-func (v Values) Int(name string) int {
-	i, _ := v.value(name).(int)
-	return i
-}
-
-// String returns the string option name, or "" when it is not declared.
-func (v Values) String(name string) string {
-	s, _ := v.value(name).(string)
-	return s
-}
 
 // parse parses text with a fresh value of the type of f's Value, leaving
 // f itself alone, and returns what the fresh value's Get returns.

@@ -2,6 +2,7 @@ package rule_test
 
 import (
 	"flag"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -9,48 +10,66 @@ import (
 	"github.com/unflake/unflake/rule"
 )
 
-// optionRule declares one option of each kind the rules use.
-func optionRule() *rule.Rule {
-	r := newRule("good", goodDoc)
-	r.Flags.Bool("fast", false, "")
-	r.Flags.Bool("loud", true, "")
-	r.Flags.Duration("budget", 10*time.Second, "")
-	r.Flags.Int("count", 3, "")
-	r.Flags.String("name", "x", "")
-	return r
+// options are one option of each kind the rules use.
+type options struct {
+	fast, loud *rule.Option[bool]
+	budget     *rule.Option[time.Duration]
+	count      *rule.Option[int]
+	name       *rule.Option[string]
+}
+
+// optionRule declares the options for a rule named name.
+func optionRule(name string) (*rule.Rule, options) {
+	r := newRule(name, strings.ReplaceAll(goodDoc, "# good:", "# "+name+":"))
+	o := options{
+		fast:   rule.BoolOption("fast", false, ""),
+		loud:   rule.BoolOption("loud", true, ""),
+		budget: rule.DurationOption("budget", 10*time.Second, ""),
+		count:  rule.IntOption("count", 3, ""),
+		name:   rule.StringOption("name", "x", ""),
+	}
+	r.Flags = rule.Flags(name, o.fast, o.loud, o.budget, o.count, o.name)
+	return r, o
 }
 
 func TestOptionsDefaults(t *testing.T) {
-	r := optionRule()
+	r, o := optionRule("good")
 	for _, p := range []*rule.Pass{{Rule: r}, {Rule: r, Options: rule.Options{}}} {
-		if p.Bool("fast") || !p.Bool("loud") || p.Duration("budget") != 10*time.Second {
-			t.Errorf("zero Options: fast=%v loud=%v budget=%v, want the declared defaults", p.Bool("fast"), p.Bool("loud"), p.Duration("budget"))
+		if o.fast.Get(p) || !o.loud.Get(p) || o.budget.Get(p) != 10*time.Second {
+			t.Errorf("zero Options: fast=%v loud=%v budget=%v, want the declared defaults", o.fast.Get(p), o.loud.Get(p), o.budget.Get(p))
 		}
-		v := p.Values()
-		if v.Int("count") != 3 || v.String("name") != "x" {
-			t.Errorf("zero Options: count=%d name=%q, want the declared defaults", v.Int("count"), v.String("name"))
+		v := p.Options.For(r)
+		if o.count.Of(v) != 3 || o.name.Of(v) != "x" {
+			t.Errorf("zero Options: count=%d name=%q, want the declared defaults", o.count.Of(v), o.name.Of(v))
 		}
 	}
-	// Undeclared options, and a pass without a rule, read as zero.
-	if p := (&rule.Pass{Rule: r}); p.Bool("missing") || p.Duration("missing") != 0 {
-		t.Error("an undeclared option is not zero")
-	}
-	if p := (&rule.Pass{}); p.Bool("fast") || p.Values().String("name") != "" {
-		t.Error("a pass without a rule has options")
+	// A driver reads an undeclared option as nil.
+	if (rule.Options{}).For(r).Get("missing") != nil {
+		t.Error("an undeclared option is not nil")
 	}
 }
 
+// An option belongs to the rule whose Flags declare it.
+func TestOptionOwner(t *testing.T) {
+	_, o := optionRule("good")
+	defer func() {
+		if recover() == nil {
+			t.Error("another rule declared good's option")
+		}
+	}()
+	rule.Flags("other", o.fast)
+}
+
 func TestOptionsSet(t *testing.T) {
-	r := optionRule()
+	r, o := optionRule("good")
 	var opts rule.Options
 	for name, text := range map[string]string{"fast": "true", "loud": "false", "budget": "1500ms", "count": "7", "name": "y"} {
 		if err := opts.Set(r, name, text); err != nil {
 			t.Fatalf("Set(%s, %s): %v", name, text, err)
 		}
 	}
-	v := opts.For(r)
-	if !v.Bool("fast") || v.Bool("loud") || v.Duration("budget") != 1500*time.Millisecond || v.Int("count") != 7 || v.String("name") != "y" {
-		t.Errorf("after Set: fast=%v loud=%v budget=%v count=%d name=%q", v.Bool("fast"), v.Bool("loud"), v.Duration("budget"), v.Int("count"), v.String("name"))
+	if !o.fast.In(opts) || o.loud.In(opts) || o.budget.In(opts) != 1500*time.Millisecond || o.count.In(opts) != 7 || o.name.In(opts) != "y" {
+		t.Errorf("after Set: fast=%v loud=%v budget=%v count=%d name=%q", o.fast.In(opts), o.loud.In(opts), o.budget.In(opts), o.count.In(opts), o.name.In(opts))
 	}
 	// The declaration and other runs are untouched.
 	r.Flags.VisitAll(func(f *flag.Flag) {
@@ -58,22 +77,22 @@ func TestOptionsSet(t *testing.T) {
 			t.Errorf("declaration of -%s changed to %s", f.Name, f.Value)
 		}
 	})
-	if (rule.Options{}).For(r).Bool("fast") {
+	if o.fast.In(rule.Options{}) {
 		t.Error("another run sees this run's value")
 	}
 	// Another rule with the same option name has its own value.
-	other := optionRule()
-	other.Name = "other"
-	if opts.For(other).Bool("fast") {
+	other, oo := optionRule("other")
+	if oo.fast.In(opts) {
 		t.Error("a rule sees another rule's option")
 	}
+	_ = other
 	// Invalid values and unknown options are errors; the value stays.
 	for name, text := range map[string]string{"fast": "maybe", "budget": "soon", "count": "x", "nope": "1"} {
 		if err := opts.Set(r, name, text); err == nil {
 			t.Errorf("Set(%s, %q) is accepted", name, text)
 		}
 	}
-	if !v.Bool("fast") || v.Duration("budget") != 1500*time.Millisecond {
+	if !o.fast.In(opts) || o.budget.In(opts) != 1500*time.Millisecond {
 		t.Error("an invalid value changed the option")
 	}
 }
@@ -81,7 +100,7 @@ func TestOptionsSet(t *testing.T) {
 // TestOptionsSetFlags is what a go/analysis driver does: it parses an
 // analyzer's flags, and the run reads those it set.
 func TestOptionsSetFlags(t *testing.T) {
-	r := optionRule()
+	r, o := optionRule("good")
 	fs := r.NewFlags()
 	if err := fs.Parse([]string{"-fast", "-budget=2s"}); err != nil {
 		t.Fatal(err)
@@ -90,9 +109,8 @@ func TestOptionsSetFlags(t *testing.T) {
 	if err := opts.SetFlags(r, &fs); err != nil {
 		t.Fatal(err)
 	}
-	v := opts.For(r)
-	if !v.Bool("fast") || !v.Bool("loud") || v.Duration("budget") != 2*time.Second {
-		t.Errorf("fast=%v loud=%v budget=%v, want true true 2s", v.Bool("fast"), v.Bool("loud"), v.Duration("budget"))
+	if !o.fast.In(opts) || !o.loud.In(opts) || o.budget.In(opts) != 2*time.Second {
+		t.Errorf("fast=%v loud=%v budget=%v, want true true 2s", o.fast.In(opts), o.loud.In(opts), o.budget.In(opts))
 	}
 	// The new flag set declares the same options, and parsing it left
 	// the declaration alone.
@@ -113,7 +131,7 @@ func TestOptionsSetFlags(t *testing.T) {
 // TestOptionsParallel runs passes with different options at once (go test
 // -race catches a shared value).
 func TestOptionsParallel(t *testing.T) {
-	r := optionRule()
+	r, o := optionRule("good")
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Add(1)
@@ -126,7 +144,7 @@ func TestOptionsParallel(t *testing.T) {
 				return
 			}
 			p := &rule.Pass{Rule: r, Options: opts}
-			if got := p.Duration("budget"); got != want {
+			if got := o.budget.Get(p); got != want {
 				t.Errorf("run %d: budget %v, want %v", i, got, want)
 			}
 		}()

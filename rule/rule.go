@@ -3,9 +3,20 @@
 // A rule sees a package the way a go/analysis pass does (file set, syntax,
 // types, go version), reports diagnostics, and may attach a fix that edits
 // the decorated (dst) form of the file. A rule never prints, writes files or
-// reads command-line flags: it declares its options in Flags and reads the
-// values of the run from Pass (or its Prefilter's Values); the engine decides
-// which fixes are applied, re-type-checks the result and writes it.
+// reads command-line flags: it declares its options once as typed Option
+// values (listed in Flags) and reads the run's values through them; the
+// engine decides which fixes are applied, re-type-checks the result and
+// writes it.
+//
+// The API is a small graph: a Rule lists the per-package Analysis values
+// it reads (Requires), computed once per package content and handed over
+// in Pass.ResultOf; the rules that must run before it (After); and the
+// rules whose fixes its fixes may need under verification (Companions).
+// Effect summaries of callees come through Pass.Effects, in the types of
+// package rule/effect. A Fix says what to change; an unproven one carries
+// one Hypothesis, which only verification reads. Run and Fix.Apply return
+// an error for a broken invariant, which the engine reports as a finding
+// naming the rule; a rule never panics.
 package rule
 
 import (
@@ -22,7 +33,8 @@ import (
 
 	"github.com/dave/dst"
 
-	"github.com/unflake/unflake/internal/effects"
+	"github.com/unflake/unflake/internal/rulehook"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // A Rule finds one kind of slow or flaky test code and, where it can prove
@@ -43,10 +55,12 @@ type Rule struct {
 
 	// Flags declares the rule's options: name, default and usage (the
 	// command line shows them; a go/analysis Analyzer's Flags copy them).
-	// It is a declaration, never changed by a run: each run carries its
-	// own values (Options), which Pass and Prefilter read. Each Value
-	// must be a pointer implementing flag.Getter, as the flag package's
-	// own values are, so a run can parse into a fresh one.
+	// Build it with Flags(name, options...) from the rule's Option
+	// values, through which Run and Prefilter read them. It is a
+	// declaration, never changed by a run: each run carries its own
+	// values (Options). Each Value must be a pointer implementing
+	// flag.Getter, as the flag package's own values are, so a run can
+	// parse into a fresh one.
 	Flags flag.FlagSet
 
 	// Prefilter reports whether a test file whose source is src may hold
@@ -56,8 +70,16 @@ type Rule struct {
 	// none of whose test files pass it.
 	Prefilter func(src []byte, opts Values) bool
 
-	// Run inspects pass.Files and calls pass.Report for each finding.
-	Run func(pass *Pass)
+	// Run inspects pass.Files and calls pass.Report for each finding. An
+	// error (a broken invariant of the rule, never a property of the
+	// code) becomes a finding on the package naming the rule, in place of
+	// the rule's diagnostics there; a rule never panics.
+	Run func(pass *Pass) error
+
+	// Requires lists the per-package analyses Run reads through
+	// Pass.ResultOf. The engine computes each once per package content
+	// and hands the same result to every rule that requires it.
+	Requires []*Analysis
 
 	// Companions names rules whose fixes can make this rule's fixes pass
 	// (leak's closed values and joined goroutines let sleep's bubbles
@@ -65,6 +87,35 @@ type Rule struct {
 	// companion did not run, the engine tries that test again with the
 	// companion's fixes too, and keeps them together only if it passes.
 	Companions []string
+
+	// After names rules that must run before this one when both run,
+	// because this rule reads what their fixes leave (wallclock keeps the
+	// assertions of a test sleep's fix wrapped in a bubble). The registry
+	// lists rules in the order they run; Validate checks it against After.
+	After []string
+}
+
+// An Analysis is a per-package analysis several rules share (the
+// package's function declarations, which function literals are handed to
+// the code under test, which tests run in a synctest bubble), as
+// go/analysis' Requires and ResultOf share an analyzer's result. Rules
+// list the analyses they read in Rule.Requires; the engine runs each
+// once per package content, after the analyses it requires, and hands
+// its result to every rule that requires it. An analysis only reads the
+// package: its Pass has no Rule, Report, Dst or Require, and its result
+// must not depend on which rule asks first.
+type Analysis struct {
+	// Name identifies the analysis in errors: lower case letters.
+	Name string
+
+	// Doc says what the result is, in one sentence.
+	Doc string
+
+	// Requires lists the analyses Run reads through Pass.ResultOf.
+	Requires []*Analysis
+
+	// Run computes the result for pass's package.
+	Run func(pass *Pass) (any, error)
 }
 
 // A Pass is one run of a rule on one package.
@@ -77,14 +128,19 @@ type Pass struct {
 	TypesInfo *types.Info
 
 	// Options are the run's values of the rules' options; the zero value
-	// means every option has its default. Read them with Bool, Duration
-	// or Values.
+	// means every option has its default. A rule reads them through its
+	// Option values (Option.Get).
 	Options Options
 
 	// GoVersion is the go version of the package's module ("go1.22"),
 	// or "" when unknown. A fix must not use an API or language feature
 	// newer than FileVersion of the file it edits.
 	GoVersion string
+
+	// ResultOf holds the results of the analyses the rule requires
+	// (Rule.Requires) and of those they require, for this package
+	// content. Packages that export an Analysis give a typed accessor.
+	ResultOf map[*Analysis]any
 
 	// Report records a diagnostic.
 	Report func(Diagnostic)
@@ -105,8 +161,8 @@ type Pass struct {
 	// Effects summarises functions (the package's own, the module's and
 	// its dependencies'), so a rule can decide from what a callee does
 	// instead of giving up on code it cannot see. Never nil: a driver
-	// without summaries sets effects.None.
-	Effects effects.Source
+	// without summaries sets effect.None.
+	Effects effect.Source
 
 	// Excluded reports whether a file of the package's directory that
 	// the build leaves out (another GOOS, a build tag) declares name at
@@ -115,11 +171,16 @@ type Pass struct {
 	// those files are in. Nil means none are known.
 	Excluded func(name string) bool
 
-	// Granted, if set, is called with min each time FileUsesGo allows a
-	// feature of go version min. A driver that analyses a module as if
-	// its go directive were raised uses it to learn the lowest version
-	// the fixes need (rewrite.Config.GoAs); rules never call it.
-	Granted func(min string)
+	// granted, if set, is called with min each time FileUsesGo allows a
+	// feature of go version min: the engine sets it through
+	// internal/rulehook to learn the lowest version the fixes need when
+	// it analyses a module as if its go directive were raised
+	// (rewrite.Config.GoAs).
+	granted func(min string)
+}
+
+func init() {
+	rulehook.SetGranted = func(p any, granted func(min string)) { p.(*Pass).granted = granted }
 }
 
 // FileVersion returns the go version that governs f ("go1.22"), taking
@@ -138,22 +199,11 @@ func (p *Pass) FileVersion(f *ast.File) string {
 func (p *Pass) FileUsesGo(f *ast.File, min string) bool {
 	v := p.FileVersion(f)
 	ok := version.IsValid(v) && version.Compare(version.Lang(v), version.Lang(min)) >= 0
-	if ok && p.Granted != nil {
-		p.Granted(min)
+	if ok && p.granted != nil {
+		p.granted(min)
 	}
 	return ok
 }
-
-// Values returns the options of the pass's rule in this run.
-func (p *Pass) Values() Values { return p.Options.For(p.Rule) }
-
-// Bool returns the run's value of the pass's rule's boolean option name
-// (its declared default when the run does not set it); false when there
-// is no rule or no such option.
-func (p *Pass) Bool(name string) bool { return p.Values().Bool(name) }
-
-// Duration returns the run's value of the duration option name, as Bool.
-func (p *Pass) Duration(name string) time.Duration { return p.Values().Duration(name) }
 
 // A Diagnostic is a finding at a position, with a fix or the reason there
 // is none.
@@ -189,46 +239,77 @@ type Fix struct {
 	// Apply performs the edit. It is called at most once, only if the
 	// engine decides to apply the fix (it may not, for example when the
 	// site carries an //unflake:ignore directive). Any file of Files may be
-	// edited through nodes from Pass.Dst.
-	Apply func()
+	// edited through nodes from Pass.Dst. An error (a broken invariant,
+	// such as a statement not in its parent's list) makes the fix an
+	// internal error naming the rule, never applied; a fix never panics.
+	Apply func() error
 
 	// Deletes lists the nodes whose code the fix removes; comments inside
 	// them may disappear from the output. Any other lost comment is an
 	// internal error.
 	Deletes []ast.Node
 
-	// Unproven, when not empty, says why the rule could not prove the fix
-	// safe statically ("the test starts goroutines the analysis cannot
-	// follow"). Such a fix is applied only under `fix --verify`, which
-	// keeps it only if the affected tests pass every time after it;
-	// otherwise the finding is reported as not fixed with this reason.
-	Unproven string
-
 	// Requires lists the modules the fix's new imports need (see
 	// Pass.Require); the engine adds those the module's go.mod lacks
 	// when it applies the fix.
 	Requires []string
 
-	// Alternatives are further forms of an unproven fix, in the order to
-	// try them after this one (a wait for 1 goroutine, then 2, ...). Only
+	// Hypothesis, when not nil, makes the fix unproven: the rule could
+	// not prove it safe statically, and says what only running the tests
+	// can tell. Such a fix is applied only under `fix --verify`, which
+	// reads the hypothesis and keeps the fix only if the affected tests
+	// pass every time after it; otherwise the finding is reported as not
+	// fixed with Hypothesis.Reason. Nil means the fix is proven.
+	Hypothesis *Hypothesis
+}
+
+// Unproven returns why the fix is unproven (its Hypothesis's Reason), or
+// "" for a proven fix.
+func (f *Fix) Unproven() string {
+	if f == nil || f.Hypothesis == nil {
+		return ""
+	}
+	return f.Hypothesis.Reason
+}
+
+// Unproven returns the hypothesis of a fix the rule could not prove safe
+// for reason, or nil (a proven fix) when reason is empty.
+func Unproven(reason string) *Hypothesis {
+	if reason == "" {
+		return nil
+	}
+	return &Hypothesis{Reason: reason}
+}
+
+// A Hypothesis is what verification needs to try an unproven fix: why it
+// is unproven, the further forms to try, and the probe that must fail
+// for the fix to be tried at all.
+type Hypothesis struct {
+	// Reason says why the rule could not prove the fix safe statically
+	// ("the test starts goroutines the analysis cannot follow"), and is
+	// the finding's reason when the fix is not kept.
+	Reason string
+
+	// Alternatives are further forms of the fix, in the order to try
+	// them after this one (a wait for 1 goroutine, then 2, ...). Only
 	// verification picks one (through Config.Decide): it tries the next
 	// form when a test fails after the one before, and keeps the first
-	// that passes every run. Each is a complete unproven Fix without
-	// Alternatives of its own; plain fix never applies any of them.
+	// that passes every run. Each is a complete unproven Fix whose
+	// Hypothesis has no Alternatives of its own; plain fix never applies
+	// any of them.
 	Alternatives []*Fix
 
-	// Probe, when set on an unproven fix, is a form of the code that
-	// must make the affected tests fail for the fix to be tried at all:
-	// the wait the fix replaces removed, with nothing in its place. A
-	// fix that polls for the state the test's checks assert is right
-	// only when those checks wait for a change; if they pass without
-	// any wait, the wait may give an unwanted event the time to happen,
-	// and a poll would pass at once. Verification applies the probes
-	// first, instead of the fixes, and runs the tests as after a fix: a
-	// fix whose probe fails a test in some run is then tried as usual;
-	// one whose probe passes every run is held back with ProbeHolds as
-	// the reason. Plain fix never applies a probe. The probe is a
-	// complete Fix without Probe or Alternatives of its own.
+	// Probe, when set, is a form of the code that must make the affected
+	// tests fail for the fix to be tried at all: the wait the fix
+	// replaces removed, with nothing in its place. A fix that polls for
+	// the state the test's checks assert is right only when those checks
+	// wait for a change; if they pass without any wait, the wait may give
+	// an unwanted event the time to happen, and a poll would pass at
+	// once. Verification applies the probes first, instead of the fixes,
+	// and runs the tests as after a fix: a fix whose probe fails a test
+	// in some run is then tried as usual; one whose probe passes every
+	// run is held back with ProbeHolds as the reason. Plain fix never
+	// applies a probe. The probe is a complete Fix without a Hypothesis.
 	Probe *Fix
 
 	// ProbeHolds is the finding's reason when the tests pass every run
@@ -245,9 +326,11 @@ type Fix struct {
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
 
-// Validate checks a list of rules at start-up: names are well formed and
-// unique, docs have a summary and a before/after example, functions are
-// set, and flag names do not collide.
+// Validate checks a list of rules, the registry in the order its rules
+// run, at start-up: names are well formed and unique, docs have a summary
+// and a before/after example, functions are set, flag names do not
+// collide, required analyses are well formed, companions are other rules,
+// and each rule comes after the rules it runs After.
 func Validate(rules []*Rule) error {
 	names := map[string]bool{}
 	flags := map[string]string{}
@@ -288,10 +371,53 @@ func Validate(rules []*Rule) error {
 		}
 	}
 	for _, r := range rules {
+		if err := validateAnalyses(r.Requires, map[*Analysis]bool{}); err != nil {
+			return fmt.Errorf("rule %q: %v", r.Name, err)
+		}
+	}
+	index := map[string]int{}
+	for i, r := range rules {
+		index[r.Name] = i
+	}
+	for i, r := range rules {
 		for _, c := range r.Companions {
 			if !names[c] || c == r.Name {
 				return fmt.Errorf("rule %q: companion %q is not another registered rule", r.Name, c)
 			}
+		}
+		for _, a := range r.After {
+			j, ok := index[a]
+			switch {
+			case !ok || a == r.Name:
+				return fmt.Errorf("rule %q: runs after %q, which is not another registered rule", r.Name, a)
+			case j > i:
+				return fmt.Errorf("rule %q: runs after %q, but is registered before it", r.Name, a)
+			}
+		}
+	}
+	return nil
+}
+
+// validateAnalyses checks the analyses as and those they require: each
+// has a name and a Run, and none requires itself. path holds the
+// analyses being checked above as.
+func validateAnalyses(as []*Analysis, path map[*Analysis]bool) error {
+	for _, a := range as {
+		switch {
+		case a == nil:
+			return fmt.Errorf("requires a nil analysis")
+		case path[a]:
+			return fmt.Errorf("analysis %q requires itself", a.Name)
+		case !nameRE.MatchString(a.Name):
+			return fmt.Errorf("analysis %q: invalid name", a.Name)
+		case a.Run == nil:
+			return fmt.Errorf("analysis %q: Run must be set", a.Name)
+		}
+		path[a] = true
+		err := validateAnalyses(a.Requires, path)
+		delete(path, a)
+		if err != nil {
+			return err
 		}
 	}
 	return nil

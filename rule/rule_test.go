@@ -12,7 +12,7 @@ import (
 const goodDoc = "# good: does good\n\nFinds good\nthings.\n\nMore prose.\n\n## Before\n\n```go\nx\n```\n\n## After\n\n```go\ny\n```\n"
 
 func newRule(name, doc string) *rule.Rule {
-	return &rule.Rule{Name: name, Doc: doc, Prefilter: func([]byte, rule.Values) bool { return true }, Run: func(*rule.Pass) {}}
+	return &rule.Rule{Name: name, Doc: doc, Prefilter: func([]byte, rule.Values) bool { return true }, Run: func(*rule.Pass) error { return nil }}
 }
 
 func TestDocSections(t *testing.T) {
@@ -48,6 +48,16 @@ func TestValidate(t *testing.T) {
 		r.Flags.String(flag, "", "")
 		return r
 	}
+	after := func(name, first string) *rule.Rule {
+		r := newRule(name, strings.Replace(goodDoc, "# good:", "# "+name+":", 1))
+		if first != "" {
+			r.After = []string{first}
+		}
+		return r
+	}
+	if err := rule.Validate([]*rule.Rule{after("one", ""), after("two", "one")}); err != nil {
+		t.Errorf("Validate: a rule after the one it runs after: %v", err)
+	}
 	for _, tc := range []struct {
 		rules []*rule.Rule
 		want  string
@@ -61,6 +71,9 @@ func TestValidate(t *testing.T) {
 		{[]*rule.Rule{{Name: "good", Doc: goodDoc}}, "must be set"},
 		{[]*rule.Rule{withFlag("one", "x"), withFlag("two", "x")}, "already defined"},
 		{[]*rule.Rule{withFunc("good", "f")}, "not a pointer"},
+		{[]*rule.Rule{after("one", "two"), after("two", "")}, "registered before it"},
+		{[]*rule.Rule{after("one", "nope")}, "not another registered rule"},
+		{[]*rule.Rule{after("one", "one")}, "not another registered rule"},
 	} {
 		err := rule.Validate(tc.rules)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

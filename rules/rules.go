@@ -19,31 +19,24 @@ import (
 	"github.com/unflake/unflake/rules/wallclock"
 )
 
-// All returns every rule, in the order they run. A rule that is not in the
+// All returns every rule, in the order they run: a rule comes after those
+// it runs After (rule.Validate checks it). A rule that is not in the
 // default set says why in its doc.
 func All() []*rule.Rule {
 	return []*rule.Rule{
 		attemptloop.Rule,
-		// leak runs before sleep: a test that ends what it starts is one
-		// a bubble can hold, and under --verify both fixes are tried
-		// together.
 		leak.Rule,
-		sleep.Rule,
-		// wallclock runs after sleep: a test sleep wraps in a bubble keeps
-		// its wall-clock assertions, exact on the virtual clock.
-		wallclock.Rule,
-		// waitfor runs after sleep: a sleep that a bubble holds is on the
-		// virtual clock, and a poll is the cure only for the others.
-		waitfor.Rule,
+		sleep.Rule,     // after leak
+		wallclock.Rule, // after sleep
+		waitfor.Rule,   // after sleep
 		setenv.Rule,
 		spawn.Rule,
 		freeport.Rule,
 		testscope.Rule,
 		readiness.Rule,
 		// parallel is opt-in: a test made parallel can expose races in
-		// code that was fine sequentially. It runs after setenv, whose
-		// removals can leave a test free to run in parallel.
-		parallel.Rule,
+		// code that was fine sequentially.
+		parallel.Rule, // after setenv
 	}
 }
 

@@ -1,6 +1,7 @@
 package bubble
 
 import (
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -241,7 +242,7 @@ const InlineMax = 10
 // receiver) are wrapped in place instead:
 //
 //	synctest.Test(t, func(t *testing.T) { body })
-func (a *Analysis) Wrap(t *Target) {
+func (a *Analysis) Wrap(t *Target) error {
 	var body *dst.BlockStmt
 	var decl *dst.FuncDecl
 	switch fn := a.pass.Dst(t.fn).(type) {
@@ -250,7 +251,7 @@ func (a *Analysis) Wrap(t *Target) {
 	case *dst.FuncLit:
 		body = fn.Body
 	default:
-		panic(fmt.Sprintf("bubble: a test of type %T", fn))
+		return fmt.Errorf("a test of type %T", fn)
 	}
 	start := 0
 	if t.parallel != nil {
@@ -258,11 +259,10 @@ func (a *Analysis) Wrap(t *Target) {
 	}
 	moved := append([]dst.Stmt(nil), body.List[start:]...)
 	if len(moved) == 0 {
-		return
+		return nil
 	}
 	if decl != nil && decl.Recv == nil && a.lines(t) > InlineMax {
-		a.wrapFunc(t, decl, start)
-		return
+		return a.wrapFunc(t, decl, start)
 	}
 	lead := moved[0].Decorations().Before
 	moved[0].Decorations().Before = dst.NewLine
@@ -276,6 +276,7 @@ func (a *Analysis) Wrap(t *Target) {
 	}}
 	call.Decs.Before = lead
 	body.List = append(body.List[:start:start], call)
+	return nil
 }
 
 // lines counts the lines of t's body that a wrap moves: from the first
@@ -300,11 +301,11 @@ func (a *Analysis) testParams(t *Target) *dst.FieldList {
 // start statements moves, block and all, into a new unexported function
 // declared after decl, and decl runs it with synctest.Test. The moved
 // block keeps its comments, and its lines keep their indentation.
-func (a *Analysis) wrapFunc(t *Target, decl *dst.FuncDecl, start int) {
+func (a *Analysis) wrapFunc(t *Target, decl *dst.FuncDecl, start int) error {
 	name := a.freeName(t)
 	file, ok := a.pass.Dst(t.file).(*dst.File)
 	if !ok {
-		panic("bubble: a test file that does not decorate to a *dst.File")
+		return errors.New("a test file that does not decorate to a *dst.File")
 	}
 	body := decl.Body
 	kept := append([]dst.Stmt(nil), body.List[:start]...)
@@ -339,10 +340,10 @@ func (a *Analysis) wrapFunc(t *Target, decl *dst.FuncDecl, start int) {
 	for i, d := range file.Decls {
 		if d == decl {
 			file.Decls = append(file.Decls[:i+1], append([]dst.Decl{fn}, file.Decls[i+1:]...)...)
-			return
+			return nil
 		}
 	}
-	panic("bubble: a test not among its file's declarations")
+	return errors.New("a test not among its file's declarations")
 }
 
 // freeName returns a name for the function that runs t's body: t's name

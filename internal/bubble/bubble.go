@@ -83,44 +83,46 @@ func (t *Target) resolve() {
 	w.replay(evs)
 }
 
-// New prepares the analysis of pass: the bubbles the package already has.
-// Analyze walks the tests.
-func New(pass *rule.Pass) *Analysis {
-	a := &Analysis{
-		pass:       pass,
-		info:       pass.TypesInfo,
-		decls:      map[*types.Func]*ast.FuncDecl{},
-		subtests:   map[*ast.FuncLit]*Target{},
+// Scan is the analysis whose result is what the package already runs in
+// synctest bubbles (and whether it uses cgo), shared by the rules that
+// require it: New reads it.
+var Scan = &rule.Analysis{
+	Name:     "bubbles",
+	Doc:      "finds the function literals and functions the package already runs in synctest bubbles",
+	Requires: []*rule.Analysis{match.Decls},
+	Run:      func(pass *rule.Pass) (any, error) { return scan(pass), nil },
+}
+
+// A scanned package is the result of Scan. Rules only read it.
+type scanned struct {
+	decls      map[*types.Func]*ast.FuncDecl // every function declared in the package
+	bubbles    map[ast.Node]bool
+	bubbleRefs map[*ast.Ident]bool
+	cgo        bool
+}
+
+func scan(pass *rule.Pass) *scanned {
+	sc := &scanned{
+		decls:      match.DeclsOf(pass),
 		bubbles:    map[ast.Node]bool{},
 		bubbleRefs: map[*ast.Ident]bool{},
-		bubbled:    map[*ast.ExprStmt]bool{},
-		helpers:    map[*ast.FuncDecl][]event{},
-		named:      map[string]bool{},
-
-		runner: NewRunner(pass.TypesInfo, pass.Effects),
 	}
+	runner := NewRunner(pass.TypesInfo, pass.Effects)
 	var runs []*ast.Ident // functions named as synctest.Test's body
 	for _, f := range pass.AllFiles {
 		for _, imp := range f.Imports {
 			// import "C" in the source; in the files cgo compiled
 			// from it (what the loader parses), runtime/cgo.
 			if imp.Path.Value == `"C"` || imp.Path.Value == `"runtime/cgo"` {
-				a.cgo = true
-			}
-		}
-		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok {
-				if fn, ok := a.info.Defs[fd.Name].(*types.Func); ok {
-					a.decls[fn] = fd
-				}
+				sc.cgo = true
 			}
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			if call, ok := n.(*ast.CallExpr); ok {
-				for _, arg := range a.runner.Args(call) {
+				for _, arg := range runner.Args(call) {
 					switch arg := ast.Unparen(arg).(type) {
 					case *ast.FuncLit:
-						a.bubbles[arg] = true
+						sc.bubbles[arg] = true
 					case *ast.Ident:
 						runs = append(runs, arg) // synctest.Test(t, testX), Wrap's function form
 					}
@@ -130,12 +132,32 @@ func New(pass *rule.Pass) *Analysis {
 		})
 	}
 	for _, id := range runs {
-		if fn, ok := a.info.Uses[id].(*types.Func); ok && a.decls[fn] != nil && a.decls[fn].Body != nil {
-			a.bubbles[a.decls[fn]] = true
-			a.bubbleRefs[id] = true
+		if fn, ok := pass.TypesInfo.Uses[id].(*types.Func); ok && sc.decls[fn] != nil && sc.decls[fn].Body != nil {
+			sc.bubbles[sc.decls[fn]] = true
+			sc.bubbleRefs[id] = true
 		}
 	}
-	return a
+	return sc
+}
+
+// New prepares the analysis of pass, whose rule requires Scan: the
+// bubbles the package already has. Analyze walks the tests.
+func New(pass *rule.Pass) *Analysis {
+	sc := pass.ResultOf[Scan].(*scanned)
+	return &Analysis{
+		pass:       pass,
+		info:       pass.TypesInfo,
+		decls:      sc.decls,
+		subtests:   map[*ast.FuncLit]*Target{},
+		bubbles:    sc.bubbles,
+		bubbleRefs: sc.bubbleRefs,
+		bubbled:    map[*ast.ExprStmt]bool{},
+		helpers:    map[*ast.FuncDecl][]event{},
+		named:      map[string]bool{},
+		cgo:        sc.cgo,
+
+		runner: NewRunner(pass.TypesInfo, pass.Effects),
+	}
 }
 
 // takesTest reports whether t is a function type with a *testing.T or

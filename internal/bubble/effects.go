@@ -7,6 +7,7 @@ import (
 
 	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // summary decides, from the effect summary s of fn (a function of another
@@ -31,7 +32,7 @@ import (
 //   - anything else (the real clock's timers, which are virtual in a
 //     bubble; writes of the environment or of package-level variables)
 //     does not matter to a bubble.
-func (w *walker) summary(fn *types.Func, ended map[string]bool, s *effects.Summary, where string) {
+func (w *walker) summary(fn *types.Func, ended map[string]bool, s *effect.Summary, where string) {
 	name := match.PkgFuncName(fn)
 	for _, e := range s.Effects {
 		why := "the test calls " + e.Why() + where
@@ -40,16 +41,16 @@ func (w *walker) summary(fn *types.Func, ended map[string]bool, s *effects.Summa
 			hazard = w.unprove
 		}
 		switch e.Kind {
-		case effects.Network, effects.Process, effects.Signal:
+		case effect.Network, effect.Process, effect.Signal:
 			hazard(why)
-		case effects.Syscall, effects.Cgo:
+		case effect.Syscall, effect.Cgo:
 			hazard(why + "; a synctest bubble cannot follow it")
-		case effects.SharedSync:
+		case effect.SharedSync:
 			hazard(why + ", made outside the bubble")
-		case effects.GoroutineForever:
+		case effect.GoroutineForever:
 			w.spawned(name + where)
 			w.unprove(why)
-		case effects.GoroutineEnds:
+		case effect.GoroutineEnds:
 			w.spawned(name + where)
 			if e.Ends == "" || !ended[e.Type+"."+e.Ends] && !(e.Type == "" && ended[e.Ends]) {
 				w.unprove(why + ", and the test does not call " + e.Ends + " with defer or t.Cleanup")
@@ -71,7 +72,7 @@ func (w *walker) summary(fn *types.Func, ended map[string]bool, s *effects.Summa
 // near reports whether the function the test calls has the effect e in
 // its own code or in a function it calls: the chain, which ends with the
 // standard library function that has it, if any, is at most two long.
-func near(e effects.Effect) bool { return len(e.Via) <= 2 }
+func near(e effect.Effect) bool { return len(e.Via) <= 2 }
 
 // endedAt records in w.ended, for each call of a function in root, the
 // methods that the same block calls at cleanup (defer v.M(),

@@ -6,6 +6,7 @@ import (
 
 	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // A Runner tells which function arguments a call runs in a synctest
@@ -16,13 +17,13 @@ import (
 // the whole analysis, make their own.
 type Runner struct {
 	info  *types.Info
-	src   effects.Source
+	src   effect.Source
 	reach map[*types.Package]bool // memoises reachesSynctest
 }
 
 // NewRunner returns a Runner over a package's types, asking src for the
 // summaries of the helpers it calls.
-func NewRunner(info *types.Info, src effects.Source) *Runner {
+func NewRunner(info *types.Info, src effect.Source) *Runner {
 	return &Runner{info: info, src: src, reach: map[*types.Package]bool{}}
 }
 

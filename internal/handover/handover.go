@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule"
 )
 
 // A Kind says whose code a function literal is.
@@ -70,6 +71,20 @@ type use struct {
 	expr  ast.Expr
 	stack []ast.Node
 }
+
+// Analysis is the analysis whose result is the package's Finder (New over
+// Pass.AllFiles), shared by the rules that require it: read it with Of.
+// A Finder's answers do not depend on the order it is asked in.
+var Analysis = &rule.Analysis{
+	Name: "handover",
+	Doc:  "finds the function literals and functions of the test files that are handed to the code under test",
+	Run: func(pass *rule.Pass) (any, error) {
+		return New(pass.TypesInfo, pass.Fset, pass.AllFiles), nil
+	},
+}
+
+// Of returns the result of Analysis for pass, whose rule requires it.
+func Of(pass *rule.Pass) *Finder { return pass.ResultOf[Analysis].(*Finder) }
 
 // New returns a Finder for a package whose files (test files and others)
 // are files.

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/dave/dst"
+
+	"github.com/unflake/unflake/rule"
 )
 
 // Callee returns the function or method that call statically names, or nil
@@ -443,6 +445,22 @@ func ConstString(info *types.Info, e ast.Expr) (string, bool) {
 // package).
 func IsPackageLevel(v *types.Var) bool {
 	return v != nil && v.Pkg() != nil && v.Parent() == v.Pkg().Scope()
+}
+
+// Decls is the analysis whose result is FuncDecls of the whole package
+// (Pass.AllFiles), shared by the rules that require it: read it with
+// DeclsOf. Rules only read the map.
+var Decls = &rule.Analysis{
+	Name: "funcdecls",
+	Doc:  "maps the functions and methods declared in the package to their declarations",
+	Run: func(pass *rule.Pass) (any, error) {
+		return FuncDecls(pass.TypesInfo, pass.AllFiles), nil
+	},
+}
+
+// DeclsOf returns the result of Decls for pass, whose rule requires it.
+func DeclsOf(pass *rule.Pass) map[*types.Func]*ast.FuncDecl {
+	return pass.ResultOf[Decls].(map[*types.Func]*ast.FuncDecl)
 }
 
 // FuncDecls maps the functions and methods declared in files to their

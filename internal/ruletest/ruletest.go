@@ -4,6 +4,7 @@
 package ruletest
 
 import (
+	"fmt"
 	"go/ast"
 	"go/importer"
 	"go/parser"
@@ -16,13 +17,14 @@ import (
 
 	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // Summaries is a Source of made-up summaries, by effects.Key.
-type Summaries map[string]*effects.Summary
+type Summaries map[string]*effect.Summary
 
 // Of returns the summary of fn, or nil.
-func (s Summaries) Of(fn *types.Func) *effects.Summary { return s[effects.Key(fn)] }
+func (s Summaries) Of(fn *types.Func) *effect.Summary { return s[effects.Key(fn)] }
 
 // A Package is a package's import path and its files, by name.
 type Package struct {
@@ -34,7 +36,7 @@ type Package struct {
 // the standard library), runs r on the last one with src as its Source of
 // summaries, and returns the diagnostics. Files ending in _test.go are
 // the ones the rule may rewrite; fixes are not applied.
-func Run(t *testing.T, r *rule.Rule, src effects.Source, pkgs ...Package) []rule.Diagnostic {
+func Run(t *testing.T, r *rule.Rule, src effect.Source, pkgs ...Package) []rule.Diagnostic {
 	t.Helper()
 	fset := token.NewFileSet()
 	done := map[string]*types.Package{}
@@ -88,8 +90,33 @@ func Run(t *testing.T, r *rule.Rule, src effects.Source, pkgs ...Package) []rule
 	}
 	var out []rule.Diagnostic
 	pass.Report = func(d rule.Diagnostic) { out = append(out, d) }
-	r.Run(pass)
+	pass.ResultOf = map[*rule.Analysis]any{}
+	if err := analyse(pass, r.Requires); err != nil {
+		t.Fatalf("%s: %v", r.Name, err)
+	}
+	if err := r.Run(pass); err != nil {
+		t.Fatalf("%s: %v", r.Name, err)
+	}
 	return out
+}
+
+// analyse puts the results of as, and of the analyses they require, in
+// pass.ResultOf.
+func analyse(pass *rule.Pass, as []*rule.Analysis) error {
+	for _, a := range as {
+		if _, ok := pass.ResultOf[a]; ok {
+			continue
+		}
+		if err := analyse(pass, a.Requires); err != nil {
+			return err
+		}
+		v, err := a.Run(pass)
+		if err != nil {
+			return fmt.Errorf("analysis %s: %v", a.Name, err)
+		}
+		pass.ResultOf[a] = v
+	}
+	return nil
 }
 
 type importerFunc func(path string) (*types.Package, error)

@@ -25,7 +25,7 @@ var waitFor = &rule.Rule{
 	Name:      "waitfor",
 	Doc:       "# waitfor: a test rule\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
 	Prefilter: func(src []byte, _ rule.Values) bool { return strings.Contains(string(src), "waiters(0)") },
-	Run: func(pass *rule.Pass) {
+	Run: func(pass *rule.Pass) error {
 		for _, f := range pass.Files {
 			ast.Inspect(f, func(n ast.Node) bool {
 				call, ok := n.(*ast.CallExpr)
@@ -40,18 +40,20 @@ var waitFor = &rule.Rule{
 				var forms []*rule.Fix
 				for n := 1; n <= 3; n++ {
 					forms = append(forms, &rule.Fix{
-						Message:  fmt.Sprintf("wait for %d", n),
-						Unproven: "how many goroutines wait is known only by running the test",
-						Apply: func() {
+						Message:    fmt.Sprintf("wait for %d", n),
+						Hypothesis: &rule.Hypothesis{Reason: "how many goroutines wait is known only by running the test"},
+						Apply: func() error {
 							pass.Dst(call).(*dst.CallExpr).Args[0] = &dst.BasicLit{Kind: token.INT, Value: fmt.Sprint(n)}
+							return nil
 						},
 					})
 				}
-				forms[0].Alternatives = forms[1:]
+				forms[0].Hypothesis.Alternatives = forms[1:]
 				pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "waits for no goroutine", Fix: forms[0]})
 				return true
 			})
 		}
+		return nil
 	},
 }
 

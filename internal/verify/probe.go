@@ -10,7 +10,7 @@ import (
 	"github.com/unflake/unflake/rewrite"
 )
 
-// The probe phase. A fix with a probe (rule.Fix.Probe: the wait it
+// The probe phase. A fix with a probe (rule.Hypothesis.Probe: the wait it
 // replaces removed, with nothing in its place) is right only when the
 // checks after the wait wait for a change: then a test fails in some run
 // with the probe. When the tests pass every run with it, the wait may

@@ -15,7 +15,7 @@ import (
 	"github.com/unflake/unflake/rule"
 )
 
-// holdsReason is the stub rule's rule.Fix.ProbeHolds.
+// holdsReason is the stub rule's rule.Hypothesis.ProbeHolds.
 const holdsReason = "the checks hold without waiting: the sleep may guard a check that nothing happens"
 
 // waitPoll is a test rule shaped like a wait for the asserted state: it
@@ -32,7 +32,7 @@ func waitRule(name string, probe bool) *rule.Rule {
 		Name:      name,
 		Doc:       "# " + name + ": a test rule\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
 		Prefilter: func(src []byte, _ rule.Values) bool { return strings.Contains(string(src), "wait(") },
-		Run: func(pass *rule.Pass) {
+		Run: func(pass *rule.Pass) error {
 			for _, f := range pass.Files {
 				ast.Inspect(f, func(n ast.Node) bool {
 					call, ok := n.(*ast.CallExpr)
@@ -42,17 +42,20 @@ func waitRule(name string, probe bool) *rule.Rule {
 					if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != "wait" {
 						return true
 					}
-					rename := func(name string) func() {
-						return func() { pass.Dst(call).(*dst.CallExpr).Fun.(*dst.Ident).Name = name }
+					rename := func(name string) func() error {
+						return func() error {
+							pass.Dst(call).(*dst.CallExpr).Fun.(*dst.Ident).Name = name
+							return nil
+						}
 					}
 					fix := &rule.Fix{
-						Message:  "poll for it",
-						Unproven: "only running tells whether the checks wait for a change",
-						Apply:    rename("poll"),
+						Message:    "poll for it",
+						Hypothesis: &rule.Hypothesis{Reason: "only running tells whether the checks wait for a change"},
+						Apply:      rename("poll"),
 					}
 					if probe {
-						fix.Probe = &rule.Fix{Message: "do not wait", Apply: rename("skip")}
-						fix.ProbeHolds = holdsReason
+						fix.Hypothesis.Probe = &rule.Fix{Message: "do not wait", Apply: rename("skip")}
+						fix.Hypothesis.ProbeHolds = holdsReason
 					}
 					pass.Report(rule.Diagnostic{
 						Pos: call.Pos(), End: call.End(),
@@ -62,6 +65,7 @@ func waitRule(name string, probe bool) *rule.Rule {
 					return true
 				})
 			}
+			return nil
 		},
 	}
 }
@@ -277,7 +281,7 @@ func TestNothing(t *testing.T) {
 // A retry with companions keeps the fixes the probe phase held back.
 func TestRunProbesWithCompanions(t *testing.T) {
 	dir := testmod.Write(t, companionModule)
-	nop := &rule.Rule{Name: "nop", Doc: waitPoll.Doc, Prefilter: func([]byte, rule.Values) bool { return false }, Run: func(*rule.Pass) {}}
+	nop := &rule.Rule{Name: "nop", Doc: waitPoll.Doc, Prefilter: func([]byte, rule.Values) bool { return false }, Run: func(*rule.Pass) error { return nil }}
 	withCompanion := &rule.Rule{Name: waitPoll.Name, Doc: waitPoll.Doc, Prefilter: waitPoll.Prefilter, Run: waitPoll.Run, Companions: []string{"nop"}}
 	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{withCompanion}, Env: testmod.GoEnv(t),
 		Lookup: func(name string) *rule.Rule {

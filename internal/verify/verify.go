@@ -25,7 +25,7 @@
 // test binary runs once with every kept fix, to catch fixes that break
 // another test.
 //
-// A fix with a probe (rule.Fix.Probe: the wait it replaces removed, with
+// A fix with a probe (rule.Hypothesis.Probe: the wait it replaces removed, with
 // nothing in its place) goes through a probe phase first: the engine
 // applies the probes instead of the fixes (rewrite.Decision.Probe), and
 // they are verified the same way, with the same runs before. A probe
@@ -34,7 +34,7 @@
 // change: its fix is then tried as usual. A probe whose tests pass every
 // run shows that they hold without waiting (the wait may guard a check
 // that nothing happens, which a poll would pass at once), and its fix is
-// held back with the rule's Fix.ProbeHolds and the evidence
+// held back with the rule's Hypothesis.ProbeHolds and the evidence
 // (revert.HoldsWithout); so is one whose probe could tell nothing (it
 // does not build, its test fails or skips before: revert.ProbeUntold).
 // Several probes in one test are bisected as fixes are, one round each.
@@ -107,7 +107,7 @@ type Verification struct {
 	Recorded int       // reverted fixes recorded at their site (//unflake:ignore)
 	NoRace   string    // why no run used the race detector, when none did
 
-	// Probed are the outcomes of the fixes' probes (rule.Fix.Probe), in
+	// Probed are the outcomes of the fixes' probes (rule.Hypothesis.Probe), in
 	// the order decided, and ProbeRounds the probe phase's rounds (not
 	// counted in Rounds).
 	Probed      []Probe
@@ -122,7 +122,7 @@ type Verification struct {
 type Held struct {
 	Site    rewrite.Site
 	Why     *rewrite.Revert
-	Variant int // the form of the fix that failed (rule.Fix.Alternatives)
+	Variant int // the form of the fix that failed (rule.Hypothesis.Alternatives)
 }
 
 // A Gain is what a rule's companions made possible in one package: fixes
@@ -156,7 +156,7 @@ type TestRun struct {
 
 // maxRounds bounds Run: each round reverts what failed and verifies again
 // the packages whose rewrite changed. A fix with further forms
-// (rule.Fix.Alternatives) adds a round for each: a form is tried only
+// (rule.Hypothesis.Alternatives) adds a round for each: a form is tried only
 // after the one before it failed. In the probe phase, which bounds its
 // rounds alike, a test with several probes adds a round for each: a
 // round takes back one probe that fails the test.
@@ -174,7 +174,7 @@ const maxRounds = 4
 // with the companions added, their fixes limited to those tests; the
 // Verification's Gains count what that made possible.
 //
-// A fix with a probe (rule.Fix.Probe) is first probed (probe.go): the
+// A fix with a probe (rule.Hypothesis.Probe) is first probed (probe.go): the
 // first engine run that applies such a fix not yet probed runs the probe
 // phase, and the fixes it holds back stay held in every later run, the
 // companions' included; the Verification's Probed lists the outcomes.

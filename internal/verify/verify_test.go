@@ -26,7 +26,7 @@ func callTwo(fn string) *rule.Rule {
 		Name:      fn + "two",
 		Doc:       "# " + fn + "two: a test rule\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
 		Prefilter: func(src []byte, _ rule.Values) bool { return strings.Contains(string(src), fn+"(1)") },
-		Run: func(pass *rule.Pass) {
+		Run: func(pass *rule.Pass) error {
 			for _, f := range pass.Files {
 				ast.Inspect(f, func(n ast.Node) bool {
 					call, ok := n.(*ast.CallExpr)
@@ -42,16 +42,18 @@ func callTwo(fn string) *rule.Rule {
 						Pos: call.Pos(), End: call.End(),
 						Message: "calls " + fn + " with one",
 						Fix: &rule.Fix{
-							Message:  "call it with two",
-							Unproven: "the analysis cannot tell whether the value matters",
-							Apply: func() {
+							Message:    "call it with two",
+							Hypothesis: &rule.Hypothesis{Reason: "the analysis cannot tell whether the value matters"},
+							Apply: func() error {
 								pass.Dst(call).(*dst.CallExpr).Args[0] = &dst.BasicLit{Kind: token.INT, Value: "2"}
+								return nil
 							},
 						},
 					})
 					return true
 				})
 			}
+			return nil
 		},
 	}
 }

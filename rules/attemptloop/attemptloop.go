@@ -2,8 +2,6 @@ package attemptloop
 
 import (
 	_ "embed"
-	"errors"
-	"flag"
 	"fmt"
 	"go/ast"
 	"go/types"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/unflake/unflake/internal/handover"
 	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/internal/polls"
 	"github.com/unflake/unflake/rule"
 )
 
@@ -24,59 +23,10 @@ var Rule = &rule.Rule{
 	Name:      "attemptloop",
 	Doc:       doc,
 	Default:   true,
-	Flags:     newFlags(),
+	Flags:     rule.Flags("attemptloop", polls.Timeout),
 	Prefilter: prefilter,
 	Run:       run,
-}
-
-// defaultPollTimeout is the least budget a rewritten poll gets.
-const defaultPollTimeout = 10 * time.Second
-
-const pollTimeoutFlag = "poll-timeout"
-
-func newFlags() (fs flag.FlagSet) {
-	fs.Init("attemptloop", flag.ContinueOnError)
-	d := durationValue(defaultPollTimeout)
-	fs.Var(&d, pollTimeoutFlag, "the least time a rewritten poll waits for its condition")
-	return fs
-}
-
-// durationValue is a flag.Value holding a duration greater than zero.
-// (Named like the flag package's own values, so help text calls it a
-// duration.)
-type durationValue time.Duration
-
-func (d *durationValue) String() string { return time.Duration(*d).String() }
-func (d *durationValue) Get() any       { return time.Duration(*d) }
-
-func (d *durationValue) Set(s string) error {
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return err
-	}
-	if v <= 0 {
-		return errors.New("must be greater than zero")
-	}
-	*d = durationValue(v)
-	return nil
-}
-
-// pollTimeout reads the --poll-timeout option of the run.
-func pollTimeout(pass *rule.Pass) time.Duration {
-	if d := pass.Duration(pollTimeoutFlag); d > 0 {
-		return d
-	}
-	return defaultPollTimeout
-}
-
-// PollTimeout returns the run's --poll-timeout: the least budget of a
-// poll a rule writes. Other rules that write polls (waitfor) share it, so
-// one option bounds every poll unflake writes.
-func PollTimeout(opts rule.Options) time.Duration {
-	if d := opts.For(Rule).Duration(pollTimeoutFlag); d > 0 {
-		return d
-	}
-	return defaultPollTimeout
+	Requires:  []*rule.Analysis{handover.Analysis},
 }
 
 // prefilter: a file that waits through the time package names it in an
@@ -85,9 +35,9 @@ func prefilter(src []byte, _ rule.Values) bool {
 	return rule.ContainsAny(src, `"time"`, "`time`") && rule.ContainsAny(src, "Sleep", "After")
 }
 
-func run(pass *rule.Pass) {
-	timeout := pollTimeout(pass)
-	hands := handover.New(pass.TypesInfo, pass.Fset, pass.AllFiles)
+func run(pass *rule.Pass) error {
+	timeout := polls.Timeout.Get(pass)
+	hands := handover.Of(pass)
 	bubbled := newBubbles(pass.TypesInfo, pass.AllFiles)
 	for _, f := range pass.Files {
 		name := pass.Fset.File(f.Pos()).Name()
@@ -103,6 +53,7 @@ func run(pass *rule.Pass) {
 			return true
 		})
 	}
+	return nil
 }
 
 // checker checks the loops of one file.

@@ -4,33 +4,34 @@ import (
 	"testing"
 	"time"
 
+	"github.com/unflake/unflake/internal/polls"
 	"github.com/unflake/unflake/rule"
 )
 
 func TestPollTimeoutFlag(t *testing.T) {
-	r := &rule.Rule{Name: "attemptloop", Flags: newFlags()}
+	r := Rule
 	pass := &rule.Pass{Rule: r}
-	if got := pollTimeout(pass); got != defaultPollTimeout {
-		t.Errorf("default poll timeout = %v, want %v", got, defaultPollTimeout)
+	if got := polls.Timeout.Get(pass); got != polls.DefaultTimeout {
+		t.Errorf("default poll timeout = %v, want %v", got, polls.DefaultTimeout)
 	}
-	if err := pass.Options.Set(r, pollTimeoutFlag, "1500ms"); err != nil {
+	if err := pass.Options.Set(r, polls.Timeout.Name(), "1500ms"); err != nil {
 		t.Fatal(err)
 	}
-	if got := pollTimeout(pass); got != 1500*time.Millisecond {
+	if got := polls.Timeout.Get(pass); got != 1500*time.Millisecond {
 		t.Errorf("poll timeout after -poll-timeout=1500ms = %v", got)
 	}
 	for _, bad := range []string{"0s", "-1s", "soon"} {
 		var opts rule.Options
-		if err := opts.Set(r, pollTimeoutFlag, bad); err == nil {
+		if err := opts.Set(r, polls.Timeout.Name(), bad); err == nil {
 			t.Errorf("-poll-timeout=%s is accepted", bad)
 		}
 	}
 	// A run's value leaves the declaration alone: another run, and the
 	// declared default, still see 10s.
-	if got := (&rule.Pass{Rule: r}).Duration(pollTimeoutFlag); got != defaultPollTimeout {
+	if got := polls.Timeout.Get(&rule.Pass{Rule: r}); got != polls.DefaultTimeout {
 		t.Errorf("another run: %v", got)
 	}
-	if f := r.Flags.Lookup(pollTimeoutFlag); f.Value.String() != f.DefValue {
+	if f := r.Flags.Lookup(polls.Timeout.Name()); f.Value.String() != f.DefValue {
 		t.Errorf("the declaration changed: %s, declared %s", f.Value, f.DefValue)
 	}
 }

@@ -145,7 +145,7 @@ func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string)
 			deletes = append(deletes, s.Key)
 		}
 	}
-	apply := func() {
+	apply := func() error {
 		var budgetExpr dst.Expr
 		if budget != 0 {
 			budgetExpr = match.DurationExpr(budget)
@@ -155,7 +155,7 @@ func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string)
 				Args: []dst.Expr{match.DurationExpr(c.timeout), c.product(l, n, constCount, sum, others)},
 			}
 		}
-		c.rewrite(l, name, budgetExpr, keep)
+		return c.rewrite(l, name, budgetExpr, keep)
 	}
 	return &rule.Fix{Message: msg, Apply: apply, Deletes: deletes}, ""
 }

@@ -109,7 +109,7 @@ func (c *checker) clone(e ast.Expr) dst.Expr {
 //	for i, deadline := 0, time.Now().Add(budget); time.Now().Before(deadline); i++ {
 //
 // and its body stays as it is.
-func (c *checker) rewrite(l *loop, name string, budget dst.Expr, keep bool) {
+func (c *checker) rewrite(l *loop, name string, budget dst.Expr, keep bool) error {
 	now := func() dst.Expr { return &dst.CallExpr{Fun: &dst.Ident{Path: "time", Name: "Now"}} }
 	start := &dst.CallExpr{Fun: &dst.SelectorExpr{X: now(), Sel: dst.NewIdent("Add")}, Args: []dst.Expr{budget}}
 	cond := &dst.CallExpr{Fun: &dst.SelectorExpr{X: now(), Sel: dst.NewIdent("Before")}, Args: []dst.Expr{dst.NewIdent(name)}}
@@ -145,12 +145,13 @@ func (c *checker) rewrite(l *loop, name string, budget dst.Expr, keep bool) {
 		f.Decs.For = s.Decs.For
 		f.Decs.Init = append(append(append(f.Decs.Init, s.Decs.Key...), s.Decs.Value...), s.Decs.Range...)
 		f.Decs.Cond = s.Decs.X
-		replaceStmt(c.pass.Dst(l.parent), s, f)
+		return replaceStmt(c.pass.Dst(l.parent), s, f)
 	}
+	return nil
 }
 
 // replaceStmt replaces old by new in parent, a node holding statements.
-func replaceStmt(parent dst.Node, old, new dst.Stmt) {
+func replaceStmt(parent dst.Node, old, new dst.Stmt) error {
 	replace := func(list []dst.Stmt) {
 		for i, s := range list {
 			if s == old {
@@ -168,6 +169,7 @@ func replaceStmt(parent dst.Node, old, new dst.Stmt) {
 	case *dst.CommClause:
 		replace(p.Body)
 	default:
-		panic(fmt.Sprintf("attemptloop: a loop inside %T", parent))
+		return fmt.Errorf("a loop inside %T", parent)
 	}
+	return nil
 }

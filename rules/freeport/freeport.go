@@ -60,7 +60,7 @@ type checker struct {
 	listens  map[listenKey]bool   // a function's listen sites, by port
 }
 
-func run(pass *rule.Pass) {
+func run(pass *rule.Pass) error {
 	c := &checker{pass: pass, info: pass.TypesInfo}
 	for _, f := range pass.Files {
 		name := pass.Fset.File(f.Pos()).Name()
@@ -76,6 +76,7 @@ func run(pass *rule.Pass) {
 	for _, s := range c.sites {
 		c.report(s)
 	}
+	return nil
 }
 
 // findSites records the fixed-port listens of fd.
@@ -309,7 +310,7 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 	}
 	return &rule.Fix{
 		Message: msg,
-		Apply: func() {
+		Apply: func() error {
 			lit := &dst.BasicLit{Kind: token.STRING, Value: strconv.Quote(newAddr)}
 			repl := map[dst.Node]dst.Node{c.pass.Dst(s.arg): lit}
 			for _, e := range edits {
@@ -336,6 +337,7 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 				}
 				return true
 			}, nil)
+			return nil
 		},
 	}, ""
 }

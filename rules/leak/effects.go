@@ -8,6 +8,7 @@ import (
 	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // What the effect summaries of functions of other packages tell the rule.
@@ -15,7 +16,7 @@ import (
 // summaryOf returns the effect summary of fn, a package function or a
 // method of a concrete type declared outside the package and outside the
 // standard library, or nil when unknown.
-func (c *checker) summaryOf(fn *types.Func) *effects.Summary {
+func (c *checker) summaryOf(fn *types.Func) *effect.Summary {
 	if fn == nil || fn.Pkg() == nil || fn.Pkg() == c.pass.Pkg || match.IsStd(fn.Pkg().Path()) {
 		return nil
 	}
@@ -35,7 +36,7 @@ func (c *checker) startedBy(s *site) bool {
 		return false
 	}
 	for _, e := range sum.Effects {
-		if e.Kind == effects.GoroutineEnds && e.Ends == s.lc.method && (e.Type == "" || e.Type == effects.TypeKey(s.v.Type())) {
+		if e.Kind == effect.GoroutineEnds && e.Ends == s.lc.method && (e.Type == "" || e.Type == effects.TypeKey(s.v.Type())) {
 			return true
 		}
 	}
@@ -74,7 +75,7 @@ func (c *checker) unstoppableOther(v *types.Var, id *ast.Ident, fn *types.Func) 
 		return
 	}
 	for _, e := range sum.Effects {
-		if e.Kind != effects.GoroutineForever || len(e.Via) > 2 {
+		if e.Kind != effect.GoroutineForever || len(e.Via) > 2 {
 			continue
 		}
 		c.pass.Report(rule.Diagnostic{

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/ruletest"
+	"github.com/unflake/unflake/rule/effect"
 	"github.com/unflake/unflake/rules/leak"
 )
 
@@ -49,14 +49,14 @@ func TestX(t *testing.T) {
 
 func TestEffects(t *testing.T) {
 	src := ruletest.Summaries{
-		"example.com/m/lib.NewServer":     {Effects: []effects.Effect{{Kind: effects.GoroutineEnds, Via: []string{"lib.NewServer"}, What: "starts a goroutine that Close of the Server it returns ends", Ends: "Close"}}},
+		"example.com/m/lib.NewServer":     {Effects: []effect.Effect{{Kind: effect.GoroutineEnds, Via: []string{"lib.NewServer"}, What: "starts a goroutine that Close of the Server it returns ends", Ends: "Close"}}},
 		"example.com/m/lib.NewIdle":       {},
-		"example.com/m/lib.StartReporter": {Effects: []effects.Effect{{Kind: effects.GoroutineForever, Via: []string{"lib.StartReporter", "lib.loop"}, What: "starts a goroutine that never ends"}}},
+		"example.com/m/lib.StartReporter": {Effects: []effect.Effect{{Kind: effect.GoroutineForever, Via: []string{"lib.StartReporter", "lib.loop"}, What: "starts a goroutine that never ends"}}},
 		"example.com/m/lib.NewReporter":   {},
 		// A goroutine that runs a function value may well end: a summary
 		// that could not follow a call proves no leak.
-		"example.com/m/lib.RunAll": {Effects: []effects.Effect{{Kind: effects.GoroutineForever, Via: []string{"lib.RunAll", "lib.group.Go"}, What: "starts a goroutine that never ends"}}, Opaque: "calls the function value f"},
-		"example.com/m/lib.Deep":   {Effects: []effects.Effect{{Kind: effects.GoroutineForever, Via: []string{"lib.Deep", "lib.a", "lib.b"}, What: "starts a goroutine that never ends"}}},
+		"example.com/m/lib.RunAll": {Effects: []effect.Effect{{Kind: effect.GoroutineForever, Via: []string{"lib.RunAll", "lib.group.Go"}, What: "starts a goroutine that never ends"}}, Opaque: "calls the function value f"},
+		"example.com/m/lib.Deep":   {Effects: []effect.Effect{{Kind: effect.GoroutineForever, Via: []string{"lib.Deep", "lib.a", "lib.b"}, What: "starts a goroutine that never ends"}}},
 	}
 	for _, tc := range []struct {
 		name, body string
@@ -76,8 +76,8 @@ func TestEffects(t *testing.T) {
 				outcome := "fixed"
 				if d.Fix == nil {
 					outcome = "not fixed: " + d.NotFixed
-				} else if d.Fix.Unproven != "" {
-					outcome = "unproven: " + d.Fix.Unproven
+				} else if d.Fix.Unproven() != "" {
+					outcome = "unproven: " + d.Fix.Unproven()
 				}
 				got = append(got, d.Message+" | "+outcome)
 			}
@@ -96,8 +96,8 @@ func TestEffects(t *testing.T) {
 	// Without summaries: the server is taken for one not running, and the
 	// reporter is not judged.
 	for _, body := range []string{"s := lib.NewServer()\n\tt.Log(s)", "r := lib.StartReporter()\n\tt.Log(r)"} {
-		if diags := ruletest.Run(t, leak.Rule, effects.None, lib, test(body)); len(diags) != 0 {
-			t.Errorf("with effects.None, %q: %+v", body, diags)
+		if diags := ruletest.Run(t, leak.Rule, effect.None, lib, test(body)); len(diags) != 0 {
+			t.Errorf("with effect.None, %q: %+v", body, diags)
 		}
 	}
 }

@@ -425,10 +425,10 @@ func (c *checker) joinFix(g *ast.GoStmt, lit *ast.FuncLit, owner ast.Node, body 
 	wgGo := c.pass.FileUsesGo(c.file, "go1.25")
 	return &rule.Fix{
 		Message: fmt.Sprintf("wait for it at cleanup with a sync.WaitGroup (it ends when %s)", endPhrase(end)),
-		Apply: func() {
+		Apply: func() error {
 			list := match.DstStmtList(c.pass.Dst(owner))
 			if list == nil {
-				return
+				return nil
 			}
 			dg := c.pass.Dst(g).(*dst.GoStmt)
 			dlit := c.pass.Dst(lit).(*dst.FuncLit)
@@ -460,9 +460,10 @@ func (c *checker) joinFix(g *ast.GoStmt, lit *ast.FuncLit, owner ast.Node, body 
 					out = append(out, repl...)
 					out = append(out, (*list)[i+1:]...)
 					*list = out
-					return
+					return nil
 				}
 			}
+			return nil
 		},
 	}
 }

@@ -21,6 +21,7 @@ var Rule = &rule.Rule{
 	Default:   true,
 	Prefilter: prefilter,
 	Run:       run,
+	Requires:  []*rule.Analysis{match.Decls},
 }
 
 // A leak needs something started in the file: a go statement, or a
@@ -72,11 +73,11 @@ func mentions(f *ast.File) bool {
 	return found
 }
 
-func run(pass *rule.Pass) {
+func run(pass *rule.Pass) error {
 	c := &checker{
 		pass:   pass,
 		info:   pass.TypesInfo,
-		decls:  match.FuncDecls(pass.TypesInfo, pass.AllFiles),
+		decls:  match.DeclsOf(pass),
 		sums:   map[*types.Func]*summary{},
 		others: map[*types.Func]token.Pos{},
 	}
@@ -99,6 +100,7 @@ func run(pass *rule.Pass) {
 			c.goroutines(fd)
 		}
 	}
+	return nil
 }
 
 // checker checks the tests of one package.

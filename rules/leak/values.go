@@ -222,8 +222,8 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 		switch {
 		case notFixed != "":
 			fix, why = nil, notFixed
-		case unproven != "" && fix.Unproven == "":
-			fix.Unproven = unproven
+		case unproven != "" && fix.Hypothesis == nil:
+			fix.Hypothesis = rule.Unproven(unproven)
 		}
 	}
 	if fix == nil {
@@ -439,14 +439,14 @@ func (c *checker) cleanupFix(s *site) (*rule.Fix, string) {
 		}
 	}
 	return &rule.Fix{
-		Unproven: unproven,
-		Message:  fmt.Sprintf("%s with %s right after it is created", endVerb(s.lc.method), how),
-		Apply: func() {
+		Hypothesis: rule.Unproven(unproven),
+		Message:    fmt.Sprintf("%s with %s right after it is created", endVerb(s.lc.method), how),
+		Apply: func() error {
 			stmt := c.endStmt(s, t)
 			owner := c.pass.Dst(s.owner)
 			list := match.DstStmtList(owner)
 			if list == nil {
-				return
+				return nil
 			}
 			after := c.pass.Dst(s.list[at]).(dst.Stmt)
 			for i, st := range *list {
@@ -459,9 +459,10 @@ func (c *checker) cleanupFix(s *site) (*rule.Fix, string) {
 					stmt.Decorations().After = after.Decorations().After
 					after.Decorations().After = dst.NewLine
 					*list = append((*list)[:i+1], append([]dst.Stmt{stmt}, (*list)[i+1:]...)...)
-					return
+					return nil
 				}
 			}
+			return nil
 		},
 	}, ""
 }

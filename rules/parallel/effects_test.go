@@ -3,8 +3,8 @@ package parallel_test
 import (
 	"testing"
 
-	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/ruletest"
+	"github.com/unflake/unflake/rule/effect"
 	"github.com/unflake/unflake/rules/parallel"
 )
 
@@ -41,8 +41,8 @@ func TestEffects(t *testing.T) {
 	src := ruletest.Summaries{
 		"example.com/m/lib.Pure":      {},
 		"example.com/m/lib.Cache.Get": {},
-		"example.com/m/lib.Configure": {Effects: []effects.Effect{{Kind: effects.WritesGlobal, Via: []string{"lib.Configure", "lib.set"}, What: "writes the package-level variable lib.level"}}},
-		"example.com/m/lib.Dial":      {Effects: []effects.Effect{{Kind: effects.Network, Via: []string{"lib.Dial"}, What: "uses the real network (net.Dial)"}}},
+		"example.com/m/lib.Configure": {Effects: []effect.Effect{{Kind: effect.WritesGlobal, Via: []string{"lib.Configure", "lib.set"}, What: "writes the package-level variable lib.level"}}},
+		"example.com/m/lib.Dial":      {Effects: []effect.Effect{{Kind: effect.Network, Via: []string{"lib.Dial"}, What: "uses the real network (net.Dial)"}}},
 		"example.com/m/lib.Hook":      {Opaque: "calls the function value h"},
 	}
 	for _, tc := range []struct {
@@ -76,7 +76,7 @@ func TestEffects(t *testing.T) {
 	}
 	// Without summaries, the rule says nothing about a test that calls
 	// into another package, as before.
-	if diags := ruletest.Run(t, parallel.Rule, effects.None, lib, test("_ = lib.Pure()")); len(diags) != 0 {
-		t.Errorf("with effects.None: %+v", diags)
+	if diags := ruletest.Run(t, parallel.Rule, effect.None, lib, test("_ = lib.Pure()")); len(diags) != 0 {
+		t.Errorf("with effect.None: %+v", diags)
 	}
 }

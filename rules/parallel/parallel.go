@@ -9,9 +9,9 @@ import (
 
 	"github.com/dave/dst"
 
-	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 //go:embed doc.md
@@ -27,6 +27,10 @@ var Rule = &rule.Rule{
 	Default:   false,
 	Prefilter: prefilter,
 	Run:       run,
+	Requires:  []*rule.Analysis{match.Decls},
+	// setenv runs first: its removals can leave a test free to run in
+	// parallel.
+	After: []string{"setenv"},
 }
 
 // prefilter: the rule reports only on test functions.
@@ -52,12 +56,12 @@ var osReads = []string{"Getenv", "LookupEnv", "Environ", "Getwd", "Getpid", "Get
 // process-wide environment or working directory.
 var osWrites = []string{"Setenv", "Unsetenv", "Clearenv", "Chdir"}
 
-func run(pass *rule.Pass) {
+func run(pass *rule.Pass) error {
 	c := &checker{
 		pass:  pass,
 		info:  pass.TypesInfo,
-		decls: match.FuncDecls(pass.TypesInfo, pass.AllFiles),
-		memo:  map[*types.Func]*effect{},
+		decls: match.DeclsOf(pass),
+		memo:  map[*types.Func]*obstacle{},
 	}
 	for _, f := range pass.Files {
 		name := pass.Fset.File(f.Pos()).Name()
@@ -70,6 +74,7 @@ func run(pass *rule.Pass) {
 			}
 		}
 	}
+	return nil
 }
 
 // checker checks the tests of one package.
@@ -77,13 +82,13 @@ type checker struct {
 	pass  *rule.Pass
 	info  *types.Info
 	decls map[*types.Func]*ast.FuncDecl
-	memo  map[*types.Func]*effect // nil while a function is being followed
+	memo  map[*types.Func]*obstacle // nil while a function is being followed
 }
 
-// An effect is what makes a function unfit to run in parallel: a change
+// An obstacle is what makes a function unfit to run in parallel: a change
 // to process-wide state (state), or a call the analysis cannot follow
 // (unseen). Each is a phrase completing "the test ...".
-type effect struct {
+type obstacle struct {
 	state  string
 	unseen string
 }
@@ -167,8 +172,8 @@ func (c *checker) callsSetenv(body *ast.BlockStmt) bool {
 // functions it calls, transitively, or else the first call it cannot
 // follow. test is true for a test body (where t.Parallel of a subtest is
 // fine) and false for a function it calls.
-func (c *checker) effects(root ast.Node, test bool) *effect {
-	eff := &effect{}
+func (c *checker) effects(root ast.Node, test bool) *obstacle {
+	eff := &obstacle{}
 	var written *types.Var
 	n := match.ModifiesFunc(c.info, root, func(v *types.Var) bool {
 		if match.IsPackageLevel(v) {
@@ -228,7 +233,7 @@ func (c *checker) dynamic(call *ast.CallExpr) bool {
 
 // use records in eff the effect of using (calling or taking the value of)
 // fn.
-func (c *checker) use(eff *effect, fn *types.Func, test bool) {
+func (c *checker) use(eff *obstacle, fn *types.Func, test bool) {
 	fn = fn.Origin()
 	sig := fn.Type().(*types.Signature)
 	if fn.Pkg() == nil {
@@ -291,13 +296,13 @@ func (c *checker) use(eff *effect, fn *types.Func, test bool) {
 // cgo and package-level channels or timers are shared in ways the
 // analysis cannot judge, as the standard library's are; goroutines and
 // timers of its own are no shared state.
-func summary(eff *effect, name string, s *effects.Summary) {
+func summary(eff *obstacle, name string, s *effect.Summary) {
 	for _, e := range s.Effects {
 		switch e.Kind {
-		case effects.WritesEnv, effects.WritesWd, effects.WritesGlobal, effects.Signal:
+		case effect.WritesEnv, effect.WritesWd, effect.WritesGlobal, effect.Signal:
 			eff.state = "calls " + e.Why() + "; every test shares it"
 			return
-		case effects.Network, effects.Process, effects.Syscall, effects.Cgo, effects.SharedSync:
+		case effect.Network, effect.Process, effect.Syscall, effect.Cgo, effect.SharedSync:
 			if eff.unseen == "" {
 				eff.unseen = "calls " + e.Why()
 			}
@@ -310,13 +315,13 @@ func summary(eff *effect, name string, s *effects.Summary) {
 
 // funcEffects returns the effects of the package function fn, or nil while
 // it is being followed (a recursive call adds nothing).
-func (c *checker) funcEffects(fn *types.Func) *effect {
+func (c *checker) funcEffects(fn *types.Func) *obstacle {
 	if e, ok := c.memo[fn]; ok {
 		return e
 	}
 	fd := c.decls[fn]
 	if fd == nil || fd.Body == nil {
-		return &effect{unseen: "has no body the analysis can see"}
+		return &obstacle{unseen: "has no body the analysis can see"}
 	}
 	c.memo[fn] = nil
 	e := c.effects(fd.Body, false)
@@ -328,12 +333,13 @@ func (c *checker) funcEffects(fn *types.Func) *effect {
 func (c *checker) fix(fd *ast.FuncDecl, t string) *rule.Fix {
 	return &rule.Fix{
 		Message: "add t.Parallel() as the test's first statement",
-		Apply: func() {
+		Apply: func() error {
 			body := c.pass.Dst(fd).(*dst.FuncDecl).Body
 			stmt := &dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Parallel")}}}
 			stmt.Decs.Before = dst.NewLine
 			stmt.Decs.After = dst.EmptyLine
 			body.List = append([]dst.Stmt{stmt}, body.List...)
+			return nil
 		},
 	}
 }

@@ -32,7 +32,7 @@ func (c *checker) fix(s *site, n *notify, t string) *rule.Fix {
 	return &rule.Fix{
 		Message: "wait for the child to say its signal handler is installed instead of sleeping",
 		Deletes: deletes,
-		Apply: func() {
+		Apply: func() error {
 			// The parent: the pipe and the variable before Start.
 			var before []dst.Stmt
 			pipe := &dst.AssignStmt{
@@ -116,6 +116,7 @@ func (c *checker) fix(s *site, n *notify, t string) *rule.Fix {
 			if !childDone {
 				c.insertChild(n)
 			}
+			return nil
 		},
 	}
 }

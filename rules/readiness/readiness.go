@@ -28,6 +28,7 @@ var Rule = &rule.Rule{
 	Default:   true,
 	Prefilter: prefilter,
 	Run:       run,
+	Requires:  []*rule.Analysis{handover.Analysis, match.Decls},
 }
 
 // prefilter: the rule matches only cmd.Process.Signal and cmd.Process.Kill
@@ -43,13 +44,13 @@ const envVar = "UNFLAKE_READY_FD"
 // package functions from the helper test.
 const maxDepth = 4
 
-func run(pass *rule.Pass) {
+func run(pass *rule.Pass) error {
 	c := &checker{
 		pass:     pass,
 		info:     pass.TypesInfo,
-		decls:    match.FuncDecls(pass.TypesInfo, pass.AllFiles),
+		decls:    match.DeclsOf(pass),
 		inserted: map[dst.Stmt]bool{},
-		hands:    handover.New(pass.TypesInfo, pass.Fset, pass.AllFiles),
+		hands:    handover.Of(pass),
 	}
 	for _, f := range pass.Files {
 		if !strings.HasSuffix(pass.Fset.File(f.Pos()).Name(), "_test.go") || ast.IsGenerated(f) {
@@ -70,6 +71,7 @@ func run(pass *rule.Pass) {
 			})
 		}
 	}
+	return nil
 }
 
 // checker checks the functions of one package.

@@ -2,6 +2,7 @@ package setenv
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -26,6 +27,7 @@ var Rule = &rule.Rule{
 	Default:   true,
 	Prefilter: prefilter,
 	Run:       run,
+	Requires:  []*rule.Analysis{match.Decls},
 }
 
 // prefilter: a clear calls Setenv.
@@ -33,11 +35,11 @@ func prefilter(src []byte, _ rule.Values) bool {
 	return rule.ContainsAny(src, "Setenv")
 }
 
-func run(pass *rule.Pass) {
+func run(pass *rule.Pass) error {
 	c := &checker{
 		pass:  pass,
 		info:  pass.TypesInfo,
-		decls: match.FuncDecls(pass.TypesInfo, pass.AllFiles),
+		decls: match.DeclsOf(pass),
 		memo:  map[*types.Func][]envWrite{},
 	}
 	c.sealed, c.hasMain = c.seal()
@@ -52,6 +54,7 @@ func run(pass *rule.Pass) {
 			}
 		}
 	}
+	return nil
 }
 
 // checker checks the functions of one package.
@@ -172,7 +175,7 @@ func (c *checker) checkFunc(file *ast.File, fd *ast.FuncDecl) {
 			d.NotFixed = r.why
 		} else {
 			d.Fix = c.fix(r.cl, i == last)
-			d.Fix.Unproven = r.unproven
+			d.Fix.Hypothesis = rule.Unproven(r.unproven)
 		}
 		c.pass.Report(d)
 	}
@@ -246,11 +249,12 @@ func (c *checker) fix(cl *clear, last bool) *rule.Fix {
 		Message: msg,
 		// The comments next to the clear are about it: they may go with it.
 		Deletes: append([]ast.Node{cl.stmt}, match.AdjacentComments(cl.file, cl.parent, cl.stmt)...),
-		Apply: func() {
+		Apply: func() error {
 			stmt := c.pass.Dst(cl.stmt).(*dst.ExprStmt)
 			if !match.DeleteStmt(c.pass.Dst(cl.parent), stmt) {
-				panic("setenv: the clear is not in its parent's statement list")
+				return errors.New("the clear is not in its parent's statement list")
 			}
+			return nil
 		},
 	}
 }

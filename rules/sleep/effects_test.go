@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/ruletest"
 	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rule/effect"
 	"github.com/unflake/unflake/rules/sleep"
 )
 
@@ -65,27 +65,27 @@ func TestX(t *testing.T) {
 `}}
 }
 
-func sum(effs ...effects.Effect) *effects.Summary { return &effects.Summary{Effects: effs} }
+func sum(effs ...effect.Effect) *effect.Summary { return &effect.Summary{Effects: effs} }
 
-var forever = effects.Effect{Kind: effects.GoroutineForever, Via: []string{"lib.Start", "lib.loop"}, What: "starts a goroutine that never ends"}
+var forever = effect.Effect{Kind: effect.GoroutineForever, Via: []string{"lib.Start", "lib.loop"}, What: "starts a goroutine that never ends"}
 
 func TestEffects(t *testing.T) {
 	src := ruletest.Summaries{
 		"example.com/m/lib.Cache.Get":   sum(),
 		"example.com/m/lib.Start":       sum(forever),
-		"example.com/m/lib.Dial":        sum(effects.Effect{Kind: effects.Network, Via: []string{"lib.Dial"}, What: "uses the real network (net.Dial)"}),
-		"example.com/m/lib.New":         sum(effects.Effect{Kind: effects.GoroutineEnds, Via: []string{"lib.New"}, What: "starts a goroutine that Close of the Cache it returns ends", Ends: "Close", Type: "example.com/m/lib.Cache"}),
+		"example.com/m/lib.Dial":        sum(effect.Effect{Kind: effect.Network, Via: []string{"lib.Dial"}, What: "uses the real network (net.Dial)"}),
+		"example.com/m/lib.New":         sum(effect.Effect{Kind: effect.GoroutineEnds, Via: []string{"lib.New"}, What: "starts a goroutine that Close of the Cache it returns ends", Ends: "Close", Type: "example.com/m/lib.Cache"}),
 		"example.com/m/lib.Hook":        {Opaque: "calls the function value h"},
 		"example.com/m/lib.Cache.Close": sum(),
 		"example.com/m/lib.Cache.Stop":  sum(),
-		"example.com/m/lib.Cache.Start": sum(effects.Effect{Kind: effects.GoroutineEnds, Via: []string{"lib.Cache.Start"}, What: "starts a goroutine that Stop of the Cache ends", Ends: "Stop", Type: "example.com/m/lib.Cache"}),
+		"example.com/m/lib.Cache.Start": sum(effect.Effect{Kind: effect.GoroutineEnds, Via: []string{"lib.Cache.Start"}, What: "starts a goroutine that Stop of the Cache ends", Ends: "Stop", Type: "example.com/m/lib.Cache"}),
 		// NewOther's goroutines end by Close of another type than the
 		// one it returns: the test's Close does not end them.
-		"example.com/m/lib.NewOther": sum(effects.Effect{Kind: effects.GoroutineEnds, Via: []string{"lib.NewOther"}, What: "starts a goroutine that Close of the Pool it returns ends", Ends: "Close", Type: "example.com/m/lib.Pool"}),
-		"example.com/m/lib.Fetch":    sum(effects.Effect{Kind: effects.Network, Via: []string{"lib.Fetch", "lib.body", "lib.copy", "net.TCPConn.ReadFrom"}, What: "uses the real network"}),
-		"example.com/m/lib.Tick":     sum(effects.Effect{Kind: effects.SharedSync, Via: []string{"lib.Tick"}, What: "uses the package-level channel lib.ticks"}),
-		"example.com/m/lib.Wait":     sum(effects.Effect{Kind: effects.Timer, Via: []string{"lib.Wait", "time.Sleep"}, What: "sleeps on the real clock"}),
-		"example.com/m/lib.Spin": {Spin: &effects.Effect{Kind: effects.Spins, Via: []string{"lib.Spin", "lib.until"},
+		"example.com/m/lib.NewOther": sum(effect.Effect{Kind: effect.GoroutineEnds, Via: []string{"lib.NewOther"}, What: "starts a goroutine that Close of the Pool it returns ends", Ends: "Close", Type: "example.com/m/lib.Pool"}),
+		"example.com/m/lib.Fetch":    sum(effect.Effect{Kind: effect.Network, Via: []string{"lib.Fetch", "lib.body", "lib.copy", "net.TCPConn.ReadFrom"}, What: "uses the real network"}),
+		"example.com/m/lib.Tick":     sum(effect.Effect{Kind: effect.SharedSync, Via: []string{"lib.Tick"}, What: "uses the package-level channel lib.ticks"}),
+		"example.com/m/lib.Wait":     sum(effect.Effect{Kind: effect.Timer, Via: []string{"lib.Wait", "time.Sleep"}, What: "sleeps on the real clock"}),
+		"example.com/m/lib.Spin": {Spin: &effect.Effect{Kind: effect.Spins, Via: []string{"lib.Spin", "lib.until"},
 			What: "spins on the real clock in a loop that never blocks (lib.go:12)"}},
 		"example.com/m/lib.Own":    {RunsBubble: true},
 		"example.com/m/lib.Bubble": {RunsBubble: true, Bubbles: []int{1}},
@@ -142,9 +142,9 @@ func TestEffects(t *testing.T) {
 	}
 	// Without summaries, a call into another package is unknown, as it
 	// always was.
-	diags := ruletest.Run(t, sleep.Rule, effects.None, lib, test("_ = (&lib.Cache{}).Get()"))
+	diags := ruletest.Run(t, sleep.Rule, effect.None, lib, test("_ = (&lib.Cache{}).Get()"))
 	if len(diags) != 1 || !matches(outcome(diags[0]), "unproven: the test calls lib.Cache.Get, whose code the analysis cannot see") {
-		t.Errorf("with effects.None: %+v", diags)
+		t.Errorf("with effect.None: %+v", diags)
 	}
 }
 
@@ -152,8 +152,8 @@ func outcome(d rule.Diagnostic) string {
 	switch {
 	case d.Fix == nil:
 		return "not fixed: " + d.NotFixed
-	case d.Fix.Unproven != "":
-		return "unproven: " + d.Fix.Unproven
+	case d.Fix.Unproven() != "":
+		return "unproven: " + d.Fix.Unproven()
 	}
 	return "fixed"
 }

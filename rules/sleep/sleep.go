@@ -29,7 +29,11 @@ var Rule = &rule.Rule{
 	// A bubble ends only when every goroutine in it has: leak's
 	// cleanups and joins are what let many tests end.
 	Companions: []string{"leak"},
-	Run:        run,
+	// leak runs first: a test that ends what it starts is one a bubble
+	// can hold, and under --verify both fixes are tried together.
+	After:    []string{"leak"},
+	Run:      run,
+	Requires: []*rule.Analysis{bubble.Scan, handover.Analysis},
 }
 
 // prefilter: a file that sleeps names Sleep or After.
@@ -57,18 +61,19 @@ type analysis struct {
 	handover *handover.Finder
 }
 
-func run(pass *rule.Pass) {
+func run(pass *rule.Pass) error {
 	a := &analysis{Analysis: bubble.New(pass), pass: pass, info: pass.TypesInfo}
 	sites := a.sites()
 	if len(sites) == 0 {
-		return
+		return nil
 	}
 	a.Analyze()
-	a.handover = handover.New(pass.TypesInfo, pass.Fset, pass.AllFiles)
+	a.handover = handover.Of(pass)
 	wrapped := map[*bubble.Target]bool{} // targets already wrapped by an applied fix
 	for _, s := range sites {
 		a.report(s, wrapped)
 	}
+	return nil
 }
 
 // sites returns the waits in the editable test files, outside synctest
@@ -187,20 +192,21 @@ func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
 	switch clock, why, waiters := a.clockFix(s, spawn); {
 	case blocked == "":
 		d.Fix = a.wrapFix(s, reach, wrapped)
-		d.Fix.Unproven = unproven
+		h := &rule.Hypothesis{Reason: unproven}
 		if waiters {
-			d.Fix.Unproven += "; " + why
+			h.Reason += "; " + why
 			if clock != nil {
 				// Should the bubble fail, verification tries the
 				// wait for waiters next.
-				d.Fix.Alternatives = append([]*rule.Fix{clock}, clock.Alternatives...)
-				clock.Alternatives = nil
+				h.Alternatives = append([]*rule.Fix{clock}, clock.Hypothesis.Alternatives...)
+				clock.Hypothesis.Alternatives = nil
 			}
 		}
+		d.Fix.Hypothesis = h
 	case clock != nil:
 		if waiters {
-			for _, f := range append([]*rule.Fix{clock}, clock.Alternatives...) {
-				f.Unproven += "; and no synctest bubble: " + blocked
+			for _, f := range append([]*rule.Fix{clock}, clock.Hypothesis.Alternatives...) {
+				f.Hypothesis.Reason += "; and no synctest bubble: " + blocked
 			}
 		}
 		d.Fix = clock
@@ -256,13 +262,16 @@ func (a *analysis) wrapFix(s *site, reach []*bubble.Target, wrapped map[*bubble.
 	}
 	return &rule.Fix{
 		Message: msg,
-		Apply: func() {
+		Apply: func() error {
 			for _, t := range reach {
 				if !wrapped[t] {
 					wrapped[t] = true
-					a.Wrap(t)
+					if err := a.Wrap(t); err != nil {
+						return err
+					}
 				}
 			}
+			return nil
 		},
 	}
 }
@@ -425,8 +434,8 @@ func (a *analysis) clockFix(s *site, spawn string) (fix *rule.Fix, why string, w
 		// time to run (a start-up run that records the clock's time).
 		// The advance takes that time away and moves the clock the
 		// code reads. Only running the test can tell it still passes.
-		Unproven: fmt.Sprintf("a real sleep also lets other goroutines run and an advance of the fake clock does not; if the sleep gives a goroutine time to run (a start-up run, reaching a timer), wait for it instead with %s", fmt.Sprintf(clock.cure, v.Name())),
-		Apply: func() {
+		Hypothesis: rule.Unproven(fmt.Sprintf("a real sleep also lets other goroutines run and an advance of the fake clock does not; if the sleep gives a goroutine time to run (a start-up run, reaching a timer), wait for it instead with %s", fmt.Sprintf(clock.cure, v.Name()))),
+		Apply: func() error {
 			stmt := a.pass.Dst(s.stmt).(*dst.ExprStmt)
 			sel := &dst.SelectorExpr{X: dst.NewIdent(v.Name()), Sel: dst.NewIdent(clock.advance)}
 			switch x := stmt.X.(type) {
@@ -436,6 +445,7 @@ func (a *analysis) clockFix(s *site, spawn string) (fix *rule.Fix, why string, w
 				call := x.X.(*dst.CallExpr)
 				stmt.X = &dst.CallExpr{Fun: sel, Args: call.Args}
 			}
+			return nil
 		},
 	}, "", false
 }

@@ -48,19 +48,20 @@ func (a *analysis) waitersFix(s *site, v *types.Var, why string) *rule.Fix {
 			text = fmt.Sprintf("%s.%s(%s, %d)", v.Name(), method, ctx.text, n)
 		}
 		forms = append(forms, &rule.Fix{
-			Message:  fmt.Sprintf("wait for %s to reach the fake clock instead (%s)", goroutines(n), text),
-			Unproven: why,
-			Apply: func() {
+			Message:    fmt.Sprintf("wait for %s to reach the fake clock instead (%s)", goroutines(n), text),
+			Hypothesis: &rule.Hypothesis{Reason: why},
+			Apply: func() error {
 				stmt := a.pass.Dst(s.stmt).(*dst.ExprStmt)
 				args := []dst.Expr{&dst.BasicLit{Kind: token.INT, Value: fmt.Sprint(n)}}
 				if method == "BlockUntilContext" {
 					args = append([]dst.Expr{ctx.expr()}, args...)
 				}
 				stmt.X = &dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent(v.Name()), Sel: dst.NewIdent(method)}, Args: args}
+				return nil
 			},
 		})
 	}
-	forms[0].Alternatives = forms[1:]
+	forms[0].Hypothesis.Alternatives = forms[1:]
 	return forms[0]
 }
 

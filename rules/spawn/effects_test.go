@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/ruletest"
+	"github.com/unflake/unflake/rule/effect"
 	"github.com/unflake/unflake/rules/spawn"
 )
 
@@ -49,9 +49,9 @@ func TestX(t *testing.T) {
 func TestEffects(t *testing.T) {
 	src := ruletest.Summaries{
 		"example.com/m/lib.Check":  {},
-		"example.com/m/lib.Record": {Effects: []effects.Effect{{Kind: effects.WritesGlobal, Via: []string{"lib.Record"}, What: "writes the package-level variable lib.last"}}},
+		"example.com/m/lib.Record": {Effects: []effect.Effect{{Kind: effect.WritesGlobal, Via: []string{"lib.Record"}, What: "writes the package-level variable lib.last"}}},
 		"example.com/m/lib.Hook":   {Opaque: "calls the function value h"},
-		"example.com/m/lib.Wait":   {Effects: []effects.Effect{{Kind: effects.Timer, Via: []string{"lib.Wait", "time.Sleep"}, What: "sleeps on the real clock"}}},
+		"example.com/m/lib.Wait":   {Effects: []effect.Effect{{Kind: effect.Timer, Via: []string{"lib.Wait", "time.Sleep"}, What: "sleeps on the real clock"}}},
 	}
 	for _, tc := range []struct {
 		name, check string
@@ -72,8 +72,8 @@ func TestEffects(t *testing.T) {
 			got := "fixed"
 			if diags[0].Fix == nil {
 				got = "not fixed: " + diags[0].NotFixed
-			} else if diags[0].Fix.Unproven != "" {
-				got = "unproven: " + diags[0].Fix.Unproven
+			} else if diags[0].Fix.Unproven() != "" {
+				got = "unproven: " + diags[0].Fix.Unproven()
 			}
 			if got != tc.want && !(len(tc.want) > 11 && len(got) > 11 && got[:11] == tc.want[:11] && strings.Contains(got, tc.want[11:])) {
 				t.Errorf("got  %s\nwant %s", got, tc.want)

@@ -85,7 +85,7 @@ func (c *checker) chainFix(ch *chain) *rule.Fix {
 	return &rule.Fix{
 		Message:  "run the children together with " + msg + " and check their results after all have finished, in the original order",
 		Requires: requires,
-		Apply: func() {
+		Apply: func() error {
 			for id, name := range ch.names {
 				if d, ok := c.pass.Dst(id).(*dst.Ident); ok {
 					d.Name = name
@@ -93,7 +93,7 @@ func (c *checker) chainFix(ch *chain) *rule.Fix {
 			}
 			dl := match.DstStmtList(c.pass.Dst(ch.parent))
 			if dl == nil {
-				return
+				return nil
 			}
 			old := *dl
 			// dst statements of list[start:end], by their ast statement.
@@ -129,6 +129,7 @@ func (c *checker) chainFix(ch *chain) *rule.Fix {
 				out[ch.start].Decorations().Before = dst.EmptyLine
 			}
 			*dl = out
+			return nil
 		},
 	}
 }
@@ -209,7 +210,7 @@ func (c *checker) loopFix(ls *loopSite) *rule.Fix {
 	return &rule.Fix{
 		Message:  "run the iterations' children together with " + msg + " and check each result after all have finished, in order",
 		Requires: requires,
-		Apply: func() {
+		Apply: func() error {
 			rs := c.pass.Dst(ls.rs).(*dst.RangeStmt)
 			dl := match.DstStmtList(c.pass.Dst(ls.parent))
 			idx := ls.idx
@@ -312,6 +313,7 @@ func (c *checker) loopFix(ls *loopSite) *rule.Fix {
 				s.Decorations().Before = dst.NewLine
 			}
 			*dl = all
+			return nil
 		},
 	}
 }
@@ -383,7 +385,7 @@ func (c *checker) groupFor(at ast.Node, name string) (*group, string, []string) 
 	g := &group{name: name}
 	missing, err := c.requireSync()
 	switch {
-	case err == nil && !(missing && c.pass.Bool(noNewDepsFlag)):
+	case err == nil && !(missing && noNewDeps.Get(c.pass)):
 		g.errgroup = true
 		if missing {
 			return g, "an errgroup.Group (golang.org/x/sync is added to go.mod)", []string{syncModule}

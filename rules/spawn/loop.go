@@ -49,8 +49,8 @@ func (c *checker) loop(rs *ast.RangeStmt) {
 		d.Message = "each iteration of the loop runs an independent child process, one after another"
 		d.Fix = c.loopFix(ls)
 		if d.Fix != nil {
-			d.Fix.Unproven = c.loopUnproven(ls)
-			if d.Fix.Unproven != "" {
+			d.Fix.Hypothesis = rule.Unproven(c.loopUnproven(ls))
+			if d.Fix.Hypothesis != nil {
 				d.Message = "each iteration of the loop runs a child process, one after another"
 			}
 		}

@@ -4,8 +4,8 @@ import (
 	"go/ast"
 	"go/types"
 
-	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // Code that runs between two children (the checks of the first one's
@@ -114,9 +114,9 @@ func (c *checker) callEffect(call *ast.CallExpr, onTest bool) string {
 // clock is one a child could see or that outlives the check (a goroutine, a package-level variable,
 // the environment, a file through a syscall); a call the summary could
 // not follow leaves the function unknown.
-func summaryEffect(name string, s *effects.Summary) string {
+func summaryEffect(name string, s *effect.Summary) string {
 	for _, e := range s.Effects {
-		if e.Kind == effects.Timer {
+		if e.Kind == effect.Timer {
 			continue // the real clock: package time is quiet too
 		}
 		return "calls " + e.Why()

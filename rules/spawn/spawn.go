@@ -3,7 +3,6 @@ package spawn
 import (
 	_ "embed"
 	"errors"
-	"flag"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -22,21 +21,16 @@ var Rule = &rule.Rule{
 	Name:      "spawn",
 	Doc:       doc,
 	Default:   true,
-	Flags:     newFlags(),
+	Flags:     rule.Flags("spawn", noNewDeps),
 	Prefilter: prefilter,
 	Run:       run,
+	Requires:  []*rule.Analysis{match.Decls},
 }
 
-const noNewDepsFlag = "no-new-deps"
+var noNewDeps = rule.BoolOption("no-new-deps", false, "never add a module to go.mod: where golang.org/x/sync is not required, run children with sync.WaitGroup")
 
 // syncModule is the module of errgroup.
 const syncModule = "golang.org/x/sync"
-
-func newFlags() (fs flag.FlagSet) {
-	fs.Init("spawn", flag.ContinueOnError)
-	fs.Bool(noNewDepsFlag, false, "never add a module to go.mod: where golang.org/x/sync is not required, run children with sync.WaitGroup")
-	return fs
-}
 
 // prefilter: a file that runs a child imports os/exec; a helper that does
 // it for the test lives in a file of the same package that does.
@@ -44,11 +38,11 @@ func prefilter(src []byte, _ rule.Values) bool {
 	return rule.ContainsAny(src, `"os/exec"`)
 }
 
-func run(pass *rule.Pass) {
+func run(pass *rule.Pass) error {
 	c := &checker{
 		pass:   pass,
 		info:   pass.TypesInfo,
-		decls:  match.FuncDecls(pass.TypesInfo, pass.AllFiles),
+		decls:  match.DeclsOf(pass),
 		spawns: map[*types.Func]*helperInfo{},
 		idle:   map[*types.Func]idleAt{},
 		quiet:  map[*types.Func]string{},
@@ -67,6 +61,7 @@ func run(pass *rule.Pass) {
 			c.scan(fd.Body)
 		}
 	}
+	return nil
 }
 
 // checker finds the spawn sites of one package.

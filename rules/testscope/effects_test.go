@@ -3,8 +3,8 @@ package testscope_test
 import (
 	"testing"
 
-	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/ruletest"
+	"github.com/unflake/unflake/rule/effect"
 	"github.com/unflake/unflake/rules/testscope"
 )
 
@@ -38,9 +38,9 @@ func TestX(t *testing.T) {
 
 func TestEffects(t *testing.T) {
 	src := ruletest.Summaries{
-		"example.com/m/lib.Reset": {Effects: []effects.Effect{{Kind: effects.WritesEnv, Via: []string{"lib.Reset"}, What: "sets an environment variable (os.Setenv)"}}},
+		"example.com/m/lib.Reset": {Effects: []effect.Effect{{Kind: effect.WritesEnv, Via: []string{"lib.Reset"}, What: "sets an environment variable (os.Setenv)"}}},
 		"example.com/m/lib.Pure":  {},
-		"example.com/m/lib.Enter": {Effects: []effects.Effect{{Kind: effects.WritesWd, Via: []string{"lib.Enter", "lib.cd"}, What: "changes the working directory (os.Chdir)"}}},
+		"example.com/m/lib.Enter": {Effects: []effect.Effect{{Kind: effect.WritesWd, Via: []string{"lib.Enter", "lib.cd"}, What: "changes the working directory (os.Chdir)"}}},
 	}
 	for _, tc := range []struct {
 		name, body string

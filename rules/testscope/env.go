@@ -9,9 +9,9 @@ import (
 
 	"github.com/dave/dst"
 
-	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // A key identifies an environment variable name in the code: a constant,
@@ -52,7 +52,7 @@ func (c *checker) envWrites(root ast.Node, seen map[*types.Func]bool, fn string)
 		switch n := n.(type) {
 		case *ast.Ident:
 			if f, ok := c.info.Uses[n].(*types.Func); ok {
-				if e := c.otherWrite(f, effects.WritesEnv); e != nil {
+				if e := c.otherWrite(f, effect.WritesEnv); e != nil {
 					out = append(out, envWrite{node: n, all: true, via: e.Why()})
 					break
 				}
@@ -238,10 +238,10 @@ func (c *checker) env(sc *scope, sites []site) {
 			delNodes = append(delNodes, s.stmt.(*ast.IfStmt).Body)
 		}
 		d.Fix = &rule.Fix{
-			Message:  msg,
-			Deletes:  delNodes,
-			Unproven: mayPanic(sc, "t.Setenv"),
-			Apply: func() {
+			Message:    msg,
+			Deletes:    delNodes,
+			Hypothesis: rule.Unproven(mayPanic(sc, "t.Setenv")),
+			Apply: func() error {
 				call := c.pass.Dst(s.call).(*dst.CallExpr)
 				call.Fun = &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Setenv")}
 				if s.ifErr {
@@ -249,9 +249,11 @@ func (c *checker) env(sc *scope, sites []site) {
 					old := c.pass.Dst(s.stmt).(*dst.IfStmt)
 					es := &dst.ExprStmt{X: call}
 					es.Decs.NodeDecs = old.Decs.NodeDecs
-					c.replaceStmt(s.parent, s.stmt, es)
+					if err := c.replaceStmt(s.parent, s.stmt, es); err != nil {
+						return err
+					}
 				}
-				c.deleteStmts(s.parent, dels...)
+				return c.deleteStmts(s.parent, dels...)
 			},
 		}
 		c.pass.Report(d)
@@ -294,7 +296,7 @@ var _ = token.ASSIGN
 // it has none or is unknown: the rule does not judge code it cannot see,
 // as before summaries. A method called through an interface stays
 // unknown.
-func (c *checker) otherWrite(fn *types.Func, kind effects.Kind) *effects.Effect {
+func (c *checker) otherWrite(fn *types.Func, kind effect.Kind) *effect.Effect {
 	fn = fn.Origin()
 	if fn.Pkg() == nil || fn.Pkg() == c.pass.Pkg || match.IsStd(fn.Pkg().Path()) {
 		return nil

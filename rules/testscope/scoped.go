@@ -8,9 +8,9 @@ import (
 
 	"github.com/dave/dst"
 
-	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // tempDirs rewrites os.MkdirTemp("", p) removed at the end of the test to
@@ -119,17 +119,20 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 		d.Fix = &rule.Fix{
 			Message: msg,
 			Deletes: append(delNodes, call),
-			Apply: func() {
+			Apply: func() error {
 				da := c.pass.Dst(a).(*dst.AssignStmt)
 				da.Lhs = da.Lhs[:1]
 				da.Tok = tok
 				da.Rhs = []dst.Expr{tCall(t, "TempDir")}
-				c.deleteStmts(s.parent, dels...)
+				if err := c.deleteStmts(s.parent, dels...); err != nil {
+					return err
+				}
 				if declareErr != "" {
-					c.insertBefore(s.parent, s.stmt, &dst.DeclStmt{Decl: &dst.GenDecl{Tok: token.VAR, Specs: []dst.Spec{
+					return c.insertBefore(s.parent, s.stmt, &dst.DeclStmt{Decl: &dst.GenDecl{Tok: token.VAR, Specs: []dst.Spec{
 						&dst.ValueSpec{Names: []*dst.Ident{dst.NewIdent(declareErr)}, Type: dst.NewIdent("error")},
 					}}})
 				}
+				return nil
 			},
 		}
 		c.pass.Report(d)
@@ -302,7 +305,7 @@ func (c *checker) chdirs(sc *scope, sites []site) {
 			}
 		case *ast.Ident:
 			if fn, ok := c.info.Uses[n].(*types.Func); ok {
-				if e := c.otherWrite(fn, effects.WritesWd); e != nil {
+				if e := c.otherWrite(fn, effect.WritesWd); e != nil {
 					others = append(others, n)
 					if via == "" {
 						via = e.Why()
@@ -359,19 +362,21 @@ func (c *checker) chdirs(sc *scope, sites []site) {
 		}
 		cd, t := cd, sc.t.Name()
 		d.Fix = &rule.Fix{
-			Message:  msg,
-			Deletes:  delNodes,
-			Unproven: mayPanic(sc, "t.Chdir"),
-			Apply: func() {
+			Message:    msg,
+			Deletes:    delNodes,
+			Hypothesis: rule.Unproven(mayPanic(sc, "t.Chdir")),
+			Apply: func() error {
 				call := c.pass.Dst(cd.call).(*dst.CallExpr)
 				call.Fun = &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Chdir")}
 				if cd.ifErr {
 					old := c.pass.Dst(cd.stmt).(*dst.IfStmt)
 					es := &dst.ExprStmt{X: call}
 					es.Decs.NodeDecs = old.Decs.NodeDecs
-					c.replaceStmt(cd.parent, cd.stmt, es)
+					if err := c.replaceStmt(cd.parent, cd.stmt, es); err != nil {
+						return err
+					}
 				}
-				c.deleteStmts(cd.parent, dels...)
+				return c.deleteStmts(cd.parent, dels...)
 			},
 		}
 		c.pass.Report(d)
@@ -437,14 +442,14 @@ func (c *checker) contexts(sc *scope, sites []site) {
 		}
 		s, t := s, sc.t.Name()
 		d.Fix = &rule.Fix{
-			Message:  "use t.Context(), cancelled when the test ends; remove the cancel",
-			Unproven: unproven,
-			Deletes:  append(c.deletes(s.parent, deferStmt), call),
-			Apply: func() {
+			Message:    "use t.Context(), cancelled when the test ends; remove the cancel",
+			Hypothesis: rule.Unproven(unproven),
+			Deletes:    append(c.deletes(s.parent, deferStmt), call),
+			Apply: func() error {
 				da := c.pass.Dst(a).(*dst.AssignStmt)
 				da.Lhs = da.Lhs[:1]
 				da.Rhs = []dst.Expr{tCall(t, "Context")}
-				c.deleteStmts(s.parent, deferStmt)
+				return c.deleteStmts(s.parent, deferStmt)
 			},
 		}
 		c.pass.Report(d)

@@ -2,7 +2,7 @@ package testscope
 
 import (
 	_ "embed"
-	"flag"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -25,22 +25,17 @@ var Rule = &rule.Rule{
 	Name:      "testscope",
 	Doc:       doc,
 	Default:   true,
-	Flags:     newFlags(),
+	Flags:     rule.Flags("testscope", scopeGlobals),
 	Prefilter: prefilter,
 	Run:       run,
+	Requires:  []*rule.Analysis{match.Decls},
 }
 
-// globalsFlag is --scope-globals. A write to a package-level variable
+// scopeGlobals is --scope-globals. A write to a package-level variable
 // looks like any other assignment, so looking for them means
 // type-checking every package with tests: opt-in, to keep the default run
 // fast on big repositories.
-const globalsFlag = "scope-globals"
-
-func newFlags() (fs flag.FlagSet) {
-	fs.Init("testscope", flag.ContinueOnError)
-	fs.Bool(globalsFlag, false, "testscope: also restore the package-level variables tests change (reads every test file: slower on big repositories)")
-	return fs
-}
+var scopeGlobals = rule.BoolOption("scope-globals", false, "testscope: also restore the package-level variables tests change (reads every test file: slower on big repositories)")
 
 // assignRE matches a line that assigns to a plain or qualified name: a
 // write to a package-level variable looks like any other assignment, so
@@ -48,14 +43,14 @@ func newFlags() (fs flag.FlagSet) {
 var assignRE = regexp.MustCompile(`(?m)^\s*[A-Za-z_][A-Za-z0-9_.]*(\s*,\s*[A-Za-z_][A-Za-z0-9_.]*)*\s*=[^=]`)
 
 func prefilter(src []byte, opts rule.Values) bool {
-	return rule.ContainsAny(src, "Setenv", "Unsetenv", "MkdirTemp", "TempDir", "Chdir", "WithCancel") || opts.Bool(globalsFlag) && assignRE.Match(src)
+	return rule.ContainsAny(src, "Setenv", "Unsetenv", "MkdirTemp", "TempDir", "Chdir", "WithCancel") || scopeGlobals.Of(opts) && assignRE.Match(src)
 }
 
-func run(pass *rule.Pass) {
+func run(pass *rule.Pass) error {
 	c := &checker{
 		pass:  pass,
 		info:  pass.TypesInfo,
-		decls: match.FuncDecls(pass.TypesInfo, pass.AllFiles),
+		decls: match.DeclsOf(pass),
 		memo:  map[*types.Func][]envWrite{},
 	}
 	c.parallelCallers, c.mayBeParallel = c.helpersCalledInParallel()
@@ -87,6 +82,7 @@ func run(pass *rule.Pass) {
 			c.checkScope(sc)
 		}
 	}
+	return nil
 }
 
 // checker checks the tests of one package.
@@ -200,7 +196,7 @@ func (c *checker) checkScope(sc *scope) {
 	c.tempDirs(sc, sites)
 	c.chdirs(sc, sites)
 	c.contexts(sc, sites)
-	if c.pass.Bool(globalsFlag) {
+	if scopeGlobals.Get(c.pass) {
 		c.vars(sc, sites)
 	}
 	for _, sub := range subs {
@@ -390,29 +386,34 @@ func tCall(t, name string, args ...dst.Expr) *dst.CallExpr {
 }
 
 // deleteStmts removes stmts from their parent's statement list.
-func (c *checker) deleteStmts(parent ast.Node, stmts ...ast.Stmt) {
+func (c *checker) deleteStmts(parent ast.Node, stmts ...ast.Stmt) error {
 	for _, s := range stmts {
 		if !match.DeleteStmt(c.pass.Dst(parent), c.pass.Dst(s).(dst.Stmt)) {
-			panic("testscope: statement not in its parent's list")
+			return errNotInParent
 		}
 	}
+	return nil
 }
 
+// errNotInParent is a broken invariant of a fix: a statement it edits is
+// not where the analysis found it.
+var errNotInParent = errors.New("a statement not in its parent's list")
+
 // replaceStmt puts repl in the place of old in parent's statement list.
-func (c *checker) replaceStmt(parent ast.Node, old ast.Stmt, repl dst.Stmt) {
+func (c *checker) replaceStmt(parent ast.Node, old ast.Stmt, repl dst.Stmt) error {
 	list := match.DstStmtList(c.pass.Dst(parent))
 	o := c.pass.Dst(old)
 	for i, s := range *list {
 		if s == o {
 			(*list)[i] = repl
-			return
+			return nil
 		}
 	}
-	panic("testscope: statement not in its parent's list")
+	return errNotInParent
 }
 
 // insertBefore inserts stmts before at in parent's statement list.
-func (c *checker) insertBefore(parent ast.Node, at ast.Stmt, stmts ...dst.Stmt) {
+func (c *checker) insertBefore(parent ast.Node, at ast.Stmt, stmts ...dst.Stmt) error {
 	list := match.DstStmtList(c.pass.Dst(parent))
 	a := c.pass.Dst(at)
 	for i, s := range *list {
@@ -421,10 +422,10 @@ func (c *checker) insertBefore(parent ast.Node, at ast.Stmt, stmts ...dst.Stmt) 
 				st.Decorations().Before = dst.NewLine
 			}
 			*list = append((*list)[:i:i], append(stmts, (*list)[i:]...)...)
-			return
+			return nil
 		}
 	}
-	panic("testscope: statement not in its parent's list")
+	return errNotInParent
 }
 
 // deletes lists stmts with the comments next to them, which go with them.

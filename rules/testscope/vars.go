@@ -89,11 +89,11 @@ func (c *checker) vars(sc *scope, sites []site) {
 		t := sc.t.Name()
 		d.Fix = &rule.Fix{
 			Message: fmt.Sprintf("save %s first and restore it with t.Cleanup", name),
-			Apply: func() {
+			Apply: func() error {
 				save := &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent(saved)}, Tok: token.DEFINE, Rhs: []dst.Expr{dst.NewIdent(v.Name())}}
 				body := &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent(v.Name())}, Tok: token.ASSIGN, Rhs: []dst.Expr{dst.NewIdent(saved)}}
 				cleanup := &dst.ExprStmt{X: tCall(t, "Cleanup", &dst.FuncLit{Type: &dst.FuncType{Params: &dst.FieldList{}}, Body: &dst.BlockStmt{List: []dst.Stmt{body}}})}
-				c.insertBefore(sc.body, top, save, cleanup)
+				return c.insertBefore(sc.body, top, save, cleanup)
 			},
 		}
 		c.pass.Report(d)

@@ -110,13 +110,14 @@ func (p *poll) fix() (*rule.Fix, string) {
 	fix := &rule.Fix{
 		Message: msg,
 		Deletes: []ast.Node{w.call},
-		Apply: func() {
+		Apply: func() error {
 			stmts, post := body()
 			var window dst.Expr
 			if !monotone {
 				window = p.window()
 			}
 			p.rewrite(name, start, budget(), stmts, post, window)
+			return nil
 		},
 	}
 	// A monotone state, once reached, stays: a poll on it is as strict as
@@ -124,12 +125,11 @@ func (p *poll) fix() (*rule.Fix, string) {
 	// sleep started. Exact checks keep the window, and what is unproven
 	// is only whether the poll gains anything.
 	if !monotone && !p.provenChange() {
-		fix.Unproven = unprovenExactWhy
-		fix.Probe = p.probe()
-		fix.ProbeHolds = probeHolds
+		h := &rule.Hypothesis{Reason: unprovenExactWhy, Probe: p.probe(), ProbeHolds: probeHolds}
 		for _, s := range p.group.stmts {
-			fix.ProbeChecks = append(fix.ProbeChecks, s)
+			h.ProbeChecks = append(h.ProbeChecks, s)
 		}
+		fix.Hypothesis = h
 	}
 	return fix, ""
 }
@@ -603,7 +603,7 @@ func (p *poll) probe() *rule.Fix {
 	return &rule.Fix{
 		Message: msg,
 		Deletes: deletes,
-		Apply: func() {
+		Apply: func() error {
 			stmt := p.c.pass.Dst(w.stmt).(*dst.ExprStmt)
 			var keep dst.Expr = &dst.BasicLit{Kind: token.INT, Value: "0"}
 			if w.d != nil {
@@ -618,6 +618,7 @@ func (p *poll) probe() *rule.Fix {
 					(*list)[i] = blank
 				}
 			}
+			return nil
 		},
 	}
 }

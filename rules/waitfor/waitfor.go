@@ -11,8 +11,8 @@ import (
 	"github.com/unflake/unflake/internal/bubble"
 	"github.com/unflake/unflake/internal/handover"
 	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/internal/polls"
 	"github.com/unflake/unflake/rule"
-	"github.com/unflake/unflake/rules/attemptloop"
 )
 
 //go:embed doc.md
@@ -26,6 +26,10 @@ var Rule = &rule.Rule{
 	Default:   true,
 	Prefilter: prefilter,
 	Run:       run,
+	Requires:  []*rule.Analysis{handover.Analysis, match.Decls},
+	// sleep runs first: a sleep that a bubble holds is on the virtual
+	// clock, and a poll is the cure only for the others.
+	After: []string{"sleep"},
 }
 
 // prefilter: a file that sleeps names Sleep or After (a sleep-only helper
@@ -78,15 +82,15 @@ type checker struct {
 	timeout time.Duration
 }
 
-func run(pass *rule.Pass) {
+func run(pass *rule.Pass) error {
 	c := &checker{
 		pass:    pass,
 		info:    pass.TypesInfo,
-		hands:   handover.New(pass.TypesInfo, pass.Fset, pass.AllFiles),
-		timeout: attemptloop.PollTimeout(pass.Options),
+		hands:   handover.Of(pass),
+		timeout: polls.Timeout.Get(pass),
 		bubbles: bubble.NewRunner(pass.TypesInfo, pass.Effects),
 	}
-	c.decls = match.FuncDecls(pass.TypesInfo, pass.AllFiles)
+	c.decls = match.DeclsOf(pass)
 	c.bodies = map[*types.Func]string{}
 	c.taken = map[ast.Node]map[string]bool{}
 	c.findHelpers()
@@ -118,6 +122,7 @@ func run(pass *rule.Pass) {
 			return true
 		})
 	}
+	return nil
 }
 
 // resolved tells the engine that the waits in a bubble's body are on the

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/unflake/unflake/internal/bubble"
-	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // otherCheck reports whether the test t checks something besides its
@@ -229,12 +229,12 @@ func (c *checker) goroutines(t *bubble.Target) string {
 
 // goroutineEffect says how the summary s of fn starts goroutines, or "".
 // An unknown summary may.
-func goroutineEffect(s *effects.Summary, fn *types.Func) string {
+func goroutineEffect(s *effect.Summary, fn *types.Func) string {
 	if s == nil {
 		return match.PkgFuncName(fn) + ", whose code the analysis cannot see"
 	}
 	for _, e := range s.Effects {
-		if e.Kind == effects.GoroutineEnds || e.Kind == effects.GoroutineForever {
+		if e.Kind == effect.GoroutineEnds || e.Kind == effect.GoroutineForever {
 			return e.Why()
 		}
 	}

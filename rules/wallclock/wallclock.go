@@ -2,7 +2,6 @@ package wallclock
 
 import (
 	_ "embed"
-	"flag"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -25,21 +24,19 @@ var Rule = &rule.Rule{
 	Name:      "wallclock",
 	Doc:       doc,
 	Default:   true,
-	Flags:     newFlags(),
+	Flags:     rule.Flags("wallclock", addBench),
 	Prefilter: prefilter,
 	// A bubble ends only when every goroutine in it has: leak's
 	// cleanups and joins are what let many tests end.
 	Companions: []string{"leak"},
-	Run:        run,
+	// sleep runs first: a test sleep wraps in a bubble keeps its
+	// wall-clock assertions, exact on the virtual clock.
+	After:    []string{"sleep"},
+	Run:      run,
+	Requires: []*rule.Analysis{bubble.Scan, match.Decls},
 }
 
-const benchFlag = "wallclock-bench"
-
-func newFlags() (fs flag.FlagSet) {
-	fs.Init("wallclock", flag.ContinueOnError)
-	fs.Bool(benchFlag, false, "when removing a wall-clock budget, also add a benchmark of the timed code")
-	return fs
-}
+var addBench = rule.BoolOption("wallclock-bench", false, "when removing a wall-clock budget, also add a benchmark of the timed code")
 
 // prefilter: elapsed time is measured with time.Since, Time.Sub or
 // testify's WithinDuration.
@@ -84,7 +81,7 @@ type checker struct {
 	decls   map[*types.Func]*ast.FuncDecl
 }
 
-func run(pass *rule.Pass) {
+func run(pass *rule.Pass) error {
 	c := &checker{
 		pass:    pass,
 		info:    pass.TypesInfo,
@@ -95,16 +92,7 @@ func run(pass *rule.Pass) {
 		wrapped: map[*bubble.Target]bool{},
 		benched: map[*ast.FuncDecl]bool{},
 		names:   map[string]bool{},
-		decls:   map[*types.Func]*ast.FuncDecl{},
-	}
-	for _, f := range pass.AllFiles {
-		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok {
-				if fn, ok := c.info.Defs[fd.Name].(*types.Func); ok {
-					c.decls[fn] = fd
-				}
-			}
-		}
+		decls:   match.DeclsOf(pass),
 	}
 	var sites []*site
 	for _, f := range pass.Files {
@@ -135,7 +123,7 @@ func run(pass *rule.Pass) {
 		})
 	}
 	if len(sites) == 0 {
-		return
+		return nil
 	}
 	for id, obj := range c.info.Uses {
 		if v, ok := obj.(*types.Var); ok && c.timings[v] != nil {
@@ -150,6 +138,7 @@ func run(pass *rule.Pass) {
 	for _, s := range sites {
 		c.report(s)
 	}
+	return nil
 }
 
 // findTimings records the variables of f set once by start := time.Now()
@@ -499,13 +488,14 @@ func (c *checker) report(s *site) {
 			break
 		}
 		d.Fix = &rule.Fix{
-			Message:  fmt.Sprintf("run the test in a synctest bubble, where the %s budget holds exactly in virtual time", budget),
-			Unproven: t.Unproven(),
-			Apply: func() {
+			Message:    fmt.Sprintf("run the test in a synctest bubble, where the %s budget holds exactly in virtual time", budget),
+			Hypothesis: rule.Unproven(t.Unproven()),
+			Apply: func() error {
 				if !c.wrapped[t] {
 					c.wrapped[t] = true
-					c.bubbles.Wrap(t)
+					return c.bubbles.Wrap(t)
 				}
+				return nil
 			},
 		}
 	case feeds != "":
@@ -573,7 +563,7 @@ func (c *checker) removeFix(s *site, t *bubble.Target, budget string) *rule.Fix 
 		msg = fmt.Sprintf("remove a %s wall-clock budget and the timing variable%s %s, keeping the timed code and its result assertions", budget, plural(len(gone)), strings.Join(gone, ", "))
 	}
 	bench := ""
-	if c.pass.Bool(benchFlag) {
+	if addBench.Get(c.pass) {
 		bench = c.benchable(s, t)
 		if bench == "" {
 			msg += "; add " + c.benchName(t)
@@ -584,8 +574,8 @@ func (c *checker) removeFix(s *site, t *bubble.Target, budget string) *rule.Fix 
 	return &rule.Fix{
 		Message: msg,
 		Deletes: del,
-		Apply: func() {
-			if c.pass.Bool(benchFlag) && bench == "" {
+		Apply: func() error {
+			if addBench.Get(c.pass) && bench == "" {
 				c.addBench(s, t)
 			}
 			c.delete(s.stmt, s.parent)
@@ -594,6 +584,7 @@ func (c *checker) removeFix(s *site, t *bubble.Target, budget string) *rule.Fix 
 					c.delete(tm.decl, tm.parent)
 				}
 			}
+			return nil
 		},
 	}
 }

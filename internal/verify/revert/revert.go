@@ -53,11 +53,11 @@ const (
 	// NoVariant: verification asked for a form of the fix that the rule
 	// no longer offers.
 	NoVariant RevertKind = "no-variant"
-	// HoldsWithout: the fix has a probe (rule.Fix.Probe, the wait it
+	// HoldsWithout: the fix has a probe (rule.Hypothesis.Probe, the wait it
 	// replaces removed) and the tests passed every run with the probe:
 	// the checks after the wait hold without it, the wait may guard
 	// against an event, and the fix (a poll on the checks) would pass at
-	// once. Detail is the whole reason: the rule's Fix.ProbeHolds
+	// once. Detail is the whole reason: the rule's Hypothesis.ProbeHolds
 	// (carried as Finding.ProbeHolds) and the evidence. The fix never
 	// failed a test, so it is not recorded at its site.
 	HoldsWithout RevertKind = "holds-without-wait"
@@ -81,7 +81,7 @@ type Revert struct {
 	Test   string     `json:"test,omitempty"` // the test whose runs decided
 	Detail string     `json:"detail"`         // what failed, in the test's own words
 	// Forms, when more than one, is how many forms of the fix
-	// verification tried, one after another (rule.Fix.Alternatives):
+	// verification tried, one after another (rule.Hypothesis.Alternatives):
 	// every one failed, and Detail is the last one's failure.
 	Forms int `json:"forms,omitempty"`
 }
