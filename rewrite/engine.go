@@ -198,6 +198,7 @@ func run(cfg *Config, hit func() *Result) (*Result, error) {
 	var results []*jobResult
 	claimed := map[string]bool{}
 	summaries := effects.NewLoader() // the callees' effects, summarised on demand
+	defer func() { stages.write(len(cands.paths), res.Loaded, summaries) }()
 	var mu sync.Mutex
 	done := 0
 	for start := 0; start < len(cands.paths); start += loadChunk {
@@ -284,6 +285,7 @@ func run(cfg *Config, hit func() *Result) (*Result, error) {
 // (check --cpuprofile) says what each stage costs:
 // go tool pprof -tagfocus stage=load.
 func stage(name string) {
+	stages.enter(name)
 	if name == "" {
 		pprof.SetGoroutineLabels(context.Background())
 		return

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"time"
 
 	"golang.org/x/tools/go/packages"
 
@@ -229,6 +230,7 @@ func (c *Config) matchesAny(pattern string, pkgs []*packages.Package) bool {
 // worthLoading reports whether the test file at path may hold a finding
 // for one of rules.
 func worthLoading(path string, rules []*rule.Rule, opts rule.Options, prefilter bool) (bool, error) {
+	defer stages.since(costPrefilter, time.Now())
 	if !prefilter {
 		return true, nil
 	}
