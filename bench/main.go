@@ -45,6 +45,7 @@ type options struct {
 	bigOnly     bool
 	bigShape    string // what the big file is made of (bigShapes)
 	repos       []string
+	stages      bool // -repos: one more cold run, recording stage costs
 }
 
 func main() {
@@ -74,6 +75,7 @@ func main() {
 	flag.BoolVar(&o.bigOnly, "bigfile-only", false, "run only the big-file case")
 	flag.StringVar(&o.bigShape, "bigshape", "mixed", "what the big file is made of: "+shapeNames()+"; subtests:N for N subtest pairs a test (subtests is subtests:40)")
 	repos := flag.String("repos", "", "comma-separated `dirs` of real repositories: measure unflake check (cold and with a warm result cache) beside modernize -test in each, instead of the synthetic module")
+	flag.BoolVar(&o.stages, "stages", false, "with -repos: one more cold unflake run per repository recording what each stage costs (UNFLAKE_STAGES)")
 	flag.Parse()
 	o.repos = splitList(*repos)
 	for _, s := range strings.Split(bigfile, ",") {

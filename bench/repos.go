@@ -75,6 +75,7 @@ func runRepos(o *options, dirs []string, stdout io.Writer) error {
 	cold, warm := unflake("unflake cold"), unflake("unflake warm")
 
 	var all []repoResult
+	var stages []stageCosts
 	for _, dir := range dirs {
 		dir, err := filepath.Abs(dir)
 		if err != nil {
@@ -122,8 +123,18 @@ func runRepos(o *options, dirs []string, stdout io.Writer) error {
 			}
 		}
 		all = append(all, r)
+		if o.stages {
+			c, err := measureStages(cold, dir, logDir, base)
+			if err != nil {
+				return err
+			}
+			stages = append(stages, c)
+		}
 	}
 	reportRepos(stdout, o, all)
+	if len(stages) > 0 {
+		reportStages(stdout, stages)
+	}
 	return nil
 }
 

@@ -196,6 +196,7 @@ func run(ctx context.Context, cfg *Config, hit func() *Result) (*Result, error) 
 	// import path, so they land in the same chunk, and in the same unit.
 	var results []*Result
 	summaries := effects.NewLoader() // the callees' effects, summarised on demand
+	defer func() { stages.write(len(cands.Paths), res.Loaded, summaries) }()
 	var mu sync.Mutex
 	done := 0
 	for start := 0; start < len(cands.Paths); start += loadChunk {
@@ -254,6 +255,7 @@ func (cfg *Config) loader() *load.Config {
 // (check --cpuprofile) says what each stage costs:
 // go tool pprof -tagfocus stage=load.
 func stage(name string) {
+	stages.enter(name)
 	if name == "" {
 		pprof.SetGoroutineLabels(context.Background())
 		return

@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"os"
+	"time"
 
 	"github.com/unflake/unflake/rule"
 )
@@ -9,6 +10,7 @@ import (
 // worthLoading reports whether the test file at path may hold a finding
 // for one of rules.
 func worthLoading(path string, rules []*rule.Rule, opts rule.Options, prefilter bool) (bool, error) {
+	defer stages.since(costPrefilter, time.Now())
 	if !prefilter {
 		return true, nil
 	}

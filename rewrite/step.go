@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/dave/dst"
 	"github.com/dave/dst/decorator"
@@ -17,8 +18,8 @@ import (
 
 	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/output"
-	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/internal/rulehook"
+	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rule"
 )
 
@@ -422,6 +423,7 @@ func (s *session) fileOf(pos token.Pos) *ast.File {
 // formats the changed files, checks that no comment was lost, and
 // type-checks the package with them.
 func (j *job) apply(s *session, which []int, cur *state, current map[string]*content, ck *checker) (*state, map[string][]byte, error) {
+	defer stages.since(costApply, time.Now())
 	// Print each file of a finding back before the fixes edit it: what
 	// differs between that and the source is dst's doing, not the fix's.
 	for _, i := range which {
@@ -527,7 +529,9 @@ func (j *job) apply(s *session, which []int, cur *state, current map[string]*con
 			syntax[i] = f
 		}
 	}
+	checked := time.Now()
 	tp, info, err := ck.check(syntax)
+	stages.since(costRecheck, checked)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"go/types"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,6 +73,10 @@ type listing struct {
 	export    string            // export data file
 	imports   map[string]string // import path as written -> package path
 	goVersion string
+	// typed is the package as go/packages already parsed and
+	// type-checked it from source (a root of the load), while its load
+	// is held: summarising it needs no second type-check.
+	typed *packages.Package
 }
 
 type lazyPkg struct {
@@ -91,24 +96,42 @@ func NewLoader() *Loader {
 
 // Add records pkgs and everything they import, as loaded by go/packages
 // with (at least) NeedName, NeedFiles or NeedCompiledGoFiles,
-// NeedImports, NeedExportFile and NeedModule. It keeps only file names
-// and paths, not the packages.
+// NeedImports, NeedExportFile and NeedModule. It keeps file names and
+// paths and, until the next Add, the syntax and types of the packages
+// that pkgs type-checked from source, which it summarises instead of
+// loading them again.
 func (l *Loader) Add(pkgs []*packages.Package) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	for _, ls := range l.listed {
+		ls.typed = nil // the previous load's: the caller lets it go
+	}
+	// Only the roots are checked in full: a dependency go/packages loads
+	// from source (it imports a root) has its function bodies ignored.
+	roots := make(map[*packages.Package]bool, len(pkgs))
+	for _, p := range pkgs {
+		roots[p] = true
+	}
 	packages.Visit(pkgs, nil, func(p *packages.Package) {
 		if p.PkgPath == "" || strings.HasSuffix(p.ID, ".test") {
 			return
 		}
 		test := p.ID != p.PkgPath
-		if old := l.listed[p.PkgPath]; old != nil && (!old.test || test) {
-			return
-		}
 		files := p.CompiledGoFiles
 		if len(files) == 0 {
 			files = p.GoFiles
 		}
-		ls := &listing{path: p.PkgPath, test: test, files: files, export: p.ExportFile,
+		var typed *packages.Package
+		if !test && roots[p] && p.Types != nil && p.TypesInfo != nil && !p.IllTyped && len(p.Errors) == 0 && len(p.Syntax) == len(files) {
+			typed = p
+		}
+		if old := l.listed[p.PkgPath]; old != nil && (!old.test || test) {
+			if !old.test && typed != nil && slices.Equal(old.files, files) {
+				old.typed = typed
+			}
+			return
+		}
+		ls := &listing{path: p.PkgPath, test: test, files: files, export: p.ExportFile, typed: typed,
 			imports: make(map[string]string, len(p.Imports))}
 		for path, q := range p.Imports {
 			ls.imports[path] = q.PkgPath
@@ -258,6 +281,14 @@ func (l *Loader) evict() {
 // load parses and type-checks the package ls lists, importing its
 // dependencies from their export data.
 func (l *Loader) load(ls *listing) (*summariser, error) {
+	l.mu.Lock()
+	p := ls.typed
+	l.mu.Unlock()
+	if p != nil {
+		s := newSummariser(p.Types, p.TypesInfo, p.Syntax, l.of)
+		s.fset = p.Fset
+		return s, nil
+	}
 	fset := token.NewFileSet()
 	var files []*ast.File
 	for _, name := range ls.files {

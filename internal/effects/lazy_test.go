@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -90,6 +91,12 @@ func load(t *testing.T) []*packages.Package {
 
 func loadModule(t *testing.T, module map[string]string, env ...string) []*packages.Package {
 	t.Helper()
+	return loadPatterns(t, module, []string{"./app"}, env...)
+}
+
+// loadPatterns is loadModule with the patterns to load from source.
+func loadPatterns(t *testing.T, module map[string]string, patterns []string, env ...string) []*packages.Package {
+	t.Helper()
 	dir := t.TempDir()
 	for name, src := range module {
 		path := filepath.Join(dir, name)
@@ -107,7 +114,7 @@ func loadModule(t *testing.T, module map[string]string, env ...string) []*packag
 		Tests: true,
 		Env:   append(append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GO111MODULE=on", "GOPROXY=off"), env...),
 	}
-	pkgs, err := packages.Load(cfg, "./app")
+	pkgs, err := packages.Load(cfg, patterns...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,6 +146,41 @@ func libFunc(t *testing.T, pkgs []*packages.Package, recv, name string) *types.F
 	}
 	t.Fatalf("m/lib.%s not found", name)
 	return nil
+}
+
+// A package the load already type-checked from source as a root (lib,
+// loaded with app) is summarised from that check, not loaded again, with
+// the same summaries; one go/packages checked without function bodies (lib
+// when util is a root: it imports a package checked from source) is
+// loaded again.
+func TestLoaderTypedRoot(t *testing.T) {
+	for _, root := range []string{"./lib", "./util"} {
+		t.Run(root, func(t *testing.T) { testLoaderTypedRoot(t, root) })
+	}
+}
+
+func testLoaderTypedRoot(t *testing.T, root string) {
+	pkgs := loadPatterns(t, module, []string{"./app", root}, "CGO_ENABLED=0")
+	l := effects.NewLoader()
+	l.Add(pkgs)
+	s := l.Of(libFunc(t, pkgs, "", "StartReporter"))
+	if s == nil {
+		t.Fatal("lib.StartReporter: unknown")
+	}
+	var got []string
+	for _, e := range s.Effects {
+		got = append(got, e.Why())
+	}
+	want := []string{
+		"lib.StartReporter, which starts a goroutine running lib.loop that never ends",
+		"lib.StartReporter → lib.loop → time.Sleep, which sleeps on the real clock",
+		"lib.StartReporter → lib.loop → util.Count, which writes the package-level variable util.hits",
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("lib.StartReporter: got %q, want %q", got, want)
+	}
 }
 
 func TestLoaderLazy(t *testing.T) {
