@@ -137,6 +137,7 @@ func TestG(t *testing.T) { G() }
 `
 
 func TestRunFixesAndReports(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, module)
 	res := runZero(t, dir)
@@ -170,6 +171,7 @@ func TestRunFixesAndReports(t *testing.T) {
 }
 
 func TestPrefilterDoesNotChangeResult(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, module)
 	run := func(noPrefilter bool) *rewrite.Result {
@@ -199,6 +201,7 @@ func TestPrefilterDoesNotChangeResult(t *testing.T) {
 }
 
 func TestRunFilter(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, module)
 	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}, Run: "TestA/one"})
@@ -212,6 +215,7 @@ func TestRunFilter(t *testing.T) {
 }
 
 func TestBrokenFixIsNotWritten(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, module)
 	broken := sleepZero("broken", func() dst.Expr { return &dst.BasicLit{Kind: 9 /* token.STRING */, Value: `"soon"`} })
@@ -233,6 +237,7 @@ func TestBrokenFixIsNotWritten(t *testing.T) {
 }
 
 func TestLostCommentIsAnInternalError(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, `
 -- go.mod --
@@ -261,6 +266,7 @@ func TestA(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir := testmod.Write(t, `
 -- go.mod --
@@ -321,6 +327,7 @@ func TestB(t *testing.T) { time.Sleep(1) }
 }
 
 func TestDiffApplies(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, module)
 	if _, err := exec.LookPath("git"); err != nil {
@@ -349,6 +356,7 @@ func TestDiffApplies(t *testing.T) {
 }
 
 func TestWorkspaceAndCgo(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("no C compiler")
@@ -422,6 +430,7 @@ func TestB(t *testing.T) {
 }
 
 func TestBuildTags(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, `
 -- go.mod --
@@ -453,6 +462,7 @@ func TestTagged(t *testing.T) { time.Sleep(1) }
 }
 
 func TestFileThatDoesNotRoundTrip(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	// dst prints a path imported under two names with one of them; the
 	// fix must still change only its own lines, or be reported.
@@ -537,6 +547,7 @@ func TestC(t *testing.T) {
 }
 
 func TestCRLFLineEndings(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, `
 -- go.mod --
@@ -559,6 +570,7 @@ go 1.22
 }
 
 func TestVendoredModule(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	root := testmod.Write(t, `
 -- dep/go.mod --
@@ -626,6 +638,7 @@ func TestVendored(t *testing.T) { time.Sleep(1) }
 }
 
 func TestLaterRoundFindingsPointAtOriginalLines(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	// The first rule deletes a line above; the second rule's finding,
 	// made on the rewritten file, must name its line in the original.
@@ -814,6 +827,7 @@ func TestStays(t *testing.T) {
 // reported (not fixed, with the reason), whichever rule runs first, in
 // check as in fix; when the code is gone, it is not.
 func TestFindingsNeverDisappear(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	for _, tc := range []struct {
 		name              string
@@ -886,6 +900,7 @@ var stampStays = testRule("stamp", func([]byte) bool { return true }, func(pass 
 // A finding another rule's fix resolves names only the fixes made in its
 // test: stamp's fix, in another test, resolved nothing there.
 func TestResolvedNamesOnlyFixesInItsTest(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, movedModule)
 	rules := []*rule.Rule{wrapInClosure, stampStays, reportTopLevel(false, true)}
@@ -911,6 +926,7 @@ func TestResolvedNamesOnlyFixesInItsTest(t *testing.T) {
 // TestRemovedFindingIsNotLost: a finding whose code another rule's fix
 // removes is gone, not lost.
 func TestRemovedFindingIsNotLost(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, movedModule)
 	dropLeaks := testRule("drop", func([]byte) bool { return true }, func(pass *rule.Pass) {
@@ -945,6 +961,7 @@ func TestRemovedFindingIsNotLost(t *testing.T) {
 // TestBadFixesAmongMany: when some of a rule's fixes do not compile, the
 // others are still applied, and each bad one is reported.
 func TestBadFixesAmongMany(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	var b strings.Builder
 	b.WriteString("-- go.mod --\nmodule example.com/m\n\ngo 1.22\n-- m_test.go --\npackage m\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\nfunc TestA(t *testing.T) {\n")

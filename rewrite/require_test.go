@@ -175,6 +175,7 @@ func runErrgroup(t *testing.T, dir string, env []string, ask bool) *rewrite.Resu
 }
 
 func TestRequireAddsModule(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	env, goVersion := offlineEnv(t, "off")
 	dir := testmod.Write(t, pauseArchive(goVersion))
@@ -237,6 +238,7 @@ func TestRequireAddsModule(t *testing.T) {
 }
 
 func TestRequireRefused(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	tests := []struct {
 		name, dir, gowork string
@@ -295,6 +297,7 @@ func TestRequireRefused(t *testing.T) {
 // A fix that needs a module the rule never passed to Pass.Require is a bug
 // of the rule: it is held back and reported.
 func TestRequireNotAsked(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	env, goVersion := offlineEnv(t, "off")
 	dir := testmod.Write(t, pauseArchive(goVersion))
@@ -315,6 +318,7 @@ func TestRequireNotAsked(t *testing.T) {
 // Verification builds the rewritten tests with the new go.mod, which an
 // overlay cannot replace.
 func TestRequireVerified(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	env, goVersion := offlineEnv(t, "off")
 	dir := testmod.Write(t, pauseArchive(goVersion))
@@ -339,6 +343,7 @@ func TestRequireVerified(t *testing.T) {
 // A module Pass.Require added for a fix that was not applied (here one
 // silenced by //unflake:ignore) stays out of go.mod.
 func TestRequireOnlyForAppliedFixes(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	env, goVersion := offlineEnv(t, "off")
 	dir := testmod.Write(t, pauseArchive(goVersion)+`
@@ -390,6 +395,7 @@ func TestIdle(t *testing.T) {
 // The newest version whose own go line the module's go directive allows is
 // chosen, walking down from latest.
 func TestRequireChoosesVersionForGoLine(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	const dep = "example.com/dep"
 	proxy := t.TempDir()

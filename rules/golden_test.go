@@ -87,6 +87,7 @@ func loadCases(t *testing.T, ruleName string) []goldenCase {
 }
 
 func TestGolden(t *testing.T) {
+	testmod.Slow(t)
 	for _, r := range rules.All() {
 		cases := loadCases(t, r.Name)
 		if len(cases) == 0 {

@@ -8,6 +8,8 @@ import (
 	"github.com/unflake/unflake/internal/ruletest"
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rules/sleep"
+
+	"github.com/unflake/unflake/internal/testmod"
 )
 
 // lib is a package of the same module the tests call.
@@ -70,6 +72,7 @@ func sum(effs ...effects.Effect) *effects.Summary { return &effects.Summary{Effe
 var forever = effects.Effect{Kind: effects.GoroutineForever, Via: []string{"lib.Start", "lib.loop"}, What: "starts a goroutine that never ends"}
 
 func TestEffects(t *testing.T) {
+	testmod.Short(t)
 	src := ruletest.Summaries{
 		"example.com/m/lib.Cache.Get":   sum(),
 		"example.com/m/lib.Start":       sum(forever),
