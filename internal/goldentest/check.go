@@ -68,11 +68,29 @@ func Check(t *testing.T, ruleName string) {
 		}
 		runnable = append(runnable, c)
 	}
+	env := goEnv(t)
 	for _, g := range groups(t, runnable) {
+		g.env = env
+		if g.alone && testing.Short() {
+			skipAlone(t, g.cases[0])
+			continue
+		}
 		for _, c := range g.run(t) {
-			(&group{cases: []Case{c}, alone: true}).run(t)
+			if testing.Short() {
+				skipAlone(t, c)
+				continue
+			}
+			(&group{cases: []Case{c}, alone: true, env: env}).run(t)
 		}
 	}
+}
+
+// skipAlone skips a case that needs a module of its own under -short: a
+// run each costs as much as a workspace of cases.
+func skipAlone(t *testing.T, c Case) {
+	t.Run(c.Name, func(t *testing.T) {
+		t.Skip("asks to edit go.mod, so runs alone: not under -short")
+	})
 }
 
 func hasFlag(flags []string, name string) bool {
@@ -91,6 +109,7 @@ type group struct {
 	flags string
 	keys  map[string]bool // module paths the cases define, require or replace
 	alone bool
+	env   []string // the go command's (goEnv)
 }
 
 // groups puts cases into workspaces: same flags, and no module path
@@ -191,7 +210,7 @@ func (g *group) run(t *testing.T) (alone []Case) {
 		inputs[c.Name] = in
 		patterns = append(patterns, "./"+c.Name+"/...")
 	}
-	env := goEnv(t)
+	env := g.env
 	dir := root
 	if g.alone {
 		dir = filepath.Join(root, g.cases[0].Name)
@@ -206,7 +225,7 @@ func (g *group) run(t *testing.T) (alone []Case) {
 		if err := os.WriteFile(workFile, []byte(work.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		env = append(env, "GOWORK="+workFile)
+		env = append(slices.Clip(env), "GOWORK="+workFile)
 	}
 	selected, opts, err := parseFlags(g.cases[0].Rule, g.cases[0].Flags)
 	if err != nil {
