@@ -58,6 +58,15 @@ func Check(t *testing.T, ruleName string) {
 	if len(cases) == 0 {
 		t.Fatalf("rule %s has no cases under testdata/%s", ruleName, ruleName)
 	}
+	negative := 0
+	for _, c := range cases {
+		if c.Negative() {
+			negative++
+		}
+	}
+	if negative == 0 && !Update {
+		t.Errorf("rule %s has no negative case (one it must leave alone)", ruleName)
+	}
 	var runnable []Case
 	for _, c := range cases {
 		if hasFlag(c.Flags, "--verify") {
