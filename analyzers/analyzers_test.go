@@ -11,6 +11,8 @@ import (
 	"github.com/unflake/unflake/analyzers"
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rules"
+
+	"github.com/unflake/unflake/internal/testmod"
 )
 
 // testdata/src is a module (go 1.25): its packages are loaded as the go
@@ -27,6 +29,7 @@ func testdata(t *testing.T) string {
 // words, and suggests the engine's type-checked change; the .golden files
 // are the test files after go fix.
 func TestSuggestedFixes(t *testing.T) {
+	testmod.Short(t)
 	for _, name := range []string{"freeport", "testscope"} {
 		t.Run(name, func(t *testing.T) {
 			analysistest.RunWithSuggestedFixes(t, testdata(t), analyzers.Default.Lookup(name), "./"+name)
@@ -36,6 +39,7 @@ func TestSuggestedFixes(t *testing.T) {
 
 // A finding the rule cannot fix is reported with its reason and no fix.
 func TestNotFixed(t *testing.T) {
+	testmod.Slow(t)
 	for _, r := range analysistest.Run(t, testdata(t), analyzers.Default.Lookup("sleep"), "./sleep") {
 		for _, d := range r.Diagnostics {
 			if len(d.SuggestedFixes) > 0 {
@@ -48,6 +52,7 @@ func TestNotFixed(t *testing.T) {
 // An opt-in rule reports nothing in the default suite, and its findings
 // in a suite that selects it.
 func TestOptIn(t *testing.T) {
+	testmod.Slow(t)
 	if rs := analysistest.Run(nopT{t}, testdata(t), analyzers.Default.Lookup("parallel"), "./parallel"); countDiagnostics(rs) != 0 {
 		t.Errorf("the default suite runs the opt-in rule parallel: %d findings", countDiagnostics(rs))
 	}

@@ -196,6 +196,7 @@ func sortFindings(fs []finding) {
 // go vet -vettool=unflake reports what unflake check reports: the same
 // positions, rule names and messages, for the same selection of rules.
 func TestVetToolReportsWhatCheckReports(t *testing.T) {
+	testmod.Slow(t)
 	dir, env := demo(t), testmod.GoEnv(t)
 	for _, c := range []struct {
 		name                 string
@@ -230,6 +231,7 @@ func TestVetToolReportsWhatCheckReports(t *testing.T) {
 // that also change go.mod, which its text edits cannot: there the file is
 // left as it was, and the finding says why.
 func TestFixToolFixesWhatFixFixes(t *testing.T) {
+	testmod.Slow(t)
 	env := testmod.GoEnv(t)
 	for i, kv := range env {
 		if strings.HasPrefix(kv, "GOPROXY=") {

@@ -38,6 +38,7 @@ func DecodeSettings[T any](rawSettings any) (T, error) {
 // The golangci-lint plugin that docs/drivers.md shows builds against
 // unflake's analyzers (with a stand-in for the plugin register module).
 func TestPluginInDocsBuilds(t *testing.T) {
+	testmod.Slow(t)
 	doc, err := os.ReadFile(filepath.Join("..", "docs", "drivers.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 // on: the second run of each prints exactly what the first did, and an
 // edit is seen.
 func TestResultCache(t *testing.T) {
+	testmod.Short(t)
 	dir := testmod.Write(t, poll)
 	cache := t.TempDir()
 	t.Setenv("UNFLAKE_CACHE", cache)
@@ -43,6 +44,7 @@ func TestResultCache(t *testing.T) {
 // TestResultCacheOff: UNFLAKE_CACHE=off stores nothing, even in the
 // user's cache directory.
 func TestResultCacheOff(t *testing.T) {
+	testmod.Slow(t)
 	dir := testmod.Write(t, poll)
 	home := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", home)

@@ -85,6 +85,7 @@ func run(t *testing.T, args ...string) (int, string, string) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, poll)
 	before := testmod.Snapshot(t, dir)
@@ -123,6 +124,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, poll)
 	code, stdout, stderr := run(t, "-C", dir, "check", "--rules", "attemptloop", "./...")
@@ -161,6 +163,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestFixDiffApplies(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir := testmod.Write(t, poll)
 	before := testmod.Snapshot(t, dir)
@@ -198,6 +201,7 @@ func TestFixDiffApplies(t *testing.T) {
 }
 
 func TestFixInPlace(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir := testmod.Write(t, poll)
 	path := filepath.Join(dir, "m_test.go")
@@ -231,6 +235,7 @@ func TestFixInPlace(t *testing.T) {
 }
 
 func TestFailedPackageIsLeftUntouched(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, poll, broken)
 	brokenPath := filepath.Join(dir, "broken", "broken_test.go")

@@ -135,6 +135,7 @@ func ruleNames(t *testing.T, names, skip []string) []string {
 }
 
 func TestCheckSARIF(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, poll)
 	code, stdout, stderr := run(t, "-C", dir, "check", "--format", "sarif", "./...")
@@ -202,6 +203,7 @@ func TestSub(t *testing.T) {
 `
 
 func TestCheckGitHub(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, poll, nested)
 	code, stdout, stderr := run(t, "-C", dir, "check", "--format", "github", "--rules", "attemptloop", "./...")
@@ -223,6 +225,7 @@ func TestCheckGitHub(t *testing.T) {
 }
 
 func TestJSONAliasAgrees(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir := testmod.Write(t, poll)
 	code1, out1, _ := run(t, "-C", dir, "check", "--json", "./...")
@@ -268,6 +271,7 @@ func TestFormatErrors(t *testing.T) {
 }
 
 func TestFixDiffFormats(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir := testmod.Write(t, poll)
 	before := testmod.Snapshot(t, dir)
@@ -352,6 +356,7 @@ func gitIn(t *testing.T, dir string, args ...string) {
 }
 
 func TestChangedSince(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir := testmod.Write(t, poll, nested)
 	gitRepo(t, dir)
@@ -395,6 +400,7 @@ func TestChangedSince(t *testing.T) {
 }
 
 func TestChangedSinceErrors(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, poll)
 	if _, err := exec.LookPath("git"); err == nil {

@@ -71,6 +71,7 @@ func makePlan(t *testing.T, dir string, args ...string) (*plan.Plan, string) {
 }
 
 func TestPlanGolden(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir := campaign(t)
 	code, md, stderr := run(t, "-C", dir, "plan", "--max-files", "2", "./...")
@@ -85,6 +86,7 @@ func TestPlanGolden(t *testing.T) {
 // TestPlanAddsUpToCheck: every finding of check is in the plan's rules,
 // and the batches hold every finding of the files they rewrite.
 func TestPlanAddsUpToCheck(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir := campaign(t)
 	_, out, _ := run(t, "-C", dir, "check", "--json", "./...")
@@ -138,6 +140,7 @@ func TestPlanAddsUpToCheck(t *testing.T) {
 // TestApplyBatchChangesOnlyItsFiles applies each batch to a fresh copy and
 // compares what changed with the batch's files.
 func TestApplyBatchChangesOnlyItsFiles(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	p, js := makePlan(t, campaign(t), "--max-files", "2", "./...")
 	if len(p.Batches) < 2 {
@@ -176,6 +179,7 @@ func TestApplyBatchChangesOnlyItsFiles(t *testing.T) {
 // gains a fix the plan did not list; it is held back and reported, the
 // batch's other file is still fixed.
 func TestApplyBatchHoldsBackChangedFiles(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir := campaign(t)
 	p, js := makePlan(t, dir, "--max-files", "2", "./...")
@@ -229,6 +233,7 @@ func TestAddedAfterThePlan(t *testing.T) {
 }
 
 func TestApplyBatchErrors(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir := campaign(t)
 	_, js := makePlan(t, dir, "./...")

@@ -59,6 +59,7 @@ func TestWait(t *testing.T) {
 `
 
 func TestPlanGoRaise(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir := testmod.Write(t, oldGo)
 	p, _ := makePlan(t, dir, "./...")
@@ -79,6 +80,7 @@ func TestPlanGoRaise(t *testing.T) {
 }
 
 func TestFixLeavesGoLineWithoutFlag(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, oldGo)
 	before := testmod.Snapshot(t, dir)
@@ -97,6 +99,7 @@ func TestFixLeavesGoLineWithoutFlag(t *testing.T) {
 }
 
 func TestFixRaiseGo(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir := testmod.Write(t, oldGo)
 	before := testmod.Snapshot(t, dir)
@@ -175,6 +178,7 @@ func TestWait(t *testing.T) {
 `
 
 func TestRaiseGoUnproven(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir := testmod.Write(t, unprovenOldGo)
 	if p, _ := makePlan(t, dir, "./..."); len(p.GoRaise) != 0 {

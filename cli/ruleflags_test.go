@@ -45,6 +45,7 @@ func TestReady(t *testing.T) {
 // at the same time: each run sees its own value, and a run after them the
 // default again (rule options used to be process-wide).
 func TestRuleOptionsArePerRun(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	check := func(flags []string, want string) {
 		dir := testmod.Write(t, pollModule)

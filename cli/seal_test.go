@@ -58,6 +58,7 @@ func TestHome(t *testing.T) { _ = app.Home() }
 `
 
 func TestSealDiffApplies(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")

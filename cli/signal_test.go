@@ -75,6 +75,7 @@ func TestA(t *testing.T) {
 // test process holds a named pipe open, and the pipe reads EOF only when
 // it is gone.
 func TestVerifySIGTERM(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir := testmod.Write(t, blocking)
 	tmp := t.TempDir()

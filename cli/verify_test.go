@@ -68,6 +68,7 @@ func TestB(t *testing.T) {
 `
 
 func TestFixVerify(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir := testmod.Write(t, polls)
 	a, b := filepath.Join(dir, "a", "a_test.go"), filepath.Join(dir, "b", "b_test.go")
@@ -122,6 +123,7 @@ func TestFixVerify(t *testing.T) {
 }
 
 func TestFixVerifyDiff(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir := testmod.Write(t, polls)
 	before := testmod.Snapshot(t, dir)
@@ -200,6 +202,7 @@ func TestWorker(t *testing.T) {
 // fails verification; the engine retries the test with leak's fixes (sleep's
 // companion) and keeps the pair, and says so.
 func TestVerifyRetriesWithCompanions(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir := testmod.Write(t, leakyWorker)
 	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--rules", "sleep", "--verify", "--verify-count", "1", "./...")

@@ -71,6 +71,7 @@ func rewritten(t *testing.T, path string) bool {
 // TestFixReadOnlyFileAmongOthers: a 0444 file in the middle of a
 // three-package fix is refused, named, and the other two are written.
 func TestFixReadOnlyFileAmongOthers(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, gomod, pollPkg("a"), pollPkg("b"), pollPkg("c"))
 	ro := filepath.Join(dir, "b", "b_test.go")
@@ -100,6 +101,7 @@ func TestFixReadOnlyFileAmongOthers(t *testing.T) {
 // the module) is neither replaced nor written through, with --diff too,
 // where its hunk would not apply as meant.
 func TestFixSymlinkedTestFile(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, gomod, pollPkg("a"), pollPkg("b"))
 	link := filepath.Join(dir, "b", "b_test.go")
@@ -142,6 +144,7 @@ func TestFixSymlinkedTestFile(t *testing.T) {
 // TestFixSymlinkedDirectoryOutsideModule: fix ./q, with q a link to a
 // directory outside the module, writes nothing there.
 func TestFixSymlinkedDirectoryOutsideModule(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, gomod)
 	outside := testmod.Write(t, pollPkg("q"))
@@ -163,6 +166,7 @@ func TestFixSymlinkedDirectoryOutsideModule(t *testing.T) {
 // TestFixRemovesStaleTemp: a temporary file a killed run left beside a
 // file the next run writes is removed.
 func TestFixRemovesStaleTemp(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, gomod, pollPkg("a"))
 	stale := filepath.Join(dir, "a", ".a_test.go.unflake-2871")
@@ -195,6 +199,7 @@ func TestNoSilentCleanRun(t *testing.T) {
 // without go/packages' "err: exit status 1: stderr:" wrapper or the
 // type checker's "could not import".
 func TestGoCommandMessages(t *testing.T) {
+	testmod.Short(t)
 	t.Setenv("GOFLAGS", "-mod=readonly") // never -mod=mod, which would fetch the go.sum entry
 	t.Setenv("GO111MODULE", "on")
 	t.Setenv("GOWORK", "off")
@@ -249,6 +254,7 @@ func TestVersion(t *testing.T) {
 // not fixed, with the refusal as the reason; none of them offers a hunk
 // for those files, and fix names them.
 func TestCheckAgreesWithFixOnRefusedFiles(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir := testmod.Write(t, gomod, pollPkg("a"), pollPkg("b"), pollPkg("c"))
 	if err := os.Chmod(filepath.Join(dir, "b", "b_test.go"), 0o444); err != nil {
@@ -323,6 +329,7 @@ func TestCheckAgreesWithFixOnRefusedFiles(t *testing.T) {
 // apply accepts (it refuses a path "beyond a symbolic link"), as does
 // patch -p1.
 func TestDiffThroughDirectoryLink(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	git, err := exec.LookPath("git")
 	if err != nil {

@@ -127,6 +127,7 @@ func noTempFiles(t *testing.T, cache string) {
 }
 
 func TestCacheHit(t *testing.T) {
+	testmod.Short(t)
 	dir := testmod.Write(t, cacheModule)
 	cache := t.TempDir()
 	r := sleepFor()
@@ -156,6 +157,7 @@ func TestCacheHit(t *testing.T) {
 // TestCacheInvalidation changes one input at a time and checks that the
 // next run is computed again, with the result the change calls for.
 func TestCacheInvalidation(t *testing.T) {
+	testmod.Slow(t)
 	type change struct {
 		name     string
 		edit     func(t *testing.T, dir string, cfg *rewrite.Config)
@@ -312,6 +314,7 @@ func age(t *testing.T, dir string) {
 // TestCacheCorruptEntry damages the stored entry in several ways: each
 // run is computed again, with the same result.
 func TestCacheCorruptEntry(t *testing.T) {
+	testmod.Slow(t)
 	damages := map[string]func([]byte) []byte{
 		"empty":       func([]byte) []byte { return nil },
 		"truncated":   func(b []byte) []byte { return b[:len(b)/2] },
@@ -350,6 +353,7 @@ func TestCacheCorruptEntry(t *testing.T) {
 // TestCacheNotUsed: runs limited by a function, runs that verify, and
 // runs with errors are never stored.
 func TestCacheNotUsed(t *testing.T) {
+	testmod.Slow(t)
 	t.Run("Only", func(t *testing.T) {
 		dir := testmod.Write(t, cacheModule)
 		cfg := rewrite.Config{Dir: dir, Rules: []*rule.Rule{sleepFor()}, Cache: t.TempDir(), Only: func(string) bool { return true }}

@@ -139,6 +139,7 @@ func TestG(t *testing.T) { G() }
 `
 
 func TestRunFixesAndReports(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, module)
 	res := runZero(t, dir)
@@ -172,6 +173,7 @@ func TestRunFixesAndReports(t *testing.T) {
 }
 
 func TestPrefilterDoesNotChangeResult(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, module)
 	run := func(noPrefilter bool) *rewrite.Result {
@@ -201,6 +203,7 @@ func TestPrefilterDoesNotChangeResult(t *testing.T) {
 }
 
 func TestRunFilter(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, module)
 	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}, Run: "TestA/one"})
@@ -214,6 +217,7 @@ func TestRunFilter(t *testing.T) {
 }
 
 func TestBrokenFixIsNotWritten(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, module)
 	broken := sleepZero("broken", func() dst.Expr { return &dst.BasicLit{Kind: 9 /* token.STRING */, Value: `"soon"`} })
@@ -235,6 +239,7 @@ func TestBrokenFixIsNotWritten(t *testing.T) {
 }
 
 func TestLostCommentIsAnInternalError(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, `
 -- go.mod --
@@ -263,6 +268,7 @@ func TestA(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir := testmod.Write(t, `
 -- go.mod --
@@ -323,6 +329,7 @@ func TestB(t *testing.T) { time.Sleep(1) }
 }
 
 func TestDiffApplies(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, module)
 	if _, err := exec.LookPath("git"); err != nil {
@@ -351,6 +358,7 @@ func TestDiffApplies(t *testing.T) {
 }
 
 func TestWorkspaceAndCgo(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("no C compiler")
@@ -424,6 +432,7 @@ func TestB(t *testing.T) {
 }
 
 func TestBuildTags(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, `
 -- go.mod --
@@ -455,6 +464,7 @@ func TestTagged(t *testing.T) { time.Sleep(1) }
 }
 
 func TestFileThatDoesNotRoundTrip(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	// dst prints a path imported under two names with one of them; the
 	// fix must still change only its own lines, or be reported.
@@ -539,6 +549,7 @@ func TestC(t *testing.T) {
 }
 
 func TestCRLFLineEndings(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, `
 -- go.mod --
@@ -561,6 +572,7 @@ go 1.22
 }
 
 func TestVendoredModule(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	root := testmod.Write(t, `
 -- dep/go.mod --
@@ -628,6 +640,7 @@ func TestVendored(t *testing.T) { time.Sleep(1) }
 }
 
 func TestLaterRoundFindingsPointAtOriginalLines(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	// The first rule deletes a line above; the second rule's finding,
 	// made on the rewritten file, must name its line in the original.
@@ -819,6 +832,7 @@ func TestStays(t *testing.T) {
 // reported (not fixed, with the reason), whichever rule runs first, in
 // check as in fix; when the code is gone, it is not.
 func TestFindingsNeverDisappear(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	for _, tc := range []struct {
 		name              string
@@ -892,6 +906,7 @@ var stampStays = testRule("stamp", func([]byte) bool { return true }, func(pass 
 // A finding another rule's fix resolves names only the fixes made in its
 // test: stamp's fix, in another test, resolved nothing there.
 func TestResolvedNamesOnlyFixesInItsTest(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, movedModule)
 	rules := []*rule.Rule{wrapInClosure, stampStays, reportTopLevel(false, true)}
@@ -917,6 +932,7 @@ func TestResolvedNamesOnlyFixesInItsTest(t *testing.T) {
 // TestRemovedFindingIsNotLost: a finding whose code another rule's fix
 // removes is gone, not lost.
 func TestRemovedFindingIsNotLost(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, movedModule)
 	dropLeaks := testRule("drop", func([]byte) bool { return true }, func(pass *rule.Pass) {
@@ -952,6 +968,7 @@ func TestRemovedFindingIsNotLost(t *testing.T) {
 // TestBadFixesAmongMany: when some of a rule's fixes do not compile, the
 // others are still applied, and each bad one is reported.
 func TestBadFixesAmongMany(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	var b strings.Builder
 	b.WriteString("-- go.mod --\nmodule example.com/m\n\ngo 1.22\n-- m_test.go --\npackage m\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\nfunc TestA(t *testing.T) {\n")

@@ -65,6 +65,7 @@ func TestPinned(t *testing.T) { time.Sleep(2) }
 `
 
 func TestGoAs(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, goAsModule)
 	gomod := filepath.Join(dir, "go.mod")

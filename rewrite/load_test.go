@@ -21,6 +21,7 @@ import (
 // are analysed, never rewritten, and their findings say why, naming the
 // real path.
 func TestSymlinkedDirectoryOutsideModule(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, module)
 	outside := testmod.Write(t, `
@@ -59,6 +60,7 @@ func TestQ(t *testing.T) { time.Sleep(1) }
 // TestNoSilentCleanRun: GOPATH mode and patterns matching only packages
 // outside the main module are errors, not clean runs.
 func TestNoSilentCleanRun(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, module)
 	env := append(os.Environ(), "GO111MODULE=off", "GOFLAGS=")
@@ -89,6 +91,7 @@ func TestGoCommandError(t *testing.T) {
 // TestMissingGoSumEntry: the go command's message, not the type checker's
 // "could not import X (invalid package name: "")".
 func TestMissingGoSumEntry(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	if err != nil {
@@ -132,6 +135,7 @@ func TestA(t *testing.T) { _ = pflag.Bool; time.Sleep(1) }
 // editor) that writes the file between the read and the write: the write
 // is refused and the other writer's content survives.
 func TestWriteRefusesChangedFile(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, module)
 	res := runZero(t, dir)

@@ -69,6 +69,7 @@ func TestP(t *testing.T) {
 // holds back a fix without one; other decisions and plain runs never
 // apply a probe.
 func TestDecideProbe(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, probeModule)
 	run := func(decide func(rewrite.Site) rewrite.Decision) *rewrite.Result {

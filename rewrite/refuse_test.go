@@ -38,6 +38,7 @@ const goMod = "-- go.mod --\nmodule example.com/m\n\ngo 1.22\n"
 // in fix: their findings are not fixed, say why (Unwritable, Reason), and
 // the file is listed in Result.Refused; the other files are fixed.
 func TestRefusedFilesAreNotFixed(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, goMod, sleepPkg("a"), sleepPkg("b"), sleepPkg("c"))
 	ro := filepath.Join(dir, "b", "b_test.go")
@@ -88,6 +89,7 @@ func TestRefusedFilesAreNotFixed(t *testing.T) {
 // TestRefusedFileWithoutFixIsNotListed: a read-only file with nothing to
 // fix is no refusal.
 func TestRefusedFileWithoutFixIsNotListed(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, goMod, sleepPkg("a"), "-- b/b_test.go --\npackage b\n\nimport \"testing\"\n\nfunc TestB(t *testing.T) {}\n")
 	if err := os.Chmod(filepath.Join(dir, "b", "b_test.go"), 0o444); err != nil {
@@ -144,6 +146,7 @@ var touchHelper = testRule("touch", func([]byte) bool { return true }, func(pass
 // but which also edits a refused one is not applied either; its finding
 // names the other file.
 func TestFixThatEditsARefusedFile(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, goMod, sleepPkg("a"), `
 -- a/helper_test.go --
@@ -182,6 +185,7 @@ func helper() int { return 1 }
 // the module and directly (./link and ./real) is rewritten once, and its
 // diff names its real path (git apply refuses a path beyond a link).
 func TestFileClaimedByRealPath(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, goMod, sleepPkg("real"))
 	if err := os.Symlink("real", filepath.Join(dir, "link")); err != nil {
@@ -267,6 +271,7 @@ func TestWriteFailureJSON(t *testing.T) {
 // reported in each (files are claimed by their real directory, not by
 // the link's target), and rewritten in neither.
 func TestSameFileLinkedFromTwoPackages(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, goMod, strings.ReplaceAll(sleepPkg("shared"), "shared_test.go", "x.txt"))
 	for _, p := range []string{"a", "b"} {

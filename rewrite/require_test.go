@@ -177,6 +177,7 @@ func runErrgroup(t *testing.T, dir string, env []string, ask bool) *rewrite.Resu
 }
 
 func TestRequireAddsModule(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	env, goVersion := offlineEnv(t, "off")
 	dir := testmod.Write(t, pauseArchive(goVersion))
@@ -239,6 +240,7 @@ func TestRequireAddsModule(t *testing.T) {
 }
 
 func TestRequireRefused(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	tests := []struct {
 		name, dir, gowork string
@@ -297,6 +299,7 @@ func TestRequireRefused(t *testing.T) {
 // A fix that needs a module the rule never passed to Pass.Require is a bug
 // of the rule: it is held back and reported.
 func TestRequireNotAsked(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	env, goVersion := offlineEnv(t, "off")
 	dir := testmod.Write(t, pauseArchive(goVersion))
@@ -317,6 +320,7 @@ func TestRequireNotAsked(t *testing.T) {
 // Verification builds the rewritten tests with the new go.mod, which an
 // overlay cannot replace.
 func TestRequireVerified(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	env, goVersion := offlineEnv(t, "off")
 	dir := testmod.Write(t, pauseArchive(goVersion))
@@ -341,6 +345,7 @@ func TestRequireVerified(t *testing.T) {
 // A module Pass.Require added for a fix that was not applied (here one
 // silenced by //unflake:ignore) stays out of go.mod.
 func TestRequireOnlyForAppliedFixes(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	env, goVersion := offlineEnv(t, "off")
 	dir := testmod.Write(t, pauseArchive(goVersion)+`
@@ -392,6 +397,7 @@ func TestIdle(t *testing.T) {
 // The newest version whose own go line the module's go directive allows is
 // chosen, walking down from latest.
 func TestRequireChoosesVersionForGoLine(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	const dep = "example.com/dep"
 	proxy := t.TempDir()

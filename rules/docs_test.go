@@ -9,6 +9,8 @@ import (
 
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rules"
+
+	"github.com/unflake/unflake/internal/testmod"
 )
 
 func TestRegistryIsValid(t *testing.T) {
@@ -89,6 +91,7 @@ func TestRulesDocIsCurrent(t *testing.T) {
 // The README's first command runs unflake on the demo module; it must show
 // a fix from every rule.
 func TestDemoShowsEveryRule(t *testing.T) {
+	testmod.Short(t)
 	code, stdout, stderr := unflake(t, filepath.Join("..", "demo"), "check", "--json", "--rules", "all", "./...")
 	if code != 1 {
 		t.Fatalf("check on the demo: exit %d\n%s", code, stderr)

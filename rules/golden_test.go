@@ -2,16 +2,15 @@ package rules_test
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/unflake/unflake/internal/goldentest"
 	"github.com/unflake/unflake/internal/testmod"
 
 	"golang.org/x/tools/txtar"
@@ -20,10 +19,7 @@ import (
 	"github.com/unflake/unflake/rules"
 )
 
-// update rewrites the golden files instead of comparing with them. It is an
-// environment switch, not a flag, so `UNFLAKE_UPDATE=1 go test ./...` works
-// in every package.
-var update = os.Getenv("UNFLAKE_UPDATE") != ""
+var update = goldentest.Update
 
 // unflake runs the command in dir and returns its exit code and output.
 // Runs go on in parallel: a run's rule options are its own.
@@ -34,17 +30,8 @@ func unflake(t *testing.T, dir string, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
-// A goldenCase is one archive under testdata/RULE/ with its directives:
-//
-//	flags: --poll-timeout=5s   extra command-line flags
-//	run                        the rewritten module's tests must pass
-//	fail                       the rewritten module's tests must fail (a mutation),
-//	                           each failed test at a line marked // strength: fail
-//	                           (testrun_test.go), not by a panic or a timeout
-//	fail: FILE.go:LINE ...     the same, where the failing check is one the fix
-//	                           adds: its location in the rewritten file (the
-//	                           golden pins that file)
-//	race                       the rewritten module's tests must pass with -race, twice
+// A goldenCase is one archive under testdata/RULE/ with its directives
+// (goldentest.Case says which).
 type goldenCase struct {
 	rule, name      string
 	archive         *txtar.Archive
@@ -54,39 +41,21 @@ type goldenCase struct {
 }
 
 func loadCases(t *testing.T, ruleName string) []goldenCase {
-	paths, err := filepath.Glob(filepath.Join("..", "testdata", ruleName, "*.txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cases []goldenCase
-	for _, path := range paths {
-		a, err := txtar.ParseFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := goldenCase{rule: ruleName, name: strings.TrimSuffix(filepath.Base(path), ".txtar"), archive: a}
-		for _, line := range strings.Split(string(a.Comment), "\n") {
-			line = strings.TrimSpace(line)
-			switch {
-			case strings.HasPrefix(line, "flags:"):
-				c.flags = strings.Fields(strings.TrimPrefix(line, "flags:"))
-			case line == "run":
-				c.run = true
-			case line == "fail":
-				c.fail = true
-			case strings.HasPrefix(line, "fail:"):
-				c.fail = true
-				c.failAt = strings.Fields(strings.TrimPrefix(line, "fail:"))
-			case line == "race":
-				c.race = true
-			}
-		}
-		cases = append(cases, c)
+	for _, c := range goldentest.Cases(t, "..", ruleName) {
+		cases = append(cases, goldenCase{rule: c.Rule, name: c.Name, archive: c.Archive, flags: c.Flags, run: c.Run, fail: c.Fail, race: c.Race, failAt: c.FailAt})
 	}
 	return cases
 }
 
+// TestGolden runs every rule's cases through the CLI (check, fix, a
+// second fix) and then the go command on the fixed module: go vet, and
+// the run, fail and race directives. The rules' own packages check the
+// findings and rewrites in process (goldentest.Check) in the default
+// tier; this is the slow tier's, and the only check of the go.mod and
+// go.sum a fix writes and of the --verify cases.
 func TestGolden(t *testing.T) {
+	testmod.Slow(t)
 	for _, r := range rules.All() {
 		cases := loadCases(t, r.Name)
 		if len(cases) == 0 {
@@ -252,23 +221,7 @@ func newFiles(t *testing.T, dir string, input map[string][]byte) []string {
 	return out
 }
 
-// moduleVersion and sumHash match what the module proxy decides, not
-// unflake: the version chosen for a new requirement and its hashes.
-var (
-	moduleVersion = regexp.MustCompile(`(golang\.org/x/sync) v[0-9][0-9A-Za-z.+-]*`)
-	sumHash       = regexp.MustCompile(`h1:[A-Za-z0-9+/=]+`)
-)
-
-// stable hides, in go.mod and go.sum, what changes when the proxy
-// publishes a new release.
-func stable(name string, data []byte) []byte {
-	base := filepath.Base(name)
-	if base != "go.mod" && base != "go.sum" {
-		return data
-	}
-	data = moduleVersion.ReplaceAll(data, []byte("$1 VERSION"))
-	return sumHash.ReplaceAll(data, []byte("h1:HASH"))
-}
+func stable(name string, data []byte) []byte { return goldentest.Stable(name, data) }
 
 // goCmd runs the go command in dir and checks whether it succeeded.
 func goCmd(t *testing.T, dir string, wantOK bool, args ...string) {
@@ -282,21 +235,4 @@ func goCmd(t *testing.T, dir string, wantOK bool, args ...string) {
 	}
 }
 
-// lineDiff is a short line diff for failure messages.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var a, c string
-		if i < len(w) {
-			a = w[i]
-		}
-		if i < len(g) {
-			c = g[i]
-		}
-		if a != c {
-			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, a, c)
-		}
-	}
-	return b.String()
-}
+func lineDiff(want, got string) string { return goldentest.LineDiff(want, got) }

@@ -26,6 +26,7 @@ import (
 // test files its prefilter all rejects (about 960 runs more). When a rule
 // fails here, its Prefilter is wrong, not the case.
 func TestPrefilterContract(t *testing.T) {
+	testmod.Slow(t)
 	all := os.Getenv("UNFLAKE_PREFILTER_ALL") != ""
 	var cases []goldenCase
 	for _, r := range rules.All() {

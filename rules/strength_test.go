@@ -66,9 +66,7 @@ type strengthRow struct {
 }
 
 func TestStrength(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs every case's tests: not in -short")
-	}
+	testmod.Slow(t)
 	paths, err := filepath.Glob(filepath.Join("..", "testdata", "strength", "*.txtar"))
 	if err != nil {
 		t.Fatal(err)

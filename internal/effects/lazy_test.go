@@ -13,6 +13,8 @@ import (
 	"golang.org/x/tools/go/packages"
 
 	"github.com/unflake/unflake/internal/effects"
+
+	"github.com/unflake/unflake/internal/testmod"
 )
 
 // module is a module whose path has no dot ("m", which the go command's
@@ -184,6 +186,7 @@ func testLoaderTypedRoot(t *testing.T, root string) {
 }
 
 func TestLoaderLazy(t *testing.T) {
+	testmod.Short(t)
 	pkgs := load(t)
 	l := effects.NewLoader()
 	l.Add(pkgs)
@@ -249,6 +252,7 @@ func TestLoaderLazy(t *testing.T) {
 // TestLoaderEvicts checks that a Loader bounded to one package still
 // answers, loading a package again when it was let go.
 func TestLoaderEvicts(t *testing.T) {
+	testmod.Short(t)
 	pkgs := load(t)
 	l := effects.NewLoader()
 	l.MaxLoaded = 1
@@ -267,6 +271,7 @@ func TestLoaderEvicts(t *testing.T) {
 // elsewhere: the reporter's goroutine never ends; the server's does, as
 // the test closes it.
 func TestLocal(t *testing.T) {
+	testmod.Short(t)
 	pkgs := load(t)
 	l := effects.NewLoader()
 	l.Add(pkgs)
@@ -299,6 +304,7 @@ func TestLocal(t *testing.T) {
 // TestLoaderCgo checks that a call into C, which the loader sees as the
 // _Cfunc_ wrapper cgo writes into the compiled files, is the Cgo effect.
 func TestLoaderCgo(t *testing.T) {
+	testmod.Short(t)
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("no C compiler: cgo cannot build")
 	}

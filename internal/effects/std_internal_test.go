@@ -4,6 +4,8 @@ import (
 	"go/importer"
 	"go/types"
 	"testing"
+
+	"github.com/unflake/unflake/internal/testmod"
 )
 
 // stdFunc returns the function or method name ("Getenv", "WaitGroup.Wait")
@@ -41,6 +43,7 @@ func stdFunc(t *testing.T, path, name string) *types.Func {
 // bubble but no read a poll settles on; the waits a bubble counts as
 // durable block, a mutex does not.
 func TestStdClassification(t *testing.T) {
+	testmod.Short(t)
 	for _, tc := range []struct {
 		path, name string
 		pure, read bool

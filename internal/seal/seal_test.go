@@ -97,6 +97,7 @@ func TestMain(m *testing.M) {
 `
 
 func TestRun(t *testing.T) {
+	testmod.Short(t)
 	dir := writeModule(t, "module")
 	res := run(t, dir)
 
@@ -188,6 +189,7 @@ func TestRun(t *testing.T) {
 // TestSealedTestsIgnoreTheEnvironment runs the module's tests with the
 // variables they read set: they fail before the seal and pass after it.
 func TestSealedTestsIgnoreTheEnvironment(t *testing.T) {
+	testmod.Slow(t)
 	dir := writeModule(t, "module")
 	env := testmod.GoEnv(t, "GOFLAGS=-mod=mod", "APP_HOME=/home/dev", "APP_DEBUG=1", "EXT_TOKEN=secret")
 	out, err := goCmd(t, dir, env, "test", "./...")

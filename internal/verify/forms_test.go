@@ -89,6 +89,7 @@ func TestFour(t *testing.T) {
 // passes every run; it holds the fix back, and records it at its site,
 // only when every form failed.
 func TestRunTriesForms(t *testing.T) {
+	testmod.Slow(t)
 	dir := testmod.Write(t, formsModule)
 	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{waitFor}, Env: testmod.GoEnv(t)}
 	res, v, err := verify.Run(context.Background(), cfg, verify.Options{Count: 2})

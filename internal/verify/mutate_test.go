@@ -93,9 +93,7 @@ func poll(d time.Duration, until func() bool) {
 // under test: kept when the rewritten test kills every mutant the
 // original kills, reverted as weaker when it misses one.
 func TestRunMutants(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs mutants")
-	}
+	testmod.Slow(t)
 	dir := testmod.Write(t, strengthModule)
 	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{waitToPoll}, Env: testmod.GoEnv(t)}
 	res, v, err := verify.Run(context.Background(), cfg, verify.Options{Count: 2})

@@ -164,6 +164,7 @@ func TestBroken(t *testing.T) {
 // the rule's reason and the evidence, and so is one whose probe could
 // not be run; a test with two probes has each decided on its own.
 func TestRunProbes(t *testing.T) {
+	testmod.Slow(t)
 	dir := testmod.Write(t, probeModule)
 	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{waitPoll}, Env: testmod.GoEnv(t)}
 	res, v, err := verify.Run(context.Background(), cfg, verify.Options{Count: 3})
@@ -280,6 +281,7 @@ func TestNothing(t *testing.T) {
 
 // A retry with companions keeps the fixes the probe phase held back.
 func TestRunProbesWithCompanions(t *testing.T) {
+	testmod.Slow(t)
 	dir := testmod.Write(t, companionModule)
 	nop := &rule.Rule{Name: "nop", Doc: waitPoll.Doc, Prefilter: func([]byte, rule.Values) bool { return false }, Run: func(*rule.Pass) error { return nil }}
 	withCompanion := &rule.Rule{Name: waitPoll.Name, Doc: waitPoll.Doc, Prefilter: waitPoll.Prefilter, Run: waitPoll.Run, Companions: []string{"nop"}}

@@ -326,6 +326,7 @@ func TestC(t *testing.T) { check(1) }
 `
 
 func TestRun(t *testing.T) {
+	testmod.Slow(t)
 	dir := testmod.Write(t, verifyModule)
 	before := testmod.Snapshot(t, dir)
 	counter := t.TempDir()

@@ -16,6 +16,7 @@ import (
 // the files cgo compiled, where import "C" has become runtime/cgo and
 // C.answer the _Cfunc_answer wrapper; the rule must see cgo there too.
 func TestCgoBlocksBubble(t *testing.T) {
+	testmod.Short(t)
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("no C compiler: cgo cannot build")
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rule/effect"
 	"github.com/unflake/unflake/rules/sleep"
+
+	"github.com/unflake/unflake/internal/testmod"
 )
 
 // lib is a package of the same module the tests call.
@@ -70,6 +72,7 @@ func sum(effs ...effect.Effect) *effect.Summary { return &effect.Summary{Effects
 var forever = effect.Effect{Kind: effect.GoroutineForever, Via: []string{"lib.Start", "lib.loop"}, What: "starts a goroutine that never ends"}
 
 func TestEffects(t *testing.T) {
+	testmod.Short(t)
 	src := ruletest.Summaries{
 		"example.com/m/lib.Cache.Get":   sum(),
 		"example.com/m/lib.Start":       sum(forever),

@@ -22,6 +22,7 @@ import (
 // first run waits an interval (the start-up run the sleep let happen is
 // gone). Both runs are on virtual time, so neither depends on timing.
 func TestSchedulerBubbleKeepsPower(t *testing.T) {
+	testmod.Slow(t)
 	a, err := txtar.ParseFile(filepath.Join("..", "..", "testdata", "sleep", "scheduler_bubble.txtar"))
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 // the first form is a synctest bubble, and the waits follow it. Each
 // rewritten module passes vet.
 func TestWaitersForms(t *testing.T) {
+	testmod.Slow(t)
 	a, err := txtar.ParseFile(filepath.Join("..", "..", "testdata", "sleep", "clock_waiters_verify.txtar"))
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 // the test's power: the rewritten test passes on the bucket, and fails on
 // a bucket that never refills. Both runs are on virtual time.
 func TestFunctionFormKeepsBodyAndPower(t *testing.T) {
+	testmod.Slow(t)
 	a, err := txtar.ParseFile(filepath.Join("..", "..", "testdata", "sleep", "wrap_function.txtar"))
 	if err != nil {
 		t.Fatal(err)

@@ -77,6 +77,7 @@ func goTest(t *testing.T, dir string, env []string, run string, wantOK bool, fla
 // pass: testify's assertions polled through assert.CollectT, a read
 // before the checks repeated with its unused names made _.
 func TestUnprovenPollsBuild(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir, env, changes := applyAll(t, "testify", "10s")
 	var got []byte
@@ -101,6 +102,7 @@ func TestUnprovenPollsBuild(t *testing.T) {
 // The other shapes of a poll, as fix --verify applies them, build, pass
 // vet and pass.
 func TestPollForms(t *testing.T) {
+	testmod.Short(t)
 	t.Parallel()
 	dir, env, changes := applyAll(t, "forms", "10s")
 	if len(changes) != 1 {
@@ -129,6 +131,7 @@ func TestPollForms(t *testing.T) {
 // TestLeave, and when the awaited leave never happens (the mutation),
 // the test still fails, with its own message, once the poll gives up.
 func TestPollStillFails(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir, env, _ := applyAll(t, "unproven", "100ms")
 	goTest(t, dir, env, "^TestLeave$", true)
@@ -156,6 +159,7 @@ func TestPollStillFails(t *testing.T) {
 // any wait), and when a spurious join does happen in the background (the
 // mutation), the unchanged test fails on it.
 func TestLeftAloneStillCatches(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	a, err := txtar.ParseFile(filepath.Join("..", "..", "testdata", "waitfor", "verify.txtar"))
 	if err != nil {
@@ -230,6 +234,7 @@ func TestLeftAloneStillCatches(t *testing.T) {
 // and a sleep whose state a synchronous call may have reached already
 // polls, then keeps its whole window.
 func TestWindowForms(t *testing.T) {
+	testmod.Slow(t)
 	t.Parallel()
 	dir, env, changes := applyAll(t, "window", "10s")
 	if len(changes) != 1 {

@@ -30,9 +30,7 @@ func TestPrefilter(t *testing.T) {
 // the budget -race's slowdown would break is gone, and the result
 // assertions still pass.
 func TestRaceGolden(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a module with -race")
-	}
+	testmod.Slow(t)
 	if out, err := exec.Command("go", "env", "CGO_ENABLED").Output(); err != nil || strings.TrimSpace(string(out)) != "1" {
 		t.Skip("-race needs cgo")
 	}

@@ -1,0 +1,6 @@
+//go:build !slow
+
+package testmod
+
+// SlowTier reports whether the tests were built with -tags slow.
+const SlowTier = false

@@ -1,0 +1,11 @@
+package waitfor_test
+
+import (
+	"testing"
+
+	"github.com/unflake/unflake/internal/goldentest"
+)
+
+// TestGolden checks waitfor's cases (testdata/waitfor) against their goldens
+// in process; rules' TestGolden also runs and vets them (-tags slow).
+func TestGolden(t *testing.T) { goldentest.Check(t, "waitfor") }
