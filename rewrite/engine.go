@@ -391,6 +391,9 @@ type state struct {
 	// results holds the results of the rule.Analysis values computed on
 	// this state (resultsFor).
 	results map[*rule.Analysis]*analysisResult
+	// local summarises the package's own functions for this state's
+	// content, shared by every rule that sees it, as results are.
+	local effects.Source
 }
 
 func (j *job) run(cfg *Config, filter *testFilter, mods *modules) *jobResult {

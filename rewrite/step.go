@@ -354,7 +354,7 @@ func (j *job) newSession(r *rule.Rule, cur *state, files map[string]*ast.File, m
 		GoVersion: goVersion,
 		Report:    func(d rule.Diagnostic) { s.diags = append(s.diags, d) },
 		Dst:       s.dst,
-		Effects:   effects.Local(cur.types, cur.info, cur.syntax, j.effectSource()),
+		Effects:   cur.localEffects(j),
 		Excluded:  func(name string) bool { return j.excluded.has(j, name) },
 		Require: func(modPath string) (bool, error) {
 			missing, err := mods.require(j.pkg, modPath)
@@ -603,4 +603,14 @@ func (j *job) effectSource() effects.Source {
 		return effects.None
 	}
 	return j.effects
+}
+
+// localEffects returns the effect source of the package at cur: its own
+// functions summarised from cur's syntax, once per content, the rest from
+// the job's source.
+func (cur *state) localEffects(j *job) effects.Source {
+	if cur.local == nil {
+		cur.local = effects.Local(cur.types, cur.info, cur.syntax, j.effectSource())
+	}
+	return cur.local
 }
