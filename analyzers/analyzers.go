@@ -240,10 +240,7 @@ func (s *Suite) lookupRule(name string) *rule.Rule {
 // "file:line:col: rule: ": what is wrong, then the fix or the reason
 // there is none.
 func Message(f rewrite.Finding) string {
-	if f.Fixed {
-		return f.Message + "; fix: " + f.Fix
-	}
-	return f.Message + "; not fixed: " + f.Reason
+	return f.Text()
 }
 
 // position returns the position of f's line and column in tf, its file.

@@ -153,7 +153,7 @@ func fixRun(opts *options, patterns []string, diff bool, format string, raiseGo 
 		for _, f := range res.Findings {
 			if f.Revert != nil && f.Revert.Kind != revert.Companion {
 				f.File = rel(base, f.File)
-				fmt.Fprintln(opts.stderr, formatFinding(f))
+				fmt.Fprintln(opts.stderr, f.String())
 			}
 		}
 	}

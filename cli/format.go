@@ -49,28 +49,10 @@ func relFindings(findings []rewrite.Finding, base string) []rewrite.Finding {
 	return out
 }
 
-// findingMessage is the message of a finding followed by its fix or the
-// reason there is none.
-func findingMessage(f rewrite.Finding) string {
-	if f.Fixed && f.Mutants.Of > 0 {
-		return f.Message + "; fix: " + f.Fix + " (verified: " + f.Mutants.String() + ")"
-	}
-	if f.Fixed {
-		return f.Message + "; fix: " + f.Fix
-	}
-	return f.Message + "; not fixed: " + f.Reason
-}
-
-// formatFinding prints a finding as file:line:col: rule: message, then the
-// fix or the reason there is none.
-func formatFinding(f rewrite.Finding) string {
-	return fmt.Sprintf("%s:%d:%d: %s: %s", f.File, f.Line, f.Col, f.Rule, findingMessage(f))
-}
-
-// writeText prints the findings one per line (formatFinding).
+// writeText prints the findings one per line (Finding.String).
 func writeText(w io.Writer, findings []rewrite.Finding) error {
 	for _, f := range findings {
-		if _, err := fmt.Fprintln(w, formatFinding(f)); err != nil {
+		if _, err := fmt.Fprintln(w, f.String()); err != nil {
 			return err
 		}
 	}
@@ -235,7 +217,7 @@ func writeSARIF(w io.Writer, selected []*rule.Rule, findings []rewrite.Finding) 
 			RuleID:    f.Rule,
 			RuleIndex: i,
 			Level:     sarifLevel,
-			Message:   sarifText{Text: findingMessage(f)},
+			Message:   sarifText{Text: f.Text()},
 			Locations: []sarifLocation{{PhysicalLocation: sarifPhysicalLocation{
 				ArtifactLocation: sarifArtifactLocation{URI: sarifURI(f.File), URIBaseID: sarifBaseID},
 				Region:           sarifRegion{StartLine: line, StartColumn: col},
@@ -274,7 +256,7 @@ func sarifURI(path string) string {
 func writeGitHub(w io.Writer, findings []rewrite.Finding) error {
 	for _, f := range findings {
 		_, err := fmt.Fprintf(w, "::warning file=%s,line=%d,col=%d,title=%s::%s\n",
-			githubProperty(f.File), f.Line, f.Col, githubProperty("unflake "+f.Rule), githubData(findingMessage(f)))
+			githubProperty(f.File), f.Line, f.Col, githubProperty("unflake "+f.Rule), githubData(f.Text()))
 		if err != nil {
 			return err
 		}

@@ -206,7 +206,7 @@ func batchRun(opts *options, patterns []string, planPath string, k int, diff boo
 			if fd.Fixed && !want[fd.ID] {
 				held[path] = true
 				fd.File = rel(base, fd.File)
-				notes = append(notes, formatFinding(fd)+" [not in the plan: "+f.Path+" changed since the plan was made; its fixes are not applied]")
+				notes = append(notes, fd.String()+" [not in the plan: "+f.Path+" changed since the plan was made; its fixes are not applied]")
 			}
 		}
 		for _, id := range f.Findings {

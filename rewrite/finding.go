@@ -447,6 +447,24 @@ func splitRegexp(s string) []string {
 
 // MarshalJSON writes a finding as its struct tags say, except that a
 // verified finding always carries beforeMs and afterMs, 0 included.
+// Text is the finding's message followed by its fix, or the reason there
+// is none: what every driver prints (check, SARIF, annotations, go vet).
+func (f Finding) Text() string {
+	if f.Fixed && f.Mutants.Of > 0 {
+		return f.Message + "; fix: " + f.Fix + " (verified: " + f.Mutants.String() + ")"
+	}
+	if f.Fixed {
+		return f.Message + "; fix: " + f.Fix
+	}
+	return f.Message + "; not fixed: " + f.Reason
+}
+
+// String is the finding as `unflake check` prints it:
+// file:line:col: rule: Text.
+func (f Finding) String() string {
+	return fmt.Sprintf("%s:%d:%d: %s: %s", f.File, f.Line, f.Col, f.Rule, f.Text())
+}
+
 func (f Finding) MarshalJSON() ([]byte, error) {
 	type plain Finding // without this method
 	out := struct {

@@ -162,7 +162,7 @@ func TestWriteRefusesChangedFile(t *testing.T) {
 	if _, err := os.Lstat(c.Path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("deleted file recreated")
 	}
-	noTemps(t, filepath.Dir(c.Path))
+	testmod.NoTemps(t, filepath.Dir(c.Path))
 }
 
 // reason returns the output.WriteFailure of err, failing the test if err is not
@@ -174,18 +174,4 @@ func reason(t *testing.T, err error) output.WriteFailure {
 		t.Fatalf("error %v (%T), want a *output.WriteError", err, err)
 	}
 	return we.Reason
-}
-
-// noTemps fails the test if a temporary file of Write is left in dir.
-func noTemps(t *testing.T, dir string) {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if strings.Contains(e.Name(), ".unflake-") {
-			t.Errorf("temporary file left behind: %s", e.Name())
-		}
-	}
 }

@@ -26,20 +26,6 @@ func runEngine(cfg *rewrite.Config) (*rewrite.Result, error) {
 	return rewrite.Run(cfg)
 }
 
-// FormatFinding prints a finding as unflake check does:
-// file:line:col: rule: message, then the fix or the reason there is none.
-// (cli's formatFinding is not callable from here; a test in cli checks
-// that both print the same.)
-func FormatFinding(f rewrite.Finding) string {
-	msg := f.Message + "; not fixed: " + f.Reason
-	if f.Fixed && f.Mutants.Of > 0 {
-		msg = f.Message + "; fix: " + f.Fix + " (verified: " + f.Mutants.String() + ")"
-	} else if f.Fixed {
-		msg = f.Message + "; fix: " + f.Fix
-	}
-	return fmt.Sprintf("%s:%d:%d: %s: %s", f.File, f.Line, f.Col, f.Rule, msg)
-}
-
 // Check checks every case of rule (testdata/RULE/*.txtar, run from the
 // rule's package: the repository is two directories up) in process, with
 // the engine the CLI runs: `unflake check` and `unflake fix` on the case,
@@ -359,7 +345,7 @@ func byCase(root string, res *rewrite.Result) (map[string]string, map[string]map
 	for _, f := range res.Findings {
 		name, file := split(f.File)
 		f.File = file
-		findings[name] += FormatFinding(f) + "\n"
+		findings[name] += f.String() + "\n"
 	}
 	changes := map[string]map[string][]byte{}
 	for _, ch := range res.Changes {

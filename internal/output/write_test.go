@@ -22,20 +22,6 @@ func reason(t *testing.T, err error) output.WriteFailure {
 	return we.Reason
 }
 
-// noTemps fails the test if a temporary file of Write is left in dir.
-func noTemps(t *testing.T, dir string) {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if strings.Contains(e.Name(), ".unflake-") {
-			t.Errorf("temporary file left behind: %s", e.Name())
-		}
-	}
-}
-
 func writeFile(t *testing.T, path, content string, mode os.FileMode) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), mode); err != nil {
@@ -58,7 +44,7 @@ func TestWriteReplacesAndKeepsMode(t *testing.T) {
 	if got, _ := os.ReadFile(path); err != nil || string(got) != "new\n" || fi.Mode().Perm() != 0o640 {
 		t.Errorf("after Write: %q, %v, %v", got, fi.Mode(), err)
 	}
-	noTemps(t, dir)
+	testmod.NoTemps(t, dir)
 }
 
 // TestWriteRefusesSymlink: a symlinked file is neither written through
@@ -86,7 +72,7 @@ func TestWriteRefusesSymlink(t *testing.T) {
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("link replaced: %v, %v", fi, err)
 	}
-	noTemps(t, dir)
+	testmod.NoTemps(t, dir)
 }
 
 // TestWriteRefusesReadOnly checks the owner's write bit as gofmt -w
@@ -103,7 +89,7 @@ func TestWriteRefusesReadOnly(t *testing.T) {
 	if got, _ := os.ReadFile(path); string(got) != "old\n" {
 		t.Errorf("read-only file written: %q", got)
 	}
-	noTemps(t, dir)
+	testmod.NoTemps(t, dir)
 }
 
 // TestWriteRefusesUnwritableDirectory needs a user the kernel denies:
@@ -124,7 +110,7 @@ func TestWriteRefusesUnwritableDirectory(t *testing.T) {
 	if reason(t, err) != output.WriteIO || !errors.Is(err, os.ErrPermission) {
 		t.Errorf("Write: %v, want permission denied", err)
 	}
-	noTemps(t, dir)
+	testmod.NoTemps(t, dir)
 }
 
 // TestWriteIOErrorLeavesNoTemp makes the rename fail after the temporary
@@ -151,7 +137,7 @@ func TestWriteIOErrorLeavesNoTemp(t *testing.T) {
 	if err := c.Write(); reason(t, err) != output.WriteIO {
 		t.Errorf("Write under a file: %v", err)
 	}
-	noTemps(t, dir)
+	testmod.NoTemps(t, dir)
 }
 
 // TestWriteRemovesStaleTemps: a run killed between creating its temporary

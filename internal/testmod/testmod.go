@@ -5,6 +5,7 @@ package testmod
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/tools/txtar"
@@ -51,4 +52,19 @@ func Snapshot(t testing.TB, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// NoTemps fails the test if a temporary file unflake writes beside a file
+// it replaces (".unflake-" in its name) is left in dir.
+func NoTemps(t testing.TB, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".unflake-") {
+			t.Errorf("temporary file left behind: %s", e.Name())
+		}
+	}
 }
