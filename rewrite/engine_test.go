@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -188,7 +189,7 @@ func TestPrefilterDoesNotChangeResult(t *testing.T) {
 		t.Fatalf("prefilter changed the result: %d/%d findings, %d/%d changes", len(with.Findings), len(without.Findings), len(with.Changes), len(without.Changes))
 	}
 	for i := range with.Findings {
-		if with.Findings[i] != without.Findings[i] {
+		if !reflect.DeepEqual(with.Findings[i], without.Findings[i]) {
 			t.Errorf("finding %d differs: %+v vs %+v", i, with.Findings[i], without.Findings[i])
 		}
 	}

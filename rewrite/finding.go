@@ -36,6 +36,13 @@ type Finding struct {
 	Reason   string `json:"reason,omitempty"` // why it is not fixed
 	SavingMs int64  `json:"savingMs,omitempty"`
 
+	// Blockers lists, when the rule knows them all, every reason the
+	// finding is not fixed, in order (rule.Diagnostic.Blockers): Reason
+	// says them in words (JoinBlockers). Nil when the finding is fixed,
+	// or when its reason is not the rule's (verification held the fix
+	// back, the file cannot be written).
+	Blockers []string `json:"blockers,omitempty"`
+
 	// Unwritable, when not output.Writable, says why the fix is not applied:
 	// fix would refuse to write a file it changes (a symlink, a file
 	// without write permission, a file whose real path is outside its
@@ -44,8 +51,7 @@ type Finding struct {
 	// LostTo names the rule whose fix moved this finding's code to where
 	// its own rule no longer recognises it (several rules: their names,
 	// comma-separated, as --rules takes them): the code is left as it
-	// was, and Reason says so in words. A string, so that a Finding stays
-	// comparable.
+	// was, and Reason says so in words.
 	LostTo string `json:"lostTo,omitempty"`
 
 	// Unproven is set on a fix the rule could not prove safe, applied
@@ -185,11 +191,20 @@ func (j *job) finding(fd *finder, d rule.Diagnostic) (Finding, bool) {
 		}
 	} else {
 		out.Reason = d.NotFixed
+		if len(d.Blockers) > 0 {
+			out.Reason, out.Blockers = JoinBlockers(d.Blockers), d.Blockers
+		}
 		if out.Reason == "" {
 			out.Reason = "no safe rewrite is known"
 		}
 	}
 	return out, true
+}
+
+// JoinBlockers says a finding's blockers in words: the first, then
+// "; also: " before each of the others.
+func JoinBlockers(blockers []string) string {
+	return strings.Join(blockers, "; also: ")
 }
 
 // pathTo returns the nodes of f that enclose the interval [pos, end],

@@ -125,6 +125,9 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 			ff.Fix, ff.Reason, ff.Revert = "", held.Reason(), held
 		case d.Fix.Unproven() != "" && cfg.Decide == nil:
 			ff.Fix, ff.Reason = "", d.Fix.Unproven()+" (fix --verify can try it)"
+			if len(d.Blockers) > 0 {
+				ff.Reason, ff.Blockers = JoinBlockers(d.Blockers)+" (fix --verify can try it)", d.Blockers
+			}
 			ff.NeedsGo = s.needsGo
 		case reqErr != nil:
 			ff.Fix, ff.Reason = "", reqErr.Error()

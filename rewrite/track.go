@@ -118,7 +118,7 @@ func (t *tracker) ran(r *rule.Rule, step stepResult, fset *token.FileSet, cur *s
 				// The rule says the fixes since its last look made
 				// this code fine: they fixed the finding.
 				resolved[k] = rs[1:]
-				f.Fixed, f.Reason, f.Unproven, f.LostTo = true, "", false, ""
+				f.Fixed, f.Reason, f.Blockers, f.Unproven, f.LostTo = true, "", nil, false, ""
 				f.Fix = fmt.Sprintf("%s: %s", resolvesIt(t.touching(by, &f)), rs[0].Fix)
 				t.carried[k] = append(t.carried[k], f)
 				continue
@@ -133,6 +133,7 @@ func (t *tracker) ran(r *rule.Rule, step stepResult, fset *token.FileSet, cur *s
 			lostTo := t.touching(by, &f)
 			f.LostTo = strings.Join(lostTo, ",")
 			f.Reason = fmt.Sprintf("after %s, %s no longer recognises this code; it is left as it was", fixesOf(lostTo), r.Name)
+			f.Blockers = nil
 			t.carried[k] = append(t.carried[k], f)
 		}
 		// What the rule reports anew may be code it had lost sight of

@@ -218,6 +218,14 @@ type Diagnostic struct {
 	Fix      *Fix
 	NotFixed string
 
+	// Blockers, when set, lists everything that stands between the site
+	// and a proven fix, in order, each reason once: the first is NotFixed
+	// (or, for an unproven fix, its Hypothesis's Reason), the others are
+	// what would still hold the fix back once that one is gone (a go
+	// version, then the real network, then a goroutine the analysis
+	// cannot show ends). The finding's reason then says them all.
+	Blockers []string
+
 	// Saving is the static estimate of test time the fix saves (constant
 	// durations only), or zero.
 	Saving time.Duration

@@ -86,17 +86,62 @@ func (t *Target) File() *ast.File { return t.file }
 // in a function of the package it calls.
 func (t *Target) Reaches(stmt *ast.ExprStmt) bool { return t.sites[stmt] }
 
-// Blocked says why the test cannot run in a bubble, or "".
+// Blocked says why the test cannot run in a bubble, the first reason the
+// walk met, or "". Blockers gives every reason.
 func (t *Target) Blocked() string {
 	t.resolve()
-	return t.blocked
+	return first(t.blocked)
 }
 
 // Unproven says why the analysis cannot show the test can run in a
-// bubble, or "".
+// bubble, the first reason the walk met, or "". Blockers gives every
+// reason.
 func (t *Target) Unproven() string {
 	t.resolve()
-	return t.unproven
+	return first(t.unproven)
+}
+
+func first(r reasons) string {
+	if len(r.list) == 0 {
+		return ""
+	}
+	return r.list[0]
+}
+
+// Blockers returns all that stands between targets (the tests that reach
+// one site) and a bubble, each reason once: blocked, why they cannot run
+// in one, the go version first (VersionReason), then each target's
+// reasons in the order the walk met them; and unproven, why the analysis
+// cannot show that they can, in the same order. qualify, when not nil,
+// rewrites a target's reason for the site (naming the test it is about,
+// say); a reason two targets share is given once, qualified by the first.
+func (a *Analysis) Blockers(targets []*Target, qualify func(t *Target, why string) string) (blocked, unproven []string) {
+	seen := map[string]bool{}
+	add := func(list *[]string, t *Target, why string) {
+		if why == "" || seen[why] {
+			return
+		}
+		seen[why] = true
+		if qualify != nil {
+			why = qualify(t, why)
+		}
+		*list = append(*list, why)
+	}
+	for _, t := range targets {
+		add(&blocked, t, a.VersionReason(t.File()))
+	}
+	for _, t := range targets {
+		t.resolve()
+		for _, why := range t.blocked.list {
+			add(&blocked, t, why)
+		}
+	}
+	for _, t := range targets {
+		for _, why := range t.unproven.list {
+			add(&unproven, t, why)
+		}
+	}
+	return blocked, unproven
 }
 
 // Spawn names the first goroutine start seen in the test, in its body or

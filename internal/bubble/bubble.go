@@ -55,8 +55,10 @@ type Target struct {
 	sites    map[*ast.ExprStmt]bool
 
 	// blocked says why the body cannot run in a bubble; unproven why the
-	// analysis cannot show that it can.
-	blocked, unproven string
+	// analysis cannot show that it can: every reason, once each, in the
+	// order the walk met them, so that a finding can say all that stands
+	// between it and a fix, not only the first.
+	blocked, unproven reasons
 
 	// spawn names the first goroutine start the walk saw ("a go
 	// statement in Start", "time.AfterFunc"), whatever else made the
@@ -249,13 +251,13 @@ func (a *Analysis) newTarget(f *ast.File, name string, fn ast.Node, typ *ast.Fun
 	case len(p.Names) == 1 && p.Names[0].Name != "_":
 		t.param = p.Names[0].Name
 	default:
-		t.blocked = "the test's *testing.T parameter has no name"
+		t.blocked.add(nil, "the test's *testing.T parameter has no name")
 	}
 	if !a.Editable(f) {
-		t.blocked = "the test is in a generated file"
+		t.blocked.add(nil, "the test is in a generated file")
 	}
 	if a.cgo {
-		t.blocked = "the package uses cgo, which a synctest bubble cannot follow"
+		t.blocked.add(nil, "the package uses cgo, which a synctest bubble cannot follow")
 	}
 	if len(body.List) > 0 {
 		if es, ok := body.List[0].(*ast.ExprStmt); ok {
@@ -308,6 +310,10 @@ type walker struct {
 	seen map[*ast.FuncDecl]bool
 	rec  *[]event
 
+	// key, when not nil, is what the reasons block and unprove give
+	// stand for (see blockAs), instead of their text.
+	key any
+
 	// ended holds, for the function identifier of a call whose result
 	// the walked code assigns to a variable, the methods of that
 	// variable it calls at cleanup (see endedAt). A call and its cleanup
@@ -320,6 +326,7 @@ type walker struct {
 type event struct {
 	kind  eventKind
 	why   string          // block, spawn, unprove; where, for other
+	key   any             // block, unprove: what the reason stands for (blockAs)
 	site  *ast.ExprStmt   // site
 	decl  *ast.FuncDecl   // call
 	fn    *types.Func     // other
@@ -338,14 +345,19 @@ const (
 	evOther
 )
 
-func (w *walker) block(why string) {
+func (w *walker) block(why string) { w.blockAs(w.key, why) }
+
+// blockAs blocks the target for why, a reason that stands for key: a
+// target lists one reason per key (the first), so that the same
+// obstacle met again (another call into the real network, the same
+// package-level channel in another helper) is one blocker, not several.
+// A nil key is the reason's text.
+func (w *walker) blockAs(key any, why string) {
 	if w.rec != nil {
-		*w.rec = append(*w.rec, event{kind: evBlock, why: why})
+		*w.rec = append(*w.rec, event{kind: evBlock, why: why, key: key})
 		return
 	}
-	if w.t.blocked == "" {
-		w.t.blocked = why
-	}
+	w.t.blocked.add(key, why)
 }
 
 func (w *walker) spawned(what string) {
@@ -358,14 +370,15 @@ func (w *walker) spawned(what string) {
 	}
 }
 
-func (w *walker) unprove(why string) {
+func (w *walker) unprove(why string) { w.unproveAs(w.key, why) }
+
+// unproveAs is blockAs for a reason the test is unproven.
+func (w *walker) unproveAs(key any, why string) {
 	if w.rec != nil {
-		*w.rec = append(*w.rec, event{kind: evUnprove, why: why})
+		*w.rec = append(*w.rec, event{kind: evUnprove, why: why, key: key})
 		return
 	}
-	if w.t.unproven == "" {
-		w.t.unproven = why
-	}
+	w.t.unproven.add(key, why)
 }
 
 func (w *walker) site(s *ast.ExprStmt) {
@@ -397,11 +410,11 @@ func (w *walker) replay(evs []event) {
 	for _, e := range evs {
 		switch e.kind {
 		case evBlock:
-			w.block(e.why)
+			w.blockAs(e.key, e.why)
 		case evSpawn:
 			w.spawned(e.why)
 		case evUnprove:
-			w.unprove(e.why)
+			w.unproveAs(e.key, e.why)
 		case evSite:
 			w.site(e.site)
 		case evCall:
@@ -456,7 +469,10 @@ func (w *walker) walk(root ast.Node, where string) {
 			case *types.Func:
 				w.fn(obj, n, where)
 			case *types.Var:
+				// One blocker per variable, whichever helper uses it.
+				w.key = obj
 				w.global(obj, where)
+				w.key = nil
 			}
 		}
 		return true
@@ -539,7 +555,7 @@ func (w *walker) fn(fn *types.Func, id *ast.Ident, where string) {
 		return // checked by call
 	}
 	if why := hazard(fn); why != "" {
-		w.block(fmt.Sprintf(why, match.PkgFuncName(fn)+where))
+		w.blockAs(why, fmt.Sprintf(why, match.PkgFuncName(fn)+where)) // one per kind: the first call into the network stands for all
 		return
 	}
 	if starter(fn) {
@@ -561,7 +577,7 @@ func (w *walker) fn(fn *types.Func, id *ast.Ident, where string) {
 			return
 		}
 		if iface {
-			w.unprove("the test calls " + match.PkgFuncName(fn) + " through an interface the analysis cannot follow" + where)
+			w.unproveAs(fn, "the test calls "+match.PkgFuncName(fn)+" through an interface the analysis cannot follow"+where)
 		}
 		return
 	}
@@ -578,14 +594,11 @@ func (w *walker) fn(fn *types.Func, id *ast.Ident, where string) {
 // the methods of the value it returns that the calling block ends at
 // cleanup. Asking for a summary may load fn's package from source, so a
 // helper's walk records the call and each target asks when the events
-// are replayed, and not at all once nothing the answer could say would
-// change the target's outcome.
+// are replayed (when a rule reads the target's outcome), and asks even
+// when the target is blocked already: a finding lists every blocker.
 func (w *walker) other(fn *types.Func, iface bool, ended map[string]bool, where string) {
 	if w.rec != nil {
 		*w.rec = append(*w.rec, event{kind: evOther, fn: fn, iface: iface, ended: ended, why: where})
-		return
-	}
-	if w.settled() {
 		return
 	}
 	if !iface {
@@ -594,14 +607,31 @@ func (w *walker) other(fn *types.Func, iface bool, ended map[string]bool, where 
 			return
 		}
 	}
-	w.unprove("the test calls " + match.PkgFuncName(fn) + ", whose code the analysis cannot see" + where)
+	w.unproveAs(fn, "the test calls "+match.PkgFuncName(fn)+", whose code the analysis cannot see"+where)
 }
 
-// settled reports whether nothing more the walk finds can change what the
-// target's users read of it: it is blocked (which outranks any reason to
-// leave it unproven) and knows the goroutines it starts; both keep their
-// first value.
-func (w *walker) settled() bool { return w.t.blocked != "" && w.t.spawn != "" }
+// reasons are the reasons of one kind a target has, one per key, in the
+// order they were added.
+type reasons struct {
+	list []string
+	keys map[any]bool
+}
+
+// add appends why, which stands for key (nil: why itself), unless a
+// reason for key is there already.
+func (r *reasons) add(key any, why string) {
+	if key == nil {
+		key = why
+	}
+	if r.keys[key] {
+		return
+	}
+	if r.keys == nil {
+		r.keys = map[any]bool{}
+	}
+	r.keys[key] = true
+	r.list = append(r.list, why)
+}
 
 // global checks a package-level variable: values made outside the bubble
 // that belong to the real clock or to no bubble cannot be used inside.

@@ -163,22 +163,16 @@ func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
 		return
 	}
 
-	blocked, unproven, spawn := "", "", ""
+	spawn := ""
 	for _, t := range reach {
 		if spawn == "" {
 			spawn = t.Spawn()
 		}
-		why := t.Blocked()
-		if why == "" {
-			why = a.VersionReason(t.File())
-		}
-		if why != "" && blocked == "" {
-			blocked = a.inTarget(s, t, why)
-		}
-		if t.Unproven() != "" && unproven == "" {
-			unproven = a.inTarget(s, t, t.Unproven())
-		}
 	}
+	// Every reason, not only the first: a finding says all that stands
+	// between it and a fix (raising the go line alone may unlock nothing).
+	blocks, unproves := a.Blockers(reach, func(t *bubble.Target, why string) string { return a.inTarget(s, t, why) })
+	blocked, unproven := first(blocks), first(unproves)
 	// Have: whether the tests reaching s can run in a bubble. Prefer a
 	// bubble, proven or not, to an advance of a fake clock: in a bubble
 	// the sleep still lets the other goroutines run before time moves,
@@ -188,6 +182,11 @@ func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
 		d.Fix = a.wrapFix(s, reach, wrapped)
 		a.pass.Report(d)
 		return
+	}
+	// blockers lists all the reasons, the first said as reason says it.
+	blockers := func(reason string) []string {
+		all := append(append([]string{}, blocks...), unproves...)
+		return append([]string{reason}, all[1:]...)
 	}
 	switch clock, why, waiters := a.clockFix(s, spawn); {
 	case blocked == "":
@@ -203,19 +202,31 @@ func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
 			}
 		}
 		d.Fix.Hypothesis = h
+		d.Blockers = blockers(h.Reason)
 	case clock != nil:
 		if waiters {
 			for _, f := range append([]*rule.Fix{clock}, clock.Hypothesis.Alternatives...) {
 				f.Hypothesis.Reason += "; and no synctest bubble: " + blocked
 			}
+			d.Blockers = blockers(clock.Hypothesis.Reason)
 		}
 		d.Fix = clock
 	case why != "":
 		d.NotFixed = why + "; and no synctest bubble: " + blocked
+		d.Blockers = blockers(d.NotFixed)
 	default:
 		d.NotFixed = blocked
+		d.Blockers = blockers(d.NotFixed)
 	}
 	a.pass.Report(d)
+}
+
+// first is the first reason of list, or "".
+func first(list []string) string {
+	if len(list) == 0 {
+		return ""
+	}
+	return list[0]
 }
 
 // inTarget qualifies a reason by the test it is about when the wait is

@@ -475,17 +475,19 @@ func (c *checker) report(s *site) {
 	// on the clock or on other goroutines.
 	switch {
 	case s.lower || waits:
-		why := t.Blocked()
-		if why == "" {
-			why = c.bubbles.VersionReason(t.File())
-		}
+		// Every reason, not only the first (see the sleep rule).
+		blocked, unproven := c.bubbles.Blockers([]*bubble.Target{t}, nil)
 		what := "the timed region waits on the real clock"
 		if s.lower {
 			what = "the assertion is a lower bound on real time"
 		}
-		if why != "" {
-			d.NotFixed = what + " and the test cannot run in a synctest bubble: " + why
+		if len(blocked) > 0 {
+			d.NotFixed = what + " and the test cannot run in a synctest bubble: " + blocked[0]
+			d.Blockers = append(append([]string{d.NotFixed}, blocked[1:]...), unproven...)
 			break
+		}
+		if len(unproven) > 0 {
+			d.Blockers = unproven
 		}
 		d.Fix = &rule.Fix{
 			Message:    fmt.Sprintf("run the test in a synctest bubble, where the %s budget holds exactly in virtual time", budget),
