@@ -131,9 +131,10 @@ func fixRun(opts *options, patterns []string, diff bool, format string, raiseGo 
 		v      *verify.Verification
 		base   string
 		raises []plan.GoRaise
+		held   string // why --raise-go raises nothing
 	)
 	if raiseGo {
-		res, v, base, raises, err = opts.raisedFix(patterns)
+		res, v, base, raises, held, err = opts.raisedFix(patterns)
 	} else {
 		res, v, base, err = opts.analyse(patterns)
 	}
@@ -166,6 +167,9 @@ func fixRun(opts *options, patterns []string, diff bool, format string, raiseGo 
 			s += "; " + verifySummary(v, base)
 		}
 		fmt.Fprintln(opts.stderr, s)
+		if held != "" {
+			fmt.Fprintln(opts.stderr, held)
+		}
 	}
 	if errs != nil {
 		return errs

@@ -25,6 +25,18 @@ import (
 // With unproven set, fixes the raised analysis leaves unproven count too:
 // the caller verifies them (--verify).
 func (o *options) goRaises(patterns []string, res *rewrite.Result, base string, unproven bool) ([]plan.GoRaise, error) {
+	raised, _, err := o.raisedFindings(patterns, res)
+	if err != nil {
+		return nil, err
+	}
+	return plan.GoRaises(res.Findings, raised, moduleOf(base), unproven), nil
+}
+
+// raisedFindings analyses the files where res left a finding unfixed
+// once more, with every main module's go version raised to the newest the
+// installed toolchain supports (top), and returns the findings. It never
+// changes a file. With nothing unfixed there is nothing to analyse.
+func (o *options) raisedFindings(patterns []string, res *rewrite.Result) (raised []rewrite.Finding, top string, err error) {
 	unfixed := map[string]bool{}
 	for _, f := range res.Findings {
 		if !f.Fixed {
@@ -32,25 +44,25 @@ func (o *options) goRaises(patterns []string, res *rewrite.Result, base string, 
 		}
 	}
 	if len(unfixed) == 0 {
-		return nil, nil
+		return nil, "", nil
 	}
 	cfg, err := o.engineConfig(patterns)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	top, err := toolchainGo(cfg)
+	top, err = toolchainGo(cfg)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	prev := cfg.Only
 	cfg.Only = func(path string) bool { return unfixed[path] && (prev == nil || prev(path)) }
 	cfg.GoAs = func(string) string { return top }
 	cfg.Progress = nil
-	raised, err := rewrite.Run(cfg)
+	out, err := rewrite.Run(cfg)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return plan.GoRaises(res.Findings, raised.Findings, moduleOf(base), unproven), nil
+	return out.Findings, top, nil
 }
 
 // toolchainGo is the newest go language version ("go1.26") that both the
@@ -100,24 +112,29 @@ func moduleDir(file string) string {
 // those modules at their new versions (verified under --verify), and adds
 // each raised go.mod to the changes, at the version the analysis ran at.
 // A module whose unlocked fixes were all held back is not raised. With no
-// unlocked fix it is the plain analysis.
-func (o *options) raisedFix(patterns []string) (*rewrite.Result, *verify.Verification, string, []plan.GoRaise, error) {
+// unlocked fix it is the plain analysis, and held says why the raise
+// unlocks nothing (raiseHeld), for the summary.
+func (o *options) raisedFix(patterns []string) (res *rewrite.Result, v *verify.Verification, base string, raises []plan.GoRaise, held string, err error) {
 	cfg, err := o.engineConfig(patterns)
 	if err != nil {
-		return nil, nil, "", nil, err
+		return nil, nil, "", nil, "", err
 	}
-	base := cfg.Dir
+	base = cfg.Dir
 	static, err := rewrite.Run(cfg)
 	if err != nil {
-		return nil, nil, "", nil, err
+		return nil, nil, "", nil, "", err
 	}
-	raises, err := o.goRaises(patterns, static, base, o.verify)
+	raised, top, err := o.raisedFindings(patterns, static)
 	if err != nil {
-		return nil, nil, "", nil, err
+		return nil, nil, "", nil, "", err
 	}
+	raises = plan.GoRaises(static.Findings, raised, moduleOf(base), o.verify)
 	if len(raises) == 0 {
 		res, v, base, err := o.analyse(patterns)
-		return res, v, base, nil, err
+		if top == "" {
+			return res, v, base, nil, "", err // every finding is fixed
+		}
+		return res, v, base, nil, raiseHeld(top, plan.GoHolds(static.Findings, raised), o.verify), err
 	}
 	// Verification may hold back every fix a raise unlocks in a module:
 	// then its go line stays, and the analysis runs again without its
@@ -125,7 +142,7 @@ func (o *options) raisedFix(patterns []string) (*rewrite.Result, *verify.Verific
 	for {
 		res, v, err := o.runRaised(patterns, raises, base)
 		if err != nil {
-			return nil, nil, "", nil, err
+			return nil, nil, "", nil, "", err
 		}
 		kept := map[string]plan.GoRaise{}
 		for _, r := range plan.GoRaises(static.Findings, res.Findings, moduleOf(base), false) {
@@ -143,15 +160,15 @@ func (o *options) raisedFix(patterns []string) (*rewrite.Result, *verify.Verific
 			for _, r := range raises {
 				gomod := filepath.Join(base, filepath.FromSlash(r.Module), "go.mod")
 				if err := raiseGoLine(res, gomod, r.To); err != nil {
-					return nil, nil, "", nil, err
+					return nil, nil, "", nil, "", err
 				}
 			}
 			slices.SortFunc(res.Changes, func(a, b rewrite.Change) int { return strings.Compare(a.Path, b.Path) })
-			return res, v, base, raises, nil
+			return res, v, base, raises, "", nil
 		}
 		if len(still) == 0 {
 			res, v, base, err := o.analyse(patterns)
-			return res, v, base, nil, err
+			return res, v, base, nil, "unflake: the go line stays: verification held back every fix a raise would unlock", err
 		}
 		raises = still
 	}
@@ -254,6 +271,40 @@ func raiseGoLine(res *rewrite.Result, gomod, ver string) error {
 		res.Changes = append(res.Changes, c)
 	}
 	return nil
+}
+
+// raiseHeld says, in one line, why raising the go line to top unlocks no
+// fix: no finding waits for it, or the findings that do are held back by
+// more than the go version (counted by the first other blocker, the
+// three most common named), or the fixes it unlocks are unproven and
+// only --verify would try them.
+func raiseHeld(top string, held plan.GoHeld, verify bool) string {
+	s := "unflake: raising the go line to " + top + " would unlock no fix: "
+	switch {
+	case held.Findings == 0:
+		return s + "no finding is held back by the go version"
+	case held.Unproven == held.Findings && !verify:
+		s = fmt.Sprintf("unflake: raising the go line to %s would unlock no proven fix: the %s the go version holds back would still be unproven (fix --raise-go --verify can try them): ", top, plural(held.Findings, "finding"))
+	case held.Findings == 1:
+		s += "the finding the go version holds back is held back by more: "
+	default:
+		s += fmt.Sprintf("the %d findings the go version holds back are held back by more: ", held.Findings)
+	}
+	var parts []string
+	shown := 0
+	for i, r := range held.By {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("%d more for %s", held.Findings-shown, plural(len(held.By)-i, "other reason")))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%d × %s", r.Count, r.Reason))
+		shown += r.Count
+	}
+	s += strings.Join(parts, "; ")
+	if held.Unproven > 0 && held.Unproven < held.Findings && !verify {
+		s += fmt.Sprintf(" (%d of them would be unproven fixes, which fix --raise-go --verify can try)", held.Unproven)
+	}
+	return s
 }
 
 // raiseSummary says which go lines fix --raise-go raised, for the summary:

@@ -1,17 +1,21 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/unflake/unflake/internal/testmod"
+	"github.com/unflake/unflake/rewrite"
 )
 
 // oldGo is a module at go 1.24 whose sleep a synctest bubble fixes at
-// go1.25; a generated file with the same sleep, and a nested module of its
-// own, neither of which a raise may touch.
+// go1.25; a sleep the raise does not unlock (the test also uses the real
+// network); a generated file with the same sleep, and a nested module of
+// its own, neither of which a raise may touch.
 const oldGo = `
 -- go.mod --
 module example.com/oldgo
@@ -26,6 +30,23 @@ import (
 )
 
 func TestWait(t *testing.T) {
+	time.Sleep(50 * time.Millisecond)
+}
+-- net_test.go --
+package x
+
+import (
+	"net"
+	"testing"
+	"time"
+)
+
+func TestListen(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
 	time.Sleep(50 * time.Millisecond)
 }
 -- gen_test.go --
@@ -72,6 +93,18 @@ func TestPlanGoRaise(t *testing.T) {
 	}
 	if p.Totals.Fixable != 0 {
 		t.Errorf("fixable = %d at go 1.24, want 0", p.Totals.Fixable)
+	}
+	// The sleep the network holds back too is not counted, and its
+	// reason says both.
+	want := "the module's go version is go1.24; synctest needs go1.25; also: the test uses the real network (net.Listen)"
+	found := false
+	for _, r := range p.Rules {
+		for _, n := range r.NotFixable {
+			found = found || n.Reason == want && n.Count == 1
+		}
+	}
+	if !found {
+		t.Errorf("rules = %+v, want one finding not fixed for %q", p.Rules, want)
 	}
 	code, md, stderr := run(t, "-C", dir, "plan", "./...")
 	if code != 0 || !strings.Contains(md, "| `.` | go1.25 | 1 | 0.1 s |") {
@@ -190,5 +223,70 @@ func TestRaiseGoUnproven(t *testing.T) {
 	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--raise-go", "--verify", "--verify-count", "2", "./...")
 	if code != 1 || !strings.Contains(diff, "-go 1.24\n+go 1.25.0\n") || !strings.Contains(stderr, "would raise go.mod to go1.25 (unlocks 1 fix)") {
 		t.Errorf("fix --raise-go --verify: exit %d, diff:\n%s\n%s", code, diff, stderr)
+	}
+}
+
+// heldOldGo is a module at go 1.24 whose sleep a newer go line does not
+// unlock: the test also uses the real network.
+const heldOldGo = `
+-- go.mod --
+module example.com/held
+
+go 1.24
+-- x_test.go --
+package x
+
+import (
+	"net"
+	"testing"
+	"time"
+)
+
+func TestWait(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	time.Sleep(50 * time.Millisecond)
+}
+`
+
+// A raise that unlocks nothing says why: the finding the go version holds
+// back is held back by the network too, which the finding lists after
+// the version.
+func TestRaiseGoExplainsNothingUnlocked(t *testing.T) {
+	testmod.Short(t)
+	t.Parallel()
+	dir := testmod.Write(t, heldOldGo)
+	before := testmod.Snapshot(t, dir)
+	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--raise-go", "./...")
+	if code != 0 || diff != "" {
+		t.Fatalf("fix --diff --raise-go: exit %d, diff:\n%s\n%s", code, diff, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("stderr: want the summary and one line saying why, got:\n%s", stderr)
+	}
+	if want := " would unlock no fix: the finding the go version holds back is held back by more: 1 × the test uses the real network (net.Listen)"; !strings.HasPrefix(lines[1], "unflake: raising the go line to go1.") || !strings.HasSuffix(lines[1], want) {
+		t.Errorf("why: %s\nwant it to end with %q", lines[1], want)
+	}
+	for k, v := range testmod.Snapshot(t, dir) {
+		if before[k] != v {
+			t.Errorf("--diff wrote %s", k)
+		}
+	}
+
+	code, out, stderr := run(t, "-C", dir, "check", "--format", "json", "./...")
+	if code != 1 {
+		t.Fatalf("check: exit %d\n%s", code, stderr)
+	}
+	var fs []rewrite.Finding
+	if err := json.Unmarshal([]byte(out), &fs); err != nil || len(fs) != 1 {
+		t.Fatalf("check --format json: %v, %d findings:\n%s", err, len(fs), out)
+	}
+	want := []string{"the module's go version is go1.24; synctest needs go1.25", "the test uses the real network (net.Listen)"}
+	if !reflect.DeepEqual(fs[0].Blockers, want) || fs[0].Reason != strings.Join(want, "; also: ") {
+		t.Errorf("blockers %q, reason %q; want %q", fs[0].Blockers, fs[0].Reason, want)
 	}
 }

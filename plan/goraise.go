@@ -61,3 +61,60 @@ func GoRaises(before, raised []rewrite.Finding, module func(file string) string,
 	slices.SortFunc(out, func(a, b GoRaise) int { return cmp.Compare(a.Module, b.Module) })
 	return out
 }
+
+// GoHeld is why a go raise unlocks no more fix than it does: the
+// findings the go version held back (their blockers change when the
+// module is analysed at a newer version) that the raised analysis still
+// does not fix.
+type GoHeld struct {
+	Findings int
+	// Unproven counts those whose fix the raised analysis found but could
+	// not prove safe (fix --verify can try them).
+	Unproven int
+	// By counts them by the first blocker that still holds each back,
+	// most first.
+	By []ReasonCount
+}
+
+// GoHolds compares the findings of an analysis (before) with those of
+// the same analysis with the go version raised (raised), as GoRaises
+// does, and counts the findings the raise changes but does not fix. A
+// finding counts when its blockers (Finding.Blockers, or its reason when
+// its rule gives none) differ between the two: what the raise removed is
+// what the version gates decided, without reading any reason's wording.
+func GoHolds(before, raised []rewrite.Finding) GoHeld {
+	blockers := func(f rewrite.Finding) []string {
+		if len(f.Blockers) > 0 {
+			return f.Blockers
+		}
+		return []string{f.Reason}
+	}
+	was := map[string]rewrite.Finding{}
+	for _, f := range before {
+		if !f.Fixed {
+			was[f.ID] = f
+		}
+	}
+	var held GoHeld
+	by := map[string]int{}
+	seen := map[string]bool{}
+	for _, f := range raised {
+		b, ok := was[f.ID]
+		if !ok || f.Fixed || seen[f.ID] || slices.Equal(blockers(b), blockers(f)) {
+			continue
+		}
+		seen[f.ID] = true
+		held.Findings++
+		if f.NeedsGo != "" {
+			held.Unproven++
+		}
+		by[blockers(f)[0]]++
+	}
+	for r, n := range by {
+		held.By = append(held.By, ReasonCount{Reason: r, Count: n})
+	}
+	slices.SortFunc(held.By, func(a, b ReasonCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Reason, b.Reason))
+	})
+	return held
+}

@@ -57,3 +57,32 @@ func TestMarkdownGoRaise(t *testing.T) {
 		t.Errorf("a plan without raises shows the section:\n%s", md)
 	}
 }
+
+func TestGoHolds(t *testing.T) {
+	t.Parallel()
+	version := "the module's go version is go1.18; synctest needs go1.25"
+	before := []rewrite.Finding{
+		{ID: "a", Blockers: []string{version, "a goroutine"}},              // still held back by the goroutine
+		{ID: "b", Blockers: []string{version, "the network"}},              // and by the network
+		{ID: "c", Blockers: []string{version, "a goroutine"}},              // unproven once raised
+		{ID: "d", Reason: "a check repeats a call"},                        // nothing to do with the version
+		{ID: "e", Blockers: []string{version}},                             // unlocked: GoRaises counts it
+		{ID: "f", Blockers: []string{version, "a goroutine"}, Fixed: true}, // fixed anyway
+	}
+	raised := []rewrite.Finding{
+		{ID: "a", Blockers: []string{"a goroutine"}},
+		{ID: "b", Blockers: []string{"the network"}},
+		{ID: "c", Blockers: []string{"a goroutine"}, NeedsGo: "go1.25"},
+		{ID: "d", Reason: "a check repeats a call"},
+		{ID: "e", Fixed: true, NeedsGo: "go1.25"},
+		{ID: "f", Fixed: true},
+	}
+	got := plan.GoHolds(before, raised)
+	want := plan.GoHeld{Findings: 3, Unproven: 1, By: []plan.ReasonCount{{Reason: "a goroutine", Count: 2}, {Reason: "the network", Count: 1}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("GoHolds = %+v, want %+v", got, want)
+	}
+	if got := plan.GoHolds(before, before); got.Findings != 0 {
+		t.Errorf("without a raise: %+v, want none", got)
+	}
+}

@@ -202,10 +202,18 @@ func (j *job) finding(fd *finder, d rule.Diagnostic) (Finding, bool) {
 }
 
 // JoinBlockers says a finding's blockers in words: the first, then
-// "; also: " before each of the others.
+// "; also: " before each of the next, up to shownBlockers, then how many
+// more there are (a helper many tests call may have dozens; the JSON
+// output lists them all).
 func JoinBlockers(blockers []string) string {
+	if n := len(blockers) - shownBlockers; n > 0 {
+		return strings.Join(blockers[:shownBlockers], "; also: ") + fmt.Sprintf("; and %d more (--format json lists them)", n)
+	}
 	return strings.Join(blockers, "; also: ")
 }
+
+// shownBlockers is how many blockers a finding's reason names.
+const shownBlockers = 4
 
 // pathTo returns the nodes of f that enclose the interval [pos, end],
 // innermost first and f last, as astutil.PathEnclosingInterval does for
