@@ -176,7 +176,7 @@ func (c *checker) effects(root ast.Node, test bool) *obstacle {
 	eff := &obstacle{}
 	var written *types.Var
 	n := match.ModifiesFunc(c.info, root, func(v *types.Var) bool {
-		if match.IsPackageLevel(v) {
+		if match.IsPackageLevel(v) && !c.poolOnly(root, v) {
 			written = v
 			return true
 		}
@@ -210,6 +210,35 @@ func (c *checker) effects(root ast.Node, test bool) *obstacle {
 		return true
 	})
 	return eff
+}
+
+// poolOnly reports whether v is a sync.Pool (or a pointer to one) that
+// root uses only through its Get and Put methods. A pool hands each Get a
+// value no other caller holds, and what Put gives back is another's to
+// take: parallel tests that share a pool share no state through it. Any
+// other use (an assignment, its New field, its address) counts as a
+// write.
+func (c *checker) poolOnly(root ast.Node, v *types.Var) bool {
+	if !match.IsNamed(v.Type(), "sync", "Pool") {
+		return false
+	}
+	uses, calls := 0, 0
+	ast.Inspect(root, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.Ident:
+			if c.info.Uses[n] == types.Object(v) {
+				uses++
+			}
+		case *ast.SelectorExpr:
+			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && c.info.Uses[id] == types.Object(v) {
+				if sel, ok := c.info.Selections[n]; ok && sel.Kind() == types.MethodVal && (sel.Obj().Name() == "Get" || sel.Obj().Name() == "Put") {
+					calls++
+				}
+			}
+		}
+		return true
+	})
+	return uses == calls
 }
 
 // dynamic reports whether call calls a function value other than a local
