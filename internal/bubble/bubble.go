@@ -314,6 +314,12 @@ type walker struct {
 	// stand for (see blockAs), instead of their text.
 	key any
 
+	// at, when not empty, is where in the package the reasons block and
+	// unprove give were met (" in helper"): they stand for their text
+	// without it, so that a call of the same function met in several
+	// helpers is one blocker.
+	at string
+
 	// ended holds, for the function identifier of a call whose result
 	// the walked code assigns to a variable, the methods of that
 	// variable it calls at cleanup (see endedAt). A call and its cleanup
@@ -345,7 +351,16 @@ const (
 	evOther
 )
 
-func (w *walker) block(why string) { w.blockAs(w.key, why) }
+func (w *walker) block(why string) { w.blockAs(w.keyOf(why), why) }
+
+// keyOf is what why, a reason met now, stands for: w.key, or why without
+// where it was met (w.at), or nil (why itself).
+func (w *walker) keyOf(why string) any {
+	if w.key == nil && w.at != "" {
+		return strings.Replace(why, w.at, "", 1)
+	}
+	return w.key
+}
 
 // blockAs blocks the target for why, a reason that stands for key: a
 // target lists one reason per key (the first), so that the same
@@ -370,7 +385,7 @@ func (w *walker) spawned(what string) {
 	}
 }
 
-func (w *walker) unprove(why string) { w.unproveAs(w.key, why) }
+func (w *walker) unprove(why string) { w.unproveAs(w.keyOf(why), why) }
 
 // unproveAs is blockAs for a reason the test is unproven.
 func (w *walker) unproveAs(key any, why string) {
@@ -601,6 +616,9 @@ func (w *walker) other(fn *types.Func, iface bool, ended map[string]bool, where 
 		*w.rec = append(*w.rec, event{kind: evOther, fn: fn, iface: iface, ended: ended, why: where})
 		return
 	}
+	// What calling fn does is the same whichever helper calls it.
+	w.at = where
+	defer func() { w.at = "" }()
 	if !iface {
 		if s := w.a.pass.Effects.Of(fn); s != nil {
 			w.summary(fn, ended, s, where)
