@@ -42,6 +42,12 @@ type summariser struct {
 	linknames map[string]string
 	waits     map[*types.Func]*fields
 	ends      map[*types.Func]*fields
+	// copies and pairs are the local copies of struct fields and the
+	// cancel function fields' contexts (see findCopies); made on first
+	// use.
+	copies     map[*types.Var]*types.Var
+	pairs      map[*types.Var]map[*types.Var]bool
+	cancelOnly map[*types.Var]bool
 	// fset, when known, places a spinning loop for messages.
 	fset *token.FileSet
 }
@@ -309,7 +315,7 @@ func (s *summariser) walk(sc *scan, n ast.Node, g int) {
 			if tv, ok := s.info.Types[n.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
 				break
 			}
-			if match.Callee(s.info, n) == nil && !isCancel(s.info.TypeOf(n.Fun)) && !s.isYield(n.Fun) {
+			if match.Callee(s.info, n) == nil && !isCancel(s.info.TypeOf(n.Fun)) && !s.isCancelField(n.Fun) && !s.isYield(n.Fun) {
 				if _, lit := ast.Unparen(n.Fun).(*ast.FuncLit); !lit {
 					sc.opaque = append(sc.opaque, opaqueSite{what: "calls the function value " + short(n.Fun), g: g})
 				}
