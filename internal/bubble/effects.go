@@ -46,7 +46,14 @@ func (w *walker) summary(fn *types.Func, ended map[string]bool, s *effect.Summar
 		case effect.Syscall, effect.Cgo:
 			hazard(why + "; a synctest bubble cannot follow it")
 		case effect.SharedSync:
-			hazard(why + ", made outside the bubble")
+			switch verdict, rule := outside(e.Type); verdict {
+			case blocks:
+				hazard(why + rule)
+			case unsure:
+				w.unprove(why + rule)
+			case inParallel:
+				w.unproveParallel(why + rule)
+			}
 		case effect.GoroutineForever:
 			w.spawned(name + where)
 			w.unprove(why)
