@@ -511,22 +511,26 @@ func (s *summariser) findCopies() {
 		}
 		return nil
 	}
+	// Each assignment of a cancel field pairs it with the context fields
+	// its call's context went to; it cancels those every assignment
+	// names, and only when it holds nothing but such cancel functions
+	// (or nil).
+	sets := map[*types.Var][]map[*types.Var]bool{}
 	for _, p := range made {
 		if v := local(p.cancel); v != nil && writes[v] == 1 {
 			cancels[v] = true
 		}
 		for _, c := range fieldsOf(p.cancel) {
+			ctxs := map[*types.Var]bool{}
 			for _, x := range fieldsOf(p.ctx) {
-				if s.pairs[c] == nil {
-					s.pairs[c] = map[*types.Var]bool{}
-				}
-				s.pairs[c][x] = true
+				ctxs[x] = true
 			}
-			s.cancelOnly[c] = true
+			sets[c] = append(sets[c], ctxs)
 		}
 	}
+	invalid := map[*types.Var]bool{}
 	for _, st := range stores {
-		if !s.cancelOnly[st.field] {
+		if len(sets[st.field]) == 0 {
 			continue
 		}
 		if v := local(st.value); v != nil && cancels[v] {
@@ -535,7 +539,24 @@ func (s *summariser) findCopies() {
 		if id, ok := ast.Unparen(st.value).(*ast.Ident); ok && s.info.Uses[id] == types.Universe.Lookup("nil") {
 			continue
 		}
-		delete(s.cancelOnly, st.field) // holds another function too
+		invalid[st.field] = true // holds another function too
+	}
+	for c, list := range sets {
+		if invalid[c] {
+			continue
+		}
+		s.cancelOnly[c] = true
+		both := map[*types.Var]bool{}
+		for x := range list[0] {
+			every := true
+			for _, other := range list[1:] {
+				every = every && other[x]
+			}
+			if every {
+				both[x] = true
+			}
+		}
+		s.pairs[c] = both
 	}
 }
 
