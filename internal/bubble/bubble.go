@@ -338,6 +338,9 @@ type event struct {
 	fn    *types.Func     // other
 	iface bool            // other: fn is called through an interface
 	ended map[string]bool // other: the methods its result is ended by
+	// parallel: an unproven that holds only when the target runs in
+	// parallel with other tests.
+	parallel bool
 }
 
 type eventKind uint8
@@ -396,6 +399,18 @@ func (w *walker) unproveAs(key any, why string) {
 	w.t.unproven.add(key, why)
 }
 
+// unproveParallel makes the target unproven when it runs in parallel
+// with other tests (a leading t.Parallel()).
+func (w *walker) unproveParallel(why string) {
+	if w.rec != nil {
+		*w.rec = append(*w.rec, event{kind: evUnprove, why: why, parallel: true})
+		return
+	}
+	if w.t.parallel != nil {
+		w.unprove(why)
+	}
+}
+
 func (w *walker) site(s *ast.ExprStmt) {
 	if w.rec != nil {
 		*w.rec = append(*w.rec, event{kind: evSite, site: s})
@@ -429,7 +444,11 @@ func (w *walker) replay(evs []event) {
 		case evSpawn:
 			w.spawned(e.why)
 		case evUnprove:
-			w.unproveAs(e.key, e.why)
+			if e.parallel {
+				w.unproveParallel(e.why)
+			} else {
+				w.unproveAs(e.key, e.why)
+			}
 		case evSite:
 			w.site(e.site)
 		case evCall:
@@ -651,19 +670,71 @@ func (r *reasons) add(key any, why string) {
 	r.list = append(r.list, why)
 }
 
-// global checks a package-level variable: values made outside the bubble
-// that belong to the real clock or to no bubble cannot be used inside.
+// global checks a package-level variable by synctest's rules for values
+// made outside the bubble (see outside); a time.Time read outside the
+// bubble is real time, not the bubble's.
 func (w *walker) global(v *types.Var, where string) {
 	if v.IsField() || v.Pkg() == nil || v.Parent() != v.Pkg().Scope() {
 		return
 	}
-	if kind := bound(v.Type(), map[types.Type]bool{}); kind != "" {
-		w.block(fmt.Sprintf("the test uses a package-level %s (%s) made outside the bubble", kind, v.Name()+strings.Replace(where, " in", ", in", 1)))
-		return
+	if key := bound(v.Type(), false, map[types.Type]bool{}); key != "" {
+		why := fmt.Sprintf("the test uses a package-level %s (%s)", effects.SharedName(key), v.Name()+strings.Replace(where, " in", ", in", 1))
+		switch verdict, rule := outside(key); verdict {
+		case blocks:
+			w.block(why + rule)
+			return
+		case unsure:
+			w.unprove(why + rule)
+			return
+		case inParallel:
+			w.unproveParallel(why + rule)
+		}
 	}
 	if holdsTime(v.Type(), map[types.Type]bool{}) {
 		w.unprove(fmt.Sprintf("the test uses a package-level time (%s) read outside the bubble", v.Name()+strings.Replace(where, " in", ", in", 1)))
 	}
+}
+
+// A verdict is what synctest's rules make of a synchronising value made
+// outside the bubble that the bubble's code uses.
+type verdict uint8
+
+const (
+	fine       verdict = iota
+	inParallel         // unproven when the test runs in parallel with others
+	unsure             // unproven: it depends on what happens outside
+	blocks             // the bubble cannot use it
+)
+
+// outside applies testing/synctest's rules to a value of the kind key
+// (effects.SharedKey) made outside the bubble, and says which rule
+// applies, as a phrase that completes "the test uses a package-level
+// channel (x)" (", made outside the bubble: ..."). Channels, timers and tickers are associated with the
+// bubble they were made in, and blocking on one made outside is not
+// durable; a WaitGroup is associated with the bubble that first calls
+// Add on it, except one held in a package variable itself, which cannot
+// be; sync.Cond.Wait is durable wherever the Cond was made, but a
+// goroutine outside the bubble that wakes a waiter inside is a fatal
+// error; a mutex is none of these and fine.
+func outside(key string) (verdict, string) {
+	const clock = "so the virtual clock would not advance"
+	switch key {
+	case effects.SharedChan:
+		return blocks, ", made outside the bubble: blocking on it is not durable in a synctest bubble, " + clock
+	case effects.SharedTimer, effects.SharedTicker:
+		return blocks, ", made outside the bubble: it runs on the real clock, and blocking on its channel is not durable in a synctest bubble, " + clock
+	case effects.SharedContext:
+		return blocks, ", made outside the bubble: its Done channel belongs to no bubble or to another one, so blocking on it is not durable in a synctest bubble and the virtual clock would not advance"
+	case effects.SharedWaitGroup:
+		return blocks, ", which synctest cannot associate with a bubble (a WaitGroup held in a package variable): waiting on it is not durable, " + clock
+	case effects.SharedWaitPtr:
+		return unsure, ", which becomes associated with the first synctest bubble that calls Add on it: an Add from outside that bubble while it counts (another test, or a count left from before) is a fatal error"
+	case effects.SharedCond:
+		return inParallel, ", and the test runs in parallel with others: a goroutine outside its synctest bubble that wakes one of the bubble's waiters is a fatal error"
+	}
+	// A kind this code does not know (a summary made by another
+	// version): made outside, as it always counted.
+	return blocks, ", made outside the bubble"
 }
 
 // captures checks the variables a subtest body uses from the enclosing
@@ -683,9 +754,13 @@ func (w *walker) captures(lit *ast.FuncLit) {
 			return true // declared inside the subtest
 		}
 		seen[v] = true
+		verdict, rule, key := fine, "", bound(v.Type(), true, map[types.Type]bool{})
+		if key != "" {
+			verdict, rule = outside(key)
+		}
 		switch {
-		case bound(v.Type(), map[types.Type]bool{}) != "":
-			w.block(fmt.Sprintf("the subtest uses %s, a %s the enclosing test created outside the bubble", v.Name(), bound(v.Type(), map[types.Type]bool{})))
+		case verdict == blocks:
+			w.block(fmt.Sprintf("the subtest uses %s, a %s the enclosing test created outside the bubble%s", v.Name(), effects.SharedName(key), strings.TrimPrefix(rule, ", made outside the bubble")))
 		case !plain(v.Type(), map[types.Type]bool{}):
 			w.unprove(fmt.Sprintf("the subtest uses %s, which the enclosing test created outside the bubble", v.Name()))
 		}
@@ -693,42 +768,39 @@ func (w *walker) captures(lit *ast.FuncLit) {
 	})
 }
 
-// bound returns what kind of value bound to the bubble it was made in (or
-// to none) a value of type t holds: a channel, a timer, a wait group, a
-// condition variable or a context; or "".
-func bound(t types.Type, seen map[types.Type]bool) string {
+// bound returns the kind (effects.SharedKey) of the first synchronising
+// value a value of type t holds, on which synctest rules (see outside),
+// or "": a channel, a timer or ticker, a wait group, a condition variable
+// or a context. heap tells whether the value is reached through a
+// pointer, slice or map, or is a local variable (which synctest can
+// associate with a bubble), not held in a package variable itself.
+func bound(t types.Type, heap bool, seen map[types.Type]bool) string {
 	t = types.Unalias(t)
 	if seen[t] {
 		return ""
 	}
 	seen[t] = true
-	switch {
-	case match.IsNamed(t, "time", "Timer", "Ticker"):
-		return "timer"
-	case match.IsNamed(t, "sync", "WaitGroup"):
-		return "wait group"
-	case match.IsNamed(t, "sync", "Cond"):
-		return "condition variable"
-	case match.IsNamed(t, "context", "Context"):
-		return "context"
+	if key := effects.SharedKey(t); key != "" {
+		if key == effects.SharedWaitGroup && heap {
+			key = effects.SharedWaitPtr
+		}
+		return key
 	}
 	switch u := t.Underlying().(type) {
-	case *types.Chan:
-		return "channel"
 	case *types.Pointer:
-		return bound(u.Elem(), seen)
+		return bound(u.Elem(), true, seen)
 	case *types.Slice:
-		return bound(u.Elem(), seen)
+		return bound(u.Elem(), true, seen)
 	case *types.Array:
-		return bound(u.Elem(), seen)
+		return bound(u.Elem(), heap, seen)
 	case *types.Map:
-		if k := bound(u.Key(), seen); k != "" {
+		if k := bound(u.Key(), true, seen); k != "" {
 			return k
 		}
-		return bound(u.Elem(), seen)
+		return bound(u.Elem(), true, seen)
 	case *types.Struct:
 		for i := range u.NumFields() {
-			if k := bound(u.Field(i).Type(), seen); k != "" {
+			if k := bound(u.Field(i).Type(), heap, seen); k != "" {
 				return k
 			}
 		}

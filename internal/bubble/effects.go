@@ -46,14 +46,21 @@ func (w *walker) summary(fn *types.Func, ended map[string]bool, s *effect.Summar
 		case effect.Syscall, effect.Cgo:
 			hazard(why + "; a synctest bubble cannot follow it")
 		case effect.SharedSync:
-			hazard(why + ", made outside the bubble")
+			switch verdict, rule := outside(e.Type); verdict {
+			case blocks:
+				hazard(why + rule)
+			case unsure:
+				w.unprove(why + rule)
+			case inParallel:
+				w.unproveParallel(why + rule)
+			}
 		case effect.GoroutineForever:
 			w.spawned(name + where)
 			w.unprove(why)
 		case effect.GoroutineEnds:
 			w.spawned(name + where)
 			if e.Ends == "" || !ended[e.Type+"."+e.Ends] && !(e.Type == "" && ended[e.Ends]) {
-				w.unprove(why + ", and the test does not call " + e.Ends + " with defer or t.Cleanup")
+				w.unprove(why + "; the test does not call " + e.Ends + " (with defer, t.Cleanup or before it returns), so the goroutine never ends")
 			}
 		}
 	}
@@ -77,11 +84,13 @@ func near(e effect.Effect) bool { return len(e.Via) <= 2 }
 // endedAt records in w.ended, for each call of a function in root, the
 // methods that the same block calls at cleanup (defer v.M(),
 // t.Cleanup(v.M), or t.Cleanup(func() { ...; v.M(); ... }) with the call
-// as a statement of the literal's body) on a variable the call's result
-// is assigned to by a later statement (v := lib.New(), v, err :=
-// lib.New()), or on the variable whose method the call is (s.Start(),
-// with defer s.Stop() before or after it). Such a method runs before the
-// bubble's function returns, on every path that made the call. Methods
+// as a statement of the literal's body), or plainly in a later statement
+// that nothing before it can skip (see endsLater), on a variable the
+// call's result is assigned to by a later statement (v := lib.New(), v,
+// err := lib.New()), or on the variable whose method the call is
+// (s.Start(), with defer s.Stop() before or after it). Such a method runs
+// before the bubble's function returns, on every path that made the call
+// and passes. Methods
 // are recorded by name and as "import/path.Type.Method" (Effect.Type).
 func (w *walker) endedAt(root ast.Node) {
 	info := w.a.info
@@ -129,6 +138,9 @@ func (w *walker) endedAt(root ast.Node) {
 								if m := w.cleanupOf(other, v); j != i && m != "" {
 									record(fun, v, m)
 								}
+								if m := w.endsLater(list, i, j, v); m != "" {
+									record(fun, v, m)
+								}
 							}
 						}
 					}
@@ -146,8 +158,11 @@ func (w *walker) endedAt(root ast.Node) {
 				if v == nil {
 					continue
 				}
-				for _, later := range list[i+1:] {
+				for j, later := range list[i+1:] {
 					if m := w.cleanupOf(later, v); m != "" {
+						record(fun, v, m)
+					}
+					if m := w.endsLater(list, i, i+1+j, v); m != "" {
 						record(fun, v, m)
 					}
 				}
@@ -155,6 +170,38 @@ func (w *walker) endedAt(root ast.Node) {
 		}
 		return true
 	})
+}
+
+// endsLater returns the method of v that list[j], a statement after
+// list[i], calls plainly (v.Release(), err = v.Close()) when no statement
+// between them can leave the block (a return, break, continue or goto
+// outside a function literal): every path through list[i] that goes on
+// reaches it. A path that leaves by t.Fatal or a panic fails the test
+// anyway. Or "".
+func (w *walker) endsLater(list []ast.Stmt, i, j int, v *types.Var) string {
+	if j <= i {
+		return ""
+	}
+	m := w.calledOn(list[j], v)
+	if m == "" {
+		return ""
+	}
+	for _, st := range list[i+1 : j] {
+		leaves := false
+		ast.Inspect(st, func(n ast.Node) bool {
+			switch n.(type) {
+			case *ast.FuncLit:
+				return false
+			case *ast.ReturnStmt, *ast.BranchStmt:
+				leaves = true
+			}
+			return !leaves
+		})
+		if leaves {
+			return ""
+		}
+	}
+	return m
 }
 
 // reassigned reports whether root assigns v after declaring it (v = x,
@@ -187,41 +234,7 @@ func reassigned(info *types.Info, root ast.Node, v *types.Var) bool {
 // or "".
 func (w *walker) cleanupOf(st ast.Stmt, v *types.Var) string {
 	info := w.a.info
-	method := func(e ast.Expr) string {
-		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
-		if !ok {
-			return ""
-		}
-		if x, ok := ast.Unparen(sel.X).(*ast.Ident); ok && info.Uses[x] == types.Object(v) {
-			if s, ok := info.Selections[sel]; ok && s.Kind() == types.MethodVal {
-				return sel.Sel.Name
-			}
-		}
-		return ""
-	}
-	// called returns the method of v that stmt, a statement of a
-	// cleanup's body, calls: v.M(), _ = v.M(), err := v.M(), or the
-	// init of an if.
-	var called func(s ast.Stmt) string
-	called = func(s ast.Stmt) string {
-		var e ast.Expr
-		switch s := s.(type) {
-		case *ast.ExprStmt:
-			e = s.X
-		case *ast.AssignStmt:
-			if len(s.Rhs) == 1 && (s.Tok == token.ASSIGN || s.Tok == token.DEFINE) {
-				e = s.Rhs[0]
-			}
-		case *ast.IfStmt:
-			if s.Init != nil {
-				return called(s.Init)
-			}
-		}
-		if call, ok := ast.Unparen(e).(*ast.CallExpr); ok {
-			return method(call.Fun)
-		}
-		return ""
-	}
+	method := func(e ast.Expr) string { return w.methodOf(e, v) }
 	switch st := st.(type) {
 	case *ast.DeferStmt:
 		return method(st.Call.Fun)
@@ -235,11 +248,48 @@ func (w *walker) cleanupOf(st ast.Stmt, v *types.Var) string {
 			return method(arg)
 		case *ast.FuncLit:
 			for _, s := range arg.Body.List {
-				if m := called(s); m != "" {
+				if m := w.calledOn(s, v); m != "" {
 					return m
 				}
 			}
 		}
+	}
+	return ""
+}
+
+// methodOf returns the name of the method of v that e selects (v.M), or "".
+func (w *walker) methodOf(e ast.Expr, v *types.Var) string {
+	info := w.a.info
+	sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+	if !ok {
+		return ""
+	}
+	if x, ok := ast.Unparen(sel.X).(*ast.Ident); ok && info.Uses[x] == types.Object(v) {
+		if s, ok := info.Selections[sel]; ok && s.Kind() == types.MethodVal {
+			return sel.Sel.Name
+		}
+	}
+	return ""
+}
+
+// calledOn returns the method of v that the statement st calls: v.M(),
+// _ = v.M(), err := v.M(), or the init of an if; or "".
+func (w *walker) calledOn(st ast.Stmt, v *types.Var) string {
+	var e ast.Expr
+	switch st := st.(type) {
+	case *ast.ExprStmt:
+		e = st.X
+	case *ast.AssignStmt:
+		if len(st.Rhs) == 1 && (st.Tok == token.ASSIGN || st.Tok == token.DEFINE) {
+			e = st.Rhs[0]
+		}
+	case *ast.IfStmt:
+		if st.Init != nil {
+			return w.calledOn(st.Init, v)
+		}
+	}
+	if call, ok := ast.Unparen(e).(*ast.CallExpr); ok {
+		return w.methodOf(call.Fun, v)
 	}
 	return ""
 }

@@ -200,7 +200,9 @@ func (s *summariser) spins(sc *scan, body ast.Node) {
 // blocksIn reports whether n, run on one goroutine, may block durably by
 // itself: a channel operation (outside a select with a default), a select
 // without a default, a range over a channel, or a standard wait
-// (time.Sleep, sync.WaitGroup.Wait, sync.Cond.Wait). callees are the
+// (time.Sleep, sync.WaitGroup.Wait, sync.Cond.Wait). A channel held in a
+// package-level variable was made outside any bubble (by its initializer):
+// blocking on it is not durable. callees are the
 // other functions it calls, which may block too: a rule decides from
 // their summaries. Function literals and go statements are not n's.
 func blocksIn(info *types.Info, n ast.Node) (callees []*types.Func, blocked bool) {
@@ -214,9 +216,9 @@ func blocksIn(info *types.Info, n ast.Node) (callees []*types.Func, blocked bool
 			case *ast.FuncLit, *ast.GoStmt:
 				return false
 			case *ast.SendStmt:
-				blocked = true
+				blocked = !outsideChan(info, n.Chan)
 			case *ast.UnaryExpr:
-				blocked = n.Op == token.ARROW
+				blocked = n.Op == token.ARROW && !outsideChan(info, n.X)
 			case *ast.SelectStmt:
 				if !hasDefault(n) {
 					blocked = true
@@ -233,7 +235,7 @@ func blocksIn(info *types.Info, n ast.Node) (callees []*types.Func, blocked bool
 			case *ast.RangeStmt:
 				if tv, ok := info.Types[n.X]; ok {
 					if _, ch := tv.Type.Underlying().(*types.Chan); ch {
-						blocked = true
+						blocked = !outsideChan(info, n.X)
 					}
 				}
 			case *ast.CallExpr:
@@ -250,4 +252,24 @@ func blocksIn(info *types.Info, n ast.Node) (callees []*types.Func, blocked bool
 	}
 	visit(n)
 	return callees, blocked
+}
+
+// outsideChan reports whether the channel e is a package-level variable
+// (ch, pkg.Events): made outside any synctest bubble by its initializer,
+// so that blocking on it is not durable.
+func outsideChan(info *types.Info, e ast.Expr) bool {
+	var id *ast.Ident
+	switch x := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		id = x
+	case *ast.SelectorExpr:
+		if _, field := info.Selections[x]; !field {
+			id = x.Sel // a qualified identifier
+		}
+	}
+	if id == nil {
+		return false
+	}
+	v, _ := info.Uses[id].(*types.Var)
+	return match.IsPackageLevel(v)
 }

@@ -42,6 +42,12 @@ type summariser struct {
 	linknames map[string]string
 	waits     map[*types.Func]*fields
 	ends      map[*types.Func]*fields
+	// copies and pairs are the local copies of struct fields and the
+	// cancel function fields' contexts (see findCopies); made on first
+	// use.
+	copies     map[*types.Var]*types.Var
+	pairs      map[*types.Var]map[*types.Var]bool
+	cancelOnly map[*types.Var]bool
 	// fset, when known, places a spinning loop for messages.
 	fset *token.FileSet
 }
@@ -309,7 +315,7 @@ func (s *summariser) walk(sc *scan, n ast.Node, g int) {
 			if tv, ok := s.info.Types[n.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
 				break
 			}
-			if match.Callee(s.info, n) == nil && !isCancel(s.info.TypeOf(n.Fun)) && !s.isYield(n.Fun) {
+			if match.Callee(s.info, n) == nil && !isCancel(s.info.TypeOf(n.Fun)) && !s.isCancelField(n.Fun) && !s.isYield(n.Fun) {
 				if _, lit := ast.Unparen(n.Fun).(*ast.FuncLit); !lit {
 					sc.opaque = append(sc.opaque, opaqueSite{what: "calls the function value " + short(n.Fun), g: g})
 				}
@@ -412,9 +418,9 @@ func (s *summariser) ident(sc *scan, id *ast.Ident, g int) {
 		if !match.IsPackageLevel(obj) {
 			return
 		}
-		if what := sharedSync(obj.Type()); what != "" {
+		if key := SharedKey(obj.Type()); key != "" {
 			sc.effects = append(sc.effects, Effect{Kind: SharedSync, Via: []string{sc.name},
-				What: "uses the package-level " + what + " " + obj.Pkg().Name() + "." + obj.Name()})
+				What: "uses the package-level " + sharedNames[key] + " " + obj.Pkg().Name() + "." + obj.Name(), Type: key})
 		}
 	}
 }
@@ -435,23 +441,51 @@ func (s *summariser) addWrite(sc *scan, v *types.Var) {
 		What: "writes the package-level variable " + v.Pkg().Name() + "." + v.Name()})
 }
 
-// sharedSync names what kind of synchronising value a package-level
-// variable of type t is, or "".
-func sharedSync(t types.Type) string {
+// The kinds of synchronising values whose use in a synctest bubble
+// synctest rules on, as SharedKey names them: the Effect.Type of a
+// SharedSync effect. A bubble decides from them (see
+// internal/bubble.outside).
+const (
+	SharedChan      = "chan"            // a channel
+	SharedTimer     = "time.Timer"      // a timer
+	SharedTicker    = "time.Ticker"     // a ticker
+	SharedWaitGroup = "sync.WaitGroup"  // a WaitGroup in the variable itself
+	SharedWaitPtr   = "*sync.WaitGroup" // a WaitGroup the variable points to
+	SharedCond      = "sync.Cond"       // a condition variable
+	SharedContext   = "context.Context" // a context
+)
+
+var sharedNames = map[string]string{
+	SharedChan: "channel", SharedTimer: "timer", SharedTicker: "ticker",
+	SharedWaitGroup: "wait group", SharedWaitPtr: "wait group",
+	SharedCond: "condition variable", SharedContext: "context",
+}
+
+// SharedName names the kind of synchronising value key is for a message:
+// "channel", "wait group".
+func SharedName(key string) string { return sharedNames[key] }
+
+// SharedKey returns the kind of synchronising value a variable of type t
+// is (see SharedChan...), or "". A mutex is none: synctest does not
+// associate it with a bubble, and nothing else about it matters to one.
+func SharedKey(t types.Type) string {
 	switch {
 	case match.IsNamed(t, "time", "Timer"):
-		return "timer"
+		return SharedTimer
 	case match.IsNamed(t, "time", "Ticker"):
-		return "ticker"
+		return SharedTicker
 	case match.IsNamed(t, "sync", "WaitGroup"):
-		return "wait group"
+		if _, ptr := types.Unalias(t).(*types.Pointer); ptr {
+			return SharedWaitPtr
+		}
+		return SharedWaitGroup
 	case match.IsNamed(t, "sync", "Cond"):
-		return "condition variable"
+		return SharedCond
 	case match.IsNamed(t, "context", "Context"):
-		return "context"
+		return SharedContext
 	}
 	if _, ok := t.Underlying().(*types.Chan); ok {
-		return "channel"
+		return SharedChan
 	}
 	return ""
 }

@@ -73,7 +73,10 @@ const (
 	// GoroutineEnds: starts goroutines that a lifecycle method of a value
 	// the function returns, or of its receiver for a method, ends: the
 	// goroutine waits on a channel field the method closes or sends on,
-	// or on a context field whose cancel function field it calls.
+	// on a context field whose cancel function field (set together with
+	// it) the method calls, or on a sync.Cond field the method signals
+	// after writing a field the goroutine reads. The method may be
+	// promoted from an embedded field.
 	// Effect.Ends names the method, Effect.Type the value's type. A
 	// goroutine that provably ends by itself (no loop without a bound,
 	// no call that may not return) is no effect at all.
@@ -101,8 +104,12 @@ const (
 	// mutex, once or pool), or changes a standard library setting
 	// (log.SetOutput, flag.Parse, http.HandleFunc, slog.SetDefault).
 	WritesGlobal Kind = "writes-global"
-	// SharedSync: uses a package-level channel, timer, wait group or
-	// context (a value made outside any synctest bubble).
+	// SharedSync: uses a package-level channel, timer, ticker, wait
+	// group, condition variable or context (a value made outside any
+	// synctest bubble). Effect.Type says which, for synctest's rules:
+	// "chan", "time.Timer", "time.Ticker", "sync.WaitGroup" (held in the
+	// variable), "*sync.WaitGroup" (pointed to), "sync.Cond",
+	// "context.Context".
 	SharedSync Kind = "shared-sync"
 	// Timer: sleeps on, or starts, a timer or ticker of the real clock
 	// (time.Sleep, time.After, time.NewTimer, context.WithTimeout).
@@ -125,7 +132,7 @@ type Effect struct {
 	// GoroutineEnds ("Close").
 	Ends string
 	// Type is the type whose method Ends is, as "import/path.Name", for
-	// GoroutineEnds.
+	// GoroutineEnds; the kind of shared value, for SharedSync.
 	Type string
 }
 

@@ -39,6 +39,9 @@ func NewOther() *Cache       { return New() }
 func Wait()                  {}
 func Fetch()                 {}
 func Tick()                  {}
+func Take()                  {}
+func Count()                 {}
+func Pending()               {}
 func Spin()                  {}
 func Own(t *testing.T)       {}
 func Bubble(t *testing.T, f func(*testing.T)) {}
@@ -86,8 +89,15 @@ func TestEffects(t *testing.T) {
 		// one it returns: the test's Close does not end them.
 		"example.com/m/lib.NewOther": sum(effect.Effect{Kind: effect.GoroutineEnds, Via: []string{"lib.NewOther"}, What: "starts a goroutine that Close of the Pool it returns ends", Ends: "Close", Type: "example.com/m/lib.Pool"}),
 		"example.com/m/lib.Fetch":    sum(effect.Effect{Kind: effect.Network, Via: []string{"lib.Fetch", "lib.body", "lib.copy", "net.TCPConn.ReadFrom"}, What: "uses the real network"}),
-		"example.com/m/lib.Tick":     sum(effect.Effect{Kind: effect.SharedSync, Via: []string{"lib.Tick"}, What: "uses the package-level channel lib.ticks"}),
-		"example.com/m/lib.Wait":     sum(effect.Effect{Kind: effect.Timer, Via: []string{"lib.Wait", "time.Sleep"}, What: "sleeps on the real clock"}),
+		"example.com/m/lib.Tick":     sum(effect.Effect{Kind: effect.SharedSync, Via: []string{"lib.Tick"}, What: "uses the package-level channel lib.ticks", Type: "chan"}),
+		// synctest's rules: Cond.Wait is durable wherever the Cond was
+		// made; a WaitGroup a package variable points to is associated
+		// with the bubble that first calls Add on it; one held in the
+		// variable itself cannot be.
+		"example.com/m/lib.Take":    sum(effect.Effect{Kind: effect.SharedSync, Via: []string{"lib.Take"}, What: "uses the package-level condition variable lib.free", Type: "sync.Cond"}),
+		"example.com/m/lib.Count":   sum(effect.Effect{Kind: effect.SharedSync, Via: []string{"lib.Count"}, What: "uses the package-level wait group lib.jobs", Type: "*sync.WaitGroup"}),
+		"example.com/m/lib.Pending": sum(effect.Effect{Kind: effect.SharedSync, Via: []string{"lib.Pending"}, What: "uses the package-level wait group lib.pending", Type: "sync.WaitGroup"}),
+		"example.com/m/lib.Wait":    sum(effect.Effect{Kind: effect.Timer, Via: []string{"lib.Wait", "time.Sleep"}, What: "sleeps on the real clock"}),
 		"example.com/m/lib.Spin": {Spin: &effect.Effect{Kind: effect.Spins, Via: []string{"lib.Spin", "lib.until"},
 			What: "spins on the real clock in a loop that never blocks (lib.go:12)"}},
 		"example.com/m/lib.Own":    {RunsBubble: true},
@@ -105,18 +115,22 @@ func TestEffects(t *testing.T) {
 		{"ended by defer", "c := lib.New()\n\tdefer c.Close()", "fixed"},
 		{"ended by cleanup", "c := lib.New()\n\tt.Cleanup(c.Close)", "fixed"},
 		{"ended by cleanup func", "c := lib.New()\n\tt.Cleanup(func() { c.Close() })", "fixed"},
-		{"ended at the end", "c := lib.New()\n\t_ = c\n\tc.Close()", "unproven: the test calls lib.New, which starts a goroutine that Close of the Cache it returns ends, and the test does not call Close with defer or t.Cleanup"},
-		{"ended, another type", "c := lib.NewOther()\n\tdefer c.Close()", "unproven: the test calls lib.NewOther, which starts a goroutine that Close of the Pool it returns ends, and the test does not call Close"},
+		{"ended at the end", "c := lib.New()\n\t_ = c\n\tc.Close()", "fixed"},
+		{"ended unless it returns", "c := lib.New()\n\tif c == nil {\n\t\treturn\n\t}\n\tc.Close()", "unproven: the test calls lib.New, which starts a goroutine that Close of the Cache it returns ends; the test does not call Close (with defer, t.Cleanup or before it returns), so the goroutine never ends"},
+		{"ended, another type", "c := lib.NewOther()\n\tdefer c.Close()", "unproven: the test calls lib.NewOther, which starts a goroutine that Close of the Pool it returns ends; the test does not call Close (with defer, t.Cleanup or before it returns), so the goroutine never ends"},
 		{"real clock", "lib.Wait()", "fixed"},
 		{"receiver stopped", "c := &lib.Cache{}\n\tdefer c.Stop()\n\tc.Start()", "fixed"},
 		{"receiver stopped after", "c := &lib.Cache{}\n\tc.Start()\n\tt.Cleanup(c.Stop)", "fixed"},
-		{"receiver closed", "c := &lib.Cache{}\n\tc.Start()\n\tdefer c.Close()", "unproven: the test calls lib.Cache.Start, which starts a goroutine that Stop of the Cache ends, and the test does not call Stop"},
-		{"receiver replaced", "c := &lib.Cache{}\n\tdefer c.Stop()\n\tc = &lib.Cache{}\n\tc.Start()", "unproven: and the test does not call Stop"},
-		{"value replaced", "c := lib.New()\n\tc = lib.New()\n\tdefer c.Close()", "unproven: and the test does not call Close"},
-		{"receiver never stopped", "c := &lib.Cache{}\n\tc.Start()", "unproven: and the test does not call Stop"},
+		{"receiver closed", "c := &lib.Cache{}\n\tc.Start()\n\tdefer c.Close()", "unproven: the test calls lib.Cache.Start, which starts a goroutine that Stop of the Cache ends; the test does not call Stop (with defer, t.Cleanup or before it returns), so the goroutine never ends"},
+		{"receiver replaced", "c := &lib.Cache{}\n\tdefer c.Stop()\n\tc = &lib.Cache{}\n\tc.Start()", "unproven: the test does not call Stop (with defer, t.Cleanup or before it returns), so the goroutine never ends"},
+		{"value replaced", "c := lib.New()\n\tc = lib.New()\n\tdefer c.Close()", "unproven: the test does not call Close (with defer, t.Cleanup or before it returns), so the goroutine never ends"},
+		{"receiver never stopped", "c := &lib.Cache{}\n\tc.Start()", "unproven: the test does not call Stop (with defer, t.Cleanup or before it returns), so the goroutine never ends"},
 		{"network deep down", "lib.Fetch()", "unproven: the test calls lib.Fetch → lib.body → lib.copy → net.TCPConn.ReadFrom, which uses the real network"},
-		{"package channel", "lib.Tick()", "not fixed: the test calls lib.Tick, which uses the package-level channel lib.ticks, made outside the bubble"},
-		{"never ended", "_ = lib.New()", "unproven: and the test does not call Close"},
+		{"package channel", "lib.Tick()", "not fixed: the test calls lib.Tick, which uses the package-level channel lib.ticks, made outside the bubble: blocking on it is not durable in a synctest bubble, so the virtual clock would not advance"},
+		{"package condition", "lib.Take()", "fixed"},
+		{"package wait group pointer", "lib.Count()", "unproven: the test calls lib.Count, which uses the package-level wait group lib.jobs, which becomes associated with the first synctest bubble that calls Add on it"},
+		{"package wait group", "lib.Pending()", "not fixed: the test calls lib.Pending, which uses the package-level wait group lib.pending, which synctest cannot associate with a bubble (a WaitGroup held in a package variable): waiting on it is not durable"},
+		{"never ended", "_ = lib.New()", "unproven: the test does not call Close (with defer, t.Cleanup or before it returns), so the goroutine never ends"},
 		{"opaque", "lib.Hook()", "unproven: the test calls lib.Hook, whose code the analysis cannot see in full (it calls the function value h)"},
 		{"unknown", "lib.Unknown()", "unproven: the test calls lib.Unknown, whose code the analysis cannot see"},
 		{"spins on the clock", "lib.Spin()", "unproven: the test calls lib.Spin → lib.until, which spins on the real clock in a loop that never blocks (lib.go:12); in a synctest bubble the clock moves only while every goroutine is blocked"},
