@@ -401,13 +401,13 @@ func (w *walker) unproveAs(key any, why string) {
 
 // unproveParallel makes the target unproven when it runs in parallel
 // with other tests (a leading t.Parallel()).
-func (w *walker) unproveParallel(why string) {
+func (w *walker) unproveParallel(key any, why string) {
 	if w.rec != nil {
-		*w.rec = append(*w.rec, event{kind: evUnprove, why: why, parallel: true})
+		*w.rec = append(*w.rec, event{kind: evUnprove, why: why, key: key, parallel: true})
 		return
 	}
 	if w.t.parallel != nil {
-		w.unprove(why)
+		w.unproveAs(key, why)
 	}
 }
 
@@ -445,7 +445,7 @@ func (w *walker) replay(evs []event) {
 			w.spawned(e.why)
 		case evUnprove:
 			if e.parallel {
-				w.unproveParallel(e.why)
+				w.unproveParallel(e.key, e.why)
 			} else {
 				w.unproveAs(e.key, e.why)
 			}
@@ -687,7 +687,7 @@ func (w *walker) global(v *types.Var, where string) {
 			w.unprove(why + rule)
 			return
 		case inParallel:
-			w.unproveParallel(why + rule)
+			w.unproveParallel(w.keyOf(why+rule), why+rule)
 		}
 	}
 	if holdsTime(v.Type(), map[types.Type]bool{}) {

@@ -36,9 +36,13 @@ func (w *walker) summary(fn *types.Func, ended map[string]bool, s *effect.Summar
 	name := match.PkgFuncName(fn)
 	for _, e := range s.Effects {
 		why := "the test calls " + e.Why() + where
-		hazard := w.block
+		// The same obstacle reached through several functions (a
+		// package-level variable two helpers use, the real network) is
+		// one blocker.
+		key := effectKey{e.Kind, e.What}
+		hazard := func(why string) { w.blockAs(key, why) }
 		if !near(e) {
-			hazard = w.unprove
+			hazard = func(why string) { w.unproveAs(key, why) }
 		}
 		switch e.Kind {
 		case effect.Network, effect.Process, effect.Signal:
@@ -50,9 +54,9 @@ func (w *walker) summary(fn *types.Func, ended map[string]bool, s *effect.Summar
 			case blocks:
 				hazard(why + rule)
 			case unsure:
-				w.unprove(why + rule)
+				w.unproveAs(key, why+rule)
 			case inParallel:
-				w.unproveParallel(why + rule)
+				w.unproveParallel(key, why+rule)
 			}
 		case effect.GoroutineForever:
 			w.spawned(name + where)
@@ -292,4 +296,11 @@ func (w *walker) calledOn(st ast.Stmt, v *types.Var) string {
 		return w.methodOf(call.Fun, v)
 	}
 	return ""
+}
+
+// effectKey identifies an effect's obstacle across the functions that
+// reach it.
+type effectKey struct {
+	kind effect.Kind
+	what string
 }
