@@ -41,6 +41,8 @@ type Analysis struct {
 	// named holds the package-level names Wrap has declared in this
 	// pass, so two wraps never pick the same one.
 	named map[string]bool
+
+	net netState // the helpers matched as connection pairs (network.go)
 }
 
 // A Target is a body a rule may wrap in synctest.Test: a top-level test
@@ -63,6 +65,8 @@ type Target struct {
 	// test unproven or blocked, or is "".
 	spawn string
 
+	net targetNet // network calls whose hazard depends on the connections' origin
+
 	// events is what walking the test told it, not yet applied: the
 	// waits it reaches are known at once (sites), its outcome (blocked,
 	// unproven, spawn) only when read (resolve), because deciding a call
@@ -81,6 +85,7 @@ func (t *Target) resolve() {
 	t.events = nil
 	w := &walker{a: t.a, t: t, seen: map[*ast.FuncDecl]bool{}}
 	w.replay(evs)
+	w.settleNetwork()
 }
 
 // Scan is the analysis whose result is what the package already runs in
@@ -270,6 +275,9 @@ func (a *Analysis) newTarget(f *ast.File, name string, fn ast.Node, typ *ast.Fun
 func (a *Analysis) walkTarget(t *Target) {
 	evs := []event{}
 	w := &walker{a: a, rec: &evs}
+	if decl, ok := t.fn.(*ast.FuncDecl); ok {
+		w.in = decl // a test that makes a pair itself is one too
+	}
 	w.endedAt(t.body)
 	for _, s := range t.body.List {
 		if s != t.parallel {
@@ -307,6 +315,7 @@ type walker struct {
 	t    *Target
 	seen map[*ast.FuncDecl]bool
 	rec  *[]event
+	in   *ast.FuncDecl // the helper whose body a recording walker walks
 
 	// ended holds, for the function identifier of a call whose result
 	// the walked code assigns to a variable, the methods of that
@@ -325,6 +334,7 @@ type event struct {
 	fn    *types.Func     // other
 	iface bool            // other: fn is called through an interface
 	ended map[string]bool // other: the methods its result is ended by
+	pair  *Pair           // pipe
 }
 
 type eventKind uint8
@@ -336,6 +346,10 @@ const (
 	evSite
 	evCall
 	evOther
+	evPipe   // a network call a Pair's rewrite makes in-memory
+	evNetUse // a network interface's method: real only if the value is
+	evNetMem // net.Pipe: connections in memory
+	evNetFar // another package's function uses the network deep down
 )
 
 func (w *walker) block(why string) {
@@ -408,6 +422,14 @@ func (w *walker) replay(evs []event) {
 			w.helper(e.decl)
 		case evOther:
 			w.other(e.fn, e.iface, e.ended, e.why)
+		case evPipe:
+			w.pipe(e.pair)
+		case evNetUse:
+			w.netUse(e.why)
+		case evNetMem:
+			w.netMem(e.why)
+		case evNetFar:
+			w.netFar()
 		}
 	}
 }
@@ -419,7 +441,7 @@ func (a *Analysis) events(decl *ast.FuncDecl) []event {
 		return evs
 	}
 	evs := []event{}
-	rw := &walker{a: a, rec: &evs}
+	rw := &walker{a: a, rec: &evs, in: decl}
 	rw.endedAt(decl.Body)
 	rw.walk(decl.Body, " in "+decl.Name.Name)
 	a.helpers[decl] = evs
@@ -539,7 +561,10 @@ func (w *walker) fn(fn *types.Func, id *ast.Ident, where string) {
 		return // checked by call
 	}
 	if why := hazard(fn); why != "" {
-		w.block(fmt.Sprintf(why, match.PkgFuncName(fn)+where))
+		why = fmt.Sprintf(why, match.PkgFuncName(fn)+where)
+		if !w.netHazard(fn, id, why) {
+			w.block(w.networkReason(why, fn, id, where))
+		}
 		return
 	}
 	if starter(fn) {
@@ -765,7 +790,8 @@ func hazard(fn *types.Func) string {
 	switch path {
 	case "net":
 		switch recv {
-		case "IP", "IPMask", "IPNet", "HardwareAddr", "AddrError", "ParseError", "DNSError", "OpError", "UnknownNetworkError", "InvalidAddrError":
+		case "IP", "IPMask", "IPNet", "HardwareAddr", "AddrError", "ParseError", "DNSError", "OpError", "UnknownNetworkError", "InvalidAddrError",
+			"TCPAddr", "UDPAddr", "IPAddr", "UnixAddr": // values: their methods format or compare them
 			return ""
 		case "":
 			switch name {
