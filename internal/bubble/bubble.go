@@ -327,14 +327,15 @@ type walker struct {
 // An event is one thing walking a helper's body tells a target, or a call
 // of another helper whose events follow at that point.
 type event struct {
-	kind  eventKind
-	why   string          // block, spawn, unprove; where, for other
-	site  *ast.ExprStmt   // site
-	decl  *ast.FuncDecl   // call
-	fn    *types.Func     // other
-	iface bool            // other: fn is called through an interface
-	ended map[string]bool // other: the methods its result is ended by
-	pair  *Pair           // pipe
+	kind   eventKind
+	why    string          // block, spawn, unprove; where, for other
+	site   *ast.ExprStmt   // site
+	decl   *ast.FuncDecl   // call
+	fn     *types.Func     // other
+	iface  bool            // other: fn is called through an interface
+	ended  map[string]bool // other: the methods its result is ended by
+	pair   *Pair           // pipe
+	server *Server         // server
 }
 
 type eventKind uint8
@@ -350,6 +351,7 @@ const (
 	evNetUse // a network interface's method: real only if the value is
 	evNetMem // net.Pipe: connections in memory
 	evNetFar // another package's function uses the network deep down
+	evServer // an httptest server's call its rewrite makes in-memory
 )
 
 func (w *walker) block(why string) {
@@ -430,6 +432,8 @@ func (w *walker) replay(evs []event) {
 			w.netMem(e.why)
 		case evNetFar:
 			w.netFar()
+		case evServer:
+			w.server(e.server)
 		}
 	}
 }

@@ -52,6 +52,8 @@ type netState struct {
 	// whyNot says why a function that listens on loopback and dials is
 	// not a pair.
 	whyNot map[*ast.FuncDecl]string
+	// servers holds the httptest servers functions serve to themselves.
+	servers map[ast.Node]*Server // nil: none
 }
 
 // targetNet is what a target's walk found of the network: hazards a pair
@@ -59,9 +61,10 @@ type netState struct {
 // methods, a net.Addr's String) that are real only if a real connection
 // was made somewhere.
 type targetNet struct {
-	pipes  []*Pair
-	uses   []string // block reasons, in walk order
-	memory string   // where the test makes in-memory connections (net.Pipe), if it does
+	pipes   []*Pair
+	servers []*Server
+	uses    []string // block reasons, in walk order
+	memory  string   // where the test makes in-memory connections (net.Pipe), if it does
 	// far is set when a function of another package the test calls
 	// uses the real network deep down its calls: evidence that a
 	// connection without a source in sight may be real.
@@ -75,6 +78,18 @@ func (t *Target) Pairs() []*Pair {
 	t.resolve()
 	return t.net.pipes
 }
+
+// Servers returns the httptest servers the test serves to itself, that
+// would serve on in-memory connections, when that is all that keeps the
+// test from a bubble as far as the network goes; nil otherwise.
+func (t *Target) Servers() []*Server {
+	t.resolve()
+	return t.net.servers
+}
+
+// ServersReason says, for a hypothesis, what serving an httptest server
+// on in-memory connections changes.
+const ServersReason = "the test is the only client of its httptest server; the fix serves it on in-memory connections (net.Pipe), which are unbuffered, unlike TCP: a write waits until the peer reads"
 
 // PairsReason says, for a hypothesis, what making the connections of
 // pairs in memory changes.
@@ -95,6 +110,13 @@ func (w *walker) netHazard(fn *types.Func, id *ast.Ident, why string) bool {
 	if fn.Pkg().Path() == "net" && fn.Name() == "Pipe" {
 		w.netMem(why[strings.Index(why, "(")+1 : len(why)-1])
 		return true
+	}
+	if p := fn.Pkg().Path(); p == "net/http" || p == "net/http/httptest" {
+		if s := w.a.serverAt(id); s != nil {
+			w.server(s)
+			return true
+		}
+		return false
 	}
 	if w.in != nil {
 		if p := w.a.pairOf(w.in); p != nil && p.covered[id] {
@@ -123,6 +145,19 @@ func (w *walker) pipe(p *Pair) {
 		}
 	}
 	w.t.net.pipes = append(w.t.net.pipes, p)
+}
+
+func (w *walker) server(s *Server) {
+	if w.rec != nil {
+		*w.rec = append(*w.rec, event{kind: evServer, server: s})
+		return
+	}
+	for _, q := range w.t.net.servers {
+		if q == s {
+			return
+		}
+	}
+	w.t.net.servers = append(w.t.net.servers, s)
 }
 
 func (w *walker) netMem(where string) {
@@ -161,12 +196,17 @@ func (w *walker) netUse(why string) {
 func (w *walker) settleNetwork() {
 	n := &w.t.net
 	switch {
-	case len(n.pipes) > 0:
+	case len(n.pipes) > 0 || len(n.servers) > 0:
 		if w.t.blocked != "" {
-			n.pipes = nil
+			n.pipes, n.servers = nil, nil
 			return
 		}
-		w.unprove(PairsReason(n.pipes))
+		if len(n.pipes) > 0 {
+			w.unprove(PairsReason(n.pipes))
+		}
+		if len(n.servers) > 0 {
+			w.unprove(ServersReason)
+		}
 	case n.memory != "":
 		// The connections the test reads and writes are in memory, as
 		// far as the analysis sees: channels a bubble follows, but a

@@ -63,7 +63,7 @@ type analysis struct {
 }
 
 func run(pass *rule.Pass) error {
-	a := &analysis{Analysis: bubble.New(pass), pass: pass, info: pass.TypesInfo, pipes: pipeState{helpers: map[*ast.FuncDecl]bool{}}}
+	a := &analysis{Analysis: bubble.New(pass), pass: pass, info: pass.TypesInfo, pipes: pipeState{helpers: map[*ast.FuncDecl]bool{}, servers: map[*bubble.Server]bool{}}}
 	sites := a.sites()
 	if len(sites) == 0 {
 		return nil
@@ -204,8 +204,8 @@ func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
 			}
 		}
 		d.Fix.Hypothesis = h
-		if pairs := pairsOf(reach); len(pairs) > 0 {
-			if why := a.withPairs(d.Fix, pairs); why != "" {
+		if pairs, servers := pipesOf(reach); len(pairs)+len(servers) > 0 {
+			if why := a.withPipes(d.Fix, pairs, servers); why != "" {
 				d.Fix, d.NotFixed = nil, unproven+"; "+why
 			}
 		}
