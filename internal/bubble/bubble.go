@@ -642,6 +642,10 @@ func (w *walker) global(v *types.Var, where string) {
 		w.block(fmt.Sprintf("the test uses a package-level %s (%s) made outside the bubble", kind, v.Name()+strings.Replace(where, " in", ", in", 1)))
 		return
 	}
+	if why := w.a.poolBlock(v, where); why != "" {
+		w.block(why)
+		return
+	}
 	if holdsTime(v.Type(), map[types.Type]bool{}) {
 		w.unprove(fmt.Sprintf("the test uses a package-level time (%s) read outside the bubble", v.Name()+strings.Replace(where, " in", ", in", 1)))
 	}

@@ -228,7 +228,7 @@ func (w *walker) settleNetwork() {
 // network, the production seam that would let the test run on in-memory
 // connections. what names the code under test (where the call is).
 func seam(what string) string {
-	return "; the code under test opens that connection itself (" + what + "): an option that takes a net.Listener (or a dial function) would let the test run on in-memory connections (net.Pipe) in a synctest bubble"
+	return "; the connection is the code under test's own (" + what + "): an option that takes a net.Listener (or a dial function) would let the test run on in-memory connections (net.Pipe) in a synctest bubble"
 }
 
 // httpSeam is seam for HTTP requests the code under test makes itself.
