@@ -22,8 +22,10 @@ func TestSessionExpires(t *testing.T) {
 	}
 }
 
-// The same check through a real HTTP server: a bubble cannot hold a real
-// network listener, so unflake reports this sleep and leaves it.
+// The same check through an HTTP server the test is the only client of: a
+// bubble cannot hold a real network listener, so unflake fix reports this
+// sleep; unflake fix --verify serves it on in-memory connections (net.Pipe)
+// and runs the test in a bubble, and keeps that if the test still passes.
 func TestHandlerRejectsExpired(t *testing.T) {
 	s := NewStore(100 * time.Millisecond)
 	srv := httptest.NewServer(s.Handler())
