@@ -22,10 +22,8 @@ func TestSessionExpires(t *testing.T) {
 	}
 }
 
-// The same check through an HTTP server the test is the only client of: a
-// bubble cannot hold a real network listener, so unflake fix reports this
-// sleep; unflake fix --verify serves it on in-memory connections (net.Pipe)
-// and runs the test in a bubble, and keeps that if the test still passes.
+// The same check through an HTTP server only the test talks to: fix reports
+// the sleep; fix --verify may serve it in memory (net.Pipe) in a bubble.
 func TestHandlerRejectsExpired(t *testing.T) {
 	s := NewStore(100 * time.Millisecond)
 	srv := httptest.NewServer(s.Handler())
