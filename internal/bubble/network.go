@@ -412,6 +412,11 @@ func (a *Analysis) matchPair(decl *ast.FuncDecl) (*Pair, string) {
 		if !a.mentions(d.Args[1], p.Listener, addrVars) {
 			return nil, "it also dials another address (" + types.ExprString(d.Args[1]) + ")"
 		}
+		if len(d.Args) > 2 && a.namesLocal(d.Args[2]) {
+			// The rewrite drops the timeout, and with it maybe the
+			// variable's only use.
+			return nil, "its dial timeout is a variable (" + types.ExprString(d.Args[2]) + ")"
+		}
 		p.covered[calleeIdent(d)] = true
 	}
 	p.covered[calleeIdent(p.Listen)] = true
@@ -733,6 +738,21 @@ func (a *Analysis) mentionsAny(e ast.Expr, vars map[*types.Var]bool) bool {
 	ast.Inspect(e, func(n ast.Node) bool {
 		if id, ok := n.(*ast.Ident); ok {
 			if v, ok := a.info.Uses[id].(*types.Var); ok && vars[v] {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// namesLocal reports whether e names a variable that is not
+// package-level.
+func (a *Analysis) namesLocal(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			if v, ok := a.info.Uses[id].(*types.Var); ok && v.Pkg() != nil && v.Parent() != v.Pkg().Scope() {
 				found = true
 			}
 		}
