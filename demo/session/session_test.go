@@ -22,8 +22,8 @@ func TestSessionExpires(t *testing.T) {
 	}
 }
 
-// The same check through a real HTTP server: a bubble cannot hold a real
-// network listener, so unflake reports this sleep and leaves it.
+// The same check through an HTTP server only the test talks to: fix reports
+// the sleep; fix --verify may serve it in memory (net.Pipe) in a bubble.
 func TestHandlerRejectsExpired(t *testing.T) {
 	s := NewStore(100 * time.Millisecond)
 	srv := httptest.NewServer(s.Handler())

@@ -41,6 +41,8 @@ type Analysis struct {
 	// named holds the package-level names Wrap has declared in this
 	// pass, so two wraps never pick the same one.
 	named map[string]bool
+
+	net netState // the helpers matched as connection pairs (network.go)
 }
 
 // A Target is a body a rule may wrap in synctest.Test: a top-level test
@@ -65,6 +67,8 @@ type Target struct {
 	// test unproven or blocked, or is "".
 	spawn string
 
+	net targetNet // network calls whose hazard depends on the connections' origin
+
 	// events is what walking the test told it, not yet applied: the
 	// waits it reaches are known at once (sites), its outcome (blocked,
 	// unproven, spawn) only when read (resolve), because deciding a call
@@ -83,6 +87,7 @@ func (t *Target) resolve() {
 	t.events = nil
 	w := &walker{a: t.a, t: t, seen: map[*ast.FuncDecl]bool{}}
 	w.replay(evs)
+	w.settleNetwork()
 }
 
 // Scan is the analysis whose result is what the package already runs in
@@ -272,6 +277,9 @@ func (a *Analysis) newTarget(f *ast.File, name string, fn ast.Node, typ *ast.Fun
 func (a *Analysis) walkTarget(t *Target) {
 	evs := []event{}
 	w := &walker{a: a, rec: &evs}
+	if decl, ok := t.fn.(*ast.FuncDecl); ok {
+		w.in = decl // a test that makes a pair itself is one too
+	}
 	w.endedAt(t.body)
 	for _, s := range t.body.List {
 		if s != t.parallel {
@@ -309,6 +317,7 @@ type walker struct {
 	t    *Target
 	seen map[*ast.FuncDecl]bool
 	rec  *[]event
+	in   *ast.FuncDecl // the helper whose body a recording walker walks
 
 	// key, when not nil, is what the reasons block and unprove give
 	// stand for (see blockAs), instead of their text.
@@ -330,14 +339,16 @@ type walker struct {
 // An event is one thing walking a helper's body tells a target, or a call
 // of another helper whose events follow at that point.
 type event struct {
-	kind  eventKind
-	why   string          // block, spawn, unprove; where, for other
-	key   any             // block, unprove: what the reason stands for (blockAs)
-	site  *ast.ExprStmt   // site
-	decl  *ast.FuncDecl   // call
-	fn    *types.Func     // other
-	iface bool            // other: fn is called through an interface
-	ended map[string]bool // other: the methods its result is ended by
+	kind   eventKind
+	why    string          // block, spawn, unprove; where, for other
+	key    any             // block, unprove: what the reason stands for (blockAs)
+	site   *ast.ExprStmt   // site
+	decl   *ast.FuncDecl   // call
+	fn     *types.Func     // other
+	iface  bool            // other: fn is called through an interface
+	ended  map[string]bool // other: the methods its result is ended by
+	pair   *Pair           // pipe
+	server *Server         // server
 	// parallel: an unproven that holds only when the target runs in
 	// parallel with other tests.
 	parallel bool
@@ -352,6 +363,11 @@ const (
 	evSite
 	evCall
 	evOther
+	evPipe   // a network call a Pair's rewrite makes in-memory
+	evNetUse // a network interface's method: real only if the value is
+	evNetMem // net.Pipe: connections in memory
+	evNetFar // another package's function uses the network deep down
+	evServer // an httptest server's call its rewrite makes in-memory
 )
 
 func (w *walker) block(why string) { w.blockAs(w.keyOf(why), why) }
@@ -455,6 +471,16 @@ func (w *walker) replay(evs []event) {
 			w.helper(e.decl)
 		case evOther:
 			w.other(e.fn, e.iface, e.ended, e.why)
+		case evPipe:
+			w.pipe(e.pair)
+		case evNetUse:
+			w.netUse(e.why)
+		case evNetMem:
+			w.netMem(e.why)
+		case evNetFar:
+			w.netFar()
+		case evServer:
+			w.server(e.server)
 		}
 	}
 }
@@ -466,7 +492,7 @@ func (a *Analysis) events(decl *ast.FuncDecl) []event {
 		return evs
 	}
 	evs := []event{}
-	rw := &walker{a: a, rec: &evs}
+	rw := &walker{a: a, rec: &evs, in: decl}
 	rw.endedAt(decl.Body)
 	rw.walk(decl.Body, " in "+decl.Name.Name)
 	a.helpers[decl] = evs
@@ -589,7 +615,11 @@ func (w *walker) fn(fn *types.Func, id *ast.Ident, where string) {
 		return // checked by call
 	}
 	if why := hazard(fn); why != "" {
-		w.blockAs(why, fmt.Sprintf(why, match.PkgFuncName(fn)+where)) // one per kind: the first call into the network stands for all
+		key := why // one per kind: the first call into the network stands for all
+		why = fmt.Sprintf(why, match.PkgFuncName(fn)+where)
+		if !w.netHazard(fn, id, why) {
+			w.blockAs(key, w.networkReason(why, fn, id, where))
+		}
 		return
 	}
 	if starter(fn) {
@@ -689,6 +719,10 @@ func (w *walker) global(v *types.Var, where string) {
 		case inParallel:
 			w.unproveParallel(w.keyOf(why+rule), why+rule)
 		}
+	}
+	if why := w.a.poolBlock(v, where); why != "" {
+		w.block(why)
+		return
 	}
 	if holdsTime(v.Type(), map[types.Type]bool{}) {
 		w.unprove(fmt.Sprintf("the test uses a package-level time (%s) read outside the bubble", v.Name()+strings.Replace(where, " in", ", in", 1)))
@@ -885,7 +919,8 @@ func hazard(fn *types.Func) string {
 	switch path {
 	case "net":
 		switch recv {
-		case "IP", "IPMask", "IPNet", "HardwareAddr", "AddrError", "ParseError", "DNSError", "OpError", "UnknownNetworkError", "InvalidAddrError":
+		case "IP", "IPMask", "IPNet", "HardwareAddr", "AddrError", "ParseError", "DNSError", "OpError", "UnknownNetworkError", "InvalidAddrError",
+			"TCPAddr", "UDPAddr", "IPAddr", "UnixAddr": // values: their methods format or compare them
 			return ""
 		case "":
 			switch name {

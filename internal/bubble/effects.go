@@ -45,7 +45,14 @@ func (w *walker) summary(fn *types.Func, ended map[string]bool, s *effect.Summar
 			hazard = func(why string) { w.unproveAs(key, why) }
 		}
 		switch e.Kind {
-		case effect.Network, effect.Process, effect.Signal:
+		case effect.Network:
+			if near(e) {
+				why += effectSeam(e)
+			} else {
+				w.netFar()
+			}
+			hazard(why)
+		case effect.Process, effect.Signal:
 			hazard(why)
 		case effect.Syscall, effect.Cgo:
 			hazard(why + "; a synctest bubble cannot follow it")

@@ -59,10 +59,11 @@ type analysis struct {
 	pass     *rule.Pass
 	info     *types.Info
 	handover *handover.Finder
+	pipes    pipeState // the pair helpers given in-memory connections (pipe.go)
 }
 
 func run(pass *rule.Pass) error {
-	a := &analysis{Analysis: bubble.New(pass), pass: pass, info: pass.TypesInfo}
+	a := &analysis{Analysis: bubble.New(pass), pass: pass, info: pass.TypesInfo, pipes: pipeState{helpers: map[*ast.FuncDecl]bool{}, servers: map[*bubble.Server]bool{}}}
 	sites := a.sites()
 	if len(sites) == 0 {
 		return nil
@@ -203,6 +204,12 @@ func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
 		}
 		d.Fix.Hypothesis = h
 		d.Blockers = blockers(h.Reason)
+		if pairs, servers := pipesOf(reach); len(pairs)+len(servers) > 0 {
+			if why := a.withPipes(d.Fix, pairs, servers); why != "" {
+				d.Fix, d.NotFixed = nil, unproven+"; "+why
+				d.Blockers = blockers(d.NotFixed)
+			}
+		}
 	case clock != nil:
 		if waiters {
 			for _, f := range append([]*rule.Fix{clock}, clock.Hypothesis.Alternatives...) {
