@@ -213,6 +213,9 @@ func (w *walker) settleNetwork() {
 		// second writer on one end waits on a mutex, which is not
 		// durably blocking, and would keep virtual time still.
 		w.unprove("the test uses in-memory connections (" + n.memory + "); a write waiting on another write to the same end holds a mutex, which a synctest bubble does not see as durably blocked")
+	case len(n.uses) > 0 && w.t.realNetwork():
+		// The test uses the real network already: what it does with a
+		// connection adds no blocker.
 	case len(n.uses) > 0 && n.far:
 		w.block(n.uses[0])
 	case len(n.uses) > 0:
@@ -759,4 +762,22 @@ func (a *Analysis) namesLocal(e ast.Expr) bool {
 		return !found
 	})
 	return found
+}
+
+// realNetwork reports whether the target is blocked by the real network
+// already (a network hazard met directly or in a summary).
+func (t *Target) realNetwork() bool {
+	for k := range t.blocked.keys {
+		switch k := k.(type) {
+		case string:
+			if strings.HasPrefix(k, "the test uses the real network") || strings.HasPrefix(k, "the test starts a real server") {
+				return true
+			}
+		case effectKey:
+			if k.kind == effect.Network {
+				return true
+			}
+		}
+	}
+	return false
 }
