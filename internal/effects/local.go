@@ -20,6 +20,7 @@ type local struct {
 	files []*ast.File
 	other Source
 	s     *summariser // made on first use
+	own   typeIndex   // the package's named types, made on first use (Implementations)
 }
 
 func (l *local) Of(fn *types.Func) *Summary {
@@ -31,6 +32,7 @@ func (l *local) Of(fn *types.Func) *Summary {
 	}
 	if l.s == nil {
 		l.s = newSummariser(l.pkg, l.info, l.files, l.outside)
+		l.s.impls = l.Implementations
 	}
 	return l.s.summary(fn)
 }
