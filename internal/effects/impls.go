@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
 )
 
 // Calls through an interface of the module (or of a dependency outside
@@ -54,15 +53,21 @@ func Implementations(src Source, m *types.Func) ([]*types.Func, string) {
 // names and signatures, printed with full package paths so that types of
 // different type-checks of the same package compare equal.
 type ifaceQuery struct {
-	pkg     string // the package declaring the interface
+	pkg     string // the package declaring the method called
 	name    string // the method called
 	methods map[string]string
+	// scope is a package every implementation's package is or imports,
+	// directly or not.
+	scope string
+	// closed is set when every method is unexported and of pkg: only
+	// pkg's code implements them.
+	closed bool
 }
 
 // newIfaceQuery returns the query for m, a method of an interface, or nil
 // with a reason when calls of m are not followed ("" for the standard
 // library's interfaces).
-func newIfaceQuery(m *types.Func) (*ifaceQuery, string) {
+func newIfaceQuery(m *types.Func, std func(string) (bool, bool)) (*ifaceQuery, string) {
 	if m == nil || m.Pkg() == nil {
 		return nil, ""
 	}
@@ -70,7 +75,7 @@ func newIfaceQuery(m *types.Func) (*ifaceQuery, string) {
 	if recv == nil {
 		return nil, ""
 	}
-	if inTable(m.Pkg().Path(), nil) {
+	if inTable(m.Pkg().Path(), std) {
 		return nil, ""
 	}
 	if n, ok := types.Unalias(recv.Type()).(*types.Named); ok && n.TypeParams().Len() > 0 {
@@ -80,15 +85,85 @@ func newIfaceQuery(m *types.Func) (*ifaceQuery, string) {
 	if !ok || it.NumMethods() == 0 {
 		return nil, ""
 	}
-	q := &ifaceQuery{pkg: m.Pkg().Path(), name: m.Name(), methods: make(map[string]string, it.NumMethods())}
-	for i := range it.NumMethods() {
-		f := it.Method(i)
-		q.methods[f.Name()] = sigString(f)
-	}
 	if !it.IsMethodSet() {
 		return nil, "is a constraint"
 	}
+	q := &ifaceQuery{pkg: m.Pkg().Path(), name: m.Name(), methods: make(map[string]string, it.NumMethods()), closed: true}
+	named := map[string]bool{} // non-standard packages the signatures name types of
+	for i := range it.NumMethods() {
+		f := it.Method(i)
+		q.methods[f.Name()] = sigString(f)
+		if token.IsExported(f.Name()) {
+			q.closed = false
+		} else if q.scope == "" {
+			// Only a type of f's package declares f, and a type
+			// elsewhere has it only by embedding one: it imports the
+			// package.
+			q.scope = f.Pkg().Path()
+		}
+		if f.Pkg().Path() != q.pkg {
+			q.closed = false
+		}
+		namedPkgs(f.Type(), named, map[types.Type]bool{})
+	}
+	if q.scope == "" {
+		// A type with a method whose signature names a type of a
+		// package imports that package: the one named first in
+		// the package's own types' order decides.
+		for p := range named {
+			if !inTable(p, std) && (q.scope == "" || p < q.scope) {
+				q.scope = p
+			}
+		}
+		if q.scope == "" {
+			return nil, "may be implemented in any package"
+		}
+	}
 	return q, ""
+}
+
+// namedPkgs adds to pkgs the packages of the named types t mentions.
+func namedPkgs(t types.Type, pkgs map[string]bool, seen map[types.Type]bool) {
+	if seen[t] {
+		return
+	}
+	seen[t] = true
+	switch t := types.Unalias(t).(type) {
+	case *types.Named:
+		if t.Obj().Pkg() != nil {
+			pkgs[t.Obj().Pkg().Path()] = true
+		}
+		if args := t.TypeArgs(); args != nil {
+			for i := range args.Len() {
+				namedPkgs(args.At(i), pkgs, seen)
+			}
+		}
+	case *types.Pointer:
+		namedPkgs(t.Elem(), pkgs, seen)
+	case *types.Slice:
+		namedPkgs(t.Elem(), pkgs, seen)
+	case *types.Array:
+		namedPkgs(t.Elem(), pkgs, seen)
+	case *types.Chan:
+		namedPkgs(t.Elem(), pkgs, seen)
+	case *types.Map:
+		namedPkgs(t.Key(), pkgs, seen)
+		namedPkgs(t.Elem(), pkgs, seen)
+	case *types.Signature:
+		for _, tup := range []*types.Tuple{t.Params(), t.Results()} {
+			for i := range tup.Len() {
+				namedPkgs(tup.At(i).Type(), pkgs, seen)
+			}
+		}
+	case *types.Struct:
+		for i := range t.NumFields() {
+			namedPkgs(t.Field(i).Type(), pkgs, seen)
+		}
+	case *types.Interface:
+		for i := range t.NumMethods() {
+			namedPkgs(t.Method(i).Type(), pkgs, seen)
+		}
+	}
 }
 
 // sigString prints fn's signature with package paths and without the
@@ -225,7 +300,7 @@ func (q *ifaceQuery) choose(found map[string]*types.Func, ok bool) ([]*types.Fun
 	case len(found) == 0:
 		return nil, "has no implementation the analysis can see"
 	case len(found) > MaxImpls:
-		return nil, "has " + strconv.Itoa(len(found)) + " implementations"
+		return nil, "has more than " + strconv.Itoa(MaxImpls) + " implementations"
 	}
 	out := make([]*types.Func, 0, len(found))
 	for _, fn := range found {
@@ -235,11 +310,19 @@ func (q *ifaceQuery) choose(found map[string]*types.Func, ok bool) ([]*types.Fun
 	return out, ""
 }
 
+// An implResult is what Implementations returned.
+type implResult struct {
+	impls []*types.Func
+	why   string
+}
+
 // An implIndex is the Loader's index: the named types of the listed
 // packages, read from export data a package at a time, on first need.
 type implIndex struct {
 	mu        sync.Mutex
-	pkgs      map[string]typeIndex       // by package path; nil: not loadable
+	pkgs      map[string]typeIndex       // by package path: the types export data holds
+	syntax    map[string]typeIndex       // by package path: the types export data left out
+	results   map[string]implResult      // by Key of the interface's method
 	importers map[string]map[string]bool // by package path: the listed packages importing it, directly or not
 	direct    map[string][]string        // by package path: the listed packages importing it directly
 	deps      map[string]map[string]bool // by package path: the listed packages it imports, directly or not
@@ -249,12 +332,28 @@ type implIndex struct {
 // Implementations finds the implementations of m's interface among the
 // listed packages.
 func (l *Loader) Implementations(m *types.Func) ([]*types.Func, string) {
-	q, why := newIfaceQuery(m)
-	if q == nil {
-		return nil, why
+	key := Key(m)
+	ix := &l.impls
+	ix.mu.Lock()
+	r, done := ix.results[key]
+	ix.mu.Unlock()
+	if done {
+		return r.impls, r.why
 	}
-	found := map[string]*types.Func{}
-	return q.choose(found, l.matchListed(q, found, ""))
+	q, why := newIfaceQuery(m, l.isStd)
+	if q == nil {
+		r = implResult{nil, why}
+	} else {
+		found := map[string]*types.Func{}
+		r.impls, r.why = q.choose(found, l.matchListed(q, found, ""))
+	}
+	ix.mu.Lock()
+	if ix.results == nil {
+		ix.results = map[string]implResult{}
+	}
+	ix.results[key] = r
+	ix.mu.Unlock()
+	return r.impls, r.why
 }
 
 // implementationsFrom returns the Implementations function for the
@@ -266,6 +365,12 @@ func (l *Loader) Implementations(m *types.Func) ([]*types.Func, string) {
 // may be what a value from outside brings).
 func (l *Loader) implementationsFrom(from string) func(*types.Func) ([]*types.Func, string) {
 	return func(m *types.Func) ([]*types.Func, string) {
+		// Summaries go deep into dependencies: only interfaces no
+		// other package implements are followed there, which costs
+		// one package's index.
+		if q, _ := newIfaceQuery(m, l.isStd); q == nil || !q.closed {
+			return nil, ""
+		}
 		impls, why := l.Implementations(m)
 		for _, fn := range impls {
 			if p := fn.Pkg().Path(); p != from && !l.dependsOn(from, p) {
@@ -314,17 +419,27 @@ func (l *Loader) dependsOn(from, to string) bool {
 // implement it, except the package skip (which the caller indexes
 // itself).
 func (l *Loader) matchListed(q *ifaceQuery, found map[string]*types.Func, skip string) bool {
-	paths := l.implScope(q.pkg)
-	ok := true
-	for _, path := range paths {
-		if path == skip {
-			continue
-		}
-		if idx := l.typeIndex(path); idx != nil {
-			ok = q.match(idx, found) && ok
+	paths := []string{q.pkg}
+	if !q.closed {
+		paths = l.implScope(q.scope)
+	}
+	// Export data first, then the types it left out, read from syntax:
+	// most interfaces followed nowhere have too many implementations
+	// among the exported types already, and the rest costs a parse.
+	for _, syntax := range []bool{false, true} {
+		for _, path := range paths {
+			if path == skip {
+				continue
+			}
+			if !q.match(l.typeIndex(path, syntax), found) {
+				return false
+			}
+			if len(found) > MaxImpls {
+				return true
+			}
 		}
 	}
-	return ok
+	return true
 }
 
 // implScope returns, sorted, the listed packages that may declare a type
@@ -375,25 +490,31 @@ func (l *Loader) implScope(path string) []string {
 	return out
 }
 
-// typeIndex returns the index of the listed package path's named types,
-// read from its export data, or nil.
-func (l *Loader) typeIndex(path string) typeIndex {
+// typeIndex returns the index of the listed package path's named types
+// read from its export data (or its types, when the load checked it
+// from source), or, with syntax, of those export data left out, read
+// from its files.
+func (l *Loader) typeIndex(path string, syntax bool) typeIndex {
 	ix := &l.impls
+	cache := &ix.pkgs
+	if syntax {
+		cache = &ix.syntax
+	}
 	ix.mu.Lock()
-	if idx, ok := ix.pkgs[path]; ok {
+	if idx, ok := (*cache)[path]; ok {
 		ix.mu.Unlock()
 		return idx
 	}
 	ix.mu.Unlock()
 	var idx typeIndex
 	if !inTable(path, l.isStd) {
-		idx = l.indexPackage(path)
+		idx = l.indexPackage(path, syntax)
 	}
 	ix.mu.Lock()
-	if ix.pkgs == nil {
-		ix.pkgs = map[string]typeIndex{}
+	if *cache == nil {
+		*cache = map[string]typeIndex{}
 	}
-	ix.pkgs[path] = idx
+	(*cache)[path] = idx
 	ix.mu.Unlock()
 	return idx
 }
@@ -402,7 +523,25 @@ func (l *Loader) typeIndex(path string) typeIndex {
 // package under analysis (its syntax: test files and types declared in
 // functions too) and, through other, in the rest of the run.
 func (l *local) Implementations(m *types.Func) ([]*types.Func, string) {
-	q, why := newIfaceQuery(m)
+	key := Key(m)
+	if r, ok := l.results[key]; ok {
+		return r.impls, r.why
+	}
+	impls, why := l.implementations(m)
+	if l.results == nil {
+		l.results = map[string]implResult{}
+	}
+	l.results[key] = implResult{impls, why}
+	return impls, why
+}
+
+func (l *local) implementations(m *types.Func) ([]*types.Func, string) {
+	ld, _ := l.other.(*Loader)
+	var std func(string) (bool, bool)
+	if ld != nil {
+		std = ld.isStd
+	}
+	q, why := newIfaceQuery(m, std)
 	if q == nil {
 		return nil, why
 	}
@@ -418,7 +557,7 @@ func (l *local) Implementations(m *types.Func) ([]*types.Func, string) {
 	}
 	found := map[string]*types.Func{}
 	ok := q.match(l.own, found)
-	if ld, isLoader := l.other.(*Loader); isLoader {
+	if ld != nil {
 		ok = ld.matchListed(q, found, l.pkg.Path()) && ok
 	} else if q.pkg != l.pkg.Path() || !hasUnexported(q) {
 		// Without a run's index only the package's own types are known:

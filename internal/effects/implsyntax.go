@@ -3,8 +3,10 @@ package effects
 import (
 	"go/ast"
 	"go/parser"
+	"go/scanner"
 	"go/token"
 	"go/types"
+	"os"
 	"strconv"
 )
 
@@ -16,8 +18,10 @@ import (
 // declared on them, and adds the types export data left out, matched by
 // method name only (their signatures are not type-checked here).
 
-// indexPackage indexes the named types of the listed package path.
-func (l *Loader) indexPackage(path string) typeIndex {
+// indexPackage indexes the named types of the listed package path:
+// those its export data holds (every one, when the load type-checked it
+// from source), or, with syntax, those export data left out.
+func (l *Loader) indexPackage(path string, syntax bool) typeIndex {
 	l.mu.Lock()
 	ls := l.listed[path]
 	var typed *types.Package
@@ -30,13 +34,22 @@ func (l *Loader) indexPackage(path string) typeIndex {
 	}
 	if typed != nil {
 		// Type-checked from source: every type is there.
+		if syntax {
+			return nil
+		}
 		return indexTypes(scopeTypes(typed))
 	}
 	pkg, err := (&exportImporter{l: l}).Import(path)
 	if err != nil {
+		if syntax {
+			return nil
+		}
 		return typeIndex{unknownMethods: {{}}}
 	}
-	idx := indexTypes(scopeTypes(pkg))
+	if !syntax {
+		return indexTypes(scopeTypes(pkg))
+	}
+	idx := typeIndex{}
 	l.addSyntaxTypes(ls, pkg, idx)
 	return idx
 }
@@ -52,7 +65,12 @@ func (l *Loader) addSyntaxTypes(ls *listing, pkg *types.Package, idx typeIndex) 
 	decls := map[string]decl{}
 	methods := map[string][]string{} // receiver type name -> methods declared
 	for _, name := range ls.files {
-		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		src, err := os.ReadFile(name)
+		if err != nil {
+			idx[unknownMethods] = append(idx[unknownMethods], &implType{})
+			return
+		}
+		f, err := parser.ParseFile(fset, name, withoutBodies(fset, src), parser.SkipObjectResolution)
 		if err != nil {
 			idx[unknownMethods] = append(idx[unknownMethods], &implType{})
 			return
@@ -251,4 +269,78 @@ func fakeMethod(pkg *types.Package, recv, name string) *types.Func {
 	named := types.NewNamed(tn, types.NewStruct(nil, nil), nil)
 	sig := types.NewSignatureType(types.NewVar(token.NoPos, pkg, "", named), nil, nil, nil, nil, false)
 	return types.NewFunc(token.NoPos, pkg, name, sig)
+}
+
+// withoutBodies returns src with the bodies of its functions blanked:
+// the index needs declarations only, and parsing them alone costs a
+// fraction of parsing the whole file (scanning is cheap).
+func withoutBodies(fset *token.FileSet, src []byte) []byte {
+	out := append([]byte(nil), src...)
+	file := fset.AddFile("", -1, len(src))
+	var sc scanner.Scanner
+	sc.Init(file, src, nil, 0)
+	next := func() (token.Pos, token.Token) {
+		pos, tok, _ := sc.Scan()
+		return pos, tok
+	}
+	// skip consumes tokens up to the brace closing the one just read
+	// and returns its offset, or -1 at the end of the file.
+	skip := func() int {
+		depth := 1
+		for {
+			pos, tok := next()
+			switch tok {
+			case token.EOF:
+				return -1
+			case token.LBRACE:
+				depth++
+			case token.RBRACE:
+				depth--
+				if depth == 0 {
+					return file.Offset(pos)
+				}
+			}
+		}
+	}
+	depth := 0 // braces, brackets and parentheses outside function bodies
+	inFunc := false
+	prev := token.ILLEGAL
+	for {
+		pos, tok := next()
+		switch tok {
+		case token.EOF:
+			return out
+		case token.FUNC:
+			if depth == 0 {
+				inFunc = true
+			}
+		case token.LPAREN, token.LBRACK:
+			depth++
+		case token.RPAREN, token.RBRACK:
+			depth--
+		case token.LBRACE:
+			if inFunc && depth == 0 && prev != token.INTERFACE && prev != token.STRUCT {
+				start := file.Offset(pos) + 1
+				end := skip()
+				if end < 0 {
+					return src
+				}
+				for i := start; i < end; i++ {
+					if out[i] != '\n' {
+						out[i] = ' '
+					}
+				}
+				inFunc = false
+			} else {
+				depth++
+			}
+		case token.RBRACE:
+			depth--
+		case token.SEMICOLON:
+			if depth == 0 {
+				inFunc = false // a declaration without a body
+			}
+		}
+		prev = tok
+	}
 }

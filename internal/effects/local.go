@@ -15,12 +15,13 @@ func Local(pkg *types.Package, info *types.Info, files []*ast.File, other Source
 }
 
 type local struct {
-	pkg   *types.Package
-	info  *types.Info
-	files []*ast.File
-	other Source
-	s     *summariser // made on first use
-	own   typeIndex   // the package's named types, made on first use (Implementations)
+	pkg     *types.Package
+	info    *types.Info
+	files   []*ast.File
+	other   Source
+	s       *summariser           // made on first use
+	own     typeIndex             // the package's named types, made on first use (Implementations)
+	results map[string]implResult // Implementations' answers, by Key of the method
 }
 
 func (l *local) Of(fn *types.Func) *Summary {
