@@ -559,22 +559,11 @@ func (l *local) implementations(m *types.Func) ([]*types.Func, string) {
 	ok := q.match(l.own, found)
 	if ld != nil {
 		ok = ld.matchListed(q, found, l.pkg.Path()) && ok
-	} else if q.pkg != l.pkg.Path() || !hasUnexported(q) {
+	} else if q.pkg != l.pkg.Path() || !q.closed {
 		// Without a run's index only the package's own types are known:
 		// enough for an interface whose methods no other package can
 		// implement.
 		return nil, ""
 	}
 	return q.choose(found, ok)
-}
-
-// hasUnexported reports whether q has an unexported method, which only
-// its own package can declare.
-func hasUnexported(q *ifaceQuery) bool {
-	for name := range q.methods {
-		if !token.IsExported(name) {
-			return true
-		}
-	}
-	return false
 }
