@@ -324,6 +324,8 @@ type walker struct {
 	// (see certainAt).
 	concrete map[*ast.Ident]*types.Func
 
+	seenWeak map[*ast.FuncDecl]bool // helpers applied while weak
+
 	// weak is set while the walk applies what one of several methods a
 	// call through an interface may run does: a reason to block the test
 	// leaves it unproven instead.
@@ -404,11 +406,25 @@ func (w *walker) helper(decl *ast.FuncDecl) {
 		*w.rec = append(*w.rec, event{kind: evCall, decl: decl})
 		return
 	}
-	if w.seen[decl] {
+	seen := w.visited()
+	if seen[decl] {
 		return
 	}
-	w.seen[decl] = true
+	seen[decl] = true
 	w.replay(w.a.events(decl))
+}
+
+// visited returns the helpers already applied: apart for those applied
+// as one of the methods a call through an interface may run (weak), so
+// that a later direct call still applies them in full.
+func (w *walker) visited() map[*ast.FuncDecl]bool {
+	if !w.weak {
+		return w.seen
+	}
+	if w.seenWeak == nil {
+		w.seenWeak = map[*ast.FuncDecl]bool{}
+	}
+	return w.seenWeak
 }
 
 // implHelper walks decl, a method a call through an interface may run,
@@ -418,13 +434,16 @@ func (w *walker) implHelper(decl *ast.FuncDecl, where string) {
 		*w.rec = append(*w.rec, event{kind: evCall, decl: decl, why: where})
 		return
 	}
-	if w.seen[decl] {
+	weak := w.weak
+	w.weak = true
+	seen := w.visited()
+	w.weak = weak
+	if seen[decl] {
 		return
 	}
-	w.seen[decl] = true
+	seen[decl] = true
 	// decl is one of the methods the call may run, maybe not the one
 	// that does: what would block the test leaves it unproven.
-	weak := w.weak
 	w.weak = true
 	w.replay(w.a.implEvents(decl, where))
 	w.weak = weak
