@@ -13,6 +13,7 @@ import (
 	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // An Analysis decides, for each test of a package, whether its body can
@@ -37,6 +38,9 @@ type Analysis struct {
 	// the order the walk meets it: a package helper is walked once, not
 	// once per test that reaches it (fiber's tests reach most of fiber).
 	helpers map[*ast.FuncDecl][]event
+	// impls holds the same for the methods walked as what a call
+	// through an interface runs, whose reasons name the interface.
+	impls map[*ast.FuncDecl][]event
 
 	// named holds the package-level names Wrap has declared in this
 	// pass, so two wraps never pick the same one.
@@ -160,6 +164,7 @@ func New(pass *rule.Pass) *Analysis {
 		bubbleRefs: sc.bubbleRefs,
 		bubbled:    map[*ast.ExprStmt]bool{},
 		helpers:    map[*ast.FuncDecl][]event{},
+		impls:      map[*ast.FuncDecl][]event{},
 		named:      map[string]bool{},
 		cgo:        sc.cgo,
 
@@ -281,6 +286,7 @@ func (a *Analysis) walkTarget(t *Target) {
 		w.in = decl // a test that makes a pair itself is one too
 	}
 	w.endedAt(t.body)
+	w.certainAt(t.body)
 	for _, s := range t.body.List {
 		if s != t.parallel {
 			w.walk(s, "")
@@ -334,6 +340,17 @@ type walker struct {
 	// variable it calls at cleanup (see endedAt). A call and its cleanup
 	// are in the same body, so a helper's events can be recorded once.
 	ended map[*ast.Ident]map[string]bool
+	// concrete holds, for the method identifier of a call through an
+	// interface on a value whose type is certain, that type's method
+	// (see certainAt).
+	concrete map[*ast.Ident]*types.Func
+
+	seenWeak map[*ast.FuncDecl]bool // helpers applied while weak
+
+	// weak is set while the walk applies what one of several methods a
+	// call through an interface may run does: a reason to block the test
+	// leaves it unproven instead.
+	weak bool
 }
 
 // An event is one thing walking a helper's body tells a target, or a call
@@ -387,6 +404,12 @@ func (w *walker) keyOf(why string) any {
 // package-level channel in another helper) is one blocker, not several.
 // A nil key is the reason's text.
 func (w *walker) blockAs(key any, why string) {
+	if w.weak && w.rec == nil {
+		// In an implementation that may not be the one that runs, a
+		// block is evidence enough only to leave the test unproven.
+		w.unproveAs(key, why)
+		return
+	}
 	if w.rec != nil {
 		*w.rec = append(*w.rec, event{kind: evBlock, why: why, key: key})
 		return
@@ -444,11 +467,47 @@ func (w *walker) helper(decl *ast.FuncDecl) {
 		*w.rec = append(*w.rec, event{kind: evCall, decl: decl})
 		return
 	}
-	if w.seen[decl] {
+	seen := w.visited()
+	if seen[decl] {
 		return
 	}
-	w.seen[decl] = true
+	seen[decl] = true
 	w.replay(w.a.events(decl))
+}
+
+// visited returns the helpers already applied: apart for those applied
+// as one of the methods a call through an interface may run (weak), so
+// that a later direct call still applies them in full.
+func (w *walker) visited() map[*ast.FuncDecl]bool {
+	if !w.weak {
+		return w.seen
+	}
+	if w.seenWeak == nil {
+		w.seenWeak = map[*ast.FuncDecl]bool{}
+	}
+	return w.seenWeak
+}
+
+// implHelper walks decl, a method a call through an interface may run,
+// as helper does, its reasons saying where (" in T.M (as pkg.I.M)").
+func (w *walker) implHelper(decl *ast.FuncDecl, where string) {
+	if w.rec != nil {
+		*w.rec = append(*w.rec, event{kind: evCall, decl: decl, why: where})
+		return
+	}
+	weak := w.weak
+	w.weak = true
+	seen := w.visited()
+	w.weak = weak
+	if seen[decl] {
+		return
+	}
+	seen[decl] = true
+	// decl is one of the methods the call may run, maybe not the one
+	// that does: what would block the test leaves it unproven.
+	w.weak = true
+	w.replay(w.a.implEvents(decl, where))
+	w.weak = weak
 }
 
 // replay applies recorded events to the walker's target, in order.
@@ -468,7 +527,11 @@ func (w *walker) replay(evs []event) {
 		case evSite:
 			w.site(e.site)
 		case evCall:
-			w.helper(e.decl)
+			if e.why != "" {
+				w.implHelper(e.decl, e.why)
+			} else {
+				w.helper(e.decl)
+			}
 		case evOther:
 			w.other(e.fn, e.iface, e.ended, e.why)
 		case evPipe:
@@ -494,8 +557,25 @@ func (a *Analysis) events(decl *ast.FuncDecl) []event {
 	evs := []event{}
 	rw := &walker{a: a, rec: &evs, in: decl}
 	rw.endedAt(decl.Body)
+	rw.certainAt(decl.Body)
 	rw.walk(decl.Body, " in "+decl.Name.Name)
 	a.helpers[decl] = evs
+	return evs
+}
+
+// implEvents returns what walking decl's body tells a target, where
+// names decl as a method run through an interface; recorded on first
+// use.
+func (a *Analysis) implEvents(decl *ast.FuncDecl, where string) []event {
+	if evs, ok := a.impls[decl]; ok {
+		return evs
+	}
+	evs := []event{}
+	rw := &walker{a: a, rec: &evs}
+	rw.endedAt(decl.Body)
+	rw.certainAt(decl.Body)
+	rw.walk(decl.Body, where)
+	a.impls[decl] = evs
 	return evs
 }
 
@@ -635,12 +715,20 @@ func (w *walker) fn(fn *types.Func, id *ast.Ident, where string) {
 	}
 	recv := fn.Type().(*types.Signature).Recv()
 	iface := recv != nil && types.IsInterface(recv.Type())
+	if iface {
+		if m := w.concrete[id]; m != nil {
+			// The value called is one the walked code made: its
+			// type, and so the method, is certain.
+			w.fn(m, id, where)
+			return
+		}
+	}
 	if pkg == w.a.pass.Pkg {
 		if decl := w.a.decls[fn]; decl != nil && decl.Body != nil {
 			w.helper(decl)
 			return
 		}
-		if iface {
+		if iface && !w.implementations(fn, where) {
 			w.unproveAs(fn, "the test calls "+match.PkgFuncName(fn)+" through an interface the analysis cannot follow"+where)
 		}
 		return
@@ -673,8 +761,68 @@ func (w *walker) other(fn *types.Func, iface bool, ended map[string]bool, where 
 			w.summary(fn, ended, s, where)
 			return
 		}
+	} else if impls, _ := effects.Implementations(w.a.pass.Effects, fn); impls != nil {
+		// Few types implement the interface: the call does what the
+		// worst of their methods does.
+		for _, m := range impls {
+			if s := w.a.pass.Effects.Of(m); s != nil {
+				w.summary(m, nil, viaIface(s, match.PkgFuncName(fn)), where)
+			} else {
+				w.unprove("the test calls " + match.PkgFuncName(m) + " (as " + match.PkgFuncName(fn) + "), whose code the analysis cannot see" + where)
+			}
+		}
+		return
 	}
 	w.unproveAs(fn, "the test calls "+match.PkgFuncName(fn)+", whose code the analysis cannot see"+where)
+}
+
+// viaIface returns s, the summary of one implementation of the
+// interface method iface, with its effects' chains starting at iface:
+// one hop more, since the implementation may not be the one that runs,
+// so an effect of its own code is evidence enough only to leave the test
+// unproven (near).
+func viaIface(s *effect.Summary, iface string) *effect.Summary {
+	c := *s
+	c.Effects = make([]effect.Effect, len(s.Effects))
+	for i, e := range s.Effects {
+		e.Via = append([]string{iface}, e.Via...)
+		c.Effects[i] = e
+	}
+	return &c
+}
+
+// implementations walks, as helpers, the methods a call of m, a method
+// of an interface the package declares, may run, when they are few
+// (effects.Implementations), and reports whether it found them.
+func (w *walker) implementations(m *types.Func, where string) bool {
+	impls, _ := effects.Implementations(w.a.pass.Effects, m)
+	if impls == nil {
+		return false
+	}
+	for _, fn := range impls {
+		if decl := w.a.decls[fn]; decl != nil && decl.Body != nil {
+			w.implHelper(decl, " in "+recvName(fn)+decl.Name.Name+" (as "+match.PkgFuncName(m)+")")
+			continue
+		}
+		w.other(fn, false, nil, where)
+	}
+	return true
+}
+
+// recvName returns "T." for a method of T or *T, or "".
+func recvName(fn *types.Func) string {
+	r := fn.Type().(*types.Signature).Recv()
+	if r == nil {
+		return ""
+	}
+	t := types.Unalias(r.Type())
+	if p, ok := t.(*types.Pointer); ok {
+		t = types.Unalias(p.Elem())
+	}
+	if n, ok := t.(*types.Named); ok {
+		return n.Obj().Name() + "."
+	}
+	return ""
 }
 
 // reasons are the reasons of one kind a target has, one per key, in the

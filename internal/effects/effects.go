@@ -13,8 +13,11 @@
 // as go/analysis facts (Analyzer, whose result is the Source *Facts); in
 // unflake's own driver they are computed on demand, only for the
 // functions a candidate test reaches (Loader). Local adds the package
-// under analysis, summarised from its syntax. Calls through interfaces
-// and function values stay unknown (Summary.Opaque). The standard
+// under analysis, summarised from its syntax. A call through an interface
+// joins the summaries of its implementations when they are few and can
+// all be listed (impls.go: a per-run index of named types by method);
+// other calls through interfaces and function values stay unknown
+// (Summary.Opaque). The standard
 // library is not summarised from source: a table (std.go) lists its
 // functions with an effect, and the rest of it counts as pure.
 package effects

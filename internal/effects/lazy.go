@@ -52,6 +52,7 @@ type Loader struct {
 	tick     int                 // for least-recently-used eviction
 	stats    Stats
 	loadNs   atomic.Int64
+	impls    implIndex // named types by method, for calls through interfaces
 }
 
 // Stats counts what a Loader did in a run.
@@ -287,6 +288,7 @@ func (l *Loader) load(ls *listing) (*summariser, error) {
 	if p != nil {
 		s := newSummariser(p.Types, p.TypesInfo, p.Syntax, l.of)
 		s.fset = p.Fset
+		s.impls = l.implementationsFrom(ls.path)
 		return s, nil
 	}
 	fset := token.NewFileSet()
@@ -320,6 +322,7 @@ func (l *Loader) load(ls *listing) (*summariser, error) {
 	}
 	s := newSummariser(pkg, info, files, l.of)
 	s.fset = fset
+	s.impls = l.implementationsFrom(ls.path)
 	return s, nil
 }
 
@@ -334,8 +337,10 @@ func (i *exportImporter) Import(path string) (*types.Package, error) {
 	if path == "unsafe" {
 		return types.Unsafe, nil
 	}
-	if p, ok := i.from.imports[path]; ok {
-		path = p
+	if i.from != nil {
+		if p, ok := i.from.imports[path]; ok {
+			path = p
+		}
 	}
 	l := i.l
 	l.importMu.Lock()

@@ -15,11 +15,13 @@ func Local(pkg *types.Package, info *types.Info, files []*ast.File, other Source
 }
 
 type local struct {
-	pkg   *types.Package
-	info  *types.Info
-	files []*ast.File
-	other Source
-	s     *summariser // made on first use
+	pkg     *types.Package
+	info    *types.Info
+	files   []*ast.File
+	other   Source
+	s       *summariser           // made on first use
+	own     typeIndex             // the package's named types, made on first use (Implementations)
+	results map[string]implResult // Implementations' answers, by Key of the method
 }
 
 func (l *local) Of(fn *types.Func) *Summary {
@@ -31,6 +33,7 @@ func (l *local) Of(fn *types.Func) *Summary {
 	}
 	if l.s == nil {
 		l.s = newSummariser(l.pkg, l.info, l.files, l.outside)
+		l.s.impls = l.Implementations
 	}
 	return l.s.summary(fn)
 }

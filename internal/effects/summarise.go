@@ -50,6 +50,9 @@ type summariser struct {
 	cancelOnly map[*types.Var]bool
 	// fset, when known, places a spinning loop for messages.
 	fset *token.FileSet
+	// impls, when set, finds the methods a call through an interface
+	// may run (Implementer); nil follows no interface.
+	impls func(*types.Func) ([]*types.Func, string)
 }
 
 func newSummariser(pkg *types.Package, info *types.Info, files []*ast.File, other func(*types.Func) *Summary) *summariser {
@@ -208,6 +211,9 @@ type scan struct {
 type site struct {
 	fn *types.Func
 	g  int
+	// iface is the interface method whose call may run fn, one of its
+	// implementations, or nil for a call of fn itself.
+	iface *types.Func
 }
 
 type opaqueSite struct {
@@ -399,7 +405,7 @@ func (s *summariser) ident(sc *scan, id *ast.Ident, g int) {
 		}
 		sig := obj.Type().(*types.Signature)
 		if recv := sig.Recv(); recv != nil && types.IsInterface(recv.Type()) {
-			if pureInterfaceMethod(obj, recv.Type()) {
+			if pureInterfaceMethod(obj, recv.Type()) || s.implementations(sc, obj, g) {
 				return
 			}
 			sc.opaque = append(sc.opaque, opaqueSite{what: "calls " + match.PkgFuncName(obj) + " through an interface", g: g})
@@ -423,6 +429,41 @@ func (s *summariser) ident(sc *scan, id *ast.Ident, g int) {
 				What: "uses the package-level " + sharedNames[key] + " " + obj.Pkg().Name() + "." + obj.Name(), Type: key})
 		}
 	}
+}
+
+// implementations records the methods a call of m, a method of an
+// interface, may run, as called on goroutine g, and reports whether it
+// knows them: the call has the effects of the worst.
+func (s *summariser) implementations(sc *scan, m *types.Func, g int) bool {
+	if s.impls == nil {
+		return false
+	}
+	impls, _ := s.impls(m)
+	if impls == nil {
+		return false
+	}
+	for _, fn := range impls {
+		fn = fn.Origin()
+		if fn.Pkg() != nil && fn.Pkg().Path() == s.pkg.Path() && fn.Pkg() != s.pkg {
+			// The index read the package from export data: its
+			// declaration here is the same method.
+			if own := lookupKey(s.pkg, Key(fn)); own != nil {
+				fn = own
+			}
+		}
+		sc.sites = append(sc.sites, site{fn: fn, g: g, iface: m})
+	}
+	return true
+}
+
+// siteName names the function a site calls, for messages: through an
+// interface, the implementation and the interface's method.
+func siteName(st site) string {
+	name := match.PkgFuncName(st.fn)
+	if st.iface != nil {
+		name += " (as " + match.PkgFuncName(st.iface) + ")"
+	}
+	return name
 }
 
 // write records that e, an assigned expression, may write a package-level
@@ -551,7 +592,7 @@ func (s *summariser) compute(sc *scan) *Summary {
 	}
 	for _, st := range sc.sites {
 		cs := s.lookup(st.fn)
-		name := match.PkgFuncName(st.fn)
+		name := siteName(st)
 		if cs == nil {
 			if out.Opaque == "" {
 				out.Opaque = "calls " + name + ", whose effects the analysis cannot see"
@@ -569,7 +610,13 @@ func (s *summariser) compute(sc *scan) *Summary {
 			setLoops(st.g)
 		}
 		for _, e := range cs.Effects {
-			e.Via = append([]string{sc.name}, e.Via...)
+			if st.iface != nil {
+				// One hop more: the interface's method, then the
+				// implementation, which may not be the one that runs.
+				e.Via = append([]string{sc.name, match.PkgFuncName(st.iface)}, e.Via...)
+			} else {
+				e.Via = append([]string{sc.name}, e.Via...)
+			}
 			if e.Kind == GoroutineEnds {
 				var ok bool
 				if e, ok = s.passOn(sc, e); !ok {
