@@ -768,16 +768,25 @@ func (a *Analysis) namesLocal(e ast.Expr) bool {
 // already (a network hazard met directly or in a summary).
 func (t *Target) realNetwork() bool {
 	for k := range t.blocked.keys {
-		switch k := k.(type) {
-		case string:
-			if strings.HasPrefix(k, "the test uses the real network") || strings.HasPrefix(k, "the test starts a real server") {
-				return true
-			}
-		case effectKey:
-			if k.kind == effect.Network {
-				return true
-			}
+		if netKey(k) {
+			return true
 		}
+	}
+	for k := range t.unproven.keys {
+		if netKey(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// netKey reports whether k, a reason's key, stands for the real network.
+func netKey(k any) bool {
+	switch k := k.(type) {
+	case string:
+		return strings.HasPrefix(k, "the test uses the real network") || strings.HasPrefix(k, "the test starts a real server")
+	case effectKey:
+		return k.kind == effect.Network
 	}
 	return false
 }
