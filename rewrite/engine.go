@@ -17,9 +17,11 @@ import (
 	"go/types"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/pprof"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -533,9 +535,36 @@ func remapLines(fs []found, first map[string]*content) []found {
 		if to.Indent != 0 && f.Col > to.Indent {
 			f.Col -= to.Indent
 		}
+		// A reason may name a line of the same file ("a loop that never
+		// blocks (x_test.go:47)"): it too is the rewritten file's.
+		f.Message = remapRefs(f.Message, f.File, m)
+		f.Reason = remapRefs(f.Reason, f.File, m)
+		for i, b := range f.Blockers {
+			f.Blockers[i] = remapRefs(b, f.File, m)
+		}
 		out = append(out, *f)
 	}
 	return out
+}
+
+// lineRef matches a file:line reference in a finding's text.
+var lineRef = regexp.MustCompile(`([\w.-]+\.go):(\d+)\b`)
+
+// remapRefs moves the references in s to lines of file (by its base name)
+// from the rewritten content's lines to the original's, by m.
+func remapRefs(s, file string, m []output.LineAt) string {
+	base := filepath.Base(file)
+	if !strings.Contains(s, base+":") {
+		return s
+	}
+	return lineRef.ReplaceAllStringFunc(s, func(ref string) string {
+		sub := lineRef.FindStringSubmatch(ref)
+		n, err := strconv.Atoi(sub[2])
+		if sub[1] != base || err != nil || n < 1 || n > len(m) || m[n-1].Added {
+			return ref
+		}
+		return sub[1] + ":" + strconv.Itoa(m[n-1].Line+1)
+	})
 }
 
 // A Change is the new content of one file (package output writes it or

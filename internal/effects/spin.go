@@ -81,7 +81,7 @@ func clockLoop(info *types.Info, loop *ast.ForStmt) (callees []*types.Func, ok b
 						continue
 					}
 					v, _ := info.ObjectOf(id).(*types.Var)
-					if v != nil && !clockVars[v] && readsClock(n.Rhs[i]) {
+					if v != nil && !clockVars[v] && timeValued(v.Type()) && readsClock(n.Rhs[i]) {
 						clockVars[v] = true
 						changed = true
 					}
@@ -111,6 +111,18 @@ func clockLoop(info *types.Info, loop *ast.ForStmt) (callees []*types.Func, ok b
 		return nil, false
 	}
 	return callees, true
+}
+
+// timeValued reports whether a variable of type t can hold what a read
+// of the clock gives or what is computed from it (a time, a duration, an
+// elapsed count, a comparison): not an error or a value a call made from
+// its arguments (err := q.insert(&w{lastUsed: time.Now()}) holds no time).
+func timeValued(t types.Type) bool {
+	if match.IsNamed(t, "time", "Time", "Duration") {
+		return true
+	}
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&(types.IsNumeric|types.IsBoolean) != 0
 }
 
 // leaves reports whether body may leave the loop it is in: a break (not
