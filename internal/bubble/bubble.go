@@ -108,7 +108,8 @@ func scan(pass *rule.Pass) *scanned {
 		bubbleRefs: map[*ast.Ident]bool{},
 	}
 	runner := NewRunner(pass.TypesInfo, pass.Effects)
-	var runs []*ast.Ident // functions named as synctest.Test's body
+	var runs []*ast.Ident                                         // functions named as synctest.Test's body
+	vars, varRuns := map[*types.Var]bool{}, map[*ast.Ident]bool{} // variables and fields named as a bubble's body
 	for _, f := range pass.AllFiles {
 		for _, imp := range f.Imports {
 			// import "C" in the source; in the files cgo compiled
@@ -126,10 +127,16 @@ func scan(pass *rule.Pass) *scanned {
 					case *ast.Ident:
 						runs = append(runs, arg) // synctest.Test(t, testX), Wrap's function form
 					}
+					if v, id := bubbleVar(pass.TypesInfo, arg); v != nil {
+						vars[v], varRuns[id] = true, true
+					}
 				}
 			}
 			return true
 		})
+	}
+	for _, lit := range flows(pass.AllFiles, pass.TypesInfo, vars, varRuns) {
+		sc.bubbles[lit] = true
 	}
 	for _, id := range runs {
 		if fn, ok := pass.TypesInfo.Uses[id].(*types.Func); ok && sc.decls[fn] != nil && sc.decls[fn].Body != nil {
