@@ -33,6 +33,7 @@ var Rule = &rule.Rule{
 	// can hold, and under --verify both fixes are tried together.
 	After:    []string{"leak"},
 	Run:      run,
+	Flags:    rule.Flags("sleep", minSaving),
 	Requires: []*rule.Analysis{bubble.Scan, handover.Analysis},
 }
 
@@ -177,6 +178,13 @@ func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
 		}
 		if t.Unproven() != "" && unproven == "" {
 			unproven = a.inTarget(s, t, t.Unproven())
+		}
+	}
+	if blocked == "" {
+		// A bubble is possible: is it worth the re-indented test?
+		reach, blocked = a.worthWrapping(reach)
+		if blocked != "" && unproven != "" {
+			blocked += "; and " + unproven
 		}
 	}
 	// Have: whether the tests reaching s can run in a bubble. Prefer a
