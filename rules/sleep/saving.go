@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/constant"
 	"go/token"
+	"go/types"
 	"time"
 
 	"golang.org/x/tools/go/ast/astutil"
@@ -49,7 +50,7 @@ func (a *analysis) worthWrapping(reach []*bubble.Target) ([]*bubble.Target, stri
 	}
 	why := fmt.Sprintf("a synctest bubble would save ~%s", match.FormatDuration(most))
 	if branch {
-		why += " (a sleep in a branch, which may never run, counts as none)"
+		why += " (a wait on an error path or a select's timeout, which a passing test does not reach, counts as none)"
 	}
 	return nil, fmt.Sprintf("%s, below --min-saving=%s: not worth re-indenting %s", why, match.FormatDuration(least), test)
 }
@@ -82,8 +83,11 @@ func (a *analysis) wrapSaving(t *bubble.Target) (d time.Duration, inBranch, know
 }
 
 // runs returns how many times the statement s runs each time its function
-// does: 0 in a branch, the product of the constant trip counts of the
-// loops around it; ok is false for a loop of unknown count.
+// does, as far as a passing test goes: 0 on an error path (an if that
+// fails the test or returns, or tests an error) or in a select's case (a
+// timeout), else the product of the constant trip counts of the loops
+// around it; ok is false for a loop of unknown count. Other branches (if
+// i == 9 in a loop, a switch's case) count as taken.
 func (a *analysis) runs(s ast.Stmt) (n int64, ok bool) {
 	f := a.fileOf(s.Pos())
 	if f == nil {
@@ -96,11 +100,11 @@ func (a *analysis) runs(s ast.Stmt) (n int64, ok bool) {
 		case *ast.FuncLit, *ast.FuncDecl:
 			return n, true
 		case *ast.IfStmt:
-			if path[i-1] == p.Body || path[i-1] == p.Else {
-				return 0, true
+			if path[i-1] == p.Body && (a.failurePath(p.Body) || mentionsErr(a.info, p.Cond)) {
+				return 0, true // an error path: a passing test does not take it
 			}
-		case *ast.CaseClause, *ast.CommClause:
-			return 0, true
+		case *ast.CommClause:
+			return 0, true // a select's timeout (case <-time.After(d)), or one of its cases
 		case *ast.ForStmt:
 			if path[i-1] != p.Body {
 				continue
@@ -159,6 +163,40 @@ func (a *analysis) forCount(loop *ast.ForStmt) (int64, bool) {
 		hi++
 	}
 	return max(hi-lo, 0), true
+}
+
+// failurePath reports whether body fails the test, skips it or returns:
+// the branch of a check, not the test's way.
+func (a *analysis) failurePath(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			found = true
+		case *ast.CallExpr:
+			found = found || match.IsMethod(a.info, n, "testing", "Fatal", "Fatalf", "Error", "Errorf", "Fail", "FailNow", "Skip", "Skipf", "SkipNow") ||
+				match.IsBuiltin(a.info, n.Fun, "panic") || match.IsPkgFunc(a.info, n, "log", "Fatal", "Fatalf", "Fatalln", "Panic", "Panicf", "Panicln")
+		}
+		return !found
+	})
+	return found
+}
+
+// mentionsErr reports whether cond reads a value of type error (if err
+// != nil).
+func mentionsErr(info *types.Info, cond ast.Expr) bool {
+	found := false
+	ast.Inspect(cond, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			if v, ok := info.Uses[id].(*types.Var); ok && types.Identical(v.Type(), types.Universe.Lookup("error").Type()) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // fileOf returns the package's file holding pos.
