@@ -30,6 +30,7 @@ type Analysis struct {
 	// in the test.
 	bubbleRefs map[*ast.Ident]bool
 	bubbled    map[*ast.ExprStmt]bool // waits a bubble reaches
+	helperVars map[*types.Var][]int   // package-level variables holding a bubble helper (varHelpers)
 	cgo        bool
 	runner     *Runner // which arguments a call runs in a bubble
 
@@ -99,6 +100,7 @@ type scanned struct {
 	bubbles    map[ast.Node]bool
 	bubbleRefs map[*ast.Ident]bool
 	cgo        bool
+	helperVars map[*types.Var][]int // package-level variables holding a bubble helper (varHelpers)
 }
 
 func scan(pass *rule.Pass) *scanned {
@@ -110,6 +112,8 @@ func scan(pass *rule.Pass) *scanned {
 	runner := NewRunner(pass.TypesInfo, pass.Effects)
 	var runs []*ast.Ident                                         // functions named as synctest.Test's body
 	vars, varRuns := map[*types.Var]bool{}, map[*ast.Ident]bool{} // variables and fields named as a bubble's body
+	helperVars := varHelpers(pass.AllFiles, pass.TypesInfo)
+	sc.helperVars = helperVars
 	for _, f := range pass.AllFiles {
 		for _, imp := range f.Imports {
 			// import "C" in the source; in the files cgo compiled
@@ -120,7 +124,17 @@ func scan(pass *rule.Pass) *scanned {
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			if call, ok := n.(*ast.CallExpr); ok {
-				for _, arg := range runner.Args(call) {
+				args := runner.Args(call)
+				if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
+					if v, ok := pass.TypesInfo.Uses[id].(*types.Var); ok {
+						for _, i := range helperVars[v] {
+							if i < len(call.Args) {
+								args = append(args, call.Args[i])
+							}
+						}
+					}
+				}
+				for _, arg := range args {
 					switch arg := ast.Unparen(arg).(type) {
 					case *ast.FuncLit:
 						sc.bubbles[arg] = true
@@ -158,6 +172,7 @@ func New(pass *rule.Pass) *Analysis {
 		subtests:   map[*ast.FuncLit]*Target{},
 		bubbles:    sc.bubbles,
 		bubbleRefs: sc.bubbleRefs,
+		helperVars: sc.helperVars,
 		bubbled:    map[*ast.ExprStmt]bool{},
 		helpers:    map[*ast.FuncDecl][]event{},
 		named:      map[string]bool{},
@@ -515,6 +530,13 @@ func (w *walker) tinyDuration(call *ast.CallExpr, where string) {
 // call checks the calls the testing packages restrict.
 func (w *walker) call(call *ast.CallExpr, where string) {
 	a := w.a
+	if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
+		if v, ok := a.info.Uses[id].(*types.Var); ok && a.helperVars[v] != nil {
+			// var synctestRun = func(...) { synctest.Test(t, f) }: bubbles do not nest.
+			w.block("the test already runs code in a synctest bubble (through " + id.Name + ")" + where)
+			return
+		}
+	}
 	switch {
 	case match.IsPkgFunc(a.info, call, "testing/synctest", "Test", "Run"):
 		w.block("the test already runs code in a synctest bubble" + where)

@@ -3,6 +3,8 @@ package bubble
 import (
 	"go/ast"
 	"go/types"
+
+	"github.com/unflake/unflake/internal/match"
 )
 
 // Tests often name the body they run in a bubble before running it: a
@@ -104,4 +106,72 @@ func flows(files []*ast.File, info *types.Info, vars map[*types.Var]bool, runs m
 		}
 	}
 	return lits
+}
+
+// varHelpers returns the package-level variables initialised with a
+// function literal that runs one of its function parameters in a bubble
+// (var synctestRun = func(t *testing.T, f func(*testing.T)) {
+// synctest.Test(t, f) }), each with the indexes of those parameters: a
+// helper the effect summaries, which are of declared functions, do not
+// describe. A call of such a variable runs the literals at those
+// arguments in a bubble.
+func varHelpers(files []*ast.File, info *types.Info) map[*types.Var][]int {
+	out := map[*types.Var][]int{}
+	for _, f := range files {
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs, ok := spec.(*ast.ValueSpec)
+				if !ok || len(vs.Names) != len(vs.Values) {
+					continue
+				}
+				for i, name := range vs.Names {
+					lit, ok := ast.Unparen(vs.Values[i]).(*ast.FuncLit)
+					v, isVar := info.Defs[name].(*types.Var)
+					if !ok || !isVar {
+						continue
+					}
+					if run := litBubbleParams(info, lit); len(run) > 0 {
+						out[v] = run
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// litBubbleParams returns the indexes of lit's parameters that its body
+// hands, as they are, to synctest.Test or synctest.Run.
+func litBubbleParams(info *types.Info, lit *ast.FuncLit) []int {
+	params := map[types.Object]int{}
+	i := 0
+	for _, field := range lit.Type.Params.List {
+		for _, name := range field.Names {
+			params[info.Defs[name]] = i
+			i++
+		}
+		if len(field.Names) == 0 {
+			i++
+		}
+	}
+	var run []int
+	ast.Inspect(lit.Body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || !match.IsPkgFunc(info, call, "testing/synctest", "Test", "Run") {
+			return true
+		}
+		for _, arg := range call.Args {
+			if id, ok := ast.Unparen(arg).(*ast.Ident); ok {
+				if p, ok := params[info.Uses[id]]; ok {
+					run = append(run, p)
+				}
+			}
+		}
+		return true
+	})
+	return run
 }
