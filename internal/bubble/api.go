@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -85,6 +86,18 @@ func (t *Target) File() *ast.File { return t.file }
 // Reaches reports whether the test reaches the wait stmt, in its body or
 // in a function of the package it calls.
 func (t *Target) Reaches(stmt *ast.ExprStmt) bool { return t.sites[stmt] }
+
+// Sites returns the waits on the real clock the test reaches (in its body
+// and the package's functions it calls), in source order: what a wrap
+// puts on the virtual clock.
+func (t *Target) Sites() []*ast.ExprStmt {
+	out := make([]*ast.ExprStmt, 0, len(t.sites))
+	for s := range t.sites {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b *ast.ExprStmt) int { return int(a.Pos() - b.Pos()) })
+	return out
+}
 
 // Blocked says why the test cannot run in a bubble, the first reason the
 // walk met, or "". Blockers gives every reason.

@@ -31,6 +31,7 @@ type Analysis struct {
 	// in the test.
 	bubbleRefs map[*ast.Ident]bool
 	bubbled    map[*ast.ExprStmt]bool // waits a bubble reaches
+	helperVars map[*types.Var][]int   // package-level variables holding a bubble helper (varHelpers)
 	cgo        bool
 	runner     *Runner // which arguments a call runs in a bubble
 
@@ -110,6 +111,7 @@ type scanned struct {
 	bubbles    map[ast.Node]bool
 	bubbleRefs map[*ast.Ident]bool
 	cgo        bool
+	helperVars map[*types.Var][]int // package-level variables holding a bubble helper (varHelpers)
 }
 
 func scan(pass *rule.Pass) *scanned {
@@ -119,7 +121,10 @@ func scan(pass *rule.Pass) *scanned {
 		bubbleRefs: map[*ast.Ident]bool{},
 	}
 	runner := NewRunner(pass.TypesInfo, pass.Effects)
-	var runs []*ast.Ident // functions named as synctest.Test's body
+	var runs []*ast.Ident                                         // functions named as synctest.Test's body
+	vars, varRuns := map[*types.Var]bool{}, map[*ast.Ident]bool{} // variables and fields named as a bubble's body
+	helperVars := varHelpers(pass.AllFiles, pass.TypesInfo)
+	sc.helperVars = helperVars
 	for _, f := range pass.AllFiles {
 		for _, imp := range f.Imports {
 			// import "C" in the source; in the files cgo compiled
@@ -130,17 +135,33 @@ func scan(pass *rule.Pass) *scanned {
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			if call, ok := n.(*ast.CallExpr); ok {
-				for _, arg := range runner.Args(call) {
+				args := runner.Args(call)
+				if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
+					if v, ok := pass.TypesInfo.Uses[id].(*types.Var); ok {
+						for _, i := range helperVars[v] {
+							if i < len(call.Args) {
+								args = append(args, call.Args[i])
+							}
+						}
+					}
+				}
+				for _, arg := range args {
 					switch arg := ast.Unparen(arg).(type) {
 					case *ast.FuncLit:
 						sc.bubbles[arg] = true
 					case *ast.Ident:
 						runs = append(runs, arg) // synctest.Test(t, testX), Wrap's function form
 					}
+					if v, id := bubbleVar(pass.TypesInfo, arg); v != nil {
+						vars[v], varRuns[id] = true, true
+					}
 				}
 			}
 			return true
 		})
+	}
+	for _, lit := range flows(pass.AllFiles, pass.TypesInfo, vars, varRuns) {
+		sc.bubbles[lit] = true
 	}
 	for _, id := range runs {
 		if fn, ok := pass.TypesInfo.Uses[id].(*types.Func); ok && sc.decls[fn] != nil && sc.decls[fn].Body != nil {
@@ -162,6 +183,7 @@ func New(pass *rule.Pass) *Analysis {
 		subtests:   map[*ast.FuncLit]*Target{},
 		bubbles:    sc.bubbles,
 		bubbleRefs: sc.bubbleRefs,
+		helperVars: sc.helperVars,
 		bubbled:    map[*ast.ExprStmt]bool{},
 		helpers:    map[*ast.FuncDecl][]event{},
 		impls:      map[*ast.FuncDecl][]event{},
@@ -664,6 +686,13 @@ func (w *walker) tinyDuration(call *ast.CallExpr, where string) {
 // call checks the calls the testing packages restrict.
 func (w *walker) call(call *ast.CallExpr, where string) {
 	a := w.a
+	if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
+		if v, ok := a.info.Uses[id].(*types.Var); ok && a.helperVars[v] != nil {
+			// var synctestRun = func(...) { synctest.Test(t, f) }: bubbles do not nest.
+			w.block("the test already runs code in a synctest bubble (through " + id.Name + ")" + where)
+			return
+		}
+	}
 	switch {
 	case match.IsPkgFunc(a.info, call, "testing/synctest", "Test", "Run"):
 		w.block("the test already runs code in a synctest bubble" + where)

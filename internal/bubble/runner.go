@@ -47,8 +47,9 @@ func (r *Runner) Runs(call *ast.CallExpr, arg ast.Expr) bool {
 
 // mayBubble reports whether call may run a function it is given in a
 // synctest bubble: synctest.Test or synctest.Run, or a function of the
-// module given a function literal or a declared function (a test helper)
-// whose package reaches testing/synctest. The standard library's other
+// module given a function literal, a declared function or a variable or
+// field holding one (a test helper) whose package reaches
+// testing/synctest. The standard library's other
 // functions (t.Run) do not, and are not asked, nor are calls given no
 // function: asking for the summary of a handler registration would load
 // its package.
@@ -72,8 +73,15 @@ func (r *Runner) mayBubble(call *ast.CallExpr) bool {
 		case *ast.FuncLit:
 			return true
 		case *ast.Ident:
-			if _, ok := r.info.Uses[arg].(*types.Func); ok {
+			// A declared function, or a variable holding a literal
+			// (see flows).
+			switch r.info.Uses[arg].(type) {
+			case *types.Func, *types.Var:
 				return true
+			}
+		case *ast.SelectorExpr:
+			if _, ok := r.info.Uses[arg.Sel].(*types.Var); ok {
+				return true // a table's field (tc.run)
 			}
 		}
 	}

@@ -407,7 +407,7 @@ func (c *checker) productionChange(n *notify) string {
 	if n.file != nil {
 		name = filepath.Base(c.pass.Fset.File(n.file.Pos()).Name())
 	}
-	notify := types.ExprString(n.stmt.X)
+	notify := types.ExprString(n.stmt.(*ast.ExprStmt).X)
 	after := notify + `; if fd, err := strconv.Atoi(os.Getenv("` + envVar + `")); err == nil { f := os.NewFile(uintptr(fd), "ready"); f.Write([]byte("ready\n")); f.Close() }`
 	return fmt.Sprintf("the child installs its handler in %s, which is not a test file unflake may edit; change it there, before: `%s` after: `%s`; then unflake rewrites the test to pass the pipe and wait for the line instead of sleeping", name, notify, after)
 }
@@ -433,7 +433,11 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 		return nil, why + "; " + handshakeWords
 	}
 	if !c.editable(n.file) && !c.childHasHandshake(n) {
-		return nil, c.productionChange(n)
+		a := c.anchor(helper, n)
+		if a == nil {
+			return nil, c.productionChange(n)
+		}
+		n = a // the line goes after the helper's call that installs the handler
 	}
 	switch h := c.handedAt(s.list[s.sleep]); h.Kind {
 	case handover.Handed:
@@ -603,7 +607,7 @@ func (c *checker) isTestFunc(fd *ast.FuncDecl) bool {
 
 // A notify is the first signal.Notify statement the helper reaches.
 type notify struct {
-	stmt  *ast.ExprStmt
+	stmt  ast.Stmt // the signal.Notify statement, or a call that installs it (see anchor)
 	owner ast.Node // its block or clause
 	file  *ast.File
 }

@@ -65,7 +65,7 @@ var _ lib.Getter
 
 func TestX(t *testing.T) {
 	` + body + `
-	time.Sleep(10 * time.Millisecond)
+	time.Sleep(time.Second)
 }
 `}}
 }

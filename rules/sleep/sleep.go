@@ -33,6 +33,7 @@ var Rule = &rule.Rule{
 	// can hold, and under --verify both fixes are tried together.
 	After:    []string{"leak"},
 	Run:      run,
+	Flags:    rule.Flags("sleep", minSaving),
 	Requires: []*rule.Analysis{bubble.Scan, handover.Analysis},
 }
 
@@ -174,6 +175,13 @@ func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
 	// between it and a fix (raising the go line alone may unlock nothing).
 	blocks, unproves := a.Blockers(reach, func(t *bubble.Target, why string) string { return a.inTarget(s, t, why) })
 	blocked, unproven := first(blocks), first(unproves)
+	if blocked == "" {
+		// A bubble is possible: is it worth the re-indented test?
+		var small string
+		if reach, small = a.worthWrapping(reach); small != "" {
+			blocks, blocked = []string{small}, small
+		}
+	}
 	// Have: whether the tests reaching s can run in a bubble. Prefer a
 	// bubble, proven or not, to an advance of a fake clock: in a bubble
 	// the sleep still lets the other goroutines run before time moves,
@@ -299,6 +307,7 @@ func (a *analysis) wrapFix(s *site, reach []*bubble.Target, wrapped map[*bubble.
 // or "".
 func (a *analysis) movesClock(body *ast.BlockStmt, v *types.Var) string {
 	moved := ""
+	ownWait := a.waitsForWaiters(body, v)
 	ast.Inspect(body, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
 		if !ok || moved != "" {
@@ -309,6 +318,9 @@ func (a *analysis) movesClock(body *ast.BlockStmt, v *types.Var) string {
 			return true
 		}
 		if id, ok := ast.Unparen(sel.X).(*ast.Ident); ok && a.info.Uses[id] == v {
+			if ownWait[call] {
+				return true // unflake's own wait for waiters, not the test moving the clock
+			}
 			switch name := sel.Sel.Name; name {
 			case "Advance", "Add", "Step", "Set", "SetTime", "Sleep", "BlockUntil", "BlockUntilContext", "WaitForAllTimers":
 				moved = name

@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"slices"
 
 	"github.com/dave/dst"
 
@@ -63,6 +64,47 @@ func (a *analysis) waitersFix(s *site, v *types.Var, why string) *rule.Fix {
 	}
 	forms[0].Hypothesis.Alternatives = forms[1:]
 	return forms[0]
+}
+
+// waitsForWaiters returns the calls in body that wait for waiters of the
+// clock v right before advancing it (v.BlockUntilContext(ctx, n) or
+// v.BlockUntil(n), then v.Advance(d)): the shape waitersFix writes, which
+// a later run (the engine's next round, after the first sleep's fix) must
+// see as synchronisation, not as the test moving the clock.
+func (a *analysis) waitsForWaiters(body *ast.BlockStmt, v *types.Var) map[*ast.CallExpr]bool {
+	out := map[*ast.CallExpr]bool{}
+	ast.Inspect(body, func(n ast.Node) bool {
+		list := match.StmtList(n)
+		for i := 0; i+1 < len(list); i++ {
+			wait := a.clockCall(list[i], v, "BlockUntilContext", "BlockUntil")
+			if wait != nil && a.clockCall(list[i+1], v, "Advance") != nil {
+				out[wait] = true
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// clockCall returns the call s is when it is a statement calling one of
+// the methods names on v, or nil.
+func (a *analysis) clockCall(s ast.Stmt, v *types.Var, names ...string) *ast.CallExpr {
+	es, ok := s.(*ast.ExprStmt)
+	if !ok {
+		return nil
+	}
+	call, ok := ast.Unparen(es.X).(*ast.CallExpr)
+	if !ok {
+		return nil
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok || !slices.Contains(names, sel.Sel.Name) {
+		return nil
+	}
+	if id, ok := ast.Unparen(sel.X).(*ast.Ident); !ok || a.info.Uses[id] != v {
+		return nil
+	}
+	return call
 }
 
 const clockworkPath = "github.com/jonboulle/clockwork"

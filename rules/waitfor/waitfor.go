@@ -267,6 +267,17 @@ func (c *checker) check(file *ast.File, parent ast.Node, list []ast.Stmt, i int,
 	if v := c.hands.Enclosing(stack); v.Kind != handover.Own {
 		return // the code under test's behaviour (a handler), or unknown
 	}
+	acts := g.cutAtAction()
+	if len(g.checks) == 0 || !g.readsState() {
+		// The test acts again before any check reads the awaited state.
+		c.pass.Report(rule.Diagnostic{
+			Pos:      w.stmt.Pos(),
+			End:      w.stmt.End(),
+			Message:  fmt.Sprintf("%s holds the statements after it back for a fixed time on the real clock", w.describe()),
+			NotFixed: fmt.Sprintf("no check reads the awaited state before the test acts again: it calls %s, which a poll must not repeat, so nothing is left to poll", acts),
+		})
+		return
+	}
 	// The message claims no wait for a change: the state may hold
 	// already when the sleep starts.
 	d := rule.Diagnostic{
