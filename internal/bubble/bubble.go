@@ -699,11 +699,11 @@ func (w *walker) call(call *ast.CallExpr, where string) {
 	case match.IsMethod(a.info, call, "testing", "Run"):
 		if len(call.Args) == 2 {
 			if lit, ok := call.Args[1].(*ast.FuncLit); ok && a.subtests[lit] != nil {
-				w.block("the test calls t.Run; its subtests are wrapped instead")
+				w.blockAs(tRun, "the test calls t.Run; its subtests are wrapped instead")
 				return
 			}
 		}
-		w.block("the test calls t.Run, which a synctest bubble does not allow" + where)
+		w.blockAs(tRun, "the test calls t.Run, which a synctest bubble does not allow"+where)
 	case match.IsMethod(a.info, call, "testing", "Parallel"):
 		w.block("the test calls t.Parallel other than as its first statement, which a synctest bubble does not allow" + where)
 	case match.IsMethod(a.info, call, "testing", "Deadline"):
@@ -1145,3 +1145,7 @@ func starter(fn *types.Func) bool {
 	}
 	return false
 }
+
+// tRun is the key of the reasons a test's t.Run calls give: one blocker
+// however many subtests it runs.
+const tRun = "testing.T.Run"
