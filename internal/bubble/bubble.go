@@ -724,7 +724,10 @@ func (w *walker) fn(fn *types.Func, id *ast.Ident, where string) {
 		return // checked by call
 	}
 	if why := hazard(fn); why != "" {
-		key := why // one per kind: the first call into the network stands for all
+		var key any = why // one per kind: the first call into the network stands for all
+		if strings.HasPrefix(why, "the test uses the real network") || strings.HasPrefix(why, "the test starts a real server") {
+			key = realNetworkKey // a server and the requests to it are one obstacle
+		}
 		why = fmt.Sprintf(why, match.PkgFuncName(fn)+where)
 		if !w.netHazard(fn, id, why) {
 			w.blockAs(key, w.networkReason(why, fn, id, where))
@@ -1149,3 +1152,7 @@ func starter(fn *types.Func) bool {
 // tRun is the key of the reasons a test's t.Run calls give: one blocker
 // however many subtests it runs.
 const tRun = "testing.T.Run"
+
+// realNetworkKey is the key of the reasons the test's own calls into the
+// real network give (a server, a dial, a request): one blocker.
+const realNetworkKey = "the real network"

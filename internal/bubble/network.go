@@ -784,7 +784,7 @@ func (t *Target) realNetwork() bool {
 func netKey(k any) bool {
 	switch k := k.(type) {
 	case string:
-		return strings.HasPrefix(k, "the test uses the real network") || strings.HasPrefix(k, "the test starts a real server")
+		return k == realNetworkKey || strings.HasPrefix(k, "the test uses the real network") || strings.HasPrefix(k, "the test starts a real server")
 	case effectKey:
 		return k.kind == effect.Network
 	}
