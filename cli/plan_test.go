@@ -209,7 +209,7 @@ func TestAddedAfterThePlan(t *testing.T) {
 		if i > 100 {
 			break
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 `)...)
