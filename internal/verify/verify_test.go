@@ -333,7 +333,7 @@ func TestRun(t *testing.T) {
 	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{callTwo("check"), callTwo("other")},
 		Env: testmod.GoEnv(t, "UNFLAKE_RUNS="+counter, "UNFLAKE_SLOW=", "GOMAXPROCS=2")}
 	var progress []int
-	res, v, err := verify.Run(context.Background(), cfg, verify.Options{Count: 6, Progress: func(done, total int) { progress = append(progress, done) }})
+	res, v, err := verify.Run(context.Background(), cfg, verify.Options{Count: 6, Progress: func(p verify.Progress) { progress = append(progress, p.Done) }})
 	if err != nil {
 		t.Fatal(err)
 	}
