@@ -679,25 +679,43 @@ func failure(o *outcome, name string, count int, before *outcome) *rewrite.Rever
 
 // packageRun runs the package's whole test binary once after the rewrite
 // (with no other test process when alone) and says which test that
-// passed before (in the same run before the rewrite) does not now.
+// passed before (in the same run before the rewrite) does not now. The
+// run before is made only when the run after fails: a suite that passes
+// after the rewrite lost nothing, and one run of the suite is the cost
+// verification is measured against.
 func (v *verifier) packageRun(dir string, b *beforeRuns, bins binaries, alone bool) (*rewrite.Revert, error) {
 	b.mu.Lock()
 	before := b.whole
 	b.mu.Unlock()
+	timeout := v.opts.Timeout
+	if before != nil {
+		// A whole suite under load may take longer than one test's limit.
+		timeout = max(timeout, 2*before.wall+time.Minute)
+	}
+	runAfter := func() (*outcome, error) {
+		return v.r.exec(v.r.ctx, dir, job{bin: bins.plain, count: 1, timeout: timeout, src: bins.src, alone: alone})
+	}
+	after, err := runAfter()
+	if err != nil {
+		return nil, err
+	}
 	if before == nil {
-		var err error
-		before, err = v.r.exec(v.r.ctx, dir, job{bin: b.bin, count: 1, timeout: v.opts.Timeout})
-		if err != nil {
+		if after.pkgPassed && !after.failed {
+			return nil, nil
+		}
+		if before, err = v.r.exec(v.r.ctx, dir, job{bin: b.bin, count: 1, timeout: v.opts.Timeout}); err != nil {
 			return nil, err
 		}
 		b.mu.Lock()
 		b.whole = before
 		b.mu.Unlock()
-	}
-	// A whole suite under load may take longer than one test's limit.
-	after, err := v.r.exec(v.r.ctx, dir, job{bin: bins.plain, count: 1, timeout: max(v.opts.Timeout, 2*before.wall+time.Minute), src: bins.src, alone: alone})
-	if err != nil {
-		return nil, err
+		if longer := 2*before.wall + time.Minute; after.hung && longer > timeout {
+			// It may have needed longer than one test's limit.
+			timeout = longer
+			if after, err = runAfter(); err != nil {
+				return nil, err
+			}
+		}
 	}
 	// Only tests that passed before count: a suite may have failures of
 	// its own.
