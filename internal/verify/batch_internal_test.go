@@ -437,3 +437,27 @@ func TestTracker(t *testing.T) {
 	none.ran(1)
 	none.pkgDone()
 }
+
+// The package's whole run before the rewrite is made only when the run
+// after it fails: a suite that passes lost nothing.
+func TestPackageRunBeforeOnlyOnFailure(t *testing.T) {
+	t.Parallel()
+	names := []string{"TestA", "TestB"}
+	p := &fakePkg{tests: names}
+	v, b, bins := fakeVerifier(p, 4)
+	if why, err := v.packageRun("pkg", b, bins, false); err != nil || why != nil {
+		t.Fatalf("why %+v, err %v", why, err)
+	}
+	if n := len(p.processes(beforeBin)); n != 0 {
+		t.Errorf("%d whole runs before the rewrite, want none", n)
+	}
+	p = &fakePkg{tests: names, modes: map[string]string{"TestB": failsAfter}}
+	v, b, bins = fakeVerifier(p, 4)
+	why, err := v.packageRun("pkg", b, bins, false)
+	if err != nil || why == nil || why.Kind != revert.PackageRun || why.Test != "TestB" {
+		t.Fatalf("why %+v, err %v", why, err)
+	}
+	if n := len(p.processes(beforeBin)); n != 1 {
+		t.Errorf("%d whole runs before the rewrite, want 1", n)
+	}
+}
