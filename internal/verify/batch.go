@@ -407,13 +407,14 @@ func (v *verifier) stress(dir string, bins binaries, names []string, befores map
 }
 
 // limit sets a job's -test.timeout from the mean time of one run of its
-// tests before the rewrite: three times it per run, plus slack.
+// tests before the rewrite: three times it per run, plus slack; at most
+// Options.Timeout for each test it runs.
 func (v *verifier) limit(j *job, mean time.Duration) {
 	per := 3*mean + time.Second
 	if j.race {
 		per = 20*mean + 5*time.Second // the race detector slows code 2–20 times
 	}
-	j.timeout = min(v.opts.Timeout, time.Duration(j.count)*per+30*time.Second)
+	j.timeout = min(v.opts.Timeout*time.Duration(max(len(j.tests), 1)), time.Duration(j.count)*per+30*time.Second)
 }
 
 // fit is the number of runs after the first: opts.Count-1, cut to what

@@ -461,3 +461,19 @@ func TestPackageRunBeforeOnlyOnFailure(t *testing.T) {
 		t.Errorf("%d whole runs before the rewrite, want 1", n)
 	}
 }
+
+// A process that runs several tests may take Options.Timeout for each.
+func TestLimitOfSharedRuns(t *testing.T) {
+	t.Parallel()
+	v := &verifier{opts: Options{Timeout: time.Minute}.withDefaults()}
+	j := job{count: 10, tests: []string{"TestA", "TestB", "TestC"}}
+	v.limit(&j, 10*time.Second)
+	if j.timeout != 3*time.Minute {
+		t.Errorf("shared: %v, want 3m", j.timeout)
+	}
+	j = job{count: 1, tests: []string{"TestA"}}
+	v.limit(&j, time.Second)
+	if j.timeout != 34*time.Second {
+		t.Errorf("one test: %v, want 34s", j.timeout)
+	}
+}
