@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
 )
 
@@ -209,6 +210,12 @@ func (v *verifier) together(dir string, b *beforeRuns, bins binaries, names []st
 		}
 		return runs, nil
 	}
+	if st.why.Kind == revert.Hangs {
+		// A hang costs its process's whole limit, which grows with the
+		// tests it runs, and splitting would pay it again: the tests run
+		// alone now, at once, as they would without sharing.
+		return v.apart(dir, b, bins, names, probing, st)
+	}
 	groups := split(names, st.why.Test)
 	if len(groups) == 1 { // the failure names one test
 		suspect := groups[0][0]
@@ -250,6 +257,31 @@ func (v *verifier) together(dir string, b *beforeRuns, bins binaries, names []st
 		out = append(out, runs[i]...)
 	}
 	return out, nil
+}
+
+// apart verifies tests alone, at once, after their shared run st
+// failed: the test the failure names settles that failure.
+func (v *verifier) apart(dir string, b *beforeRuns, bins binaries, names []string, probing bool, st stressRun) ([]TestRun, error) {
+	runs := make([]TestRun, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		var from *failedRun
+		if n == st.why.Test {
+			j := *st.failed
+			j.name, j.run, j.bench, j.tests = n, anchored(n), false, []string{n}
+			why := *st.why
+			from = &failedRun{why: &why, job: j, runs: st.runs[n]}
+		}
+		wg.Go(func() { runs[i], errs[i] = v.testRun(dir, b, bins, n, probing, from) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return runs, nil
 }
 
 // split divides tests that failed together: the one the failure names

@@ -31,6 +31,7 @@ const (
 	crashesAfter = "crash"   // the binary exits after the rewrite, naming no test
 	failsBefore  = "before"  // fails before the rewrite as after it
 	failsBeside  = "beside:" // fails after the rewrite when the test named after the colon runs in its process
+	hangsAfter   = "hang"    // hangs after the rewrite: the binary's timeout fires, naming the test
 	beforeBin    = "before.test"
 	beforeRace   = "before-race.test"
 	afterBin     = "after.test"
@@ -54,6 +55,9 @@ func (p *fakePkg) exec(_ string, j job) *outcome {
 		mode := p.modes[n]
 		other, beside := strings.CutPrefix(mode, failsBeside)
 		switch {
+		case after && mode == hangsAfter:
+			o.failed, o.hung, o.test, o.panic = true, true, n, "panic: test timed out after 1m0s"
+			return o
 		case after && mode == crashesAfter:
 			o.failed, o.exit = true, "exit status 2"
 			return o
@@ -475,5 +479,36 @@ func TestLimitOfSharedRuns(t *testing.T) {
 	v.limit(&j, time.Second)
 	if j.timeout != 34*time.Second {
 		t.Errorf("one test: %v, want 34s", j.timeout)
+	}
+}
+
+// A hang in a shared run costs the run's whole limit: the tests then run
+// alone, at once, rather than together again.
+func TestTogetherRunsTestsAloneAfterAHang(t *testing.T) {
+	t.Parallel()
+	names := []string{"TestA", "TestB", "TestC"}
+	p := &fakePkg{tests: names, modes: map[string]string{"TestB": hangsAfter}}
+	v, b, bins := fakeVerifier(p, 4)
+	runs, err := v.testRuns("pkg", b, bins, names, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"TestA": true, "TestB": false, "TestC": true}
+	if got := kept(runs); !equalKept(got, want) {
+		t.Errorf("kept %v, want %v", got, want)
+	}
+	for _, r := range runs {
+		if r.Name == "TestB" && (r.Why == nil || r.Why.Kind != revert.Hangs) {
+			t.Errorf("TestB: %+v", r.Why)
+		}
+	}
+	shared := 0
+	for _, j := range p.processes(afterBin) {
+		if len(j.tests) > 1 {
+			shared++
+		}
+	}
+	if shared != 1 {
+		t.Errorf("%d shared processes after the rewrite, want 1 (the one that hung)", shared)
 	}
 }
