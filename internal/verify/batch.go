@@ -22,7 +22,8 @@ import (
 // failure is the fix's only when it repeats alone, and not before the
 // rewrite), and the others run together again. A failure that names no
 // test (the binary exited, hung, or lost a test to another's crash)
-// splits the tests in halves, down to one. A test that cannot share a
+// splits the tests in halves, down to one; a hang (the process's whole
+// limit spent) sends them to run alone, at once. A test that cannot share a
 // process (a benchmark, one that failed or did not run in the shared
 // run before the rewrite) runs alone, as every test did before.
 
