@@ -228,7 +228,10 @@ func verifySummary(v *verify.Verification, base string) string {
 			most = max(most, t.Runs)
 		}
 	}
-	s := fmt.Sprintf("verified %s: %d kept, %d reverted", plural(len(v.Tests), "test"), kept, reverted)
+	s := ""
+	if len(v.Tests) > 0 || v.Proven == 0 {
+		s = fmt.Sprintf("verified %s: %d kept, %d reverted", plural(len(v.Tests), "test"), kept, reverted)
+	}
 	if n := len(v.Tests) - kept - reverted; n > 0 {
 		s += fmt.Sprintf(", %d not verified", n)
 	}
@@ -279,22 +282,45 @@ func verifySummary(v *verify.Verification, base string) string {
 	if v.NoRace != "" && len(v.Tests) > 0 {
 		s += "; no run under -race: " + v.NoRace
 	}
-	return s
+	if v.Proven > 0 {
+		s += fmt.Sprintf("; %s kept without runs: their tests build with them", strings.Replace(plural(v.Proven, "fix"), "fix", "proven fix", 1))
+	}
+	if v.Elapsed > 0 {
+		s += "; verified in " + shortDuration(v.Elapsed)
+		if v.Suite > 0 {
+			s += "; one run of the affected tests takes " + shortDuration(v.Suite)
+		}
+	}
+	return strings.TrimPrefix(s, "; ")
+}
+
+// shortDuration rounds d for a summary: tenths of a second under ten
+// seconds, seconds above.
+func shortDuration(d time.Duration) string {
+	if d < 10*time.Second {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
 }
 
 // verifyProgress returns a progress printer for verification when stderr
-// is a terminal, or nil.
-func verifyProgress(stderr io.Writer) func(done, total int) {
+// is a terminal, or nil: one line, rewritten in place ("unflake:
+// verifying 3/9 packages, 140 test runs, about 1m20s left"), cleared at
+// the end of each round.
+func verifyProgress(stderr io.Writer) func(verify.Progress) {
 	f := terminal(stderr)
 	if f == nil {
 		return nil
 	}
-	return func(done, total int) {
-		fmt.Fprintf(f, "\runflake: verified %d/%d packages", done, total)
-		if done == total {
-			fmt.Fprint(f, "\r\033[K")
-		}
+	return func(p verify.Progress) { fmt.Fprint(f, progressLine(p)) }
+}
+
+// progressLine is what verifyProgress prints for p.
+func progressLine(p verify.Progress) string {
+	if p.Done >= p.Total {
+		return "\r\033[K"
 	}
+	return "\runflake: verifying " + p.String() + "\033[K"
 }
 
 func plural(n int, word string) string {

@@ -3,6 +3,7 @@ package cli
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/unflake/unflake/internal/verify"
 	"github.com/unflake/unflake/internal/verify/revert"
@@ -53,5 +54,42 @@ func TestVerifySummaryNotVerified(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary %q lacks %q", s, want)
 		}
+	}
+}
+
+// The summary counts the proven fixes, which no test ran, and says what
+// verification cost beside one run of the affected tests.
+func TestVerifySummaryProvenAndTime(t *testing.T) {
+	t.Parallel()
+	v := &verify.Verification{
+		Tests:   []verify.TestRun{{Name: "TestKept", Kept: true, Runs: 20}},
+		Proven:  7,
+		Elapsed: 70*time.Second + 400*time.Millisecond,
+		Suite:   4200 * time.Millisecond,
+	}
+	s := verifySummary(v, "/")
+	for _, want := range []string{
+		"verified 1 test: 1 kept, 0 reverted (20 runs each after the rewrite)",
+		"; 7 proven fixes kept without runs: their tests build with them",
+		"; verified in 1m10s; one run of the affected tests takes 4.2s",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary %q lacks %q", s, want)
+		}
+	}
+	// Only proven fixes: nothing ran, and the summary starts with them.
+	v = &verify.Verification{Proven: 1, Elapsed: 2 * time.Second}
+	if s := verifySummary(v, "/"); s != "1 proven fix kept without runs: their tests build with them; verified in 2s" {
+		t.Errorf("summary %q", s)
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	t.Parallel()
+	if got, want := progressLine(verify.Progress{Round: 1, Done: 3, Total: 9, Runs: 140, Left: 80 * time.Second}), "\runflake: verifying 3/9 packages, 140 test runs, about 1m20s left\033[K"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	if got := progressLine(verify.Progress{Round: 1, Done: 9, Total: 9}); got != "\r\033[K" {
+		t.Errorf("the last line %q does not clear", got)
 	}
 }

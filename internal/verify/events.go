@@ -21,10 +21,11 @@ type event struct {
 // An outcome is what one process of a test binary did, read from its
 // test2json events.
 type outcome struct {
-	passed  map[string]int    // test path → passes ("TestX", "TestX/sub")
-	skipped map[string]string // test path → its skip message
-	elapsed time.Duration     // total of the top-level tests that passed
-	tops    int               // top-level passes
+	passed  map[string]int           // test path → passes ("TestX", "TestX/sub")
+	skipped map[string]string        // test path → its skip message
+	elapsed time.Duration            // total of the top-level tests that passed
+	tops    int                      // top-level passes
+	each    map[string]time.Duration // top-level test → its part of elapsed
 
 	pkgPassed bool // the binary passed
 
@@ -48,7 +49,7 @@ var testLine = regexp.MustCompile(`^    +(\S+\.go:\d+: .*)$`)
 // source line a "file.go:line:" output line names ("" when unknown): it
 // tells a failing check from a t.Log line, which print alike.
 func parseEvents(data []byte, src sourceLine) *outcome {
-	o := &outcome{passed: map[string]int{}, skipped: map[string]string{}}
+	o := &outcome{passed: map[string]int{}, skipped: map[string]string{}, each: map[string]time.Duration{}}
 	output := map[string][]string{} // test → its output since its last run
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
@@ -81,7 +82,9 @@ func parseEvents(data []byte, src sourceLine) *outcome {
 			o.passed[e.Test]++
 			if !strings.Contains(e.Test, "/") {
 				o.tops++
-				o.elapsed += time.Duration(e.Elapsed * float64(time.Second))
+				d := time.Duration(e.Elapsed * float64(time.Second))
+				o.elapsed += d
+				o.each[e.Test] += d
 			}
 		case "skip":
 			if e.Test != "" {

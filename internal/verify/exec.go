@@ -23,12 +23,16 @@ import (
 // every process in a group of its own, killed when ctx ends, at most
 // procs test processes at once.
 type runner struct {
-	ctx  context.Context
-	dir  string   // where to run the go command for its tools
-	env  []string // nil: the environment of this process
-	tmp  string   // the go command's temporary files go under it (GOTMPDIR)
-	tags []string
-	sem  chan struct{} // test processes
+	ctx   context.Context
+	dir   string   // where to run the go command for its tools
+	env   []string // nil: the environment of this process
+	tmp   string   // the go command's temporary files go under it (GOTMPDIR)
+	tags  []string
+	sem   chan struct{} // test processes
+	track *tracker      // counts the runs
+	// fake, when set (in tests), stands for the test processes: exec
+	// returns its outcome of a job instead of running it.
+	fake func(dir string, j job) *outcome
 	bsem chan struct{} // builds
 	// alone holds a lock per package directory: held for reading by
 	// every test process of the package, for writing by one that must run
@@ -137,12 +141,33 @@ func (r *runner) build(dir, out, overlay, modfile string, race bool) ([]byte, er
 
 // binaries are one version of a package's tests, built.
 type binaries struct {
-	plain, race string            // race is "" without the race detector
-	src         map[string][]byte // the overlay's files by base name
+	plain string
+	race  *lazyBuild        // nil without the race detector; built when a run needs it
+	src   map[string][]byte // the overlay's files by base name
+}
+
+// A lazyBuild is a test binary built the first time it is asked for: a
+// -race build costs several times a plain one, and a package whose
+// fixes need no runs (they are proven), or a bisecting variant whose
+// failure showed without -race, never needs it.
+type lazyBuild struct {
+	once   sync.Once
+	build  func() (path, broken string, err error)
+	path   string
+	broken string // why it does not build
+	err    error
+}
+
+// get builds the binary once and returns its path, or why it does not
+// build.
+func (l *lazyBuild) get() (string, string, error) {
+	l.once.Do(func() { l.path, l.broken, l.err = l.build() })
+	return l.path, l.broken, l.err
 }
 
 // buildSet writes changes as an overlay under tmp and builds the package's
-// tests with them, and with the race detector when it is available.
+// tests with them; the -race build, when the race detector is available,
+// is made when a run first needs it (binaries.race).
 func (r *runner) buildSet(tmp, dir string, changes, mod []rewrite.Change) (binaries, string, error) {
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return binaries{}, "", err
@@ -168,13 +193,16 @@ func (r *runner) buildSet(tmp, dir string, changes, mod []rewrite.Change) (binar
 		return binaries{}, buildError(out, err), nil
 	}
 	if r.race {
-		b.race = filepath.Join(tmp, "race.test")
-		if out, err := r.build(dir, b.race, overlay, modfile, true); err != nil {
-			if r.ctx.Err() != nil {
-				return binaries{}, "", r.ctx.Err()
+		path := filepath.Join(tmp, "race.test")
+		b.race = &lazyBuild{build: func() (string, string, error) {
+			if out, err := r.build(dir, path, overlay, modfile, true); err != nil {
+				if r.ctx.Err() != nil {
+					return "", "", r.ctx.Err()
+				}
+				return "", "with -race: " + buildError(out, err), nil
 			}
-			return binaries{}, "with -race: " + buildError(out, err), nil
-		}
+			return path, "", nil
+		}}
 	}
 	return b, "", nil
 }
@@ -192,8 +220,9 @@ func buildError(out []byte, err error) string {
 // A job is one process of a test binary.
 type job struct {
 	bin     string
-	name    string // the top-level test, or "" for the whole binary
-	run     string // -test.run (or -test.bench for a benchmark) pattern; "" runs every test
+	name    string   // the top-level test, or "" for the whole binary or several tests
+	tests   []string // the top-level tests run pattern selects, when they are named
+	run     string   // -test.run (or -test.bench for a benchmark) pattern; "" runs every test
 	bench   bool
 	count   int
 	timeout time.Duration
@@ -286,6 +315,14 @@ func (r *runner) exec(ctx context.Context, dir string, j job) (*outcome, error) 
 		return nil, ctx.Err()
 	}
 	defer func() { <-r.sem }()
+	if r.fake != nil {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		o := r.fake(dir, j)
+		r.track.ran(j.count)
+		return o, nil
+	}
 	args := []string{"-t", "-p", filepath.Base(dir), j.bin, "-test.v=test2json",
 		"-test.count=" + strconv.Itoa(j.count), "-test.timeout=" + j.timeout.String()}
 	switch {
@@ -313,6 +350,7 @@ func (r *runner) exec(ctx context.Context, dir string, j job) (*outcome, error) 
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	r.track.ran(j.count)
 	o := parseEvents(stdout.Bytes(), j.sources(dir))
 	o.detail = j.originalLines(dir, o.detail)
 	o.wall = time.Since(start)

@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -21,7 +20,8 @@ type pkgWork struct {
 	dir     string
 	changes []rewrite.Change
 	mod     []rewrite.Change // its module's go.mod and go.sum, when they change
-	sites   []fixSite        // the fixes applied in dir, in source order
+	sites   []fixSite        // the fixes applied in dir whose tests run, in source order
+	proven  []fixSite        // the proven fixes applied in dir: built, never run
 	tests   []string         // affected top-level tests, sorted
 	all     bool             // a fix outside any test: every test is affected
 }
@@ -69,6 +69,10 @@ func (v *verifier) verify(cfg *rewrite.Config, decide func(rewrite.Site) rewrite
 		}
 		seen[s.Key] = true
 		fs := fixSite{site: s, finding: f}
+		if !needsRuns(f, decide) {
+			w.proven = append(w.proven, fs)
+			continue
+		}
 		if top := topLevel(f.Test); rewrite.IsTestName(top) {
 			fs.test = top
 			if !slices.Contains(w.tests, top) {
@@ -94,21 +98,13 @@ func (v *verifier) verify(cfg *rewrite.Config, decide func(rewrite.Site) rewrite
 	}
 	results := make([]result, len(work))
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
+	v.r.track.startRound(len(work))
 	for i, w := range work {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			runs, held, err := v.verifyPkg(cfg, decide, w)
 			results[i] = result{runs, held, err}
-			if v.opts.Progress != nil {
-				mu.Lock()
-				done++
-				v.opts.Progress(done, len(work))
-				mu.Unlock()
-			}
-		}()
+			v.r.track.pkgDone()
+		})
 	}
 	wg.Wait()
 	var runs []TestRun
@@ -123,12 +119,26 @@ func (v *verifier) verify(cfg *rewrite.Config, decide func(rewrite.Site) rewrite
 	return runs, held, nil
 }
 
-// verifyPkg verifies one package: each affected test alone, bisecting
-// the fixes of a test that fails after the rewrite; then, when every
-// test kept its fixes, the whole test binary with all of them.
+// needsRuns reports whether the tests of a fix must run: an unproven
+// fix (rule.Fix.Hypothesis), one of its further forms, or a probe. A
+// proven fix is kept when the package's tests build with it; running
+// the tests again cannot tell more than the rule proved, and a round of
+// runs it waited for could leave it unverified.
+func needsRuns(f rewrite.Finding, decide func(rewrite.Site) rewrite.Decision) bool {
+	return f.Unproven || f.Variant > 0 || decide(f.Site()).Probe
+}
+
+// verifyPkg verifies one package: the affected tests together, split
+// on a failure down to the test that fails, bisecting the fixes of a
+// test that fails after the rewrite; then, when every test kept its
+// fixes, the whole test binary with all of them. A package with only
+// proven fixes is built, not run.
 func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewrite.Decision, w *pkgWork) ([]TestRun, []Held, error) {
-	if len(w.sites) == 0 {
+	if len(w.sites) == 0 && len(w.proven) == 0 {
 		return nil, nil, nil // no fixed finding: nothing to verify
+	}
+	if len(w.sites) == 0 {
+		return v.buildOnly(cfg, decide, w)
 	}
 	b := v.beforeOf(w.dir)
 	if err := v.buildBefore(w.dir, b); err != nil {
@@ -168,21 +178,10 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 	// checks after the removed wait race with the code): it is not
 	// settled by runs alone.
 	probing := decide(w.sites[0].site).Probe
-	runs := make([]TestRun, len(tests))
-	var wg sync.WaitGroup
-	errs := make([]error, len(tests))
-	for i, name := range tests {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runs[i], errs[i] = v.testRun(w.dir, b, bins, name, probing)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, nil, err
-		}
+	v.r.track.plan(len(tests) * (1 + v.opts.Count))
+	runs, err := v.testRuns(w.dir, b, bins, tests, probing)
+	if err != nil {
+		return nil, nil, err
 	}
 
 	// Have: each test's runs. Hold back the fixes of the tests that did
@@ -223,7 +222,11 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 			j := *repro
 			j.bin, j.src = bins.plain, bins.src
 			if repro.race {
-				j.bin = bins.race
+				path, broken, err := bins.racePath()
+				if err != nil || broken != "" {
+					return buildAfter(broken), err
+				}
+				j.bin = path
 			}
 			o, err := v.r.exec(v.r.ctx, w.dir, j)
 			if err != nil {
@@ -298,16 +301,58 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 	return runs, []Held{{Site: cands[i], Why: why}}, nil
 }
 
+// buildOnly verifies a package whose fixes are all proven: its tests
+// must build with them (the build before tells a package that never
+// built from one the fixes broke).
+func (v *verifier) buildOnly(cfg *rewrite.Config, decide func(rewrite.Site) rewrite.Decision, w *pkgWork) ([]TestRun, []Held, error) {
+	_, broken, err := v.r.buildSet(v.tempDir(), w.dir, w.changes, w.mod)
+	if err != nil || broken == "" {
+		return nil, nil, err
+	}
+	b := v.beforeOf(w.dir)
+	if err := v.buildBefore(w.dir, b); err != nil {
+		return nil, nil, err
+	}
+	if b.broken != "" {
+		return w.holdAll(&rewrite.Revert{Kind: revert.FailsBefore, Detail: "the tests do not build: " + b.broken})
+	}
+	return v.brokenBuild(cfg, decide, w, broken)
+}
+
+// buildAfter is why a test cannot run after the rewrite when its -race
+// build fails (the plain one built).
+func buildAfter(broken string) *rewrite.Revert {
+	if broken == "" {
+		return nil
+	}
+	return &rewrite.Revert{Kind: revert.BuildAfter, Detail: "the tests do not build after the rewrite: " + broken}
+}
+
+// racePath returns the -race build, built now if it was not yet, or why
+// it does not build.
+func (b binaries) racePath() (string, string, error) {
+	if b.race == nil {
+		return "", "the race detector is not available", nil
+	}
+	return b.race.get()
+}
+
+// all returns the package's fixes, those whose tests run first.
+func (w *pkgWork) allSites() []fixSite {
+	return append(append([]fixSite(nil), w.sites...), w.proven...)
+}
+
 // brokenBuild holds back the fix that breaks the package's build (found
 // by bisecting, when there are several): only it is to blame, and the
 // others are verified in the next round.
 func (v *verifier) brokenBuild(cfg *rewrite.Config, decide func(rewrite.Site) rewrite.Decision, w *pkgWork, broken string) ([]TestRun, []Held, error) {
 	why := &rewrite.Revert{Kind: revert.BuildAfter, Detail: "the tests do not build after the rewrite: " + broken}
-	if len(w.sites) == 1 {
+	all := w.allSites()
+	if len(all) == 1 {
 		return w.holdAll(why)
 	}
 	var cands []rewrite.Site
-	for _, s := range w.sites {
+	for _, s := range all {
 		cands = append(cands, s.site)
 	}
 	builds := func(binaries) (*rewrite.Revert, error) { return nil, nil }
@@ -330,7 +375,7 @@ func (w *pkgWork) holdAll(why *rewrite.Revert) ([]TestRun, []Held, error) {
 		runs = append(runs, TestRun{Dir: w.dir, Name: name, Why: why})
 	}
 	var held []Held
-	for _, s := range w.sites {
+	for _, s := range w.allSites() {
 		held = append(held, Held{Site: s.site, Why: why})
 	}
 	return runs, held, nil
@@ -363,8 +408,10 @@ func anchored(name string) string { return "^" + regexp.QuoteMeta(name) + "$" }
 
 // testRun verifies one top-level test: once before the rewrite (cached),
 // then stressed after it. A failure after it is settled (settle), or,
-// when probing, only confirmed on the binary from before it.
-func (v *verifier) testRun(dir string, b *beforeRuns, bins binaries, name string, probing bool) (TestRun, error) {
+// when probing, only confirmed on the binary from before it. With from,
+// the test failed in a run beside others of its package (together):
+// that failure is settled, and the test is not stressed again.
+func (v *verifier) testRun(dir string, b *beforeRuns, bins binaries, name string, probing bool, from *failedRun) (TestRun, error) {
 	run := TestRun{Dir: dir, Name: name}
 	b.mu.Lock()
 	before, ok := b.tests[name]
@@ -376,6 +423,7 @@ func (v *verifier) testRun(dir string, b *beforeRuns, bins binaries, name string
 		if err != nil {
 			return run, err
 		}
+		b.addWall(before.wall)
 		if before.failed && !before.hung {
 			// It ran beside the package's other tests, and may have
 			// clashed with one over a port or a path: alone, it may pass.
@@ -405,9 +453,19 @@ func (v *verifier) testRun(dir string, b *beforeRuns, bins binaries, name string
 		return run, nil
 	}
 	run.Before = before.mean()
-	after, runs, why, failed, err := v.stressed(dir, bins, name, before)
-	if err != nil {
-		return run, err
+	var (
+		after  time.Duration
+		runs   int
+		why    *rewrite.Revert
+		failed *job
+	)
+	var err error
+	if from != nil {
+		runs, why, failed = from.runs, from.why, &from.job
+	} else {
+		if after, runs, why, failed, err = v.stressed(dir, bins, name, before); err != nil {
+			return run, err
+		}
 	}
 	run.Runs = runs
 	if why != nil && failed != nil && probing {
@@ -466,7 +524,7 @@ func (v *verifier) settle(dir string, b *beforeRuns, bins binaries, j job, name 
 	mean := before.mean()
 	alone := j
 	alone.alone, alone.count = true, 2
-	v.limit(&alone, bins, mean)
+	v.limit(&alone, mean)
 	o, err := v.r.exec(v.r.ctx, dir, alone)
 	if err != nil {
 		return settled{}, err
@@ -477,7 +535,7 @@ func (v *verifier) settle(dir string, b *beforeRuns, bins binaries, j job, name 
 		// Passed alone: the rest of the runs, alone too.
 		rest := job{bin: bins.plain, name: name, run: j.run, bench: j.bench, src: bins.src, alone: true}
 		rest.count = v.fit(mean, o.mean())
-		v.limit(&rest, bins, mean)
+		v.limit(&rest, mean)
 		seq, err := v.r.exec(v.r.ctx, dir, rest)
 		if err != nil {
 			return settled{}, err
@@ -540,131 +598,6 @@ func (o *outcome) mean() time.Duration {
 	return o.elapsed / time.Duration(o.tops)
 }
 
-// stressed runs the test opts.Count times after the rewrite: first once
-// at GOMAXPROCS=1, alone, which times the rewritten test; then once under
-// the race detector (when there is one) and the rest split evenly over
-// opts.Procs processes, each running its share with -test.count, so that
-// together they oversubscribe the CPUs. A rewrite usually makes a test
-// cheap (virtual time); when it did not, the runs after the first are cut
-// to what fits in five times the test's time before (two at least), so
-// that verifying costs a multiple of the test's own time, not Count times
-// it. It returns the mean time of a run and the number of runs, or why a
-// run failed; the first failure stops the other processes.
-func (v *verifier) stressed(dir string, bins binaries, name string, before *outcome) (time.Duration, int, *rewrite.Revert, *job, error) {
-	base := job{bin: bins.plain, name: name, run: anchored(name), bench: isBench(name), src: bins.src}
-	mean := before.mean()
-	limit := func(j *job) { v.limit(j, bins, mean) }
-	first := base
-	first.count, first.procs1 = 1, true
-	limit(&first)
-	outs, why, failed, err := v.runJobs(dir, bins, name, before, []job{first})
-	if why != nil || err != nil {
-		return 0, 1, why, failed, err
-	}
-	n := v.fit(mean, outs[0].mean())
-	runs := 1 + n
-	var jobs []job
-	if bins.race != "" && n > 0 {
-		r := base
-		r.bin, r.count, r.race = bins.race, 1, true
-		jobs = append(jobs, r)
-		n--
-	}
-	if n > 0 {
-		parts := min(n, v.opts.Procs)
-		for i := range parts {
-			j := base
-			j.count = n / parts
-			if i < n%parts {
-				j.count++
-			}
-			jobs = append(jobs, j)
-		}
-	}
-	for i := range jobs {
-		limit(&jobs[i])
-	}
-	more, why, failed, err := v.runJobs(dir, bins, name, before, jobs)
-	if why != nil || err != nil {
-		return 0, runs, why, failed, err
-	}
-	var total time.Duration
-	tops := 0
-	for _, o := range append(outs, more...) {
-		total += o.elapsed
-		tops += o.tops
-	}
-	if tops == 0 {
-		return 0, runs, nil, nil, nil
-	}
-	return total / time.Duration(tops), runs, nil, nil, nil
-}
-
-// limit sets a job's -test.timeout from the test's mean time before the
-// rewrite: three times it per run, plus slack.
-func (v *verifier) limit(j *job, bins binaries, mean time.Duration) {
-	per := 3*mean + time.Second
-	if j.bin == bins.race {
-		per = 20*mean + 5*time.Second // the race detector slows code 2–20 times
-	}
-	j.timeout = min(v.opts.Timeout, time.Duration(j.count)*per+30*time.Second)
-}
-
-// fit is the number of runs after the first: opts.Count-1, cut to what
-// fits in five times the test's time before (mean) when a run takes a
-// (two at least).
-func (v *verifier) fit(mean, a time.Duration) int {
-	n := v.opts.Count - 1
-	if a > 0 {
-		if fit := int((5*mean + 2*time.Second) / a); fit < n {
-			n = max(fit, 2)
-		}
-	}
-	return n
-}
-
-// runJobs runs the jobs of one test at once and returns their outcomes,
-// or why one failed and which (the first failure stops the others).
-func (v *verifier) runJobs(dir string, bins binaries, name string, before *outcome, jobs []job) ([]*outcome, *rewrite.Revert, *job, error) {
-	ctx, cancel := context.WithCancel(v.r.ctx)
-	defer cancel()
-	outs := make([]*outcome, len(jobs))
-	errs := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	for i, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			o, err := v.r.exec(ctx, dir, j)
-			outs[i], errs[i] = o, err
-			if err == nil && failure(o, name, j.count, before) != nil {
-				cancel() // one failure decides
-			}
-		}()
-	}
-	wg.Wait()
-	if err := v.r.ctx.Err(); err != nil {
-		return nil, nil, nil, err
-	}
-	for i, o := range outs {
-		if o == nil {
-			continue // stopped after another run failed
-		}
-		if why := failure(o, name, jobs[i].count, before); why != nil {
-			if jobs[i].bin == bins.race && bins.race != "" {
-				why.Detail += " (in the run under -race)"
-			}
-			return nil, why, &jobs[i], nil
-		}
-	}
-	for _, err := range errs {
-		if err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	return outs, nil, nil, nil
-}
-
 // confirm runs the job that failed after the rewrite once more, with the
 // test binary from before it (built with -race when the job was), alone
 // when the job was. A test that fails the same way without the rewrite
@@ -677,7 +610,7 @@ func (v *verifier) confirm(dir string, b *beforeRuns, bins binaries, j job, name
 		return why, nil
 	}
 	bin := b.bin
-	if j.bin == bins.race {
+	if j.race {
 		b.raceOnce.Do(func() {
 			tmp := v.tempDir()
 			if err := mkdir(tmp); err != nil {
@@ -746,25 +679,43 @@ func failure(o *outcome, name string, count int, before *outcome) *rewrite.Rever
 
 // packageRun runs the package's whole test binary once after the rewrite
 // (with no other test process when alone) and says which test that
-// passed before (in the same run before the rewrite) does not now.
+// passed before (in the same run before the rewrite) does not now. The
+// run before is made only when the run after fails: a suite that passes
+// after the rewrite lost nothing, and one run of the suite is the cost
+// verification is measured against.
 func (v *verifier) packageRun(dir string, b *beforeRuns, bins binaries, alone bool) (*rewrite.Revert, error) {
 	b.mu.Lock()
 	before := b.whole
 	b.mu.Unlock()
+	timeout := v.opts.Timeout
+	if before != nil {
+		// A whole suite under load may take longer than one test's limit.
+		timeout = max(timeout, 2*before.wall+time.Minute)
+	}
+	runAfter := func() (*outcome, error) {
+		return v.r.exec(v.r.ctx, dir, job{bin: bins.plain, count: 1, timeout: timeout, src: bins.src, alone: alone})
+	}
+	after, err := runAfter()
+	if err != nil {
+		return nil, err
+	}
 	if before == nil {
-		var err error
-		before, err = v.r.exec(v.r.ctx, dir, job{bin: b.bin, count: 1, timeout: v.opts.Timeout})
-		if err != nil {
+		if after.pkgPassed && !after.failed {
+			return nil, nil
+		}
+		if before, err = v.r.exec(v.r.ctx, dir, job{bin: b.bin, count: 1, timeout: v.opts.Timeout}); err != nil {
 			return nil, err
 		}
 		b.mu.Lock()
 		b.whole = before
 		b.mu.Unlock()
-	}
-	// A whole suite under load may take longer than one test's limit.
-	after, err := v.r.exec(v.r.ctx, dir, job{bin: bins.plain, count: 1, timeout: max(v.opts.Timeout, 2*before.wall+time.Minute), src: bins.src, alone: alone})
-	if err != nil {
-		return nil, err
+		if longer := 2*before.wall + time.Minute; after.hung && longer > timeout {
+			// It may have needed longer than one test's limit.
+			timeout = longer
+			if after, err = runAfter(); err != nil {
+				return nil, err
+			}
+		}
 	}
 	// Only tests that passed before count: a suite may have failures of
 	// its own.

@@ -4,16 +4,24 @@
 // rewrite.Config.Decide; the engine never runs a test.
 //
 // The working tree is never touched: each package's test binary is built
-// as it is on disk and with `go test -overlay` holding the rewritten
-// files. Before the rewrite each affected top-level test runs once, to
-// confirm it passes and to time it. After it, the test runs Options.Count
-// times, spread over parallel processes that together oversubscribe the
-// CPUs (a loaded CI runner is where flakes come from), with at least one
-// run at GOMAXPROCS=1 and one under the race detector where the platform
-// has one; a test the rewrite did not make faster runs only as often as
-// fits in five times its time before, so verifying costs a multiple of
-// the tests' own time. Each process runs one test (a test that leaks a goroutine from
-// a testing/synctest bubble kills its whole binary). Results are read
+// once as it is on disk and once with `go test -overlay` holding the
+// rewritten files (the -race variant when a run first needs it), and the
+// binaries run directly, reused by every run. Only the tests of unproven
+// fixes run (rule.Fix.Hypothesis; their further forms and probes): a
+// proven fix is kept when its package's tests build with it, and no
+// round limit ever leaves it unverified. Before the rewrite the affected
+// top-level tests of a package run once, together, to confirm they pass
+// and to time them. After it, they run Options.Count times, together
+// in each process, spread over parallel processes that together
+// oversubscribe the CPUs (a loaded CI runner is where flakes come from),
+// with at least one run at GOMAXPROCS=1 and one under the race detector
+// where the platform has one; a test the rewrite did not make faster
+// runs only as often as fits in five times its time before, so verifying
+// costs a multiple of the tests' own time. The first failure stops the
+// other processes; a failure that names a test settles that test alone
+// while the others run together again, and one that names none (a test
+// that leaks a goroutine from a testing/synctest bubble kills its whole
+// binary) splits the tests in halves (batch.go). Results are read
 // from test2json events: a test that skips is not verified, and the tests
 // and subtests that pass after the rewrite must include those that passed
 // before. A run that fails is blamed on the fix only if the failure
@@ -77,8 +85,14 @@ type Options struct {
 	// (mutate.go): they are then kept when their tests pass.
 	NoMutants bool
 
-	// Progress, if set, is called after each package is verified.
-	Progress func(done, total int)
+	// TempDir is where the temporary directory of the builds goes; ""
+	// means os.TempDir(). It is removed when Run returns, ctx ended or
+	// not.
+	TempDir string
+
+	// Progress, if set, is called after each test process ends and each
+	// package is verified, one call at a time.
+	Progress func(Progress)
 }
 
 // DefaultCount is the default number of runs of a test after a rewrite.
@@ -116,6 +130,15 @@ type Verification struct {
 	// Mutants counts what the strength check of unproven fixes
 	// (mutate.go) ran.
 	Mutants MutantCount
+
+	// Proven counts the proven fixes kept without runs: their tests
+	// built with them (rule.Fix.Hypothesis is nil).
+	Proven int
+
+	// Elapsed is the time verification took, and Suite the time of one
+	// run of the affected tests before the rewrite (the processes that
+	// ran them, measured): what verification costs beside the tests.
+	Elapsed, Suite time.Duration
 }
 
 // A Held is a fix verification took back, and why.
@@ -189,7 +212,8 @@ const maxRounds = 4
 // killed and its temporary files are removed first.
 func Run(ctx context.Context, cfg *rewrite.Config, opts Options) (*rewrite.Result, *Verification, error) {
 	opts = opts.withDefaults()
-	tmp, err := os.MkdirTemp("", "unflake-verify-")
+	start := time.Now()
+	tmp, err := os.MkdirTemp(opts.TempDir, "unflake-verify-")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -199,7 +223,8 @@ func Run(ctx context.Context, cfg *rewrite.Config, opts Options) (*rewrite.Resul
 		return nil, nil, err
 	}
 	r := &runner{ctx: ctx, dir: cfg.Dir, env: cfg.Env, tmp: gotmp, tags: cfg.Tags,
-		sem: make(chan struct{}, opts.Procs), bsem: make(chan struct{}, runtime.GOMAXPROCS(0))}
+		sem: make(chan struct{}, opts.Procs), bsem: make(chan struct{}, runtime.GOMAXPROCS(0)),
+		track: newTracker(opts.Progress, time.Now)}
 	if err := r.tools(); err != nil {
 		return nil, nil, err
 	}
@@ -218,6 +243,15 @@ func Run(ctx context.Context, cfg *rewrite.Config, opts Options) (*rewrite.Resul
 		out.NoRace = r.raceWhy
 	}
 	out.Recorded = record(res, v.tried)
+	for _, f := range res.Findings {
+		if f.Fixed && !f.Unproven {
+			out.Proven++
+		}
+	}
+	for _, b := range v.before {
+		out.Suite += b.wall
+	}
+	out.Elapsed = time.Since(start)
 	return res, out, ctx.Err()
 }
 
@@ -261,7 +295,15 @@ type beforeRuns struct {
 
 	mu    sync.Mutex
 	tests map[string]*outcome
+	solo  map[string]bool // tests that failed or did not run beside the others before the rewrite
 	whole *outcome
+	wall  time.Duration // of the processes that ran tests before the rewrite
+}
+
+func (b *beforeRuns) addWall(d time.Duration) {
+	b.mu.Lock()
+	b.wall += d
+	b.mu.Unlock()
 }
 
 func (v *verifier) tempDir() string {
@@ -276,7 +318,7 @@ func (v *verifier) beforeOf(dir string) *beforeRuns {
 	defer v.mu.Unlock()
 	b := v.before[dir]
 	if b == nil {
-		b = &beforeRuns{tests: map[string]*outcome{}}
+		b = &beforeRuns{tests: map[string]*outcome{}, solo: map[string]bool{}}
 		v.before[dir] = b
 	}
 	return b
@@ -444,15 +486,12 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 	// Runs count only for directories whose final content was verified;
 	// the fixes of a directory whose last rewrite was not are held back.
 	final := dirContents(res.Changes)
-	unverified := false
-	for _, f := range res.Findings {
-		if d := filepath.Dir(f.File); f.Fixed && final[d] != verified[d] {
-			held[f.Site().Key] = &rewrite.Revert{Kind: revert.OutOfRounds,
-				Detail: fmt.Sprintf("verification stopped after %d rounds, before it verified the last rewrite of this package", out.Rounds)}
-			unverified = true
-		}
+	stopped := outOfRounds(res.Findings, final, verified, decide)
+	for _, s := range stopped {
+		held[s.Key] = &rewrite.Revert{Kind: revert.OutOfRounds,
+			Detail: fmt.Sprintf("verification stopped after %d rounds, before it verified the last rewrite of this package", out.Rounds)}
 	}
-	if unverified {
+	if len(stopped) > 0 {
 		var err error
 		if res, err = rewrite.RunContext(v.r.ctx, cfg); err != nil {
 			return nil, nil, err
@@ -483,6 +522,19 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 		f.Verified, f.BeforeMs, f.AfterMs = covered(runs[d], topLevel(f.Test))
 	}
 	return res, out, nil
+}
+
+// outOfRounds returns the sites of the fixes whose package's last
+// rewrite (final, by directory) was not verified: the rounds ran out
+// before it. A proven fix needs no runs, so it is never among them.
+func outOfRounds(findings []rewrite.Finding, final, verified map[string]string, decide func(rewrite.Site) rewrite.Decision) []rewrite.Site {
+	var out []rewrite.Site
+	for _, f := range findings {
+		if d := filepath.Dir(f.File); f.Fixed && final[d] != verified[d] && needsRuns(f, decide) {
+			out = append(out, f.Site())
+		}
+	}
+	return out
 }
 
 func sortRuns(rs []TestRun) {

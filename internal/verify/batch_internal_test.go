@@ -1,0 +1,514 @@
+package verify
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/unflake/unflake/internal/verify/revert"
+	"github.com/unflake/unflake/rewrite"
+)
+
+// A fakePkg stands for a package's test binaries: each test passes, or
+// fails as its mode says. Its runs take no time; each run of a test is
+// said to take one millisecond.
+type fakePkg struct {
+	tests []string          // in source order, as a binary runs them
+	modes map[string]string // test → how it fails (the consts below)
+
+	mu   sync.Mutex
+	jobs []job
+}
+
+const (
+	failsAfter   = "after"   // fails after the rewrite, naming itself
+	crashesAfter = "crash"   // the binary exits after the rewrite, naming no test
+	failsBefore  = "before"  // fails before the rewrite as after it
+	failsBeside  = "beside:" // fails after the rewrite when the test named after the colon runs in its process
+	hangsAfter   = "hang"    // hangs after the rewrite: the binary's timeout fires, naming the test
+	beforeBin    = "before.test"
+	beforeRace   = "before-race.test"
+	afterBin     = "after.test"
+	afterRace    = "after-race.test"
+)
+
+func (p *fakePkg) exec(_ string, j job) *outcome {
+	p.mu.Lock()
+	p.jobs = append(p.jobs, j)
+	p.mu.Unlock()
+	after := j.bin == afterBin || j.bin == afterRace
+	re := regexp.MustCompile(j.run)
+	o := &outcome{passed: map[string]int{}, skipped: map[string]string{}, each: map[string]time.Duration{}}
+	var ran []string
+	for _, n := range p.tests {
+		if re.MatchString(n) {
+			ran = append(ran, n)
+		}
+	}
+	for _, n := range ran {
+		mode := p.modes[n]
+		other, beside := strings.CutPrefix(mode, failsBeside)
+		switch {
+		case after && mode == hangsAfter:
+			o.failed, o.hung, o.test, o.panic = true, true, n, "panic: test timed out after 1m0s"
+			return o
+		case after && mode == crashesAfter:
+			o.failed, o.exit = true, "exit status 2"
+			return o
+		case mode == failsBefore || after && mode == failsAfter || after && beside && slices.Contains(ran, other):
+			o.failed = true
+			if o.test == "" {
+				o.test, o.detail = n, "x_test.go:1: "+n+" is broken"
+			}
+			continue
+		}
+		d := time.Duration(j.count) * time.Millisecond
+		o.passed[n] += j.count
+		o.tops += j.count
+		o.each[n] += d
+		o.elapsed += d
+	}
+	o.pkgPassed = !o.failed
+	return o
+}
+
+// processes returns the jobs run with bin.
+func (p *fakePkg) processes(bin string) []job {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []job
+	for _, j := range p.jobs {
+		if j.bin == bin {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+func fakeVerifier(p *fakePkg, count int) (*verifier, *beforeRuns, binaries) {
+	r := &runner{ctx: context.Background(), sem: make(chan struct{}, 4), bsem: make(chan struct{}, 1), fake: p.exec}
+	v := &verifier{r: r, opts: Options{Count: count, Procs: 3}.withDefaults(), before: map[string]*beforeRuns{}}
+	b := v.beforeOf("pkg")
+	b.once.Do(func() { b.bin = beforeBin })
+	b.raceOnce.Do(func() { b.race = beforeRace })
+	bins := binaries{plain: afterBin, race: &lazyBuild{build: func() (string, string, error) { return afterRace, "", nil }}}
+	return v, b, bins
+}
+
+func kept(runs []TestRun) map[string]bool {
+	m := map[string]bool{}
+	for _, r := range runs {
+		m[r.Name] = r.Kept
+	}
+	return m
+}
+
+// The affected tests of a package run together: one process before the
+// rewrite, and after it the processes one test would have (one at
+// GOMAXPROCS=1, one under -race, the rest spread), each running all of
+// them, Count times in all.
+func TestTogetherRunsTheTestsInOneProcess(t *testing.T) {
+	t.Parallel()
+	names := []string{"TestA", "TestB", "TestC", "TestD"}
+	p := &fakePkg{tests: names}
+	v, b, bins := fakeVerifier(p, 10)
+	runs, err := v.testRuns("pkg", b, bins, names, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before := p.processes(beforeBin); len(before) != 1 || before[0].run != "^(TestA|TestB|TestC|TestD)$" {
+		t.Errorf("runs before the rewrite: %+v", before)
+	}
+	after := append(p.processes(afterBin), p.processes(afterRace)...)
+	total := 0
+	for _, j := range after {
+		if j.run != "^(TestA|TestB|TestC|TestD)$" {
+			t.Errorf("a process after the rewrite runs %s", j.run)
+		}
+		total += j.count
+	}
+	// One at GOMAXPROCS=1, one under -race, the other eight over three
+	// processes.
+	if len(after) != 5 || total != 10 {
+		t.Errorf("%d processes after the rewrite, %d runs; want 5 and 10", len(after), total)
+	}
+	for _, r := range runs {
+		if !r.Kept || r.Runs != 10 || r.Before != time.Millisecond || r.After != time.Millisecond {
+			t.Errorf("%+v", r)
+		}
+	}
+	if len(runs) != 4 {
+		t.Errorf("%d test runs, want 4", len(runs))
+	}
+}
+
+// A failure in a shared run that names its test is settled for that
+// test alone (it repeats alone, and not before the rewrite: the fix is
+// to blame); the other tests run together again and are kept.
+func TestTogetherSettlesTheTestAFailureNames(t *testing.T) {
+	t.Parallel()
+	names := []string{"TestA", "TestB", "TestC", "TestD"}
+	p := &fakePkg{tests: names, modes: map[string]string{"TestC": failsAfter}}
+	v, b, bins := fakeVerifier(p, 10)
+	runs, err := v.testRuns("pkg", b, bins, names, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"TestA": true, "TestB": true, "TestC": false, "TestD": true}
+	if got := kept(runs); !equalKept(got, want) {
+		t.Errorf("kept %v, want %v", got, want)
+	}
+	for _, r := range runs {
+		switch {
+		case r.Name == "TestC" && (r.Why == nil || r.Why.Kind != revert.FailsAfter || r.Why.Detail != "x_test.go:1: TestC is broken"):
+			t.Errorf("TestC: %+v", r.Why)
+		case r.Name != "TestC" && r.Runs != 10:
+			t.Errorf("%s ran %d times, want 10", r.Name, r.Runs)
+		}
+	}
+	// TestC was run alone before blame: after the rewrite (settle) and
+	// before it (confirm).
+	if !ranAlone(p.processes(afterBin), "TestC") || !ranAlone(p.processes(beforeBin), "TestC") {
+		t.Errorf("TestC was not run alone: %+v", p.jobs)
+	}
+	// The first process failed: no other was started for it.
+	if n := len(p.processes(afterRace)); n != 1 {
+		t.Errorf("%d processes under -race, want 1 (the others' shared run)", n)
+	}
+}
+
+// A failure that names no test (the binary exited) splits the tests in
+// halves until the one that fails runs alone.
+func TestTogetherSplitsAFailureThatNamesNoTest(t *testing.T) {
+	t.Parallel()
+	names := []string{"TestA", "TestB", "TestC", "TestD"}
+	p := &fakePkg{tests: names, modes: map[string]string{"TestB": crashesAfter}}
+	v, b, bins := fakeVerifier(p, 6)
+	runs, err := v.testRuns("pkg", b, bins, names, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"TestA": true, "TestB": false, "TestC": true, "TestD": true}
+	if got := kept(runs); !equalKept(got, want) {
+		t.Errorf("kept %v, want %v", got, want)
+	}
+	for _, r := range runs {
+		if r.Name == "TestB" && (r.Why == nil || r.Why.Kind != revert.FailsAfter || r.Why.Detail != "exit status 2") {
+			t.Errorf("TestB: %+v", r.Why)
+		}
+	}
+	var halves []string
+	for _, j := range p.processes(afterBin) {
+		if j.procs1 {
+			halves = append(halves, j.run)
+		}
+	}
+	for _, want := range []string{"^(TestA|TestB|TestC|TestD)$", "^(TestA|TestB)$", "^(TestC|TestD)$", "^TestA$", "^TestB$"} {
+		if !slices.Contains(halves, want) {
+			t.Errorf("no first run of %s: %v", want, halves)
+		}
+	}
+}
+
+// A test that fails only beside another test of its process, and passes
+// alone every time after the rewrite, keeps its fix: running tests
+// together must not revert a fix whose test passes alone.
+func TestTogetherKeepsATestThatFailsOnlyBesideAnother(t *testing.T) {
+	t.Parallel()
+	names := []string{"TestA", "TestB", "TestC"}
+	p := &fakePkg{tests: names, modes: map[string]string{"TestB": failsBeside + "TestA"}}
+	v, b, bins := fakeVerifier(p, 6)
+	runs, err := v.testRuns("pkg", b, bins, names, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"TestA": true, "TestB": true, "TestC": true}
+	if got := kept(runs); !equalKept(got, want) {
+		t.Errorf("kept %v, want %v", got, want)
+	}
+	for _, r := range runs {
+		if r.Name == "TestB" && r.Alone != "x_test.go:1: TestB is broken" {
+			t.Errorf("TestB: failed beside others with %q", r.Alone)
+		}
+	}
+}
+
+// A test that fails before the rewrite runs alone, then and after; the
+// others still share their processes.
+func TestTogetherLeavesATestThatFailsBefore(t *testing.T) {
+	t.Parallel()
+	names := []string{"TestA", "TestB", "TestC"}
+	p := &fakePkg{tests: names, modes: map[string]string{"TestA": failsBefore}}
+	v, b, bins := fakeVerifier(p, 4)
+	runs, err := v.testRuns("pkg", b, bins, names, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		if r.Name == "TestA" && (r.Kept || r.Why == nil || r.Why.Kind != revert.FailsBefore) {
+			t.Errorf("TestA: %+v %+v", r, r.Why)
+		}
+		if r.Name != "TestA" && !r.Kept {
+			t.Errorf("%s: %+v", r.Name, r.Why)
+		}
+	}
+	for _, j := range p.processes(afterBin) {
+		if strings.Contains(j.run, "TestA") {
+			t.Errorf("TestA ran after the rewrite: %s", j.run)
+		}
+	}
+	// Once together (TestA failed there), then alone: beside other
+	// processes, and with none (testRun: a clash may fail it).
+	if n := len(p.processes(beforeBin)); n != 3 {
+		t.Errorf("%d processes before the rewrite, want 3", n)
+	}
+}
+
+// A test refuted in its first run is not stressed further: no process
+// under -race, none of the spread ones.
+func TestStressStopsAtTheFirstFailure(t *testing.T) {
+	t.Parallel()
+	p := &fakePkg{tests: []string{"TestA"}, modes: map[string]string{"TestA": failsAfter}}
+	v, _, bins := fakeVerifier(p, 20)
+	before := &outcome{passed: map[string]int{"TestA": 1}, tops: 1, elapsed: time.Millisecond}
+	_, runs, why, failed, err := v.stressed("pkg", bins, "TestA", before)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why == nil || failed == nil || !failed.procs1 || runs != 1 {
+		t.Errorf("why %+v, failed %+v, runs %d", why, failed, runs)
+	}
+	if n := len(p.jobs); n != 1 {
+		t.Errorf("%d processes, want 1", n)
+	}
+}
+
+func ranAlone(jobs []job, name string) bool {
+	for _, j := range jobs {
+		if j.run == anchored(name) && j.alone {
+			return true
+		}
+	}
+	return false
+}
+
+func equalKept(a, b map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestSplit(t *testing.T) {
+	t.Parallel()
+	names := []string{"TestA", "TestB", "TestC"}
+	for _, tc := range []struct {
+		failed string
+		want   string
+	}{
+		{"TestB", "[[TestB]]"},
+		{"TestX", "[[TestA] [TestB TestC]]"},
+		{"", "[[TestA] [TestB TestC]]"},
+	} {
+		if got := strings.Join(strings.Fields(strings.ReplaceAll(fmtGroups(split(names, tc.failed)), "\n", " ")), " "); got != tc.want {
+			t.Errorf("split(%q) = %s, want %s", tc.failed, got, tc.want)
+		}
+	}
+	if got := anchoredAll([]string{"TestA", "Test.B"}); got != `^(TestA|Test\.B)$` {
+		t.Errorf("anchoredAll = %s", got)
+	}
+}
+
+func fmtGroups(gs [][]string) string {
+	var parts []string
+	for _, g := range gs {
+		parts = append(parts, "["+strings.Join(g, " ")+"]")
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// Proven fixes need no runs: they are never out of rounds, and only
+// unproven ones, their further forms and probes, are run.
+func TestProvenFixesNeedNoRounds(t *testing.T) {
+	t.Parallel()
+	proven := rewrite.Finding{Rule: "leak", File: "/m/p/p_test.go", Test: "TestA", Fixed: true}
+	unproven := rewrite.Finding{Rule: "wait", File: "/m/p/p_test.go", Test: "TestB", Fixed: true, Unproven: true}
+	plain := func(rewrite.Site) rewrite.Decision { return rewrite.Decision{} }
+	probing := func(rewrite.Site) rewrite.Decision { return rewrite.Decision{Probe: true} }
+	if needsRuns(proven, plain) || !needsRuns(unproven, plain) || !needsRuns(proven, probing) {
+		t.Errorf("needsRuns: proven %v, unproven %v, probe %v", needsRuns(proven, plain), needsRuns(unproven, plain), needsRuns(proven, probing))
+	}
+	final := map[string]string{"/m/p": "last"}
+	verified := map[string]string{"/m/p": "earlier"}
+	got := outOfRounds([]rewrite.Finding{proven, unproven}, final, verified, plain)
+	if len(got) != 1 || got[0] != unproven.Site() {
+		t.Errorf("out of rounds: %+v, want only %+v", got, unproven.Site())
+	}
+	if got := outOfRounds([]rewrite.Finding{proven}, final, verified, plain); len(got) != 0 {
+		t.Errorf("a proven fix is out of rounds: %+v", got)
+	}
+}
+
+// Run removes its temporary directory however it ends: here its context
+// ended before it could start anything.
+func TestRunRemovesItsTempDir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, err := Run(ctx, &rewrite.Config{Dir: dir}, Options{TempDir: dir}); err == nil {
+		t.Fatal("Run succeeded with its context ended")
+	}
+	left, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range left {
+		t.Errorf("left %s", filepath.Join(dir, e.Name()))
+	}
+}
+
+func TestProgressString(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		p    Progress
+		want string
+	}{
+		{Progress{Round: 1, Done: 0, Total: 9, Runs: 1}, "0/9 packages, 1 test run"},
+		{Progress{Round: 1, Done: 3, Total: 9, Runs: 140, Left: 80*time.Second + 300*time.Millisecond}, "3/9 packages, 140 test runs, about 1m20s left"},
+		{Progress{Round: 2, Done: 1, Total: 2, Runs: 200, Left: 25 * time.Minute}, "round 2: 1/2 packages, 200 test runs, about 25m0s left"},
+		{Progress{Round: 1, Done: 1, Total: 2, Runs: 2, Left: time.Millisecond}, "1/2 packages, 2 test runs, about 1s left"},
+	} {
+		if got := tc.p.String(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.p, got, tc.want)
+		}
+	}
+}
+
+func TestEstimate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		elapsed                    time.Duration
+		done, total, runs, planned int
+		want                       time.Duration
+	}{
+		{time.Minute, 0, 4, 0, 0, 0},                 // nothing measured
+		{time.Minute, 0, 4, 10, 40, 3 * time.Minute}, // a quarter of the runs in a minute
+		{time.Minute, 1, 4, 10, 40, 3 * time.Minute}, // a package of four in a minute
+		{2 * time.Minute, 2, 4, 0, 0, 2 * time.Minute},
+		{time.Minute, 4, 4, 40, 40, 0},
+	} {
+		if got := estimate(tc.elapsed, tc.done, tc.total, tc.runs, tc.planned); got != tc.want {
+			t.Errorf("estimate(%v, %d/%d, %d/%d runs) = %v, want %v", tc.elapsed, tc.done, tc.total, tc.runs, tc.planned, got, tc.want)
+		}
+	}
+}
+
+// The tracker reports each process's runs and each package done, with
+// the estimate from its clock.
+func TestTracker(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(0, 0)
+	var got []Progress
+	tr := newTracker(func(p Progress) { got = append(got, p) }, func() time.Time { return now })
+	tr.startRound(2)
+	tr.plan(20)
+	now = now.Add(10 * time.Second)
+	tr.ran(5)
+	now = now.Add(10 * time.Second)
+	tr.pkgDone()
+	want := []Progress{
+		{Round: 1, Done: 0, Total: 2, Runs: 5, Left: 30 * time.Second},
+		{Round: 1, Done: 1, Total: 2, Runs: 5, Left: 20 * time.Second},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("reported %+v, want %+v", got, want)
+	}
+	// A tracker without a report counts quietly; a nil one is a no-op.
+	var none *tracker
+	none.startRound(1)
+	none.ran(1)
+	none.pkgDone()
+}
+
+// The package's whole run before the rewrite is made only when the run
+// after it fails: a suite that passes lost nothing.
+func TestPackageRunBeforeOnlyOnFailure(t *testing.T) {
+	t.Parallel()
+	names := []string{"TestA", "TestB"}
+	p := &fakePkg{tests: names}
+	v, b, bins := fakeVerifier(p, 4)
+	if why, err := v.packageRun("pkg", b, bins, false); err != nil || why != nil {
+		t.Fatalf("why %+v, err %v", why, err)
+	}
+	if n := len(p.processes(beforeBin)); n != 0 {
+		t.Errorf("%d whole runs before the rewrite, want none", n)
+	}
+	p = &fakePkg{tests: names, modes: map[string]string{"TestB": failsAfter}}
+	v, b, bins = fakeVerifier(p, 4)
+	why, err := v.packageRun("pkg", b, bins, false)
+	if err != nil || why == nil || why.Kind != revert.PackageRun || why.Test != "TestB" {
+		t.Fatalf("why %+v, err %v", why, err)
+	}
+	if n := len(p.processes(beforeBin)); n != 1 {
+		t.Errorf("%d whole runs before the rewrite, want 1", n)
+	}
+}
+
+// A process that runs several tests may take Options.Timeout for each.
+func TestLimitOfSharedRuns(t *testing.T) {
+	t.Parallel()
+	v := &verifier{opts: Options{Timeout: time.Minute}.withDefaults()}
+	j := job{count: 10, tests: []string{"TestA", "TestB", "TestC"}}
+	v.limit(&j, 10*time.Second)
+	if j.timeout != 3*time.Minute {
+		t.Errorf("shared: %v, want 3m", j.timeout)
+	}
+	j = job{count: 1, tests: []string{"TestA"}}
+	v.limit(&j, time.Second)
+	if j.timeout != 34*time.Second {
+		t.Errorf("one test: %v, want 34s", j.timeout)
+	}
+}
+
+// A hang in a shared run costs the run's whole limit: the tests then run
+// alone, at once, rather than together again.
+func TestTogetherRunsTestsAloneAfterAHang(t *testing.T) {
+	t.Parallel()
+	names := []string{"TestA", "TestB", "TestC"}
+	p := &fakePkg{tests: names, modes: map[string]string{"TestB": hangsAfter}}
+	v, b, bins := fakeVerifier(p, 4)
+	runs, err := v.testRuns("pkg", b, bins, names, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"TestA": true, "TestB": false, "TestC": true}
+	if got := kept(runs); !equalKept(got, want) {
+		t.Errorf("kept %v, want %v", got, want)
+	}
+	for _, r := range runs {
+		if r.Name == "TestB" && (r.Why == nil || r.Why.Kind != revert.Hangs) {
+			t.Errorf("TestB: %+v", r.Why)
+		}
+	}
+	shared := 0
+	for _, j := range p.processes(afterBin) {
+		if len(j.tests) > 1 {
+			shared++
+		}
+	}
+	if shared != 1 {
+		t.Errorf("%d shared processes after the rewrite, want 1 (the one that hung)", shared)
+	}
+}
