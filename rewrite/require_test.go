@@ -318,7 +318,8 @@ func TestRequireNotAsked(t *testing.T) {
 }
 
 // Verification builds the rewritten tests with the new go.mod, which an
-// overlay cannot replace.
+// overlay cannot replace. The fixes are proven, so their tests are built,
+// not run: a build that failed would hold them back.
 func TestRequireVerified(t *testing.T) {
 	testmod.Slow(t)
 	t.Parallel()
@@ -329,12 +330,12 @@ func TestRequireVerified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(v.Reverts) > 0 || len(v.Tests) != 2 {
-		t.Fatalf("want both tests verified and kept, got tests %+v reverts %+v", v.Tests, v.Reverts)
+	if len(v.Reverts) > 0 || v.Proven != 2 {
+		t.Fatalf("want both proven fixes built and kept, got %d proven, reverts %+v", v.Proven, v.Reverts)
 	}
 	for _, f := range res.Findings {
-		if !f.Fixed || !f.Verified {
-			t.Errorf("finding not fixed and verified: %+v", f)
+		if !f.Fixed {
+			t.Errorf("finding not fixed: %+v", f)
 		}
 	}
 	if len(res.Changes) != 4 {
