@@ -71,6 +71,7 @@ func TestWaitersForms(t *testing.T) {
 			Patterns: []string{"./..."},
 			Env:      env,
 			Rules:    []*rule.Rule{sleep.Rule},
+			Options:  allSavings(t), // the case's 10ms sleeps, as its flags line says
 			Decide:   func(rewrite.Site) rewrite.Decision { return rewrite.Decision{Variant: tc.variant} },
 		})
 		if err != nil {
