@@ -101,7 +101,9 @@ func newIfaceQuery(m *types.Func, std func(string) (bool, bool)) (*ifaceQuery, s
 			// package.
 			q.scope = f.Pkg().Path()
 		}
-		if f.Pkg().Path() != q.pkg {
+		// The universe's error has a method without a package (Error):
+		// an interface that embeds error is not closed.
+		if f.Pkg() == nil || f.Pkg().Path() != q.pkg {
 			q.closed = false
 		}
 		namedPkgs(f.Type(), named, map[types.Type]bool{})

@@ -11,7 +11,8 @@ import (
 // ifaceModule has an exported interface (reg.Registerer) with an exported
 // implementation and an unexported one that export data leaves out (no
 // exported API reaches it), one whose method is promoted from an embedded
-// field, and an interface with five implementations. app is the only
+// field, an interface with five implementations, and one that embeds
+// error. app is the only
 // package loaded from source.
 var ifaceModule = map[string]string{
 	"go.mod": "module m\n\ngo 1.24\n",
@@ -82,6 +83,19 @@ func (B) Area() Unit { return 2 }
 func (C) Area() Unit { return 3 }
 func (D) Area() Unit { return 4 }
 func (E) Area() Unit { return 5 }
+
+// A Failer is an error that can fail again: its Error method is the
+// universe's error's, which has no package.
+type Failer interface {
+	error
+	Retry(after Unit) bool
+}
+
+// Flaky is the one Failer.
+type Flaky struct{ n int }
+
+func (f *Flaky) Error() string { return "flaky" }
+func (f *Flaky) Retry(Unit) bool { f.n++; return f.n < 3 }
 `,
 	"app/app.go": "package app\n",
 	"app/app_test.go": `package app
@@ -153,5 +167,19 @@ func TestLoaderImplementations(t *testing.T) {
 	impls, why = l.Implementations(ifaceMethod(t, roots, "Shape", "Area"))
 	if impls != nil || why != "has more than 4 implementations" {
 		t.Errorf("reg.Shape.Area: got %v, %q; want none: has more than 4 implementations", impls, why)
+	}
+
+	// An interface that embeds error holds a method without a package
+	// (the universe's Error): followed like any other.
+	impls, why = l.Implementations(ifaceMethod(t, roots, "Failer", "Retry"))
+	got = nil
+	for _, fn := range impls {
+		got = append(got, effects.Key(fn))
+	}
+	if want := []string{"m/reg.Flaky.Retry"}; !slices.Equal(got, want) || why != "" {
+		t.Errorf("reg.Failer.Retry: got %q (%q), want %q", got, why, want)
+	}
+	if impls, why = l.Implementations(ifaceMethod(t, roots, "Failer", "Error")); impls != nil || why != "" {
+		t.Errorf("reg.Failer.Error: got %v, %q; want none, no reason (the universe's error)", impls, why)
 	}
 }
