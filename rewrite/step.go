@@ -16,7 +16,9 @@ import (
 	"github.com/dave/dst/decorator"
 	"github.com/dave/dst/decorator/resolver/gotypes"
 
+	"github.com/unflake/unflake/internal/crash"
 	"github.com/unflake/unflake/internal/effects"
+	"github.com/unflake/unflake/internal/load"
 	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/internal/rulehook"
 	"github.com/unflake/unflake/internal/verify/revert"
@@ -67,11 +69,18 @@ func normalise(s string) string { return strings.Join(strings.Fields(s), " ") }
 // bad fixes do not hold back the others; a fix that breaks the build is
 // reported as an internal error naming the rule and never applied. With
 // dry set, nothing is applied: the findings say what the rule sees in cur.
-func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*content, ck *checker, filter *testFilter, mods *modules, dry bool) stepResult {
+// A panic of the rule, of an analysis or effect summary it asks for, or of
+// the engine's work on its fixes is the step's outcome (panicked): the
+// package's other rules and the other packages go on.
+func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*content, ck *checker, filter *testFilter, mods *modules, dry bool) (out stepResult) {
+	defer func() {
+		if v := recover(); v != nil {
+			out = j.panicked(r, cur, current, crash.Recovered(v))
+		}
+	}()
 	fset := j.pkg.Fset
 	files := j.fileIndex(fset, cur)
 	s := j.newSession(r, cur, files, mods)
-	var out stepResult
 	if err := s.run(r, cur); err != nil && !s.failed(r, err) {
 		out.errors = append(out.errors, fmt.Errorf("%s: internal error: rule %s: %v", j.pkg.PkgPath, r.Name, err))
 		return out
@@ -194,6 +203,33 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 	if len(applied) > 0 {
 		out.next, out.contents = next, contents
 	}
+	return out
+}
+
+// panicked is the outcome of a step of rule r on cur that panicked with p:
+// one finding on the package, at the package clause of its first
+// rewritable file, and an internal error naming the rule, the package and
+// where it panicked. No fix of the step is applied. The package's effect
+// summaries the rule was computing may be half made: they are made again
+// for the next rule.
+func (j *job) panicked(r *rule.Rule, cur *state, current map[string]*content, p *crash.Panic) stepResult {
+	cur.local = nil
+	msg := fmt.Sprintf("rule %s panicked in package %s: %v", r.Name, j.pkg.PkgPath, p.Value)
+	if p.Frame != "" {
+		msg += " (at " + p.Frame + ")"
+	}
+	var out stepResult
+	files := j.fileIndex(j.pkg.Fset, cur)
+	for _, path := range j.files {
+		if f := files[path]; f != nil {
+			pos := j.pkg.Fset.Position(f.Package)
+			out.findings = []found{{Finding: Finding{Rule: r.Name, Package: load.ForTest(j.pkg), File: path, Line: pos.Line, Col: pos.Column,
+				Message: msg, Reason: "internal error"}, seen: current[path]}}
+			out.errors = []error{fmt.Errorf("%s:%d:%d: internal error: %s", path, pos.Line, pos.Column, msg)}
+			return out
+		}
+	}
+	out.errors = []error{fmt.Errorf("internal error: %s", msg)}
 	return out
 }
 
@@ -449,7 +485,7 @@ func (j *job) apply(s *session, which []int, cur *state, current map[string]*con
 	var deletes []ast.Node
 	for _, i := range which {
 		fix := s.fix(i)
-		if err := fix.Apply(); err != nil {
+		if err := applyFix(fix); err != nil {
 			return nil, nil, &applyError{err}
 		}
 		deletes = append(deletes, fix.Deletes...)
@@ -539,6 +575,17 @@ func (j *job) apply(s *session, which []int, cur *state, current map[string]*con
 		return nil, nil, err
 	}
 	return &state{syntax: syntax, types: tp, info: info}, contents, nil
+}
+
+// applyFix applies fix to the decorated files; a panic is its error, so
+// that trying the fixes in halves sets aside the one that panics.
+func applyFix(fix *rule.Fix) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = crash.Recovered(v)
+		}
+	}()
+	return fix.Apply()
 }
 
 // restore prints a decorated file, managing its imports from the

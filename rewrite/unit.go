@@ -2,11 +2,13 @@ package rewrite
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 
 	"golang.org/x/tools/go/packages"
 
+	"github.com/unflake/unflake/internal/crash"
 	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/load"
 )
@@ -129,13 +131,26 @@ func (e *Engine) Run(ctx context.Context, u *Unit) (*Result, error) {
 			return nil, err
 		}
 		j.effects = u.Effects
-		r := j.run(cfg, e.filter, e.mods)
+		r := j.safeRun(cfg, e.filter, e.mods)
 		if len(r.requires) > 0 {
 			r.module = e.mods.get(j.pkg)
 		}
 		res.jobs = append(res.jobs, r)
 	}
 	return res, nil
+}
+
+// safeRun is j.run with a panic outside the rules' steps (which recover
+// their own: job.step) turned into an internal error on the package,
+// which is then left unchanged: the other packages go on.
+func (j *job) safeRun(cfg *Config, filter *testFilter, mods *modules) (r *jobResult) {
+	defer func() {
+		if v := recover(); v != nil {
+			p := crash.Recovered(v)
+			r = &jobResult{errors: []error{fmt.Errorf("%s: internal error: %v", j.pkg.PkgPath, p)}}
+		}
+	}()
+	return j.run(cfg, filter, mods)
 }
 
 // Finish merges the results of units (from Run) into res, adds the

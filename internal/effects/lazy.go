@@ -16,6 +16,8 @@ import (
 
 	"golang.org/x/tools/go/gcexportdata"
 	"golang.org/x/tools/go/packages"
+
+	"github.com/unflake/unflake/internal/crash"
 )
 
 // A Loader is the Source of unflake's own driver, which loads the
@@ -224,32 +226,62 @@ func (l *Loader) of(fn *types.Func) *Summary {
 	lp.used = l.tick
 	l.mu.Unlock()
 
+	var sum *Summary
+	defer func() {
+		// A panic (a bug of the summariser) is the asking rule's to
+		// report: it goes on up, with the package left consistent and
+		// unlocked, and fn's summary unknown from now on.
+		v := recover()
+		l.mu.Lock()
+		l.sums[key] = sum
+		lp.busy--
+		l.evict()
+		l.mu.Unlock()
+		if v != nil {
+			panic(crash.Recovered(v))
+		}
+	}()
 	lp.once.Do(func() {
 		start := time.Now()
+		defer func() {
+			if v := recover(); v != nil {
+				p := crash.Recovered(v)
+				lp.s, lp.err = nil, p
+				panic(p)
+			}
+		}()
 		lp.s, lp.err = l.load(ls)
 		l.loadNs.Add(int64(time.Since(start)))
 		l.mu.Lock()
 		l.stats.Loaded++
 		l.mu.Unlock()
 	})
-	var sum *Summary
-	if lp.err == nil {
-		// Packages import no cycle, so holding this lock while the
-		// summariser asks for another package's functions cannot
-		// deadlock.
-		lp.mu.Lock()
-		if obj := lookupKey(lp.s.pkg, key); obj != nil {
-			sum = lp.s.summary(obj)
-		}
-		lp.mu.Unlock()
-	}
-
-	l.mu.Lock()
-	l.sums[key] = sum
-	lp.busy--
-	l.evict()
-	l.mu.Unlock()
+	sum = lp.summary(key)
 	return sum
+}
+
+// summary returns the summary of the package's function with the given
+// Key, or nil. Packages import no cycle, so holding lp's lock while the
+// summariser asks for another package's functions cannot deadlock. A
+// panic leaves the summariser half way through its work: the package's
+// summaries are unknown from then on.
+func (lp *lazyPkg) summary(key string) *Summary {
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	if lp.err != nil {
+		return nil // broken by an earlier panic
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			p := crash.Recovered(v)
+			lp.s, lp.err = nil, p
+			panic(p)
+		}
+	}()
+	if obj := lookupKey(lp.s.pkg, key); obj != nil {
+		return lp.s.summary(obj)
+	}
+	return nil
 }
 
 // evict lets go of the least recently used idle packages beyond
