@@ -285,7 +285,7 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result, claimed map[strin
 		if p.Module != nil && !p.Module.Main {
 			continue // a dependency: never ours to rewrite
 		}
-		j := &job{pkg: p, refused: map[string]*output.WriteError{}, opts: cfg.Options, printed: map[*ast.File][]byte{}}
+		j := &job{pkg: p, refused: map[string]*output.WriteError{}, opts: cfg.Options, printed: map[*ast.File][]byte{}, conflicts: map[string]string{}}
 		j.declaredGo = modedit.RaiseGo(cfg.GoAs, p)
 		for i, path := range p.CompiledGoFiles {
 			if i >= len(p.Syntax) || !load.IsTestFile(path) {
@@ -374,6 +374,11 @@ type job struct {
 	// declaredGo is the go version the package's module declares when
 	// Config.GoAs raised it (raiseGo), else "".
 	declaredGo string
+	// conflicts holds the fixes found to compile alone but not with the
+	// fixes kept beside them (by rule, file, test and site), and where
+	// those were ("test" or "package"): in a later round, tried alone on
+	// top of them, such a fix still says why (trial.compileReason).
+	conflicts map[string]string
 }
 
 type jobResult struct {

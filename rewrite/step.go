@@ -9,6 +9,7 @@ import (
 	"go/token"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,8 +67,10 @@ func normalise(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // step runs rule r on the package state cur and applies the fixes it may.
 // If the fixes together do not type-check, they are tried in halves, so
-// bad fixes do not hold back the others; a fix that breaks the build is
-// reported as an internal error naming the rule and never applied. With
+// bad fixes do not hold back the others; a fix that does not type-check
+// (alone, or with the fixes kept) is not applied and its finding says so
+// with the compiler's words; a fix that fails otherwise (its Apply, a
+// lost comment) is reported as an internal error naming the rule. With
 // dry set, nothing is applied: the findings say what the rule sees in cur.
 // A panic of the rule, of an analysis or effect summary it asks for, or of
 // the engine's work on its fixes is the step's outcome (panicked): the
@@ -161,7 +164,10 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 		return out
 	}
 
-	// Have: fixes to apply. Try them all at once first.
+	// Have: fixes to apply, in the findings' order (by position), which
+	// decides which of two fixes that conflict is kept. Try them all at
+	// once first.
+	sort.SliceStable(fixable, func(a, b int) bool { return s.diags[fixable[a]].Pos < s.diags[fixable[b]].Pos })
 	next, contents, err := j.apply(s, fixable, cur, current, ck)
 	applied := fixable
 	if err != nil {
@@ -170,6 +176,21 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 		// (a file can hold thousands). Every set kept type-checks.
 		t := &trial{j: j, r: r, cur: cur, files: files, mods: mods, current: current, ck: ck, want: len(s.diags), variants: s.variants}
 		t.add(fixable)
+		tried := map[int]bool{}
+		for _, i := range t.good {
+			tried[i] = true
+		}
+		for _, b := range t.bad {
+			tried[b.fix] = true
+		}
+		for _, i := range fixable {
+			if !tried[i] {
+				// The trial gave up: the rule reports other findings
+				// when run again on the same code.
+				f := &out.findings[findingOf[i]]
+				f.Fix, f.Reason = "", "internal error: the rule's findings change from one run to the next, so the fix could not be tried apart from the others that do not compile"
+			}
+		}
 		for _, b := range t.bad {
 			f := &out.findings[findingOf[b.fix]]
 			var unrelated *unrelatedError
@@ -188,6 +209,15 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 			if errors.As(b.err, &failed) {
 				f.Fix, f.Reason = "", "internal error: "+failed.Error()
 				out.errors = append(out.errors, fmt.Errorf("%s:%d:%d: internal error: rule %s: %v", f.File, f.Line, f.Col, r.Name, failed))
+				continue
+			}
+			var broken *compileError
+			if errors.As(b.err, &broken) {
+				// Not the rule's bug to report but its finding's state:
+				// the code as it is does not let the fix compile (or,
+				// with the fixes kept, the fixes do not compile
+				// together).
+				f.Fix, f.Reason = "", t.compileReason(b, broken, out.findings, findingOf)
 				continue
 			}
 			f.Fix, f.Reason = "", "internal error: the fix does not compile: "+b.err.Error()
@@ -254,8 +284,90 @@ type trial struct {
 }
 
 type badFix struct {
-	fix int
-	err error
+	fix   int
+	err   error
+	alone bool // tried with no other fix
+}
+
+// compileReason says why fix b, whose set of fixes failed to type-check
+// with err, is not applied: it does not compile on its own, or it does not
+// compile with the fixes kept (in its own test, when one of them is in
+// it). A fix found not to compile with others keeps saying so in later
+// rounds, where it is tried alone on top of them (job.conflicts). The
+// compiler's positions are the user's lines, in the file as it is before
+// the rule's fixes.
+func (t *trial) compileReason(b badFix, err *compileError, findings []found, findingOf map[int]int) string {
+	f := &findings[findingOf[b.fix]]
+	key := t.r.Name + "\x00" + f.File + "\x00" + f.Test + "\x00" + f.site
+	if s := t.session(); s != nil && !b.alone {
+		_, _, alone := t.j.apply(s, []int{b.fix}, t.cur, t.current, t.ck)
+		if alone == nil {
+			where := "package"
+			for _, i := range t.good {
+				if f.Test != "" && findings[findingOf[i]].Test == f.Test {
+					where = "test"
+				}
+			}
+			t.j.conflicts[key] = where
+			return "the fix does not compile with the other fixes in this " + where + ": " + err.user(t.current, t.j.pkg.Dir)
+		}
+		var own *compileError
+		if errors.As(alone, &own) {
+			err = own
+		}
+	}
+	if where := t.j.conflicts[key]; where != "" {
+		return "the fix does not compile with the other fixes in this " + where + ": " + err.user(t.current, t.j.pkg.Dir)
+	}
+	return "the fix does not compile: " + err.user(t.current, t.j.pkg.Dir)
+}
+
+// A compileError is a set of fixes that applies but does not type-check:
+// the type-checker's errors, and the contents of the files it checked.
+type compileError struct {
+	err      error
+	contents map[string][]byte
+}
+
+func (e *compileError) Error() string { return e.err.Error() }
+
+// user returns the type-checker's words with their positions moved to the
+// lines of the files before the fixes (current), and the package's
+// directory dir left out of their paths.
+func (e *compileError) user(current map[string]*content, dir string) string {
+	msg := e.err.Error()
+	for path, data := range e.contents {
+		before := current[path]
+		if before == nil {
+			continue
+		}
+		m := output.LineMap(before.data, data)
+		kept := map[int]bool{} // lines of before still in data
+		for _, at := range m {
+			if !at.Added {
+				kept[at.Line] = true
+			}
+		}
+		lines := len(output.SplitLines(string(before.data)))
+		base := filepath.Base(path)
+		msg = lineRef.ReplaceAllStringFunc(msg, func(ref string) string {
+			sub := lineRef.FindStringSubmatch(ref)
+			n, err := strconv.Atoi(sub[2])
+			if sub[1] != base || err != nil || n < 1 || n > len(m) {
+				return ref
+			}
+			at := m[n-1].Line
+			if m[n-1].Added && at+1 < lines && !kept[at+1] {
+				at++ // a line the fix changed: the line it replaces
+			}
+			// Else a line the fix added: the line it follows.
+			return sub[1] + ":" + strconv.Itoa(at+1)
+		})
+	}
+	if dir != "" {
+		msg = strings.ReplaceAll(msg, dir+string(filepath.Separator), "")
+	}
+	return msg
 }
 
 // add tries the fixes of which on top of the good ones: all at once, and
@@ -265,15 +377,8 @@ func (t *trial) add(which []int) {
 		return
 	}
 	try := append(append([]int(nil), t.good...), which...)
-	// Fixes edit the decorated files of a session: each try starts from a
-	// fresh run of the rule.
-	s := t.j.newSession(t.r, t.cur, t.files, t.mods)
-	s.variants = t.variants
-	if s.run(t.r, t.cur) != nil {
-		t.gaveUp = true // the first run on cur succeeded: not expected
-		return
-	}
-	if len(s.diags) != t.want {
+	s := t.session()
+	if s == nil {
 		t.gaveUp = true // give up on the rest
 		return
 	}
@@ -283,12 +388,28 @@ func (t *trial) add(which []int) {
 		return
 	}
 	if len(which) == 1 {
-		t.bad = append(t.bad, badFix{which[0], err})
+		t.bad = append(t.bad, badFix{which[0], err, len(t.good) == 0})
 		return
 	}
 	half := len(which) / 2
 	t.add(which[:half])
 	t.add(which[half:])
+}
+
+// session returns a fresh run of the rule on cur, whose fixes are not
+// applied yet (fixes edit the decorated files of a session: each try
+// starts from a new one), or nil when the run does not report what the
+// first run did.
+func (t *trial) session() *session {
+	s := t.j.newSession(t.r, t.cur, t.files, t.mods)
+	s.variants = t.variants
+	if s.run(t.r, t.cur) != nil {
+		return nil // the first run on cur succeeded: not expected
+	}
+	if len(s.diags) != t.want {
+		return nil
+	}
+	return s
 }
 
 // siteText returns the code d reports, whitespace-normalised, from the
@@ -572,7 +693,7 @@ func (j *job) apply(s *session, which []int, cur *state, current map[string]*con
 	tp, info, err := ck.check(syntax)
 	stages.since(costRecheck, checked)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, &compileError{err, contents}
 	}
 	return &state{syntax: syntax, types: tp, info: info}, contents, nil
 }
