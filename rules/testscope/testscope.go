@@ -620,7 +620,15 @@ func (c *checker) findCapture(list []ast.Stmt, before int, v *types.Var, ok func
 		}
 		cp := &capture{stmt: a}
 		if len(a.Lhs) == 2 {
-			if e := c.defined(a.Lhs[1]); e != nil && types.Identical(e.Type(), types.Universe.Lookup("error").Type()) && i+1 < len(list) && c.errCheck(list[i+1], e) {
+			// err may be declared here or earlier (wd, err := os.Getwd()
+			// after dir, err := os.MkdirTemp(...)): the check tests this
+			// call's error either way, and goes with the capture; left
+			// alone it would read an err another fix may remove.
+			e := c.defined(a.Lhs[1])
+			if e == nil {
+				e = c.used(a.Lhs[1])
+			}
+			if e != nil && types.Identical(e.Type(), types.Universe.Lookup("error").Type()) && i+1 < len(list) && c.errCheck(list[i+1], e) {
 				cp.check = list[i+1]
 			}
 		}
