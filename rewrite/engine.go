@@ -57,7 +57,9 @@ type Config struct {
 	// changes the result.
 	NoPrefilter bool
 
-	// Progress, if set, is called after each package is handled.
+	// Progress, if set, is called as packages are handled, with how many
+	// of the listed candidates are done: done only grows, never exceeds
+	// total, and the last call is (total, total).
 	Progress func(done, total int)
 
 	// Only, if set, limits the run to the test files (absolute paths) for
@@ -199,8 +201,17 @@ func run(ctx context.Context, cfg *Config, hit func() *Result) (*Result, error) 
 	var results []*Result
 	summaries := effects.NewLoader() // the callees' effects, summarised on demand
 	defer func() { stages.write(len(cands.Paths), res.Loaded, summaries) }()
+	// Progress counts the listed packages (cands.Paths): a unit is one of
+	// them, whatever its variants (p, p [p.test], p_test), and a chunk's
+	// packages that hold no work count when the chunk ends.
 	var mu sync.Mutex
 	done := 0
+	progress := func(n int) { // mu held
+		if cfg.Progress != nil && n > done {
+			done = n
+			cfg.Progress(done, len(cands.Paths))
+		}
+	}
 	for start := 0; start < len(cands.Paths); start += loadChunk {
 		end := min(start+loadChunk, len(cands.Paths))
 		stage("load")
@@ -211,6 +222,7 @@ func run(ctx context.Context, cfg *Config, hit func() *Result) (*Result, error) 
 		stage("rules")
 		units := e.prepare(pkgs, res)
 		summaries.Add(pkgs)
+		handled := 0 // units of the chunk done
 		chunk := make([]*Result, len(units))
 		errs := make([]error, len(units))
 		var wg sync.WaitGroup
@@ -223,15 +235,16 @@ func run(ctx context.Context, cfg *Config, hit func() *Result) (*Result, error) 
 				defer func() { <-sem }()
 				u.Effects = summaries
 				chunk[i], errs[i] = e.Run(ctx, u)
-				if cfg.Progress != nil {
-					mu.Lock()
-					done += len(u.jobs)
-					cfg.Progress(done, len(cands.Paths))
-					mu.Unlock()
-				}
+				mu.Lock()
+				handled++
+				progress(min(start+handled, end))
+				mu.Unlock()
 			}()
 		}
 		wg.Wait()
+		mu.Lock()
+		progress(end)
+		mu.Unlock()
 		for _, err := range errs {
 			if err != nil {
 				return nil, err
