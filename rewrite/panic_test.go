@@ -144,3 +144,29 @@ func TestPanicIsContained(t *testing.T) {
 		})
 	}
 }
+
+// A rule's prefilter that panics on one file is an error naming the rule,
+// the file and the frame; the other package is analysed and fixed.
+func TestPrefilterPanicIsContained(t *testing.T) {
+	t.Parallel()
+	dir := testmod.Write(t, twoPackages)
+	z := sleepZero("picky", zero)
+	z.Prefilter = func(src []byte, _ rule.Values) bool {
+		if strings.Contains(string(src), "package b") {
+			var s []int
+			return s[len(src)] > 0 // index out of range
+		}
+		return true
+	}
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{z}, Env: testmod.GoEnv(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Changes) != 1 || filepath.Base(res.Changes[0].Path) != "a_test.go" {
+		t.Errorf("changes %v, want a_test.go's", res.Changes)
+	}
+	want := regexp.MustCompile(`b_test.go: internal error: the prefilter of rule picky panicked: runtime error: index out of range \[\d+\] with length 0 \(at rewrite/panic_test.go:\d+ \(rewrite_test.TestPrefilterPanicIsContained.func1\)\)$`)
+	if len(res.Errors) != 1 || !want.MatchString(res.Errors[0].Error()) {
+		t.Errorf("errors %q, want one matching %s", res.Errors, want)
+	}
+}

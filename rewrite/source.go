@@ -1,9 +1,11 @@
 package rewrite
 
 import (
+	"fmt"
 	"os"
 	"time"
 
+	"github.com/unflake/unflake/internal/crash"
 	"github.com/unflake/unflake/rule"
 )
 
@@ -19,11 +21,31 @@ func worthLoading(path string, rules []*rule.Rule, opts rule.Options, prefilter 
 		return false, err
 	}
 	for _, r := range rules {
-		if r.Prefilter(src, opts.For(r)) {
+		ok, err := prefilter1(r, src, opts)
+		if err != nil {
+			return true, fmt.Errorf("%s: internal error: %v", path, err)
+		}
+		if ok {
 			return true, nil
 		}
 	}
 	return false, nil
+}
+
+// prefilter1 is r's prefilter on src; a panic is an error naming the rule
+// and where it panicked (the file's package is then left out, as when the
+// file cannot be read).
+func prefilter1(r *rule.Rule, src []byte, opts rule.Options) (ok bool, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			p := crash.Recovered(v)
+			err = fmt.Errorf("the prefilter of rule %s panicked: %v", r.Name, p.Value)
+			if p.Frame != "" {
+				err = fmt.Errorf("%v (at %s)", err, p.Frame)
+			}
+		}
+	}()
+	return r.Prefilter(src, opts.For(r)), nil
 }
 
 // readSource reads a file, keeping its mode for the atomic write.
