@@ -94,3 +94,56 @@ func TestA(t *testing.T) {
 		t.Errorf("changes: %d, want the first fix only", len(res.Changes))
 	}
 }
+
+// A rule whose findings change from one run to the next cannot have its
+// fixes tried apart: those the trial could not try are reported not
+// fixed, as the rule's internal error, never left looking fixable.
+func TestUntriedFixesAreReported(t *testing.T) {
+	t.Parallel()
+	dir := testmod.Write(t, `
+-- go.mod --
+module example.com/m
+
+go 1.24
+-- a_test.go --
+package m
+
+import "testing"
+
+func f() (int, error) { return 0, nil }
+
+func TestA(t *testing.T) {
+	v, err := f()
+	_ = v
+	w, err := f()
+	_, _ = w, err
+}
+`)
+	r := dropErr()
+	runs := 0
+	run := r.Run
+	r.Run = func(pass *rule.Pass) error {
+		runs++
+		if runs > 1 {
+			// One more finding than the first run: not the same rule.
+			pass.Report(rule.Diagnostic{Pos: pass.Files[0].Name.Pos(), Message: "again", NotFixed: "no fix"})
+		}
+		return run(pass)
+	}
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{r}, Env: testmod.GoEnv(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	untried := 0
+	for _, f := range res.Findings {
+		if f.Fixed {
+			t.Errorf("%s:%d fixed", filepath.Base(f.File), f.Line)
+		}
+		if strings.HasPrefix(f.Reason, "internal error: the rule's findings change from one run to the next") {
+			untried++
+		}
+	}
+	if untried != 2 || len(res.Errors) != 2 || len(res.Changes) != 0 {
+		t.Errorf("%d untried findings, errors %v, %d changes; want both fixes untried, an error for each, no change", untried, res.Errors, len(res.Changes))
+	}
+}

@@ -189,6 +189,7 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 				// when run again on the same code.
 				f := &out.findings[findingOf[i]]
 				f.Fix, f.Reason = "", "internal error: the rule's findings change from one run to the next, so the fix could not be tried apart from the others that do not compile"
+				out.errors = append(out.errors, fmt.Errorf("%s:%d:%d: %s (rule %s)", f.File, f.Line, f.Col, f.Reason, r.Name))
 			}
 		}
 		for _, b := range t.bad {
