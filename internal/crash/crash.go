@@ -61,7 +61,9 @@ func marker() {}
 // frame returns the innermost frame of unflake's code below the panic on
 // the calling goroutine's stack.
 func frame() string {
-	pcs := make([]uintptr, 64)
+	// Deep enough for a panic far down a library's recursion (a printer
+	// walking a syntax tree) called from unflake's code.
+	pcs := make([]uintptr, 512)
 	n := runtime.Callers(1, pcs)
 	frames := runtime.CallersFrames(pcs[:n])
 	var all []runtime.Frame
