@@ -7,10 +7,12 @@ import (
 	"go/ast"
 	"go/types"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/unflake/unflake/internal/effects"
+	"github.com/unflake/unflake/internal/intent"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rule/effect"
@@ -73,6 +75,12 @@ type Target struct {
 	spawn string
 
 	net targetNet // network calls whose hazard depends on the connections' origin
+
+	// notes are the comments attached to the test (package intent): its
+	// doc and body, an enclosing test's for a subtest. reached holds the
+	// package's functions it calls, transitively.
+	notes   []*ast.CommentGroup
+	reached map[*ast.FuncDecl]bool
 
 	// events is what walking the test told it, not yet applied: the
 	// waits it reaches are known at once (sites), its outcome (blocked,
@@ -221,7 +229,8 @@ func (a *Analysis) Analyze() {
 			}
 			if t := a.newTarget(f, fd.Name.Name, fd, fd.Type, fd.Body); t != nil {
 				a.targets = append(a.targets, t)
-				a.findSubtests(f, t.name, fd.Body)
+				a.intend(t, intent.Comments(a.pass.Fset, f, fd))
+				a.findSubtests(f, t, fd.Body)
 			}
 		}
 	}
@@ -244,7 +253,7 @@ func (a *Analysis) Analyze() {
 
 // findSubtests adds the subtests run from root, t.Run(name, func(t
 // *testing.T) { ... }), as targets, nested ones too.
-func (a *Analysis) findSubtests(f *ast.File, parent string, root ast.Node) {
+func (a *Analysis) findSubtests(f *ast.File, parent *Target, root ast.Node) {
 	ast.Inspect(root, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
 		if !ok || len(call.Args) != 2 || !match.IsMethod(a.info, call, "testing", "Run") {
@@ -254,11 +263,13 @@ func (a *Analysis) findSubtests(f *ast.File, parent string, root ast.Node) {
 		if !ok {
 			return true
 		}
-		name := subtestName(parent, call)
+		name := subtestName(parent.name, call)
 		if t := a.newTarget(f, name, lit, lit.Type, lit.Body); t != nil {
 			a.targets = append(a.targets, t)
 			a.subtests[lit] = t
-			a.findSubtests(f, name, lit.Body)
+			// What the enclosing test says holds for its subtests.
+			a.intend(t, append(slices.Clip(parent.notes), intent.Comments(a.pass.Fset, f, call)...))
+			a.findSubtests(f, t, lit.Body)
 			return false
 		}
 		return true
@@ -301,6 +312,22 @@ func (a *Analysis) newTarget(f *ast.File, name string, fn ast.Node, typ *ast.Fun
 	return t
 }
 
+// intend keeps the comments attached to t, and blocks a test that says
+// it exercises the wall clock: a bubble's virtual clock would replace it.
+// The reason comes first, before any the walk meets.
+func (a *Analysis) intend(t *Target, notes []*ast.CommentGroup) {
+	t.notes = notes
+	if s, ok := t.Says(intent.Clock); ok {
+		t.blocked.add(nil, s.Reason("the test", "a synctest bubble's virtual clock"))
+	}
+}
+
+// Says returns what the test says it exercises of c, in its name (and
+// its enclosing tests', for a subtest) or its comments (package intent).
+func (t *Target) Says(c intent.Claim) (intent.Said, bool) {
+	return intent.Of(c, []string{t.name}, t.notes)
+}
+
 func (a *Analysis) walkTarget(t *Target) {
 	evs := []event{}
 	w := &walker{a: a, rec: &evs}
@@ -317,8 +344,8 @@ func (a *Analysis) walkTarget(t *Target) {
 	if lit, ok := t.fn.(*ast.FuncLit); ok {
 		w.captures(lit)
 	}
-	t.a, t.events = a, evs
-	a.collectSites(t, evs, map[*ast.FuncDecl]bool{})
+	t.a, t.events, t.reached = a, evs, map[*ast.FuncDecl]bool{}
+	a.collectSites(t, evs, t.reached)
 }
 
 // collectSites marks the waits that events, and the helpers they call,

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/tools/go/ast/astutil"
 
+	"github.com/unflake/unflake/internal/intent"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule/effect"
 )
@@ -201,6 +202,11 @@ func (w *walker) settleNetwork() {
 			n.pipes, n.servers = nil, nil
 			return
 		}
+		if why := w.a.saysNetwork(w.t, n.pipes); why != "" {
+			w.block(why)
+			n.pipes, n.servers = nil, nil
+			return
+		}
 		if len(n.pipes) > 0 {
 			w.unprove(PairsReason(n.pipes))
 		}
@@ -225,6 +231,28 @@ func (w *walker) settleNetwork() {
 		// io.Pipe behind net.Conn's methods, say).
 		w.unprove(n.uses[0] + ", on a value the analysis does not see made; if it is a real connection, the test cannot run in a synctest bubble")
 	}
+}
+
+// saysNetwork says why t may not have in-memory connections: t says it
+// exercises the real network (package intent), or another test that
+// calls one of the pair helpers, whose rewrite it would share, does; or
+// "".
+func (a *Analysis) saysNetwork(t *Target, pairs []*Pair) string {
+	const by = "in-memory connections (net.Pipe)"
+	if s, ok := t.Says(intent.Network); ok {
+		return s.Reason("the test", by)
+	}
+	for _, p := range pairs {
+		for _, u := range a.targets {
+			if u == t || u.fn != p.Decl && !u.reached[p.Decl] {
+				continue
+			}
+			if s, ok := u.Says(intent.Network); ok {
+				return s.Reason(u.name+", which also calls "+p.Decl.Name.Name+",", by)
+			}
+		}
+	}
+	return ""
 }
 
 // seam words, after a reason that the code under test uses the real
@@ -429,6 +457,11 @@ func (a *Analysis) matchPair(decl *ast.FuncDecl) (*Pair, string) {
 		if why := a.connUses(decl.Body, c, p); why != "" {
 			return nil, why
 		}
+	}
+	// Its name or comments may say it is there for the real network
+	// (yamux's testConnTCP beside its testConnPipe).
+	if s, ok := intent.Of(intent.Network, []string{decl.Name.Name}, intent.Comments(a.pass.Fset, f, decl)); ok {
+		return nil, s.Says("it")
 	}
 	return p, ""
 }
