@@ -252,7 +252,7 @@ func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
 func (a *analysis) keepsTime(s *site, reach []*bubble.Target) string {
 	const by = "a virtual or fake clock"
 	if said, ok := intent.Of(intent.Clock, nil, intent.Comments(a.pass.Fset, s.file, s.stmt)); ok {
-		return said.Reason("the code", by)
+		return said.Reason("the sleep", by)
 	}
 	for _, t := range reach {
 		if said, ok := t.Says(intent.Clock); ok {
