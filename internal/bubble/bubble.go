@@ -914,8 +914,14 @@ func (w *walker) global(v *types.Var, where string) {
 	if v.IsField() || v.Pkg() == nil || v.Parent() != v.Pkg().Scope() {
 		return
 	}
-	if key := bound(v.Type(), false, map[types.Type]bool{}); key != "" {
-		why := fmt.Sprintf("the test uses a package-level %s (%s)", effects.SharedName(key), v.Name()+strings.Replace(where, " in", ", in", 1))
+	if key, via := bound(v.Type(), false, map[types.Type]bool{}); key != "" {
+		// A []*Client is no context because each Client holds one:
+		// the reason names the variable's own type.
+		name := v.Name() + strings.Replace(where, " in", ", in", 1)
+		why := fmt.Sprintf("the test uses a package-level %s (%s)", effects.SharedName(key), name)
+		if typ, held := holder(v.Type(), v.Pkg(), key, via); typ != "" {
+			why = fmt.Sprintf("the test uses a package-level %s (%s), which holds %s", typ, name, held)
+		}
 		switch verdict, rule := outside(key); verdict {
 		case blocks:
 			w.block(why + rule)
@@ -995,13 +1001,18 @@ func (w *walker) captures(lit *ast.FuncLit) {
 			return true // declared inside the subtest
 		}
 		seen[v] = true
-		verdict, rule, key := fine, "", bound(v.Type(), true, map[types.Type]bool{})
+		verdict, rule := fine, ""
+		key, via := bound(v.Type(), true, map[types.Type]bool{})
 		if key != "" {
 			verdict, rule = outside(key)
 		}
 		switch {
 		case verdict == blocks:
-			w.block(fmt.Sprintf("the subtest uses %s, a %s the enclosing test created outside the bubble%s", v.Name(), effects.SharedName(key), strings.TrimPrefix(rule, ", made outside the bubble")))
+			what := "a " + effects.SharedName(key)
+			if typ, held := holder(v.Type(), v.Pkg(), key, via); typ != "" {
+				what = "a " + typ + " holding " + held + ", which"
+			}
+			w.block(fmt.Sprintf("the subtest uses %s, %s the enclosing test created outside the bubble%s", v.Name(), what, strings.TrimPrefix(rule, ", made outside the bubble")))
 		case !plain(v.Type(), map[types.Type]bool{}):
 			w.unprove(fmt.Sprintf("the subtest uses %s, which the enclosing test created outside the bubble", v.Name()))
 		}
@@ -1014,18 +1025,20 @@ func (w *walker) captures(lit *ast.FuncLit) {
 // or "": a channel, a timer or ticker, a wait group, a condition variable
 // or a context. heap tells whether the value is reached through a
 // pointer, slice or map, or is a local variable (which synctest can
-// associate with a bubble), not held in a package variable itself.
-func bound(t types.Type, heap bool, seen map[types.Type]bool) string {
+// associate with a bubble), not held in a package variable itself. via
+// is the path of fields that holds it ("ctx", "opts.ctx"), or "" when t
+// is that value, or holds it without a field (a slice of channels).
+func bound(t types.Type, heap bool, seen map[types.Type]bool) (key, via string) {
 	t = types.Unalias(t)
 	if seen[t] {
-		return ""
+		return "", ""
 	}
 	seen[t] = true
 	if key := effects.SharedKey(t); key != "" {
 		if key == effects.SharedWaitGroup && heap {
 			key = effects.SharedWaitPtr
 		}
-		return key
+		return key, ""
 	}
 	switch u := t.Underlying().(type) {
 	case *types.Pointer:
@@ -1035,18 +1048,68 @@ func bound(t types.Type, heap bool, seen map[types.Type]bool) string {
 	case *types.Array:
 		return bound(u.Elem(), heap, seen)
 	case *types.Map:
-		if k := bound(u.Key(), true, seen); k != "" {
-			return k
+		if k, via := bound(u.Key(), true, seen); k != "" {
+			return k, via
 		}
 		return bound(u.Elem(), true, seen)
 	case *types.Struct:
 		for i := range u.NumFields() {
-			if k := bound(u.Field(i).Type(), heap, seen); k != "" {
-				return k
+			f := u.Field(i)
+			k, via := bound(f.Type(), heap, seen)
+			if k == "" {
+				continue
 			}
+			if via == "" {
+				return k, f.Name()
+			}
+			return k, f.Name() + "." + via
 		}
 	}
-	return ""
+	return "", ""
+}
+
+// holder words, for a message, a value of type t that holds a
+// synchronising value of kind key through via (bound) without being one:
+// typ is t ("[]*Client") and held what it holds ("a context
+// (Client.ctx)"). Both are "" when t is that value itself.
+func holder(t types.Type, pkg *types.Package, key, via string) (typ, held string) {
+	if effects.SharedKey(t) != "" {
+		return "", ""
+	}
+	held = "a " + effects.SharedName(key)
+	if via != "" {
+		if n := firstNamed(t); n != nil {
+			via = n.Obj().Name() + "." + via
+		}
+		held += " (" + via + ")"
+	}
+	return types.TypeString(t, types.RelativeTo(pkg)), held
+}
+
+// firstNamed returns the named struct type t is, or holds through
+// pointers, slices, arrays and map values, or nil.
+func firstNamed(t types.Type) *types.Named {
+	for range 8 {
+		t = types.Unalias(t)
+		if n, ok := t.(*types.Named); ok {
+			if _, ok := n.Underlying().(*types.Struct); ok {
+				return n
+			}
+		}
+		switch u := t.Underlying().(type) {
+		case *types.Pointer:
+			t = u.Elem()
+		case *types.Slice:
+			t = u.Elem()
+		case *types.Array:
+			t = u.Elem()
+		case *types.Map:
+			t = u.Elem()
+		default:
+			return nil
+		}
+	}
+	return nil
 }
 
 // holdsTime reports whether a value of type t holds a time.Time.
