@@ -16,6 +16,14 @@
 // wall clock, or a word of necessity before it ("must use TCP",
 // "deliberately over loopback"); a negation just before it ("no real
 // network", "instead of the real network") cancels it.
+//
+// The bubble analysis reads Clock and Network for the sleep and wallclock
+// rules (a bubble's virtual clock, a fake clock's advance, a dropped
+// budget, in-memory connections). No rule replaces the file system
+// today: testscope's t.TempDir and t.Chdir work on the same disk and the
+// same OS temp dir as the code they replace, freeport's port 0 is still
+// the real network, and waitfor's polls run on the real clock; so
+// FileSystem has no reader yet and those rules need none.
 package intent
 
 import (
