@@ -207,7 +207,7 @@ var necessityNouns = map[Claim][]string{
 var (
 	realWords      = []string{"real", "actual"}
 	necessityWords = []string{"must", "needs", "need", "requires", "require", "deliberately", "intentionally", "purposely"}
-	negations      = []string{"not", "no", "never", "without", "instead", "rather", "than", "don't", "doesn't", "isn't", "avoid", "avoids"}
+	negations      = []string{"not", "no", "never", "without", "instead", "rather", "than", "cannot", "can't", "don't", "doesn't", "isn't", "won't", "mustn't", "needn't", "avoid", "avoids"}
 	// always are phrases that say a claim in any comment.
 	always = map[Claim][]string{
 		Clock:      {"wall clock", "wallclock", "wall time", "must keep real time"},

@@ -83,6 +83,7 @@ func TestComment(t *testing.T) {
 		{"The test needs no real network.", Network, ""},
 		{"In memory instead of the real network.", Network, ""},
 		{"Faster than real time.", Clock, ""},
+		{"A bubble cannot hold the real network.", Network, ""},
 		// Not across a sentence.
 		{"It must be quick. TCP is slow.", Network, ""},
 		{"It is real. Time passes.", Clock, ""},
