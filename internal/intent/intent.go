@@ -29,6 +29,7 @@ package intent
 import (
 	"go/ast"
 	"go/token"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -370,18 +371,22 @@ func Comments(fset *token.FileSet, file *ast.File, node ast.Node) []*ast.Comment
 	if fd, ok := node.(*ast.FuncDecl); ok && fd.Doc != nil {
 		out = append(out, fd.Doc)
 	}
-	first, last := fset.Position(node.Pos()).Line, fset.Position(node.End()).Line
-	for _, g := range file.Comments {
-		switch {
-		case node.Pos() <= g.Pos() && g.End() <= node.End():
-		case g.End() <= node.Pos() && fset.Position(g.End()).Line == first-1:
-		case g.Pos() >= node.End() && fset.Position(g.Pos()).Line == last:
-		default:
-			continue
-		}
+	add := func(g *ast.CommentGroup) {
 		if len(out) == 0 || out[0] != g {
 			out = append(out, g)
 		}
+	}
+	first, last := fset.Position(node.Pos()).Line, fset.Position(node.End()).Line
+	groups := file.Comments // in source order
+	i := sort.Search(len(groups), func(i int) bool { return groups[i].End() > node.Pos() })
+	if i > 0 && fset.Position(groups[i-1].End()).Line == first-1 {
+		add(groups[i-1])
+	}
+	for ; i < len(groups) && groups[i].End() <= node.End(); i++ {
+		add(groups[i])
+	}
+	if i < len(groups) && groups[i].Pos() >= node.End() && fset.Position(groups[i].Pos()).Line == last {
+		add(groups[i])
 	}
 	return out
 }
