@@ -312,22 +312,6 @@ func (a *Analysis) newTarget(f *ast.File, name string, fn ast.Node, typ *ast.Fun
 	return t
 }
 
-// intend keeps the comments attached to t, and blocks a test that says
-// it exercises the wall clock: a bubble's virtual clock would replace it.
-// The reason comes first, before any the walk meets.
-func (a *Analysis) intend(t *Target, notes []*ast.CommentGroup) {
-	t.notes = notes
-	if s, ok := t.Says(intent.Clock); ok {
-		t.blocked.add(nil, s.Reason("the test", "a synctest bubble's virtual clock"))
-	}
-}
-
-// Says returns what the test says it exercises of c, in its name (and
-// its enclosing tests', for a subtest) or its comments (package intent).
-func (t *Target) Says(c intent.Claim) (intent.Said, bool) {
-	return intent.Of(c, []string{t.name}, t.notes)
-}
-
 func (a *Analysis) walkTarget(t *Target) {
 	evs := []event{}
 	w := &walker{a: a, rec: &evs}

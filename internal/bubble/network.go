@@ -233,41 +233,6 @@ func (w *walker) settleNetwork() {
 	}
 }
 
-// saysNetwork says why t may not have in-memory connections: t says it
-// exercises the real network (package intent), or a helper whose rewrite
-// it would share does (a function serving an httptest server; a pair
-// helper that says so is no Pair), or another test that calls that
-// helper or one of the pair helpers does; or "".
-func (a *Analysis) saysNetwork(t *Target, pairs []*Pair, servers []*Server) string {
-	const by = "in-memory connections (net.Pipe)"
-	if s, ok := t.Says(intent.Network); ok {
-		return s.Reason("the test", by)
-	}
-	var shared []*ast.FuncDecl
-	for _, p := range pairs {
-		shared = append(shared, p.Decl)
-	}
-	for _, srv := range servers {
-		if fd, ok := srv.Fn.(*ast.FuncDecl); ok && srv.Fn != t.fn {
-			if s, ok := intent.Of(intent.Network, []string{fd.Name.Name}, intent.Comments(a.pass.Fset, srv.File, fd)); ok {
-				return s.Reason(fd.Name.Name, by)
-			}
-			shared = append(shared, fd)
-		}
-	}
-	for _, fd := range shared {
-		for _, u := range a.targets {
-			if u == t || u.fn != fd && !u.reached[fd] {
-				continue
-			}
-			if s, ok := u.Says(intent.Network); ok {
-				return s.Reason(u.name+", which also calls "+fd.Name.Name+",", by)
-			}
-		}
-	}
-	return ""
-}
-
 // seam words, after a reason that the code under test uses the real
 // network, the production seam that would let the test run on in-memory
 // connections. what names the code under test (where the call is).
