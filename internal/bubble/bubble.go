@@ -7,10 +7,12 @@ import (
 	"go/ast"
 	"go/types"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/unflake/unflake/internal/effects"
+	"github.com/unflake/unflake/internal/intent"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rule/effect"
@@ -73,6 +75,12 @@ type Target struct {
 	spawn string
 
 	net targetNet // network calls whose hazard depends on the connections' origin
+
+	// notes are the comments attached to the test (package intent): its
+	// doc and body, an enclosing test's for a subtest. reached holds the
+	// package's functions it calls, transitively.
+	notes   []*ast.CommentGroup
+	reached map[*ast.FuncDecl]bool
 
 	// events is what walking the test told it, not yet applied: the
 	// waits it reaches are known at once (sites), its outcome (blocked,
@@ -221,7 +229,8 @@ func (a *Analysis) Analyze() {
 			}
 			if t := a.newTarget(f, fd.Name.Name, fd, fd.Type, fd.Body); t != nil {
 				a.targets = append(a.targets, t)
-				a.findSubtests(f, t.name, fd.Body)
+				a.intend(t, intent.Comments(a.pass.Fset, f, fd))
+				a.findSubtests(f, t, fd.Body)
 			}
 		}
 	}
@@ -244,7 +253,7 @@ func (a *Analysis) Analyze() {
 
 // findSubtests adds the subtests run from root, t.Run(name, func(t
 // *testing.T) { ... }), as targets, nested ones too.
-func (a *Analysis) findSubtests(f *ast.File, parent string, root ast.Node) {
+func (a *Analysis) findSubtests(f *ast.File, parent *Target, root ast.Node) {
 	ast.Inspect(root, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
 		if !ok || len(call.Args) != 2 || !match.IsMethod(a.info, call, "testing", "Run") {
@@ -254,11 +263,13 @@ func (a *Analysis) findSubtests(f *ast.File, parent string, root ast.Node) {
 		if !ok {
 			return true
 		}
-		name := subtestName(parent, call)
+		name := subtestName(parent.name, call)
 		if t := a.newTarget(f, name, lit, lit.Type, lit.Body); t != nil {
 			a.targets = append(a.targets, t)
 			a.subtests[lit] = t
-			a.findSubtests(f, name, lit.Body)
+			// What the enclosing test says holds for its subtests.
+			a.intend(t, append(slices.Clip(parent.notes), intent.Comments(a.pass.Fset, f, call)...))
+			a.findSubtests(f, t, lit.Body)
 			return false
 		}
 		return true
@@ -317,8 +328,8 @@ func (a *Analysis) walkTarget(t *Target) {
 	if lit, ok := t.fn.(*ast.FuncLit); ok {
 		w.captures(lit)
 	}
-	t.a, t.events = a, evs
-	a.collectSites(t, evs, map[*ast.FuncDecl]bool{})
+	t.a, t.events, t.reached = a, evs, map[*ast.FuncDecl]bool{}
+	a.collectSites(t, evs, t.reached)
 }
 
 // collectSites marks the waits that events, and the helpers they call,
@@ -887,8 +898,14 @@ func (w *walker) global(v *types.Var, where string) {
 	if v.IsField() || v.Pkg() == nil || v.Parent() != v.Pkg().Scope() {
 		return
 	}
-	if key := bound(v.Type(), false, map[types.Type]bool{}); key != "" {
-		why := fmt.Sprintf("the test uses a package-level %s (%s)", effects.SharedName(key), v.Name()+strings.Replace(where, " in", ", in", 1))
+	if key, via := bound(v.Type(), false, map[types.Type]bool{}); key != "" {
+		// A []*Client is no context because each Client holds one:
+		// the reason names the variable's own type.
+		name := v.Name() + strings.Replace(where, " in", ", in", 1)
+		why := fmt.Sprintf("the test uses a package-level %s (%s)", effects.SharedName(key), name)
+		if typ, held := holder(v.Type(), v.Pkg(), key, via); typ != "" {
+			why = fmt.Sprintf("the test uses a package-level %s (%s), which holds %s", typ, name, held)
+		}
 		switch verdict, rule := outside(key); verdict {
 		case blocks:
 			w.block(why + rule)
@@ -968,13 +985,18 @@ func (w *walker) captures(lit *ast.FuncLit) {
 			return true // declared inside the subtest
 		}
 		seen[v] = true
-		verdict, rule, key := fine, "", bound(v.Type(), true, map[types.Type]bool{})
+		verdict, rule := fine, ""
+		key, via := bound(v.Type(), true, map[types.Type]bool{})
 		if key != "" {
 			verdict, rule = outside(key)
 		}
 		switch {
 		case verdict == blocks:
-			w.block(fmt.Sprintf("the subtest uses %s, a %s the enclosing test created outside the bubble%s", v.Name(), effects.SharedName(key), strings.TrimPrefix(rule, ", made outside the bubble")))
+			what := "a " + effects.SharedName(key)
+			if typ, held := holder(v.Type(), v.Pkg(), key, via); typ != "" {
+				what = "a " + typ + " holding " + held + ", which"
+			}
+			w.block(fmt.Sprintf("the subtest uses %s, %s the enclosing test created outside the bubble%s", v.Name(), what, strings.TrimPrefix(rule, ", made outside the bubble")))
 		case !plain(v.Type(), map[types.Type]bool{}):
 			w.unprove(fmt.Sprintf("the subtest uses %s, which the enclosing test created outside the bubble", v.Name()))
 		}
@@ -987,18 +1009,20 @@ func (w *walker) captures(lit *ast.FuncLit) {
 // or "": a channel, a timer or ticker, a wait group, a condition variable
 // or a context. heap tells whether the value is reached through a
 // pointer, slice or map, or is a local variable (which synctest can
-// associate with a bubble), not held in a package variable itself.
-func bound(t types.Type, heap bool, seen map[types.Type]bool) string {
+// associate with a bubble), not held in a package variable itself. via
+// is the path of fields that holds it ("ctx", "opts.ctx"), or "" when t
+// is that value, or holds it without a field (a slice of channels).
+func bound(t types.Type, heap bool, seen map[types.Type]bool) (key, via string) {
 	t = types.Unalias(t)
 	if seen[t] {
-		return ""
+		return "", ""
 	}
 	seen[t] = true
 	if key := effects.SharedKey(t); key != "" {
 		if key == effects.SharedWaitGroup && heap {
 			key = effects.SharedWaitPtr
 		}
-		return key
+		return key, ""
 	}
 	switch u := t.Underlying().(type) {
 	case *types.Pointer:
@@ -1008,18 +1032,68 @@ func bound(t types.Type, heap bool, seen map[types.Type]bool) string {
 	case *types.Array:
 		return bound(u.Elem(), heap, seen)
 	case *types.Map:
-		if k := bound(u.Key(), true, seen); k != "" {
-			return k
+		if k, via := bound(u.Key(), true, seen); k != "" {
+			return k, via
 		}
 		return bound(u.Elem(), true, seen)
 	case *types.Struct:
 		for i := range u.NumFields() {
-			if k := bound(u.Field(i).Type(), heap, seen); k != "" {
-				return k
+			f := u.Field(i)
+			k, via := bound(f.Type(), heap, seen)
+			if k == "" {
+				continue
 			}
+			if via == "" {
+				return k, f.Name()
+			}
+			return k, f.Name() + "." + via
 		}
 	}
-	return ""
+	return "", ""
+}
+
+// holder words, for a message, a value of type t that holds a
+// synchronising value of kind key through via (bound) without being one:
+// typ is t ("[]*Client") and held what it holds ("a context
+// (Client.ctx)"). Both are "" when t is that value itself.
+func holder(t types.Type, pkg *types.Package, key, via string) (typ, held string) {
+	if effects.SharedKey(t) != "" {
+		return "", ""
+	}
+	held = "a " + effects.SharedName(key)
+	if via != "" {
+		if n := firstNamed(t); n != nil {
+			via = n.Obj().Name() + "." + via
+		}
+		held += " (" + via + ")"
+	}
+	return types.TypeString(t, types.RelativeTo(pkg)), held
+}
+
+// firstNamed returns the named struct type t is, or holds through
+// pointers, slices, arrays and map values, or nil.
+func firstNamed(t types.Type) *types.Named {
+	for range 8 {
+		t = types.Unalias(t)
+		if n, ok := t.(*types.Named); ok {
+			if _, ok := n.Underlying().(*types.Struct); ok {
+				return n
+			}
+		}
+		switch u := t.Underlying().(type) {
+		case *types.Pointer:
+			t = u.Elem()
+		case *types.Slice:
+			t = u.Elem()
+		case *types.Array:
+			t = u.Elem()
+		case *types.Map:
+			t = u.Elem()
+		default:
+			return nil
+		}
+	}
+	return nil
 }
 
 // holdsTime reports whether a value of type t holds a time.Time.

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/tools/go/ast/astutil"
 
+	"github.com/unflake/unflake/internal/intent"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule/effect"
 )
@@ -198,6 +199,11 @@ func (w *walker) settleNetwork() {
 	switch {
 	case len(n.pipes) > 0 || len(n.servers) > 0:
 		if len(w.t.blocked.list) > 0 {
+			n.pipes, n.servers = nil, nil
+			return
+		}
+		if why := w.a.saysNetwork(w.t, n.pipes, n.servers); why != "" {
+			w.block(why)
 			n.pipes, n.servers = nil, nil
 			return
 		}
@@ -429,6 +435,11 @@ func (a *Analysis) matchPair(decl *ast.FuncDecl) (*Pair, string) {
 		if why := a.connUses(decl.Body, c, p); why != "" {
 			return nil, why
 		}
+	}
+	// Its name or comments may say it is there for the real network
+	// (yamux's testConnTCP beside its testConnPipe).
+	if s, ok := intent.Of(intent.Network, []string{decl.Name.Name}, intent.Comments(a.pass.Fset, f, decl)); ok {
+		return nil, s.Says("it")
 	}
 	return p, ""
 }

@@ -92,7 +92,7 @@ func run(pass *rule.Pass) error {
 		c.file = f
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Body == nil || fd.Name.Name == "TestMain" || strings.HasPrefix(fd.Name.Name, "Benchmark") {
+			if !ok || fd.Body == nil || fd.Name.Name == "TestMain" || strings.HasPrefix(fd.Name.Name, "Benchmark") || example(fd) {
 				continue
 			}
 			c.fn = fd
@@ -101,6 +101,14 @@ func run(pass *rule.Pass) error {
 		}
 	}
 	return nil
+}
+
+// example reports whether fd is an example (func ExampleX()): it has no
+// *testing.T to end a value with, a variable in it named t is not a
+// test's, and godoc shows its body as written, so a cleanup added there
+// would show in the documentation.
+func example(fd *ast.FuncDecl) bool {
+	return fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "Example") && fd.Type.Params.NumFields() == 0
 }
 
 // checker checks the tests of one package.

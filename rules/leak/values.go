@@ -558,7 +558,7 @@ func (c *checker) errCheck(stmt ast.Stmt, errV *types.Var) bool {
 		if match.IsMethod(c.info, call, "testing", "Fatal", "Fatalf", "FailNow", "Skip", "Skipf", "SkipNow") {
 			return true
 		}
-		if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "panic" {
+		if exits(c.info, call) {
 			return true
 		}
 		if fn := match.Callee(c.info, call); fn != nil && fn.Pkg() != nil && strings.HasSuffix(fn.Pkg().Path(), "testify/require") {
@@ -566,6 +566,17 @@ func (c *checker) errCheck(stmt ast.Stmt, errV *types.Var) bool {
 		}
 	}
 	return false
+}
+
+// exits reports whether call ends the program or the goroutine, so that
+// the code after it never runs: panic, log.Fatal and log.Panic (and their
+// f and ln forms, as functions or *log.Logger methods), os.Exit,
+// runtime.Goexit.
+func exits(info *types.Info, call *ast.CallExpr) bool {
+	logs := []string{"Fatal", "Fatalf", "Fatalln", "Panic", "Panicf", "Panicln"}
+	return match.IsBuiltin(info, call.Fun, "panic") ||
+		match.IsPkgFunc(info, call, "log", logs...) || match.IsMethod(info, call, "log", logs...) ||
+		match.IsPkgFunc(info, call, "os", "Exit") || match.IsPkgFunc(info, call, "runtime", "Goexit")
 }
 
 func calleeName(info *types.Info, call *ast.CallExpr) string {

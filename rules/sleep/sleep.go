@@ -12,6 +12,7 @@ import (
 
 	"github.com/unflake/unflake/internal/bubble"
 	"github.com/unflake/unflake/internal/handover"
+	"github.com/unflake/unflake/internal/intent"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
 )
@@ -165,6 +166,15 @@ func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
 		return
 	}
 
+	// Have: the tests that reach the wait. One that says it keeps real
+	// time, or a comment next to the wait that does, keeps the wait:
+	// neither a bubble nor a fake clock's advance.
+	if why := a.keepsTime(s, reach); why != "" {
+		d.NotFixed = why
+		a.pass.Report(d)
+		return
+	}
+
 	spawn := ""
 	for _, t := range reach {
 		if spawn == "" {
@@ -234,6 +244,26 @@ func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
 		d.Blockers = blockers(d.NotFixed)
 	}
 	a.pass.Report(d)
+}
+
+// keepsTime says why the wait s stays on the real clock: a comment next
+// to it, or a test in reach (its name or comments), says it exercises
+// the wall clock (package intent); or "".
+func (a *analysis) keepsTime(s *site, reach []*bubble.Target) string {
+	const by = "a virtual or fake clock"
+	if said, ok := intent.Of(intent.Clock, nil, intent.Comments(a.pass.Fset, s.file, s.stmt)); ok {
+		return said.Reason("the sleep", by)
+	}
+	for _, t := range reach {
+		if said, ok := t.Says(intent.Clock); ok {
+			who := "the test"
+			if len(reach) > 1 {
+				who = t.Name()
+			}
+			return said.Reason(who, by)
+		}
+	}
+	return ""
 }
 
 // first is the first reason of list, or "".

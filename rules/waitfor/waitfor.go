@@ -261,7 +261,7 @@ func (c *checker) check(file *ast.File, parent ast.Node, list []ast.Stmt, i int,
 	if g == nil {
 		return // nothing checked right after the wait: not this rule's
 	}
-	if match.InGoroutine(c.info, stack) {
+	if match.InGoroutine(c.info, stack) || c.goOnly(stack) {
 		return // a goroutine's pause, not the test waiting
 	}
 	if v := c.hands.Enclosing(stack); v.Kind != handover.Own {
@@ -298,6 +298,66 @@ func (c *checker) check(file *ast.File, parent ast.Node, list []ast.Stmt, i int,
 		d.Fix = fix
 	}
 	c.pass.Report(d)
+}
+
+// goOnly reports whether the innermost function literal among stack is
+// kept in a local variable that is only ever called by go statements
+// (worker := func(id int) { ... }; go worker(1)): its body runs on other
+// goroutines only, never on the test's.
+func (c *checker) goOnly(stack []ast.Node) bool {
+	var lit *ast.FuncLit
+	k := len(stack) - 1
+	for ; k >= 1 && lit == nil; k-- {
+		lit, _ = stack[k].(*ast.FuncLit)
+	}
+	if lit == nil {
+		return false
+	}
+	// Have: lit, and stack[k] is the node holding it.
+	var v *types.Var
+	var def *ast.Ident
+	switch p := stack[k].(type) {
+	case *ast.AssignStmt:
+		for i, r := range p.Rhs {
+			if r == lit && len(p.Lhs) == len(p.Rhs) {
+				def, _ = p.Lhs[i].(*ast.Ident)
+			}
+		}
+	case *ast.ValueSpec:
+		for i, r := range p.Values {
+			if r == lit && len(p.Names) == len(p.Values) {
+				def = p.Names[i]
+			}
+		}
+	}
+	if def == nil {
+		return false
+	}
+	v, _ = c.info.ObjectOf(def).(*types.Var)
+	if v == nil || v.Parent() == nil || v.Pkg() == nil || v.Parent() == v.Pkg().Scope() {
+		return false // not a local: other code may call it
+	}
+	// Every other use of v is the function of a go statement's call.
+	calls, only := 0, true
+	match.WithStack(stack[0], func(n ast.Node, st []ast.Node) bool {
+		id, ok := n.(*ast.Ident)
+		if !ok || id == def || c.info.Uses[id] != v || !only {
+			return only
+		}
+		if len(st) < 2 {
+			only = false
+			return false
+		}
+		call, isCall := st[len(st)-1].(*ast.CallExpr)
+		_, isGo := st[len(st)-2].(*ast.GoStmt)
+		if !isCall || call.Fun != ast.Expr(id) || !isGo {
+			only = false
+			return false
+		}
+		calls++
+		return true
+	})
+	return only && calls > 0
 }
 
 func sIf(b bool) string {

@@ -11,6 +11,7 @@ import (
 	"github.com/dave/dst"
 
 	"github.com/unflake/unflake/internal/bubble"
+	"github.com/unflake/unflake/internal/intent"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
 )
@@ -473,7 +474,15 @@ func (c *checker) report(s *site) {
 	}
 	// Have: the assertion, its test, and whether the timed region waits
 	// on the clock or on other goroutines.
+	said, says := t.Says(intent.Clock)
+	if !says {
+		said, says = intent.Of(intent.Clock, nil, intent.Comments(c.pass.Fset, s.file, s.stmt))
+	}
 	switch {
+	case says:
+		// The test says the wall clock is what it is about: neither
+		// virtual time nor a dropped budget keeps that.
+		d.NotFixed = said.Reason("the test", "a synctest bubble's virtual clock or a dropped budget")
 	case s.lower || waits:
 		// Every reason, not only the first (see the sleep rule).
 		blocked, unproven := c.bubbles.Blockers([]*bubble.Target{t}, nil)

@@ -1,0 +1,141 @@
+package intent
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"reflect"
+	"testing"
+)
+
+func TestSplitName(t *testing.T) {
+	for name, want := range map[string][]string{
+		"TestCacheOverTCP":    {"test", "cache", "over", "tcp"},
+		"TestHTTPCache":       {"test", "http", "cache"},
+		"TestTcpDial":         {"test", "tcp", "dial"},
+		"TestTCPServer":       {"test", "tcp", "server"},
+		"TestUDP4":            {"test", "udp", "4"},
+		"test_real_clock":     {"test", "real", "clock"},
+		"TestX/over a socket": {"test", "x", "over", "a", "socket"},
+		"":                    nil,
+	} {
+		var got []string
+		for _, w := range splitName(name) {
+			got = append(got, w.lower)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("splitName(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestName(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		claim Claim
+		want  string
+	}{
+		{"TestCacheOverTCP", Network, "TCP"},
+		{"TestTcpDial", Network, "Tcp"},
+		{"testConnTCP", Network, "TCP"},
+		{"TestUnixSocket", Network, "Socket"},
+		{"TestCache/over loopback", Network, "loopback"},
+		{"TestOnRealNetwork", Network, "RealNetwork"},
+		{"TestWithRealClock", Clock, "RealClock"},
+		{"TestWallClockBudget", Clock, "WallClock"},
+		{"TestRealDisk", FileSystem, "RealDisk"},
+		// A word inside a longer one is not the word.
+		{"TestHTTPCache", Network, ""},
+		{"TestStcpish", Network, ""},
+		{"TestSocketless", Network, ""},
+		{"TestNetworkPartition", Network, ""},
+		// Live updates, not the clock.
+		{"TestRealTimeUpdates", Clock, ""},
+		{"TestCacheOverTCP", Clock, ""},
+	} {
+		if got := Name(c.name, c.claim); got != c.want {
+			t.Errorf("Name(%q, %v) = %q, want %q", c.name, c.claim, got, c.want)
+		}
+	}
+}
+
+func TestComment(t *testing.T) {
+	const socket = "The cache is served over a real socket here, so this test must keep real time."
+	for _, c := range []struct {
+		text  string
+		claim Claim
+		want  string
+	}{
+		{socket, Network, "real socket"},
+		{socket, Clock, "must keep real time"},
+		{socket, FileSystem, ""},
+		{"This test needs a real TCP connection.", Network, "needs a real TCP connection"},
+		{"It must use TCP: pipes hide the bug.", Network, "must use TCP"},
+		{"Deliberately over loopback.", Network, "Deliberately over loopback"},
+		{"Times the call with the wall-clock.", Clock, "wall-clock"},
+		{"Writes to the real disk, not memory.", FileSystem, "real disk"},
+		{"Uses the OS temp dir.", FileSystem, "OS temp dir"},
+		// A mention is not a claim: the comment describes the code.
+		{"The server answers over TCP.", Network, ""},
+		{"Dial the listener's address.", Network, ""},
+		{"Wait for the goroutine; time passes.", Clock, ""},
+		// A negation cancels the phrase.
+		{"The test needs no real network.", Network, ""},
+		{"In memory instead of the real network.", Network, ""},
+		{"Faster than real time.", Clock, ""},
+		{"A bubble cannot hold the real network.", Network, ""},
+		// Not across a sentence.
+		{"It must be quick. TCP is slow.", Network, ""},
+		{"It is real. Time passes.", Clock, ""},
+	} {
+		if got := Comment(c.text, c.claim); got != c.want {
+			t.Errorf("Comment(%q, %v) = %q, want %q", c.text, c.claim, got, c.want)
+		}
+	}
+}
+
+func TestOf(t *testing.T) {
+	const src = `package p
+
+// TestCache checks the cache.
+func TestCache(t *testing.T) {
+	// The cache is served over a real socket here, so this test must
+	// keep real time.
+	x := 1 // trailing
+	_ = x
+}
+
+// Unrelated.
+func helper() {}
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "p.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := f.Decls[0].(*ast.FuncDecl)
+	groups := Comments(fset, f, fd)
+	if len(groups) != 3 {
+		t.Fatalf("Comments: %d groups, want 3 (doc, body, trailing)", len(groups))
+	}
+	s, ok := Of(Network, []string{fd.Name.Name}, groups)
+	if want := `the test says it exercises the real network (a comment says "real socket"), which net.Pipe would replace; left as is`; !ok || s.Reason("the test", "net.Pipe") != want {
+		t.Errorf("Of(Network) = %q, %v", s.Reason("the test", "net.Pipe"), ok)
+	}
+	s, ok = Of(Clock, []string{fd.Name.Name}, groups)
+	if !ok || s.Where != `a comment says "must keep real time"` {
+		t.Errorf("Of(Clock) = %+v, %v", s, ok)
+	}
+	if s, ok := Of(Network, []string{"TestCacheOverTCP"}, nil); !ok || s.Where != "its name says TCP" {
+		t.Errorf("Of(Network, TestCacheOverTCP) = %+v, %v", s, ok)
+	}
+	helper := f.Decls[1].(*ast.FuncDecl)
+	if groups := Comments(fset, f, helper); len(groups) != 1 || groups[0].Text() != "Unrelated.\n" {
+		t.Errorf("Comments(helper) = %v", groups)
+	}
+	// A statement's comment above it and its trailing one.
+	stmt := fd.Body.List[0]
+	if groups := Comments(fset, f, stmt); len(groups) != 2 {
+		t.Errorf("Comments(stmt): %d groups, want 2", len(groups))
+	}
+}
