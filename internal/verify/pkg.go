@@ -165,7 +165,7 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 		}
 		tests = nil
 		for _, name := range strings.Fields(string(out)) {
-			if rewrite.IsTestName(name) {
+			if rewrite.IsTestName(name) && !isBench(name) {
 				tests = append(tests, name)
 			}
 		}
@@ -173,6 +173,17 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 			return w.holdAll(&rewrite.Revert{Kind: revert.NoTest, Detail: "no test runs it"})
 		}
 	}
+	// Benchmarks never run: their time is what they measure, and a
+	// package's may take minutes. A fix in one is not verified.
+	var benchRuns []TestRun
+	tests = slices.DeleteFunc(slices.Clone(tests), func(n string) bool {
+		if isBench(n) {
+			benchRuns = append(benchRuns, TestRun{Dir: w.dir, Name: n, Why: &rewrite.Revert{Kind: revert.NoTest, Test: n,
+				Detail: n + " is a benchmark, and verification runs no benchmark"}})
+			return true
+		}
+		return false
+	})
 
 	// In the probe phase a failure under load is the evidence sought (the
 	// checks after the removed wait race with the code): it is not
@@ -183,6 +194,7 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 	if err != nil {
 		return nil, nil, err
 	}
+	runs = append(runs, benchRuns...)
 
 	// Have: each test's runs. Hold back the fixes of the tests that did
 	// not pass: all of them when nothing could be verified, the one that
@@ -449,7 +461,7 @@ func (v *verifier) testRun(dir string, b *beforeRuns, bins binaries, name string
 		run.Why = &rewrite.Revert{Kind: revert.Skips, Test: name, Detail: msg}
 		return run, nil
 	case before.passed[name] == 0:
-		run.Why = &rewrite.Revert{Kind: revert.NoTest, Test: name, Detail: name + " did not run"}
+		run.Why = &rewrite.Revert{Kind: revert.NoTest, Test: name, Detail: name + " did not run" + exampleNote(name)}
 		return run, nil
 	}
 	run.Before = before.mean()
@@ -521,27 +533,26 @@ func (v *verifier) settle(dir string, b *beforeRuns, bins binaries, j job, name 
 	if !why.AfterRewrite() || why.Kind == revert.BuildAfter {
 		return settled{why: why}, nil
 	}
-	mean := before.mean()
+	befores := map[string]*outcome{name: before}
 	alone := j
-	alone.alone, alone.count = true, 2
-	v.limit(&alone, mean)
-	o, err := v.r.exec(v.r.ctx, dir, alone)
+	alone.alone, alone.count = true, 1
+	v.limit(&alone, befores)
+	runs, total, again, err := v.seqRuns(dir, alone, 2, name, before)
 	if err != nil {
 		return settled{}, err
 	}
 	repro := alone
-	again := failure(o, name, alone.count, before)
 	if again == nil {
 		// Passed alone: the rest of the runs, alone too.
-		rest := job{bin: bins.plain, name: name, run: j.run, bench: j.bench, src: bins.src, alone: true}
-		rest.count = v.fit(mean, o.mean())
-		v.limit(&rest, mean)
-		seq, err := v.r.exec(v.r.ctx, dir, rest)
+		rest := job{bin: bins.plain, name: name, run: j.run, bench: j.bench, src: bins.src, alone: true, count: 1}
+		v.limit(&rest, befores)
+		k := v.fit(before.mean(), total/time.Duration(max(runs, 1)))
+		more, moreTotal, why2, err := v.seqRuns(dir, rest, k, name, before)
 		if err != nil {
 			return settled{}, err
 		}
-		if again = failure(seq, name, rest.count, before); again == nil {
-			return settled{alone: why.Detail, runs: alone.count + rest.count, after: mean2(o, seq)}, nil
+		if again = why2; again == nil {
+			return settled{alone: why.Detail, runs: runs + more, after: (total + moreTotal) / time.Duration(max(runs+more, 1))}, nil
 		}
 		repro = rest
 	}
@@ -558,12 +569,23 @@ func (v *verifier) settle(dir string, b *beforeRuns, bins binaries, j job, name 
 	return settled{why: confirmed, repro: &repro}, nil
 }
 
-// mean2 is the mean time of a run over two outcomes.
-func mean2(a, b *outcome) time.Duration {
-	if n := a.tops + b.tops; n > 0 {
-		return (a.elapsed + b.elapsed) / time.Duration(n)
+// seqRuns runs j (one run of the test name) n times, one process after
+// another, until one fails: the runs made and their time (the passing
+// ones), and why the one that failed did.
+func (v *verifier) seqRuns(dir string, j job, n int, name string, before *outcome) (int, time.Duration, *rewrite.Revert, error) {
+	runs, total := 0, time.Duration(0)
+	for range n {
+		o, err := v.r.exec(v.r.ctx, dir, j)
+		if err != nil {
+			return runs, total, nil, err
+		}
+		if why := failure(o, name, j.count, before); why != nil {
+			return runs, total, why, nil
+		}
+		runs += j.count
+		total += o.elapsed
 	}
-	return 0
+	return runs, total, nil, nil
 }
 
 // clashWords are what a failure over a resource another process holds
@@ -639,7 +661,28 @@ func (v *verifier) confirm(dir string, b *beforeRuns, bins binaries, j job, name
 	if again == nil {
 		return why, nil
 	}
+	if notRun(o, name) {
+		// The binary from before did not run the test at all this time:
+		// no run of it failed, so nothing shows it flaky, and nothing
+		// was verified.
+		return &rewrite.Revert{Kind: revert.NoTest, Test: name, Detail: name + " did not run" + exampleNote(name)}, nil
+	}
 	return &rewrite.Revert{Kind: revert.FlakyBefore, Test: why.Test, Detail: again.Detail}, nil
+}
+
+// notRun reports whether a process did not run the top-level test name
+// at all: it neither passed, failed nor skipped.
+func notRun(o *outcome, name string) bool {
+	_, skips := o.skipped[name]
+	return o.passed[name] == 0 && !skips && (o.test == "" || topLevel(o.test) != name) && !o.failed
+}
+
+// exampleNote explains why an example may not run.
+func exampleNote(name string) string {
+	if strings.HasPrefix(name, "Example") {
+		return " (an example runs only when it has an output comment)"
+	}
+	return ""
 }
 
 // failure says why a process of count runs of the top-level test name
@@ -674,7 +717,7 @@ func failure(o *outcome, name string, count int, before *outcome) *rewrite.Rever
 	if msg, ok := o.skipped[p]; ok {
 		return &rewrite.Revert{Kind: revert.Vanished, Test: topLevel(p), Detail: p + " skips (" + msg + ")"}
 	}
-	return &rewrite.Revert{Kind: revert.Vanished, Test: topLevel(p), Detail: p + " passed before the rewrite and did not run after it"}
+	return &rewrite.Revert{Kind: revert.Vanished, Test: topLevel(p), Detail: p + " passed before the rewrite and did not run after it" + exampleNote(p)}
 }
 
 // packageRun runs the package's whole test binary once after the rewrite
