@@ -229,11 +229,11 @@ type job struct {
 	timeout time.Duration
 	// limits is how long each top-level test may run after the rewrite
 	// before it counts as hung (hangAfter): exec stops the process then.
-	limits  map[string]time.Duration
-	procs1  bool              // GOMAXPROCS=1
-	race    bool              // bin is the -race build after the rewrite
-	alone   bool              // with no other test process running
-	src     map[string][]byte // the overlay's files by base name (binaries.src)
+	limits map[string]time.Duration
+	procs1 bool              // GOMAXPROCS=1
+	race   bool              // bin is the -race build after the rewrite
+	alone  bool              // with no other test process running
+	src    map[string][]byte // the overlay's files by base name (binaries.src)
 }
 
 // sources returns the source lines of the package in dir as the job's
