@@ -39,7 +39,10 @@ func (s fixSite) covers(test string) bool { return s.test == "" || s.test == tes
 // verify verifies each package directory's changes in res, concurrently,
 // and says which fixes to hold back. decide is the engine hook of the
 // round (for bisecting, which runs the engine again on one package).
-func (v *verifier) verify(cfg *rewrite.Config, decide func(rewrite.Site) rewrite.Decision, res *rewrite.Result) ([]TestRun, []Held, error) {
+//
+// onPkg, if set, is called as each package's verification ends, one
+// call at a time, with its runs and the fixes it holds back.
+func (v *verifier) verify(cfg *rewrite.Config, decide func(rewrite.Site) rewrite.Decision, res *rewrite.Result, onPkg func(*pkgWork, []TestRun, []Held)) ([]TestRun, []Held, error) {
 	var work []*pkgWork
 	byDir := map[string]*pkgWork{}
 	modChanges := map[string][]rewrite.Change{} // module directory → its changes
@@ -99,10 +102,16 @@ func (v *verifier) verify(cfg *rewrite.Config, decide func(rewrite.Site) rewrite
 	results := make([]result, len(work))
 	var wg sync.WaitGroup
 	v.r.track.startRound(len(work))
+	var onMu sync.Mutex
 	for i, w := range work {
 		wg.Go(func() {
 			runs, held, err := v.verifyPkg(cfg, decide, w)
 			results[i] = result{runs, held, err}
+			if err == nil && onPkg != nil {
+				onMu.Lock()
+				onPkg(w, runs, held)
+				onMu.Unlock()
+			}
 			v.r.track.pkgDone()
 		})
 	}
