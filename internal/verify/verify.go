@@ -136,7 +136,7 @@ type Verification struct {
 	// Remembered counts the fixes held back because an earlier run
 	// reverted them (Options.Memory): they were not tried again.
 	Remembered int
-	NoRace   string    // why no run used the race detector, when none did
+	NoRace     string // why no run used the race detector, when none did
 
 	// Probed are the outcomes of the fixes' probes (rule.Hypothesis.Probe), in
 	// the order decided, and ProbeRounds the probe phase's rounds (not
