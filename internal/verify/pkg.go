@@ -744,8 +744,18 @@ func (v *verifier) packageRun(dir string, b *beforeRuns, bins binaries, alone bo
 		// A whole suite under load may take longer than one test's limit.
 		timeout = max(timeout, 2*before.wall+time.Minute)
 	}
+	// The affected tests, whose time before is known, are stopped as
+	// hung at their own limit here too.
+	limits := map[string]time.Duration{}
+	b.mu.Lock()
+	for n, o := range b.tests {
+		if passes(o, n) {
+			limits[n] = hangAfter(o.mean(), false)
+		}
+	}
+	b.mu.Unlock()
 	runAfter := func() (*outcome, error) {
-		return v.r.exec(v.r.ctx, dir, job{bin: bins.plain, count: 1, timeout: timeout, src: bins.src, alone: alone})
+		return v.r.exec(v.r.ctx, dir, job{bin: bins.plain, count: 1, timeout: timeout, src: bins.src, alone: alone, limits: limits})
 	}
 	after, err := runAfter()
 	if err != nil {
