@@ -582,6 +582,14 @@ func TestTogetherRunsTestsAloneAfterAHang(t *testing.T) {
 	if shared != 1 {
 		t.Errorf("%d shared processes after the rewrite, want 1 (the one that hung)", shared)
 	}
+	// A hang costs its limit once: the hung test is not run again alone
+	// after the rewrite, only confirmed on the binary from before it.
+	if ranAlone(p.processes(afterBin), "TestB") {
+		t.Errorf("the hung test ran alone again after the rewrite")
+	}
+	if !ranAlone(p.processes(beforeBin), "TestB") {
+		t.Errorf("the hang was not confirmed on the binary from before the rewrite")
+	}
 }
 
 // A test that fails its second run in one process (state in package

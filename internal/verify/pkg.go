@@ -542,6 +542,15 @@ func (v *verifier) settle(dir string, b *beforeRuns, bins binaries, j job, name 
 	if !why.AfterRewrite() || why.Kind == revert.BuildAfter {
 		return settled{why: why}, nil
 	}
+	if why.Kind == revert.Hangs {
+		// Still running at several times its own time (hangAfter) is
+		// not what load does; running it alone again would only pay
+		// the limit twice. The run from before the rewrite still says
+		// whether the test hangs on its own.
+		j.alone = true
+		confirmed, err := v.confirm(dir, b, bins, j, name, before, why)
+		return settled{why: confirmed, repro: &j}, err
+	}
 	befores := map[string]*outcome{name: before}
 	alone := j
 	alone.alone, alone.count = true, 1
