@@ -173,7 +173,7 @@ func fixRun(opts *options, patterns []string, diff bool, format string, raiseGo 
 	}
 	if v != nil {
 		for _, f := range res.Findings {
-			if f.Revert != nil && f.Revert.Kind != revert.Companion && f.Revert.Kind != revert.Stopped {
+			if f.Revert != nil && f.Revert.Kind != revert.Companion {
 				f.File = rel(base, f.File)
 				fmt.Fprintln(opts.stderr, f.String())
 			}
