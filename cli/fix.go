@@ -158,7 +158,7 @@ func fixRun(opts *options, patterns []string, diff bool, format string, raiseGo 
 	var stopped *interrupted
 	if err != nil && (!errors.As(err, &stopped) || res == nil) {
 		if stopped != nil {
-			stopped.done = "nothing was verified yet; no file changed"
+			stopped.done = "no file changed"
 		}
 		return err
 	}
