@@ -12,12 +12,17 @@
 // round limit ever leaves it unverified. Before the rewrite the affected
 // top-level tests of a package run once, together, to confirm they pass
 // and to time them. After it, they run Options.Count times, together
-// in each process, spread over parallel processes that together
-// oversubscribe the CPUs (a loaded CI runner is where flakes come from),
-// with at least one run at GOMAXPROCS=1 and one under the race detector
-// where the platform has one; a test the rewrite did not make faster
-// runs only as often as fits in five times its time before, so verifying
-// costs a multiple of the tests' own time. The first failure stops the
+// in each process and once in each (as go test runs them: a test that
+// keeps state in package variables fails a second run in one process),
+// in parallel processes that together oversubscribe the CPUs (a loaded
+// CI runner is where flakes come from), with at least one run at
+// GOMAXPROCS=1 and one under the race detector where the platform has
+// one; a test the rewrite did not make faster runs only as often as fits
+// in five times its time before, so verifying costs a multiple of the
+// tests' own time. A rewritten test still running at a few times its own
+// time before has hung, and its process is stopped then (watch.go).
+// Benchmarks never run. Each test process gets a temporary directory of
+// its own, removed when it ends or is killed. The first failure stops the
 // other processes; a failure that names a test settles that test alone
 // while the others run together again, and one that names none (a test
 // that leaks a goroutine from a testing/synctest bubble kills its whole
@@ -31,7 +36,9 @@
 // clash (settle, in pkg.go). When a test with several fixes fails, the fixes are bisected
 // and only the one that fails it is reverted. Last, each package's whole
 // test binary runs once with every kept fix, to catch fixes that break
-// another test.
+// another test. As each package's verification ends, its unproven fixes
+// are reported kept or reverted (Options.Decided, decided.go); when ctx
+// ends, Run returns what the packages verified so far keep.
 //
 // A fix with a probe (rule.Hypothesis.Probe: the wait it replaces removed, with
 // nothing in its place) goes through a probe phase first: the engine
