@@ -80,9 +80,10 @@ type Options struct {
 	// Count is the number of runs of each test after the rewrite; 0
 	// means 20. Before it, a test runs once.
 	Count int
-	// Timeout is the -test.timeout of each process; 0 means 5m. After
-	// the rewrite a process also stops at 3 times the test's time
-	// before per run, plus 30s: a rewrite must not make a test slower.
+	// Timeout is the most one run of a test may take (the -test.timeout
+	// of a process before the rewrite, for each test it runs); 0 means
+	// 5m. After the rewrite a test is stopped as hung much sooner, at a
+	// few times its own time before (hangAfter, in batch.go).
 	Timeout time.Duration
 	// Procs is the number of test processes run at once; 0 means twice
 	// GOMAXPROCS.
