@@ -29,7 +29,9 @@ Results are cached (in unflake/ under the user's cache directory, or in
 $UNFLAKE_CACHE): a run over code, options and environment that have not
 changed since an earlier one prints that run's result without loading
 anything. UNFLAKE_CACHE=off turns the cache off; --verify and
---changed-since never use it.`,
+--changed-since never use it for results, but --verify remembers there the
+unproven fixes a test failed after, so that later runs do not try them
+again.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON {
 				if cmd.Flags().Changed("format") && format != formatJSON {

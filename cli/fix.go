@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -39,12 +40,25 @@ With --verify it also tries the fixes the static analysis could not prove
 safe, and runs the tests each fix touches before and after it (the rewritten
 files are given to go test through -overlay; the working tree is not touched
 until the end). Each affected top-level test runs once before the rewrite
-and --verify-count times after it, in parallel processes that oversubscribe
-the CPUs, one at GOMAXPROCS=1 and one under -race. A fix is kept only if its
-test passed before and passes every run after; the others are reverted and
-reported with what failed (see unflake check). A test that skips verifies
-nothing. A fix that a test failed after is recorded at its site as a
-generated //unflake:ignore line, so that no later run proposes it again.
+and --verify-count times after it, each run a process of its own: one at
+GOMAXPROCS=1 (which times it), one under -race, the rest in parallel
+processes that oversubscribe the CPUs; a test the rewrite did not make
+faster runs only as often as fits in five times its time before. A
+rewritten test still running at four times its time before (at least 10s)
+has hung and is stopped then. Tests whose fixes pass are then run on
+mutants of the code under test (--verify-mutants), and the package's whole
+test binary once. Benchmarks never run. A fix is kept only if its test
+passed before and passes every run after; the others are reverted and
+reported with what failed (see unflake check). A test that skips or does
+not run verifies nothing. On a terminal each fix is reported as it is kept
+or reverted. On SIGINT or SIGTERM the fixes verified so far are written
+(or diffed), the rest left as they were.
+
+A fix that a test failed after is remembered in unflake's cache directory
+(UNFLAKE_CACHE; "off" forgets), so that a later --verify does not try it
+again; the diff holds fixes only. With --record-ignores it is also
+recorded at its site as a generated //unflake:ignore line, which every
+later run honours and a reviewer sees.
 
 With --diff, --format json prints {"findings": [...], "diff": "..."};
 --format sarif the findings as a SARIF 2.1.0 log; --format github a
@@ -92,6 +106,7 @@ unlock).`,
 	cmd.Flags().StringVar(&planPath, "plan", "", "apply one batch of the plan in `PLAN.json` (with --batch)")
 	cmd.Flags().IntVar(&batch, "batch", 0, "with --plan, the batch `K` to apply")
 	cmd.Flags().BoolVar(&raiseGo, "raise-go", false, "raise a module's go directive where a newer go version unlocks fixes, and apply them")
+	cmd.Flags().BoolVar(&opts.recordIgnores, "record-ignores", false, "with --verify, write a generated //unflake:ignore line at the site of each fix a test failed after")
 	addAnalysisFlags(cmd, opts)
 	addChangedSinceFlag(cmd, opts)
 	addVerifyFlags(cmd, opts)
@@ -103,8 +118,8 @@ unlock).`,
 func addVerifyFlags(cmd *cobra.Command, opts *options) {
 	f := cmd.Flags()
 	f.BoolVar(&opts.verify, "verify", false, "run the affected tests before and after each fix; keep only fixes whose tests pass every time")
-	f.IntVar(&opts.verifyCount, "verify-count", verify.DefaultCount, "with --verify, run each affected test `N` times after the rewrite (once before), in parallel processes, one at GOMAXPROCS=1 and one under -race")
-	f.DurationVar(&opts.verifyTimeout, "verify-timeout", 5*time.Minute, "with --verify, the -test.timeout of each run")
+	f.IntVar(&opts.verifyCount, "verify-count", verify.DefaultCount, "with --verify, run each affected test `N` times after the rewrite (once before), each run a process of its own: one at GOMAXPROCS=1, one under -race, the rest in parallel processes that oversubscribe the CPUs; a test the rewrite did not make faster runs only as often as fits in five times its time before (3 at least), so a summary may say \"6 to 20 runs\"")
+	f.DurationVar(&opts.verifyTimeout, "verify-timeout", 5*time.Minute, "with --verify, the most a run of one test may take; after the rewrite a test still running at four times its time before (at least 10s) has hung and is stopped then")
 	f.BoolVar(&opts.verifyMutants, "verify-mutants", true, "with --verify, keep an unproven fix only if its test still fails on every mutant of the code under test that the original fails on")
 	prev := cmd.PreRunE
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
@@ -138,7 +153,13 @@ func fixRun(opts *options, patterns []string, diff bool, format string, raiseGo 
 	} else {
 		res, v, base, err = opts.analyse(patterns)
 	}
-	if err != nil {
+	// A run a signal stopped goes on with what was verified so far: it
+	// is written (or diffed), and the rest left as it was.
+	var stopped *interrupted
+	if err != nil && (!errors.As(err, &stopped) || res == nil) {
+		if stopped != nil {
+			stopped.done = "no file changed"
+		}
 		return err
 	}
 	errs := opts.reportErrors(res, base)
@@ -157,9 +178,15 @@ func fixRun(opts *options, patterns []string, diff bool, format string, raiseGo 
 				fmt.Fprintln(opts.stderr, f.String())
 			}
 		}
+		for _, line := range keptLines(res, v, base) {
+			fmt.Fprintln(opts.stderr, line)
+		}
 	}
 	if errs == nil || len(res.Changes) > 0 {
 		s := summary(res, diff)
+		if v != nil && len(res.Changes) == 0 {
+			s = noChangeSummary(res, diff)
+		}
 		if len(raises) > 0 {
 			s += "; " + raiseSummary(raises, diff)
 		}
@@ -171,6 +198,17 @@ func fixRun(opts *options, patterns []string, diff bool, format string, raiseGo 
 			fmt.Fprintln(opts.stderr, held)
 		}
 	}
+	if stopped != nil {
+		switch {
+		case len(res.Changes) == 0:
+			stopped.done = "no fix was verified before it; no file changed"
+		case diff:
+			stopped.done = "the diff above holds the fixes verified before it; the others were left out"
+		default:
+			stopped.done = "the fixes verified before it were written; the others were left as they were"
+		}
+		return stopped
+	}
 	if errs != nil {
 		return errs
 	}
@@ -178,6 +216,57 @@ func fixRun(opts *options, patterns []string, diff bool, format string, raiseGo 
 		return errFindings
 	}
 	return nil
+}
+
+// noChangeSummary is the summary of a verified run that changes no file:
+// "unflake: no file changed: the 1 fix verification tried was reverted".
+func noChangeSummary(res *rewrite.Result, diff bool) string {
+	s := "unflake: no file changed"
+	if diff {
+		s = "unflake: would change no file"
+	}
+	reverted, left := 0, 0
+	for _, f := range res.Findings {
+		switch {
+		case f.Revert != nil && f.Revert.AfterRewrite():
+			reverted++
+		case !f.Fixed:
+			left++
+		}
+	}
+	if reverted > 0 {
+		s += fmt.Sprintf(": verification reverted every fix it tried (%s)", plural(reverted, "fix"))
+	}
+	if left > 0 {
+		s += fmt.Sprintf("; %s not fixed (see unflake check)", plural(left, "finding"))
+	}
+	return s
+}
+
+// keptLines lists the unproven fixes verification kept, one a line:
+// "unflake: kept a/a_test.go:12 sleep (20 runs, 1.2s → 0.1s)". Proven
+// fixes, kept without runs, are counted in the summary only.
+func keptLines(res *rewrite.Result, v *verify.Verification, base string) []string {
+	runs := map[string]verify.TestRun{}
+	for _, t := range v.Tests {
+		runs[filepath.Join(t.Dir, t.Name)] = t
+	}
+	var out []string
+	for _, f := range res.Findings {
+		if !f.Fixed || !f.Unproven || !f.Verified {
+			continue
+		}
+		n := runs[filepath.Join(filepath.Dir(f.File), topLevelName(f.Test))].Runs
+		out = append(out, fmt.Sprintf("unflake: kept %s:%d %s (%s)", rel(base, f.File), f.Line, f.Rule,
+			runsAndTimes(n, time.Duration(f.BeforeMs)*time.Millisecond, time.Duration(f.AfterMs)*time.Millisecond)))
+	}
+	return out
+}
+
+// topLevelName is the top-level test of a test path ("TestX/sub" → "TestX").
+func topLevelName(test string) string {
+	top, _, _ := strings.Cut(test, "/")
+	return top
 }
 
 // summary is the one-line report of a fix run.
@@ -240,10 +329,14 @@ func verifySummary(v *verify.Verification, base string) string {
 		s += fmt.Sprintf(" (%s each after the rewrite)", plural(most, "run"))
 	case least > 0:
 		// A test the rewrite did not make faster runs fewer times.
-		s += fmt.Sprintf(" (%d to %d runs each after the rewrite)", least, most)
+		s += fmt.Sprintf(" (%d to %d runs each after the rewrite: fewer for a test the rewrite did not make faster)", least, most)
 	}
-	if kept > 0 {
+	switch {
+	case kept > 0 && after < before:
 		s += fmt.Sprintf("; measured %.1fs → %.1fs", before.Seconds(), after.Seconds())
+	case kept > 0 && after > 0:
+		// Kept because they pass every run, not because they save time.
+		s += fmt.Sprintf("; kept as deterministic, not faster (%.1fs → %.1fs)", before.Seconds(), after.Seconds())
 	}
 	for _, g := range v.Gains {
 		fixes := fmt.Sprintf("%d %s fixes", g.Fixes, g.Rule)
@@ -259,6 +352,12 @@ func verifySummary(v *verify.Verification, base string) string {
 	}
 	if v.Recorded > 0 {
 		s += fmt.Sprintf("; %s recorded as //unflake:ignore", strings.Replace(plural(v.Recorded, "fix"), "fix", "reverted fix", 1))
+	}
+	if v.Remembered > 0 {
+		s += fmt.Sprintf("; %s held back without runs: an earlier --verify reverted them (UNFLAKE_CACHE=off tries them again)", plural(v.Remembered, "fix"))
+	}
+	if v.Stopped {
+		s += "; stopped before verification ended"
 	}
 	held := 0 // fixes whose probe passed every run (verify.Probe)
 	for _, p := range v.Probed {

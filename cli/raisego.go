@@ -3,15 +3,20 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	goversion "go/version"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/unflake/unflake/internal/modedit"
 	"github.com/unflake/unflake/internal/verify"
 	"github.com/unflake/unflake/plan"
 	"github.com/unflake/unflake/rewrite"
@@ -32,37 +37,48 @@ func (o *options) goRaises(patterns []string, res *rewrite.Result, base string, 
 	return plan.GoRaises(res.Findings, raised, moduleOf(base), unproven), nil
 }
 
-// raisedFindings analyses the files where res left a finding unfixed
-// once more, with every main module's go version raised to the newest the
-// installed toolchain supports (top), and returns the findings. It never
-// changes a file. With nothing unfixed there is nothing to analyse.
-func (o *options) raisedFindings(patterns []string, res *rewrite.Result) (raised []rewrite.Finding, top string, err error) {
+// raisedAt analyses the files where res left a finding unfixed once
+// more, with every main module's go version raised to ver (a module
+// declaring a newer one keeps it), and returns the findings.
+func (o *options) raisedAt(patterns []string, res *rewrite.Result, ver string) ([]rewrite.Finding, error) {
 	unfixed := map[string]bool{}
 	for _, f := range res.Findings {
 		if !f.Fixed {
 			unfixed[f.File] = true
 		}
 	}
-	if len(unfixed) == 0 {
+	cfg, err := o.engineConfig(patterns)
+	if err != nil {
+		return nil, err
+	}
+	prev := cfg.Only
+	cfg.Only = func(path string) bool { return unfixed[path] && (prev == nil || prev(path)) }
+	cfg.GoAs = func(string) string { return ver }
+	cfg.Progress = nil
+	out, err := rewrite.Run(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return out.Findings, nil
+}
+
+// raisedFindings analyses the files where res left a finding unfixed
+// once more, with every main module's go version raised to the newest the
+// installed toolchain supports (top), and returns the findings. It never
+// changes a file. With nothing unfixed there is nothing to analyse.
+func (o *options) raisedFindings(patterns []string, res *rewrite.Result) (raised []rewrite.Finding, top string, err error) {
+	if !slices.ContainsFunc(res.Findings, func(f rewrite.Finding) bool { return !f.Fixed }) {
 		return nil, "", nil
 	}
 	cfg, err := o.engineConfig(patterns)
 	if err != nil {
 		return nil, "", err
 	}
-	top, err = toolchainGo(cfg)
-	if err != nil {
+	if top, err = toolchainGo(cfg); err != nil {
 		return nil, "", err
 	}
-	prev := cfg.Only
-	cfg.Only = func(path string) bool { return unfixed[path] && (prev == nil || prev(path)) }
-	cfg.GoAs = func(string) string { return top }
-	cfg.Progress = nil
-	out, err := rewrite.Run(cfg)
-	if err != nil {
-		return nil, "", err
-	}
-	return out.Findings, top, nil
+	raised, err = o.raisedAt(patterns, res, top)
+	return raised, top, err
 }
 
 // toolchainGo is the newest go language version ("go1.26") that both the
@@ -131,10 +147,15 @@ func (o *options) raisedFix(patterns []string) (res *rewrite.Result, v *verify.V
 	raises = plan.GoRaises(static.Findings, raised, moduleOf(base), o.verify)
 	if len(raises) == 0 {
 		res, v, base, err := o.analyse(patterns)
-		if top == "" {
+		if top == "" || err != nil {
 			return res, v, base, nil, "", err // every finding is fixed
 		}
-		return res, v, base, nil, raiseHeld(top, plan.GoHolds(static.Findings, raised), o.verify), err
+		held := plan.GoHolds(static.Findings, raised)
+		to, verr := o.heldVersion(patterns, static, held, top)
+		if verr != nil {
+			return nil, nil, "", nil, "", verr
+		}
+		return res, v, base, nil, raiseHeld(to, held, o.verify), err
 	}
 	// Verification may hold back every fix a raise unlocks in a module:
 	// then its go line stays, and the analysis runs again without its
@@ -149,22 +170,33 @@ func (o *options) raisedFix(patterns []string) (res *rewrite.Result, v *verify.V
 			kept[r.Module] = r
 		}
 		var still []plan.GoRaise
+		lower := false
 		for _, r := range raises {
 			if k, ok := kept[r.Module]; ok {
-				// The go line goes to the version the analysis ran at.
+				// The go line goes to the version the analysis ran at;
+				// when verification held back the fixes that needed
+				// the highest, the analysis runs again at the lowest
+				// the kept ones need.
 				r.Fixes, r.EstimatedSavingMs = k.Fixes, k.EstimatedSavingMs
+				if goversion.Compare(k.To, r.To) < 0 {
+					r.To, lower = k.To, true
+				}
 				still = append(still, r)
 			}
 		}
-		if len(still) == len(raises) {
+		if len(still) == len(raises) && !lower {
+			var notes []string
 			for _, r := range raises {
 				gomod := filepath.Join(base, filepath.FromSlash(r.Module), "go.mod")
 				if err := raiseGoLine(res, gomod, r.To); err != nil {
 					return nil, nil, "", nil, "", err
 				}
+				if err := completeSum(res, gomod); err != nil {
+					notes = append(notes, "unflake: "+rel(base, gomod)+" raised, but its go.sum could not be checked (run go mod tidy): "+oneLine(err.Error()))
+				}
 			}
 			slices.SortFunc(res.Changes, func(a, b rewrite.Change) int { return strings.Compare(a.Path, b.Path) })
-			return res, v, base, raises, "", nil
+			return res, v, base, raises, strings.Join(notes, "\n"), nil
 		}
 		if len(still) == 0 {
 			res, v, base, err := o.analyse(patterns)
@@ -273,16 +305,83 @@ func raiseGoLine(res *rewrite.Result, gomod, ver string) error {
 	return nil
 }
 
-// raiseHeld says, in one line, why raising the go line to top unlocks no
-// fix: no finding waits for it, or the findings that do are held back by
-// more than the go version (counted by the first other blocker, the
-// three most common named), or the fixes it unlocks are unproven and
-// only --verify would try them.
-func raiseHeld(top string, held plan.GoHeld, verify bool) string {
+// heldVersion is the go version a raise that unlocks nothing is named
+// by: the lowest version, above the oldest go line of the modules with
+// unfixed findings, at which the raised analysis holds back the same as
+// at top (the toolchain's newest). That is the version the gates ask for
+// (synctest's go1.25), not the toolchain's. It is found by bisecting the
+// versions between (an analysis of the unfixed files each); with no
+// finding the go version holds back, it is top.
+func (o *options) heldVersion(patterns []string, static *rewrite.Result, held plan.GoHeld, top string) (string, error) {
+	if held.Findings == 0 {
+		return top, nil
+	}
+	oldest := top
+	for _, f := range static.Findings {
+		if d := declaredGo(filepath.Join(moduleDir(f.File), "go.mod")); !f.Fixed && d != "" && goversion.Compare(d, oldest) < 0 {
+			oldest = d
+		}
+	}
+	var candidates []string // oldest+1 … top-1
+	for v := nextMinor(oldest); v != "" && goversion.Compare(v, top) < 0; v = nextMinor(v) {
+		candidates = append(candidates, v)
+	}
+	lo, hi := 0, len(candidates) // candidates[hi:] and top hold back the same
+	for lo < hi {
+		mid := (lo + hi) / 2
+		at, err := o.raisedAt(patterns, static, candidates[mid])
+		if err != nil {
+			return "", err
+		}
+		if reflect.DeepEqual(plan.GoHolds(static.Findings, at), held) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	if hi < len(candidates) {
+		return candidates[hi], nil
+	}
+	return top, nil
+}
+
+// goLine is the go directive of a go.mod.
+var goLine = regexp.MustCompile(`(?m)^go\s+(\d+\.\d+)`)
+
+// declaredGo is the go version ("go1.24") a go.mod declares, or "".
+func declaredGo(gomod string) string {
+	data, err := os.ReadFile(gomod)
+	if err != nil {
+		return ""
+	}
+	if m := goLine.FindSubmatch(data); m != nil {
+		return "go" + string(m[1])
+	}
+	return ""
+}
+
+// nextMinor is the go version after v ("go1.24" → "go1.25"), or "".
+func nextMinor(v string) string {
+	minor, err := strconv.Atoi(strings.TrimPrefix(goversion.Lang(v), "go1."))
+	if err != nil {
+		return ""
+	}
+	return "go1." + strconv.Itoa(minor+1)
+}
+
+// raiseHeld says, in one line, why raising the go line to ver (the
+// version the findings' gates ask for) unlocks no fix: no finding waits
+// for it, or the findings that do are held back by more than the go
+// version (counted by the first other blocker, the three most common
+// named), or the fixes it unlocks are unproven and only --verify would
+// try them.
+func raiseHeld(ver string, held plan.GoHeld, verify bool) string {
+	if held.Findings == 0 {
+		return "unflake: raising the go line would unlock no fix: no finding is held back by the go version"
+	}
+	top := ver
 	s := "unflake: raising the go line to " + top + " would unlock no fix: "
 	switch {
-	case held.Findings == 0:
-		return s + "no finding is held back by the go version"
 	case held.Unproven == held.Findings && !verify:
 		s = fmt.Sprintf("unflake: raising the go line to %s would unlock no proven fix: the %s the go version holds back would still be unproven (fix --raise-go --verify can try them): ", top, plural(held.Findings, "finding"))
 	case held.Findings == 1:
@@ -319,4 +418,97 @@ func raiseSummary(raises []plan.GoRaise, diff bool) string {
 		parts = append(parts, fmt.Sprintf("%s %s to %s (unlocks %s)", verb, filepath.ToSlash(filepath.Join(r.Module, "go.mod")), r.To, plural(r.Fixes, "fix")))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// completeSum adds to the go.sum of the module of gomod (in res.Changes)
+// the entries that loading its packages needs once its go line is
+// raised: a newer go line can change the module graph the go command
+// loads (graph pruning, the checksums it keeps), and a go.sum the raise
+// left short would fail the next build. It loads every package of the
+// module and its tests, as rewritten (-overlay), with -mod=mod and
+// -modfile pointing at a copy of the raised go.mod, so the go command
+// adds what is missing to the copies (fetching through the user's own
+// GOPROXY) and never touches the module; it removes nothing. A go.mod
+// the go command completes (requirements a pruned graph must list) is
+// taken too. A vendored module is left alone: its vendor directory, not
+// go.sum, is what its builds read.
+func completeSum(res *rewrite.Result, gomod string) error {
+	dir := filepath.Dir(gomod)
+	if _, err := os.Stat(filepath.Join(dir, "vendor", "modules.txt")); err == nil {
+		return nil
+	}
+	mi := slices.IndexFunc(res.Changes, func(c rewrite.Change) bool { return realPath(c.Path) == realPath(gomod) })
+	if mi < 0 {
+		return nil
+	}
+	sumPath := filepath.Join(dir, "go.sum")
+	si := slices.IndexFunc(res.Changes, func(c rewrite.Change) bool { return realPath(c.Path) == realPath(sumPath) })
+	var sum []byte
+	if si >= 0 {
+		sum = res.Changes[si].New
+	} else if data, err := os.ReadFile(sumPath); err == nil {
+		sum = data
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "unflake-gosum-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	modCopy := filepath.Join(tmp, "go.mod")
+	if err := os.WriteFile(modCopy, res.Changes[mi].New, 0o644); err != nil {
+		return err
+	}
+	if sum != nil {
+		if err := os.WriteFile(filepath.Join(tmp, "go.sum"), sum, 0o644); err != nil {
+			return err
+		}
+	}
+	replace := map[string]string{}
+	for i, c := range res.Changes {
+		if modedit.IsModFile(c.Path) || !strings.HasPrefix(c.Path, dir+string(filepath.Separator)) {
+			continue
+		}
+		p := filepath.Join(tmp, strconv.Itoa(i)+"_"+filepath.Base(c.Path))
+		if err := os.WriteFile(p, c.New, 0o644); err != nil {
+			return err
+		}
+		replace[c.Path] = p
+	}
+	overlay, err := json.Marshal(map[string]any{"Replace": replace})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "overlay.json"), overlay, 0o644); err != nil {
+		return err
+	}
+	cmd := exec.Command("go", "list", "-mod=mod", "-modfile="+modCopy, "-overlay="+filepath.Join(tmp, "overlay.json"), "-deps", "-test", "-f", "{{.ImportPath}}", "./...")
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go list: %v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	newSum, err := os.ReadFile(filepath.Join(tmp, "go.sum"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err == nil && !bytes.Equal(newSum, sum) {
+		c := rewrite.Change{Path: sumPath, New: newSum, Mode: 0o644}
+		if si >= 0 {
+			c.Old, c.Mode = res.Changes[si].Old, res.Changes[si].Mode
+			res.Changes[si] = c
+		} else {
+			c.Old = sum
+			if st, err := os.Stat(sumPath); err == nil {
+				c.Mode = st.Mode().Perm()
+			}
+			res.Changes = append(res.Changes, c)
+		}
+	}
+	if newMod, err := os.ReadFile(modCopy); err == nil && !bytes.Equal(newMod, res.Changes[mi].New) {
+		res.Changes[mi].New = newMod
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -268,7 +269,7 @@ func TestRaiseGoExplainsNothingUnlocked(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("stderr: want the summary and one line saying why, got:\n%s", stderr)
 	}
-	if want := " would unlock no fix: the finding the go version holds back is held back by more: 1 × the test uses the real network (net.Listen)"; !strings.HasPrefix(lines[1], "unflake: raising the go line to go1.") || !strings.HasSuffix(lines[1], want) {
+	if want := "unflake: raising the go line to go1.25 would unlock no fix: the finding the go version holds back is held back by more: 1 × the test uses the real network (net.Listen)"; lines[1] != want {
 		t.Errorf("why: %s\nwant it to end with %q", lines[1], want)
 	}
 	for k, v := range testmod.Snapshot(t, dir) {
@@ -288,5 +289,79 @@ func TestRaiseGoExplainsNothingUnlocked(t *testing.T) {
 	want := []string{"the module's go version is go1.24; synctest needs go1.25", "the test uses the real network (net.Listen)"}
 	if !reflect.DeepEqual(fs[0].Blockers, want) || fs[0].Reason != strings.Join(want, "; also: ") {
 		t.Errorf("blockers %q, reason %q; want %q", fs[0].Blockers, fs[0].Reason, want)
+	}
+}
+
+// prunedGo is a module at go 1.16 (an unpruned module graph) that needs
+// example.com/b only through example.com/a; both are directories it
+// replaces, so no checksum or network is involved. At go 1.17 and later
+// the graph is pruned, and go.mod must list b itself.
+const prunedGo = `
+-- go.mod --
+module example.com/pruned
+
+go 1.16
+
+require example.com/a v0.0.0
+
+replace (
+	example.com/a => ./a
+	example.com/b => ./b
+)
+-- x_test.go --
+package x
+
+import (
+	"testing"
+	"time"
+
+	"example.com/a"
+)
+
+func TestWait(t *testing.T) {
+	_ = a.Name()
+	time.Sleep(50 * time.Millisecond)
+}
+-- a/go.mod --
+module example.com/a
+
+go 1.16
+
+require example.com/b v0.0.0
+-- a/a.go --
+package a
+
+import "example.com/b"
+
+func Name() string { return "a" + b.Name() }
+-- b/go.mod --
+module example.com/b
+
+go 1.16
+-- b/b.go --
+package b
+
+func Name() string { return "b" }
+`
+
+// A raise that crosses into a pruned module graph completes go.mod (and
+// go.sum) as the go command needs them: the raised module builds with
+// -mod=readonly, as it did before the raise.
+func TestFixRaiseGoCompletesTheModule(t *testing.T) {
+	testmod.Slow(t)
+	t.Parallel()
+	dir := testmod.Write(t, prunedGo)
+	code, _, stderr := run(t, "-C", dir, "fix", "--raise-go", "./...")
+	if code != 0 || !strings.Contains(stderr, "raised go.mod to go1.25 (unlocks 1 fix)") {
+		t.Fatalf("fix --raise-go: exit %d\n%s", code, stderr)
+	}
+	mod, _ := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if !strings.Contains(string(mod), "example.com/b v0.0.0 // indirect") {
+		t.Errorf("go.mod does not list b:\n%s", mod)
+	}
+	cmd := exec.Command("go", "list", "-mod=readonly", "-deps", "-test", "./...")
+	cmd.Dir, cmd.Env = dir, testmod.GoEnv(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("the raised module does not build: %v\n%s", err, out)
 	}
 }

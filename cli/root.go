@@ -76,6 +76,7 @@ type options struct {
 	verifyCount   int
 	verifyTimeout time.Duration
 	verifyMutants bool
+	recordIgnores bool // fix --record-ignores
 
 	stdout, stderr io.Writer
 }
@@ -171,10 +172,12 @@ func (o *options) analyse(patterns []string) (*rewrite.Result, *verify.Verificat
 	}
 	if o.verify {
 		res, v, err := o.runVerified(cfg)
-		if err != nil {
+		var in *interrupted
+		if err != nil && !errors.As(err, &in) {
 			return nil, nil, "", err
 		}
-		return res, v, cfg.Dir, nil
+		// Interrupted: what was verified so far, and the error.
+		return res, v, cfg.Dir, err
 	}
 	res, err := rewrite.Run(cfg)
 	if err != nil {

@@ -27,8 +27,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// blocking is a module whose test, before the rewrite, tells its pid
-// through the named pipe $UNFLAKE_FIFO and then blocks forever. Its sleep
+// blocking is a module whose test, before the rewrite, tells its pid and
+// its t.TempDir through the named pipe $UNFLAKE_FIFO and then blocks
+// forever. Its sleep
 // rewrite is unproven (a goroutine nothing shows ends), so verification
 // runs the test.
 const blocking = `
@@ -51,7 +52,7 @@ func TestA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintln(f, os.Getpid())
+	fmt.Fprintln(f, os.Getpid(), t.TempDir())
 	go func() { select {} }()
 	ready := make(chan bool, 1)
 	ready <- true
@@ -119,23 +120,39 @@ func TestVerifySIGTERM(t *testing.T) {
 	}
 	defer f.Close()
 	r := bufio.NewReader(f)
-	if _, err := r.ReadString('\n'); err != nil {
+	line, err := r.ReadString('\n')
+	if err != nil {
 		t.Fatalf("reading the test's pid: %v", err)
+	}
+	_, testTemp, _ := strings.Cut(strings.TrimSpace(line), " ")
+	if !strings.HasPrefix(testTemp, tmp+string(filepath.Separator)+"unflake-verify-") {
+		t.Errorf("the test's t.TempDir %s is not under verification's own temporary directory", testTemp)
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	err := <-exited
+	err = <-exited
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
 		t.Errorf("exit: %v, want status 143\n%s", err, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "unflake: stopped by terminated") {
-		t.Errorf("stderr:\n%s", stderr.String())
+	// The summary is printed, and says what became of the fixes.
+	for _, want := range []string{
+		"unflake: no file changed",
+		"stopped before verification ended",
+		"unflake: stopped by terminated; the test processes were killed and their temporary files removed; no fix was verified before it; no file changed",
+	} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
 	}
 	// The pipe reads EOF once every writer is gone: the test process is.
 	if _, err := io.ReadAll(r); err != nil {
 		t.Errorf("reading the pipe: %v", err)
+	}
+	// The killed test could not remove its own temporary directory.
+	if _, err := os.Stat(testTemp); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the killed test's t.TempDir is left behind: %v", err)
 	}
 	entries, _ := os.ReadDir(tmp)
 	for _, e := range entries {

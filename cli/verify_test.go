@@ -209,3 +209,60 @@ func TestVerifyRetriesWithCompanions(t *testing.T) {
 		t.Errorf("stderr does not count the gain:\n%s", stderr)
 	}
 }
+
+// janitor's only sleep fix (a synctest wrap) is reverted: the goroutine
+// the test starts never ends, which panics the bubble.
+const janitor = `
+-- go.mod --
+module example.com/janitor
+
+go 1.25
+-- worker_test.go --
+package worker
+
+import (
+	"testing"
+	"time"
+)
+
+func janitor(every time.Duration) {
+	go func() {
+		for range time.Tick(every) {
+		}
+	}()
+}
+
+func TestJanitor(t *testing.T) {
+	janitor(time.Millisecond)
+	time.Sleep(5 * time.Millisecond)
+}
+`
+
+// A verified run whose every fix is reverted changes no file and says
+// so: the reverted fix is remembered outside the source, not written as
+// an ignore line. --record-ignores writes the line.
+func TestFixVerifyOnlyReverts(t *testing.T) {
+	testmod.Slow(t)
+	t.Parallel()
+	dir := testmod.Write(t, janitor)
+	before := testmod.Snapshot(t, dir)
+	code, stdout, stderr := run(t, "-C", dir, "fix", "--verify", "--verify-count=1", "--min-saving=0", "--rules=sleep", "./...")
+	if code != 0 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "worker_test.go:17:2: sleep: ") || !strings.Contains(stderr, "reverted: TestJanitor panicked after the rewrite") ||
+		!strings.Contains(stderr, "unflake: no file changed: verification reverted every fix it tried (1 fix)") || strings.Contains(stderr, "rewrote") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	for k, v := range testmod.Snapshot(t, dir) {
+		if before[k] != v {
+			t.Errorf("changed %s:\n%s", k, v)
+		}
+	}
+
+	code, _, stderr = run(t, "-C", dir, "fix", "--verify", "--record-ignores", "--verify-count=1", "--min-saving=0", "--rules=sleep", "./...")
+	src, _ := os.ReadFile(filepath.Join(dir, "worker_test.go"))
+	if code != 0 || !strings.Contains(string(src), "\t//unflake:ignore sleep reverted by unflake fix --verify: TestJanitor panicked after the rewrite") {
+		t.Errorf("exit %d, worker_test.go:\n%s\nstderr:\n%s", code, src, stderr)
+	}
+}

@@ -93,3 +93,51 @@ func TestProgressLine(t *testing.T) {
 		t.Errorf("the last line %q does not clear", got)
 	}
 }
+
+// A deflake kept because it is deterministic may be slower: the summary
+// and the fix's line do not present that as a saving.
+func TestVerifySummaryKeptSlower(t *testing.T) {
+	t.Parallel()
+	v := &verify.Verification{Tests: []verify.TestRun{{Name: "TestA", Kept: true, Runs: 20, Before: 20 * time.Millisecond, After: 200 * time.Millisecond}}}
+	s := verifySummary(v, "/")
+	if want := "; kept as deterministic, not faster (0.0s → 0.2s)"; !strings.Contains(s, want) || strings.Contains(s, "measured") {
+		t.Errorf("summary %q, want %q", s, want)
+	}
+	v.Tests[0].After = 2 * time.Millisecond
+	if s := verifySummary(v, "/"); !strings.Contains(s, "; measured 0.0s → 0.0s") {
+		t.Errorf("summary %q", s)
+	}
+	if got, want := runsAndTimes(20, 10*time.Millisecond, 210*time.Millisecond), "20 runs; deterministic, not faster: 0.0s → 0.2s"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	if got, want := runsAndTimes(6, 3*time.Second, 100*time.Millisecond), "6 runs, 3.0s → 0.1s"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
+
+// Each decided fix is one line: kept with its runs, reverted with why.
+func TestDecidedLine(t *testing.T) {
+	t.Parallel()
+	f := rewrite.Finding{Rule: "sleep", File: "/m/a/a_test.go", Line: 12, Test: "TestA"}
+	kept := verify.Decided{Finding: f, Kept: true, Runs: 20, Before: time.Second, After: 100 * time.Millisecond}
+	if got, want := decidedLine(kept, "/m"), "unflake: kept a/a_test.go:12 sleep (20 runs, 1.0s → 0.1s)"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	why := &rewrite.Revert{Kind: revert.FailsAfter, Test: "TestA", Detail: "a_test.go:14: got 2"}
+	if got, want := decidedLine(verify.Decided{Finding: f, Why: why}, "/m"), "unflake: reverted a/a_test.go:12 sleep: TestA failed after the rewrite: a_test.go:14: got 2"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
+
+// A verified run that reverts every fix it tries changes no file, and
+// says so rather than "rewrote 1 file (0 fixes)".
+func TestNoChangeSummary(t *testing.T) {
+	t.Parallel()
+	res := &rewrite.Result{Findings: []rewrite.Finding{
+		{Rule: "sleep", Revert: &rewrite.Revert{Kind: revert.FailsAfter}},
+		{Rule: "sleep", Revert: &rewrite.Revert{Kind: revert.FailsBefore}},
+	}}
+	if got, want := noChangeSummary(res, false), "unflake: no file changed: verification reverted every fix it tried (1 fix); 1 finding not fixed (see unflake check)"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}

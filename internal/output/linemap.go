@@ -11,17 +11,31 @@ type LineAt struct {
 }
 
 // lineMap maps each line of changed to the line of orig it is: the same
-// line, the same line re-indented (matched in order within a changed
-// run), or, for a line the rewrite added, the original line before it.
+// line, the same line re-indented, or, for a line the rewrite added, the
+// original line before it.
+//
+// The lines are compared without their indentation: a rewrite that wraps
+// a test's body (a synctest bubble) re-indents every line of it, and a
+// diff of the lines as they are would match a closing "\t\t}" of the
+// original's inner block with the wrapped body's outer one, so that the
+// lines between them could find their originals nowhere and a failure
+// would be quoted at a line before its check.
 func LineMap(orig, changed []byte) []LineAt {
 	a, b := SplitLines(string(orig)), SplitLines(string(changed))
+	ta, tb := make([]string, len(a)), make([]string, len(b))
+	for i, l := range a {
+		ta[i] = strings.TrimLeft(l, " \t") // the newline stays: the diff splits on it
+	}
+	for i, l := range b {
+		tb[i] = strings.TrimLeft(l, " \t")
+	}
 	m := make([]LineAt, len(b))
 	last := 0
-	ops := LineOps(a, b)
+	ops := LineOps(ta, tb)
 	for i := 0; i < len(ops); {
 		o := ops[i]
 		if o.Kind == ' ' {
-			m[o.B], last = LineAt{Line: o.A}, o.A
+			m[o.B], last = LineAt{Line: o.A, Indent: indentOf(b[o.B]) - indentOf(a[o.A])}, o.A
 			i++
 			continue
 		}
@@ -42,7 +56,7 @@ func LineMap(orig, changed []byte) []LineAt {
 				k++
 			}
 			if k < len(dels) {
-				m[ad.B] = LineAt{Line: dels[k].A, Indent: indentOf(ad.Line) - indentOf(dels[k].Line)}
+				m[ad.B] = LineAt{Line: dels[k].A, Indent: indentOf(b[ad.B]) - indentOf(a[dels[k].A])}
 				last, d = dels[k].A, k+1
 				continue
 			}

@@ -81,16 +81,6 @@ func merged(befores map[string]*outcome) *outcome {
 	return m
 }
 
-// sumOfMeans is the time of one run of each test: the time of one run of
-// them together.
-func sumOfMeans(befores map[string]*outcome) time.Duration {
-	var d time.Duration
-	for _, b := range befores {
-		d += b.mean()
-	}
-	return d
-}
-
 // passes reports whether a test's run before the rewrite passed: the
 // only tests verification can run.
 func passes(before *outcome, name string) bool {
@@ -316,8 +306,11 @@ func (v *verifier) stressed(dir string, bins binaries, name string, before *outc
 // stress runs tests opts.Count times each after the rewrite, together in
 // each process: first once at GOMAXPROCS=1, alone, which times each
 // rewritten test; then once under the race detector (when there is one)
-// and the rest split evenly over opts.Procs processes, each running its
-// share with -test.count, so that together they oversubscribe the CPUs.
+// and the rest in processes of their own, opts.Procs at once, so that
+// together they oversubscribe the CPUs. Each process runs each test once,
+// as go test does: a test that keeps state in package variables may fail
+// its second run in one process (and an example runs once whatever
+// -test.count says), which says nothing of a fix.
 // A rewrite usually makes a test cheap (virtual time); when it did not,
 // its runs after the first are cut to what fits in five times the test's
 // time before (two at least), so that verifying costs a multiple of the
@@ -339,7 +332,7 @@ func (v *verifier) stress(dir string, bins binaries, names []string, befores map
 	}
 	first := base
 	first.count, first.procs1 = 1, true
-	v.limit(&first, sumOfMeans(befores))
+	v.limit(&first, befores)
 	outs, why, failed, err := v.runJobs(dir, []job{first}, check)
 	if err != nil {
 		return st, err
@@ -379,7 +372,6 @@ func (v *verifier) stress(dir string, bins binaries, names []string, befores map
 			set[n] = befores[n]
 			st.runs[n] += k
 		}
-		mean := sumOfMeans(set)
 		n := k
 		if bins.race != nil && n > 0 {
 			path, broken, err := bins.racePath()
@@ -392,21 +384,15 @@ func (v *verifier) stress(dir string, bins binaries, names []string, befores map
 			}
 			r := sub
 			r.bin, r.count, r.race = path, 1, true
-			v.limit(&r, mean)
+			v.limit(&r, set)
 			jobs = append(jobs, r)
 			n--
 		}
-		if n > 0 {
-			parts := min(n, v.opts.Procs)
-			for i := range parts {
-				j := sub
-				j.count = n / parts
-				if i < n%parts {
-					j.count++
-				}
-				v.limit(&j, mean)
-				jobs = append(jobs, j)
-			}
+		for range n {
+			j := sub
+			j.count = 1
+			v.limit(&j, set)
+			jobs = append(jobs, j)
 		}
 	}
 	more, why, failed, err := v.runJobs(dir, jobs, check)
@@ -439,15 +425,45 @@ func (v *verifier) stress(dir string, bins binaries, names []string, befores map
 	return st, nil
 }
 
-// limit sets a job's -test.timeout from the mean time of one run of its
-// tests before the rewrite: three times it per run, plus slack; at most
-// Options.Timeout for each test it runs.
-func (v *verifier) limit(j *job, mean time.Duration) {
-	per := 3*mean + time.Second
-	if j.race {
-		per = 20*mean + 5*time.Second // the race detector slows code 2–20 times
+// limit sets a job's time limits from the measured time of one run of
+// each of its tests before the rewrite (befores): a rewritten test still
+// running at hangAfter of its own time is a hang, and its process is
+// stopped then (job.limits, watched by exec), so a rewrite that hangs
+// costs a few times the test's own time in every form and round it is
+// tried, not the limit of a whole batch. The process's -test.timeout is
+// the sum of its tests' limits, at most Options.Timeout for each test it
+// runs.
+func (v *verifier) limit(j *job, befores map[string]*outcome) {
+	names := j.tests
+	if len(names) == 0 && j.name != "" {
+		names = []string{j.name}
 	}
-	j.timeout = min(v.opts.Timeout*time.Duration(max(len(j.tests), 1)), time.Duration(j.count)*per+30*time.Second)
+	count := time.Duration(max(j.count, 1))
+	j.limits = map[string]time.Duration{}
+	var total time.Duration
+	for _, n := range names {
+		var mean time.Duration
+		if b := befores[n]; b != nil {
+			mean = b.mean()
+		}
+		j.limits[n] = hangAfter(mean, j.race)
+		total += mean
+	}
+	j.timeout = min(v.opts.Timeout*time.Duration(max(len(names), 1)), hangAfter(count*total, j.race))
+}
+
+// hangAfter is how long runs that took total before the rewrite may take
+// after it before they count as hung: four times their time (ten under
+// the race detector, which slows code 2–20 times), and at least their
+// time plus 5s and 10s in all, so that a process's start, a loaded
+// machine's scheduling and a deterministic rewrite that is a little
+// slower are not taken for hangs.
+func hangAfter(total time.Duration, race bool) time.Duration {
+	factor := time.Duration(4)
+	if race {
+		factor = 10
+	}
+	return max(factor*total, total+5*time.Second, 10*time.Second)
 }
 
 // fit is the number of runs after the first: opts.Count-1, cut to what

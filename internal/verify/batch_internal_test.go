@@ -32,6 +32,9 @@ const (
 	failsBefore  = "before"  // fails before the rewrite as after it
 	failsBeside  = "beside:" // fails after the rewrite when the test named after the colon runs in its process
 	hangsAfter   = "hang"    // hangs after the rewrite: the binary's timeout fires, naming the test
+	failsTwice   = "twice"   // fails its second run in one process (state in package variables), before and after
+	runsOnce     = "once"    // runs once in a process whatever -test.count says, as an example does
+	goneAlone    = "gone"    // does not run after the rewrite, nor in a process alone
 	beforeBin    = "before.test"
 	beforeRace   = "before-race.test"
 	afterBin     = "after.test"
@@ -61,6 +64,21 @@ func (p *fakePkg) exec(_ string, j job) *outcome {
 		case after && mode == crashesAfter:
 			o.failed, o.exit = true, "exit status 2"
 			return o
+		case mode == failsTwice && j.count > 1:
+			o.failed = true
+			if o.test == "" {
+				o.test, o.detail = n, "x_test.go:2: "+n+" found the state its first run left"
+			}
+			o.passed[n]++
+			continue
+		case mode == goneAlone && (after || j.alone):
+			continue
+		case mode == runsOnce:
+			o.passed[n]++
+			o.tops++
+			o.each[n] += time.Millisecond
+			o.elapsed += time.Millisecond
+			continue
 		case mode == failsBefore || after && mode == failsAfter || after && beside && slices.Contains(ran, other):
 			o.failed = true
 			if o.test == "" {
@@ -133,10 +151,15 @@ func TestTogetherRunsTheTestsInOneProcess(t *testing.T) {
 		}
 		total += j.count
 	}
-	// One at GOMAXPROCS=1, one under -race, the other eight over three
-	// processes.
-	if len(after) != 5 || total != 10 {
-		t.Errorf("%d processes after the rewrite, %d runs; want 5 and 10", len(after), total)
+	// One at GOMAXPROCS=1, one under -race, the other eight in
+	// processes of their own: a test runs once in each process.
+	if len(after) != 10 || total != 10 {
+		t.Errorf("%d processes after the rewrite, %d runs; want 10 and 10", len(after), total)
+	}
+	for _, j := range after {
+		if j.count != 1 {
+			t.Errorf("a process after the rewrite runs the tests %d times, want once", j.count)
+		}
 	}
 	for _, r := range runs {
 		if !r.Kept || r.Runs != 10 || r.Before != time.Millisecond || r.After != time.Millisecond {
@@ -466,19 +489,67 @@ func TestPackageRunBeforeOnlyOnFailure(t *testing.T) {
 	}
 }
 
-// A process that runs several tests may take Options.Timeout for each.
-func TestLimitOfSharedRuns(t *testing.T) {
+// A process's limits come from its tests' own times before the rewrite:
+// each test may take four times its time (at least its time plus 5s and
+// 10s) before it counts as hung; the process, the sum; at most
+// Options.Timeout for each test it runs.
+func TestLimitScalesWithTheTestsOwnTime(t *testing.T) {
 	t.Parallel()
 	v := &verifier{opts: Options{Timeout: time.Minute}.withDefaults()}
-	j := job{count: 10, tests: []string{"TestA", "TestB", "TestC"}}
-	v.limit(&j, 10*time.Second)
-	if j.timeout != 3*time.Minute {
-		t.Errorf("shared: %v, want 3m", j.timeout)
+	ms := func(d time.Duration) *outcome { return &outcome{tops: 1, elapsed: d} }
+	befores := map[string]*outcome{"TestA": ms(100 * time.Millisecond), "TestB": ms(10 * time.Second), "TestC": ms(40 * time.Second)}
+	j := job{count: 1, tests: []string{"TestA"}}
+	v.limit(&j, befores)
+	if j.timeout != 10*time.Second || j.limits["TestA"] != 10*time.Second {
+		t.Errorf("a 0.1s test: timeout %v, limit %v; want 10s and 10s", j.timeout, j.limits["TestA"])
 	}
-	j = job{count: 1, tests: []string{"TestA"}}
-	v.limit(&j, time.Second)
-	if j.timeout != 34*time.Second {
-		t.Errorf("one test: %v, want 34s", j.timeout)
+	j = job{count: 1, tests: []string{"TestA", "TestB"}}
+	v.limit(&j, befores)
+	if want := 4 * (10*time.Second + 100*time.Millisecond); j.timeout != want || j.limits["TestB"] != 40*time.Second {
+		t.Errorf("shared: timeout %v, limit of TestB %v; want %v and 40s", j.timeout, j.limits["TestB"], want)
+	}
+	j = job{count: 1, tests: []string{"TestC"}}
+	v.limit(&j, befores)
+	if j.timeout != time.Minute {
+		t.Errorf("capped: %v, want 1m", j.timeout)
+	}
+	j = job{count: 1, tests: []string{"TestB"}, race: true}
+	v.limit(&j, befores)
+	if j.limits["TestB"] != 100*time.Second {
+		t.Errorf("under -race: %v, want 100s", j.limits["TestB"])
+	}
+}
+
+// The watch stops a process when a top-level test runs past its limit,
+// naming it, and never for a test that ended in time or that has no
+// limit.
+func TestWatchStopsAHungTest(t *testing.T) {
+	t.Parallel()
+	stopped := make(chan bool)
+	w := newWatch(map[string]time.Duration{"TestA": time.Hour, "TestB": time.Millisecond}, func() { close(stopped) })
+	events := `{"Action":"run","Test":"TestA"}
+{"Action":"pass","Test":"TestA"}
+{"Action":"run","Test":"TestOther"}
+{"Action":"run","Test":"TestB"}
+{"Action":"output","Test":"TestB","Output":"..."}
+`
+	// In pieces, as a pipe delivers them.
+	for _, part := range []string{events[:10], events[10:50], events[50:]} {
+		if _, err := w.Write([]byte(part)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-stopped
+	if name, limit := w.hung(); name != "TestB" || limit != time.Millisecond {
+		t.Errorf("hung: %q after %v, want TestB after 1ms", name, limit)
+	}
+	w.stop()
+
+	calm := newWatch(map[string]time.Duration{"TestA": time.Hour}, func() { t.Error("stopped") })
+	calm.Write([]byte(`{"Action":"run","Test":"TestA"}` + "\n" + `{"Action":"pause","Test":"TestA"}` + "\n" + `{"Action":"cont","Test":"TestA"}` + "\n" + `{"Action":"pass","Test":"TestA"}` + "\n"))
+	calm.stop()
+	if name, _ := calm.hung(); name != "" {
+		t.Errorf("hung: %q", name)
 	}
 }
 
@@ -510,5 +581,51 @@ func TestTogetherRunsTestsAloneAfterAHang(t *testing.T) {
 	}
 	if shared != 1 {
 		t.Errorf("%d shared processes after the rewrite, want 1 (the one that hung)", shared)
+	}
+	// A hang costs its limit once: the hung test is not run again alone
+	// after the rewrite, only confirmed on the binary from before it.
+	if ranAlone(p.processes(afterBin), "TestB") {
+		t.Errorf("the hung test ran alone again after the rewrite")
+	}
+	if !ranAlone(p.processes(beforeBin), "TestB") {
+		t.Errorf("the hang was not confirmed on the binary from before the rewrite")
+	}
+}
+
+// A test that fails its second run in one process (state in package
+// variables), and an example, which runs once in a process whatever
+// -test.count says, are verified as go test runs them: once in each
+// process. Neither is "flaky without the rewrite".
+func TestEachProcessRunsATestOnce(t *testing.T) {
+	t.Parallel()
+	names := []string{"ExampleB", "TestA", "TestC"}
+	p := &fakePkg{tests: names, modes: map[string]string{"TestA": failsTwice, "ExampleB": runsOnce}}
+	v, b, bins := fakeVerifier(p, 10)
+	runs, err := v.testRuns("pkg", b, bins, names, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		if !r.Kept || r.Runs != 10 {
+			t.Errorf("%s: kept %v after %d runs (%v), want kept after 10", r.Name, r.Kept, r.Runs, r.Why)
+		}
+	}
+}
+
+// A test that does not run after the rewrite, nor when the binary from
+// before runs it again, is "not run": nothing shows it flaky.
+func TestATestThatDoesNotRunIsNotFlaky(t *testing.T) {
+	t.Parallel()
+	p := &fakePkg{tests: []string{"ExampleA"}, modes: map[string]string{"ExampleA": goneAlone}}
+	v, b, bins := fakeVerifier(p, 4)
+	runs, err := v.testRuns("pkg", b, bins, []string{"ExampleA"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].Kept || runs[0].Why == nil || runs[0].Why.Kind != revert.NoTest {
+		t.Fatalf("runs %+v, want ExampleA not run", runs)
+	}
+	if want := "ExampleA did not run (an example runs only when it has an output comment)"; runs[0].Why.Detail != want {
+		t.Errorf("detail %q, want %q", runs[0].Why.Detail, want)
 	}
 }

@@ -29,7 +29,7 @@ func (vf *verifier) retryWithCompanions(cfg *rewrite.Config, res *rewrite.Result
 	retried := map[string]map[string]bool{} // dir → rule whose fixes are retried
 	for _, f := range res.Findings {
 		r := byName[f.Rule]
-		if r == nil || f.Revert == nil || !f.Revert.AfterRewrite() {
+		if r == nil || f.Revert == nil || !f.Revert.AfterRewrite() || f.Revert.Remembered != "" {
 			continue
 		}
 		var missing []string

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -226,10 +227,13 @@ type job struct {
 	bench   bool
 	count   int
 	timeout time.Duration
-	procs1  bool              // GOMAXPROCS=1
-	race    bool              // bin is the -race build after the rewrite
-	alone   bool              // with no other test process running
-	src     map[string][]byte // the overlay's files by base name (binaries.src)
+	// limits is how long each top-level test may run after the rewrite
+	// before it counts as hung (hangAfter): exec stops the process then.
+	limits map[string]time.Duration
+	procs1 bool              // GOMAXPROCS=1
+	race   bool              // bin is the -race build after the rewrite
+	alone  bool              // with no other test process running
+	src    map[string][]byte // the overlay's files by base name (binaries.src)
 }
 
 // sources returns the source lines of the package in dir as the job's
@@ -331,22 +335,36 @@ func (r *runner) exec(ctx context.Context, dir string, j job) (*outcome, error) 
 	case j.run != "":
 		args = append(args, "-test.run="+j.run)
 	}
-	// The process is killed if it outlives its own -test.timeout by a
-	// minute (a binary that ignores it), or when ctx ends.
-	pctx, cancel := context.WithTimeout(ctx, j.timeout+time.Minute)
+	// The process is killed if it outlives its own -test.timeout by 10s
+	// (a binary whose timer cannot fire, or that is stuck printing its
+	// goroutines), or when ctx ends.
+	pctx, cancel := context.WithTimeout(ctx, j.timeout+10*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(pctx, r.test2json, args...)
 	cmd.Dir = dir
-	cmd.Env = r.env
-	if j.procs1 {
-		cmd.Env = append(append([]string(nil), r.environ()...), "GOMAXPROCS=1")
+	// The process's temporary files (t.TempDir, os.CreateTemp) go to a
+	// directory of its own, removed when it ends: a process killed at a
+	// hang or an interrupt cannot remove them itself.
+	tmp, err := r.procTemp()
+	if err != nil {
+		return nil, err
 	}
+	defer os.RemoveAll(tmp)
+	env := append([]string(nil), r.environ()...)
+	env = append(env, "TMPDIR="+tmp, "TMP="+tmp, "TEMP="+tmp)
+	if j.procs1 {
+		env = append(env, "GOMAXPROCS=1")
+	}
+	cmd.Env = env
 	cmd.WaitDelay = 5 * time.Second
 	ownGroup(cmd, killSignal)
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	w := newWatch(j.limits, cancel)
+	defer w.stop()
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(&stdout, w), &stderr
 	start := time.Now()
-	err := cmd.Run()
+	err = cmd.Run()
+	w.stop()
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
@@ -354,6 +372,13 @@ func (r *runner) exec(ctx context.Context, dir string, j job) (*outcome, error) 
 	o := parseEvents(stdout.Bytes(), j.sources(dir))
 	o.detail = j.originalLines(dir, o.detail)
 	o.wall = time.Since(start)
+	if hung, limit := w.hung(); hung != "" {
+		// Stopped at the test's own limit: that test hung, whatever the
+		// killed process printed last.
+		o.failed, o.hung, o.test, o.panic = true, true, hung, ""
+		o.detail = fmt.Sprintf("%s was still running after %s", hung, shortDur(limit))
+		return o, nil
+	}
 	if j.bench && o.pkgPassed && !o.failed && o.panic == "" {
 		// test2json reports no pass event per benchmark: a binary that
 		// passed ran it count times.
@@ -368,6 +393,16 @@ func (r *runner) exec(ctx context.Context, dir string, j job) (*outcome, error) 
 		}
 	}
 	return o, nil
+}
+
+// procTemp makes the temporary directory of one test process, under the
+// runner's own (removed when verification ends, however it ends).
+func (r *runner) procTemp() (string, error) {
+	base := filepath.Join(filepath.Dir(r.tmp), "proc")
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(base, "t")
 }
 
 func (r *runner) environ() []string {

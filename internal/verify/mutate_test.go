@@ -96,7 +96,7 @@ func TestRunMutants(t *testing.T) {
 	testmod.Slow(t)
 	dir := testmod.Write(t, strengthModule)
 	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{waitToPoll}, Env: testmod.GoEnv(t)}
-	res, v, err := verify.Run(context.Background(), cfg, verify.Options{Count: 2})
+	res, v, err := verify.Run(context.Background(), cfg, verify.Options{Count: 2, RecordIgnores: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,10 @@ func (s fixSite) covers(test string) bool { return s.test == "" || s.test == tes
 // verify verifies each package directory's changes in res, concurrently,
 // and says which fixes to hold back. decide is the engine hook of the
 // round (for bisecting, which runs the engine again on one package).
-func (v *verifier) verify(cfg *rewrite.Config, decide func(rewrite.Site) rewrite.Decision, res *rewrite.Result) ([]TestRun, []Held, error) {
+//
+// onPkg, if set, is called as each package's verification ends, one
+// call at a time, with its runs and the fixes it holds back.
+func (v *verifier) verify(cfg *rewrite.Config, decide func(rewrite.Site) rewrite.Decision, res *rewrite.Result, onPkg func(*pkgWork, []TestRun, []Held)) ([]TestRun, []Held, error) {
 	var work []*pkgWork
 	byDir := map[string]*pkgWork{}
 	modChanges := map[string][]rewrite.Change{} // module directory → its changes
@@ -99,10 +102,16 @@ func (v *verifier) verify(cfg *rewrite.Config, decide func(rewrite.Site) rewrite
 	results := make([]result, len(work))
 	var wg sync.WaitGroup
 	v.r.track.startRound(len(work))
+	var onMu sync.Mutex
 	for i, w := range work {
 		wg.Go(func() {
 			runs, held, err := v.verifyPkg(cfg, decide, w)
 			results[i] = result{runs, held, err}
+			if err == nil && onPkg != nil {
+				onMu.Lock()
+				onPkg(w, runs, held)
+				onMu.Unlock()
+			}
 			v.r.track.pkgDone()
 		})
 	}
@@ -165,7 +174,7 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 		}
 		tests = nil
 		for _, name := range strings.Fields(string(out)) {
-			if rewrite.IsTestName(name) {
+			if rewrite.IsTestName(name) && !isBench(name) {
 				tests = append(tests, name)
 			}
 		}
@@ -173,6 +182,17 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 			return w.holdAll(&rewrite.Revert{Kind: revert.NoTest, Detail: "no test runs it"})
 		}
 	}
+	// Benchmarks never run: their time is what they measure, and a
+	// package's may take minutes. A fix in one is not verified.
+	var benchRuns []TestRun
+	tests = slices.DeleteFunc(slices.Clone(tests), func(n string) bool {
+		if isBench(n) {
+			benchRuns = append(benchRuns, TestRun{Dir: w.dir, Name: n, Why: &rewrite.Revert{Kind: revert.NoTest, Test: n,
+				Detail: n + " is a benchmark, and verification runs no benchmark"}})
+			return true
+		}
+		return false
+	})
 
 	// In the probe phase a failure under load is the evidence sought (the
 	// checks after the removed wait race with the code): it is not
@@ -183,6 +203,7 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 	if err != nil {
 		return nil, nil, err
 	}
+	runs = append(runs, benchRuns...)
 
 	// Have: each test's runs. Hold back the fixes of the tests that did
 	// not pass: all of them when nothing could be verified, the one that
@@ -449,7 +470,7 @@ func (v *verifier) testRun(dir string, b *beforeRuns, bins binaries, name string
 		run.Why = &rewrite.Revert{Kind: revert.Skips, Test: name, Detail: msg}
 		return run, nil
 	case before.passed[name] == 0:
-		run.Why = &rewrite.Revert{Kind: revert.NoTest, Test: name, Detail: name + " did not run"}
+		run.Why = &rewrite.Revert{Kind: revert.NoTest, Test: name, Detail: name + " did not run" + exampleNote(name)}
 		return run, nil
 	}
 	run.Before = before.mean()
@@ -521,27 +542,35 @@ func (v *verifier) settle(dir string, b *beforeRuns, bins binaries, j job, name 
 	if !why.AfterRewrite() || why.Kind == revert.BuildAfter {
 		return settled{why: why}, nil
 	}
-	mean := before.mean()
+	if why.Kind == revert.Hangs {
+		// Still running at several times its own time (hangAfter) is
+		// not what load does; running it alone again would only pay
+		// the limit twice. The run from before the rewrite still says
+		// whether the test hangs on its own.
+		j.alone = true
+		confirmed, err := v.confirm(dir, b, bins, j, name, before, why)
+		return settled{why: confirmed, repro: &j}, err
+	}
+	befores := map[string]*outcome{name: before}
 	alone := j
-	alone.alone, alone.count = true, 2
-	v.limit(&alone, mean)
-	o, err := v.r.exec(v.r.ctx, dir, alone)
+	alone.alone, alone.count = true, 1
+	v.limit(&alone, befores)
+	runs, total, again, err := v.seqRuns(dir, alone, 2, name, before)
 	if err != nil {
 		return settled{}, err
 	}
 	repro := alone
-	again := failure(o, name, alone.count, before)
 	if again == nil {
 		// Passed alone: the rest of the runs, alone too.
-		rest := job{bin: bins.plain, name: name, run: j.run, bench: j.bench, src: bins.src, alone: true}
-		rest.count = v.fit(mean, o.mean())
-		v.limit(&rest, mean)
-		seq, err := v.r.exec(v.r.ctx, dir, rest)
+		rest := job{bin: bins.plain, name: name, run: j.run, bench: j.bench, src: bins.src, alone: true, count: 1}
+		v.limit(&rest, befores)
+		k := v.fit(before.mean(), total/time.Duration(max(runs, 1)))
+		more, moreTotal, why2, err := v.seqRuns(dir, rest, k, name, before)
 		if err != nil {
 			return settled{}, err
 		}
-		if again = failure(seq, name, rest.count, before); again == nil {
-			return settled{alone: why.Detail, runs: alone.count + rest.count, after: mean2(o, seq)}, nil
+		if again = why2; again == nil {
+			return settled{alone: why.Detail, runs: runs + more, after: (total + moreTotal) / time.Duration(max(runs+more, 1))}, nil
 		}
 		repro = rest
 	}
@@ -558,12 +587,23 @@ func (v *verifier) settle(dir string, b *beforeRuns, bins binaries, j job, name 
 	return settled{why: confirmed, repro: &repro}, nil
 }
 
-// mean2 is the mean time of a run over two outcomes.
-func mean2(a, b *outcome) time.Duration {
-	if n := a.tops + b.tops; n > 0 {
-		return (a.elapsed + b.elapsed) / time.Duration(n)
+// seqRuns runs j (one run of the test name) n times, one process after
+// another, until one fails: the runs made and their time (the passing
+// ones), and why the one that failed did.
+func (v *verifier) seqRuns(dir string, j job, n int, name string, before *outcome) (int, time.Duration, *rewrite.Revert, error) {
+	runs, total := 0, time.Duration(0)
+	for range n {
+		o, err := v.r.exec(v.r.ctx, dir, j)
+		if err != nil {
+			return runs, total, nil, err
+		}
+		if why := failure(o, name, j.count, before); why != nil {
+			return runs, total, why, nil
+		}
+		runs += j.count
+		total += o.elapsed
 	}
-	return 0
+	return runs, total, nil, nil
 }
 
 // clashWords are what a failure over a resource another process holds
@@ -639,7 +679,28 @@ func (v *verifier) confirm(dir string, b *beforeRuns, bins binaries, j job, name
 	if again == nil {
 		return why, nil
 	}
+	if notRun(o, name) {
+		// The binary from before did not run the test at all this time:
+		// no run of it failed, so nothing shows it flaky, and nothing
+		// was verified.
+		return &rewrite.Revert{Kind: revert.NoTest, Test: name, Detail: name + " did not run" + exampleNote(name)}, nil
+	}
 	return &rewrite.Revert{Kind: revert.FlakyBefore, Test: why.Test, Detail: again.Detail}, nil
+}
+
+// notRun reports whether a process did not run the top-level test name
+// at all: it neither passed, failed nor skipped.
+func notRun(o *outcome, name string) bool {
+	_, skips := o.skipped[name]
+	return o.passed[name] == 0 && !skips && (o.test == "" || topLevel(o.test) != name) && !o.failed
+}
+
+// exampleNote explains why an example may not run.
+func exampleNote(name string) string {
+	if strings.HasPrefix(name, "Example") {
+		return " (an example runs only when it has an output comment)"
+	}
+	return ""
 }
 
 // failure says why a process of count runs of the top-level test name
@@ -674,7 +735,7 @@ func failure(o *outcome, name string, count int, before *outcome) *rewrite.Rever
 	if msg, ok := o.skipped[p]; ok {
 		return &rewrite.Revert{Kind: revert.Vanished, Test: topLevel(p), Detail: p + " skips (" + msg + ")"}
 	}
-	return &rewrite.Revert{Kind: revert.Vanished, Test: topLevel(p), Detail: p + " passed before the rewrite and did not run after it"}
+	return &rewrite.Revert{Kind: revert.Vanished, Test: topLevel(p), Detail: p + " passed before the rewrite and did not run after it" + exampleNote(p)}
 }
 
 // packageRun runs the package's whole test binary once after the rewrite
@@ -692,8 +753,18 @@ func (v *verifier) packageRun(dir string, b *beforeRuns, bins binaries, alone bo
 		// A whole suite under load may take longer than one test's limit.
 		timeout = max(timeout, 2*before.wall+time.Minute)
 	}
+	// The affected tests, whose time before is known, are stopped as
+	// hung at their own limit here too.
+	limits := map[string]time.Duration{}
+	b.mu.Lock()
+	for n, o := range b.tests {
+		if passes(o, n) {
+			limits[n] = hangAfter(o.mean(), false)
+		}
+	}
+	b.mu.Unlock()
 	runAfter := func() (*outcome, error) {
-		return v.r.exec(v.r.ctx, dir, job{bin: bins.plain, count: 1, timeout: timeout, src: bins.src, alone: alone})
+		return v.r.exec(v.r.ctx, dir, job{bin: bins.plain, count: 1, timeout: timeout, src: bins.src, alone: alone, limits: limits})
 	}
 	after, err := runAfter()
 	if err != nil {

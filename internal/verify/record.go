@@ -13,21 +13,18 @@ import (
 //
 //	//unflake:ignore RULE reverted by unflake fix --verify: WHAT FAILED
 //
-// on the line before each fix that a test failed after. The engine
-// honours the directive, so a later plain fix does not propose the fix
-// again, and a reviewer sees why in the diff; deleting the line lets
-// unflake try again. It returns the number of fixes recorded; a site
-// whose line another fix changed, or where the directive would not be
-// gofmt-clean, is left unrecorded.
+// on the line before each fix that a test failed after (toRemember),
+// when fix --verify --record-ignores asks for it. The engine honours the
+// directive, so a later plain fix does not propose the fix again, and a
+// reviewer sees why in the diff; deleting the line lets unflake try
+// again. It returns the number of fixes recorded; a site whose line
+// another fix changed, or where the directive would not be gofmt-clean,
+// is left unrecorded.
 //
 // Only what verification showed to be the fix's is written down for
-// good: an unproven fix that was applied in some round (tried maps the
-// site key of each fix applied to whether it is unproven) and that a
-// test failed after. Not a fix whose test
-// failed, skipped or was flaky before the rewrite, clashed over a
-// resource or ran out of rounds (never the fix's doing), and not a fix
-// the rule proved: that one is held back for this run only, and its
-// reason says so.
+// good: not a fix whose test failed, skipped or was flaky before the
+// rewrite, clashed over a resource or ran out of rounds (never the fix's
+// doing), and not a fix the rule proved (markProven).
 func record(res *rewrite.Result, tried map[string]bool) int {
 	added := map[string]bool{} // files changed only to record
 	byPath := map[string]int{}
@@ -37,17 +34,7 @@ func record(res *rewrite.Result, tried map[string]bool) int {
 	n := 0
 	for k := range res.Findings {
 		f := &res.Findings[k]
-		if f.Fixed || f.Revert == nil || !f.Revert.AfterRewrite() {
-			continue
-		}
-		unproven, applied := tried[f.Site().Key]
-		if !applied {
-			continue
-		}
-		if !unproven {
-			if !strings.HasPrefix(f.Reason, heldForRun) {
-				f.Reason = heldForRun + strings.TrimPrefix(f.Reason, "reverted: ")
-			}
+		if !toRemember(*f, tried) {
 			continue
 		}
 		i, ok := byPath[f.File]
@@ -84,8 +71,24 @@ func record(res *rewrite.Result, tried map[string]bool) int {
 	return n
 }
 
+// markProven says, in the reason of a proven fix a test failed after,
+// that it is held back for this run only: the rule's proof outweighs a
+// run's evidence, which may be the environment's, so it is neither
+// remembered nor recorded.
+func markProven(res *rewrite.Result, tried map[string]bool) {
+	for k := range res.Findings {
+		f := &res.Findings[k]
+		if f.Fixed || f.Revert == nil || !f.Revert.AfterRewrite() {
+			continue
+		}
+		if unproven, applied := tried[f.Site().Key]; applied && !unproven && !strings.HasPrefix(f.Reason, heldForRun) {
+			f.Reason = heldForRun + strings.TrimPrefix(f.Reason, "reverted: ")
+		}
+	}
+}
+
 // heldForRun begins the reason of a fix held back but not recorded.
-const heldForRun = "held back for this run (the fix is proven, so it is not recorded): "
+const heldForRun = "held back for this run (the fix is proven, so it is not remembered): "
 
 // ignoreLine is the directive recording a reverted fix: the failure's
 // first line, cut at a word boundary to keep the line readable.

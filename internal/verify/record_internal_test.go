@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
@@ -50,6 +51,7 @@ func TestRecordWritesDownOnlyTheFixesFailures(t *testing.T) {
 			tried[f.Site().Key] = false
 		}
 	}
+	markProven(res, tried)
 	if n := record(res, tried); n != 1 {
 		t.Errorf("recorded %d fixes, want 1", n)
 	}
@@ -71,5 +73,44 @@ func TestRecordWritesDownOnlyTheFixesFailures(t *testing.T) {
 		case f.Rule == "rounds" && !strings.HasPrefix(f.Reason, "not verified: "):
 			t.Errorf("%s: reason %q", f.Rule, f.Reason)
 		}
+	}
+}
+
+// A reverted unproven fix is remembered outside the source, by its site
+// key: a later run recalls it (with the day it was reverted) until the
+// memory is too old; another site, or no memory, recalls nothing.
+func TestMemoryRecallsARevertedFix(t *testing.T) {
+	t.Parallel()
+	m := memory(t.TempDir())
+	f := rewrite.Finding{Rule: "sleep", Package: "x", Test: "TestA", File: "/m/x_test.go", Line: 6,
+		Revert: &rewrite.Revert{Kind: revert.FailsAfter, Test: "TestA", Detail: "x_test.go:7: got 2"}}
+	other := f
+	other.Line, other.Test = 9, "TestB"
+	at := time.Date(2026, 12, 4, 17, 0, 0, 0, time.UTC)
+	tried := map[string]bool{f.Site().Key: true}
+	if !toRemember(f, tried) || toRemember(other, tried) {
+		t.Fatalf("toRemember: applied %v, never applied %v", toRemember(f, tried), toRemember(other, tried))
+	}
+	m.remember(f, at)
+	got := m.recall(f.Site().Key, at.Add(time.Hour))
+	if got == nil || got.Kind != revert.FailsAfter || got.Detail != f.Revert.Detail || got.Remembered != "2026-12-04" {
+		t.Fatalf("recalled %+v", got)
+	}
+	if want := "reverted by fix --verify on 2026-12-04 (remembered in unflake's cache; UNFLAKE_CACHE=off tries it again): TestA failed after the rewrite: x_test.go:7: got 2"; got.Reason() != want {
+		t.Errorf("reason %q, want %q", got.Reason(), want)
+	}
+	// Remembered again, it stays remembered, not counted as new.
+	f.Revert = got
+	if !toRemember(f, map[string]bool{}) {
+		t.Errorf("a remembered revert is not kept in memory")
+	}
+	if r := m.recall(other.Site().Key, at); r != nil {
+		t.Errorf("another site recalls %+v", r)
+	}
+	if r := m.recall(f.Site().Key, at.Add(memoryAge+time.Hour)); r != nil {
+		t.Errorf("an old memory recalls %+v", r)
+	}
+	if r := memory("").recall(f.Site().Key, at); r != nil {
+		t.Errorf("no memory recalls %+v", r)
 	}
 }

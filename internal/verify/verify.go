@@ -12,12 +12,17 @@
 // round limit ever leaves it unverified. Before the rewrite the affected
 // top-level tests of a package run once, together, to confirm they pass
 // and to time them. After it, they run Options.Count times, together
-// in each process, spread over parallel processes that together
-// oversubscribe the CPUs (a loaded CI runner is where flakes come from),
-// with at least one run at GOMAXPROCS=1 and one under the race detector
-// where the platform has one; a test the rewrite did not make faster
-// runs only as often as fits in five times its time before, so verifying
-// costs a multiple of the tests' own time. The first failure stops the
+// in each process and once in each (as go test runs them: a test that
+// keeps state in package variables fails a second run in one process),
+// in parallel processes that together oversubscribe the CPUs (a loaded
+// CI runner is where flakes come from), with at least one run at
+// GOMAXPROCS=1 and one under the race detector where the platform has
+// one; a test the rewrite did not make faster runs only as often as fits
+// in five times its time before, so verifying costs a multiple of the
+// tests' own time. A rewritten test still running at a few times its own
+// time before has hung, and its process is stopped then (watch.go).
+// Benchmarks never run. Each test process gets a temporary directory of
+// its own, removed when it ends or is killed. The first failure stops the
 // other processes; a failure that names a test settles that test alone
 // while the others run together again, and one that names none (a test
 // that leaks a goroutine from a testing/synctest bubble kills its whole
@@ -31,7 +36,9 @@
 // clash (settle, in pkg.go). When a test with several fixes fails, the fixes are bisected
 // and only the one that fails it is reverted. Last, each package's whole
 // test binary runs once with every kept fix, to catch fixes that break
-// another test.
+// another test. As each package's verification ends, its unproven fixes
+// are reported kept or reverted (Options.Decided, decided.go); when ctx
+// ends, Run returns what the packages verified so far keep.
 //
 // A fix with a probe (rule.Hypothesis.Probe: the wait it replaces removed, with
 // nothing in its place) goes through a probe phase first: the engine
@@ -73,9 +80,10 @@ type Options struct {
 	// Count is the number of runs of each test after the rewrite; 0
 	// means 20. Before it, a test runs once.
 	Count int
-	// Timeout is the -test.timeout of each process; 0 means 5m. After
-	// the rewrite a process also stops at 3 times the test's time
-	// before per run, plus 30s: a rewrite must not make a test slower.
+	// Timeout is the most one run of a test may take (the -test.timeout
+	// of a process before the rewrite, for each test it runs); 0 means
+	// 5m. After the rewrite a test is stopped as hung much sooner, at a
+	// few times its own time before (hangAfter, in batch.go).
 	Timeout time.Duration
 	// Procs is the number of test processes run at once; 0 means twice
 	// GOMAXPROCS.
@@ -85,6 +93,16 @@ type Options struct {
 	// (mutate.go): they are then kept when their tests pass.
 	NoMutants bool
 
+	// RecordIgnores writes, at the site of each unproven fix a test
+	// failed after, a generated //unflake:ignore directive into the
+	// changes (record.go). Without it the changes hold fixes only.
+	RecordIgnores bool
+
+	// Memory is the directory where verification remembers the unproven
+	// fixes a test failed after, so that a later run holds them back
+	// without running anything (memory.go); "" remembers nothing.
+	Memory string
+
 	// TempDir is where the temporary directory of the builds goes; ""
 	// means os.TempDir(). It is removed when Run returns, ctx ended or
 	// not.
@@ -93,6 +111,10 @@ type Options struct {
 	// Progress, if set, is called after each test process ends and each
 	// package is verified, one call at a time.
 	Progress func(Progress)
+
+	// Decided, if set, is called as each unproven fix is decided, kept
+	// or reverted, one call at a time (decided.go).
+	Decided func(Decided)
 }
 
 // DefaultCount is the default number of runs of a test after a rewrite.
@@ -118,8 +140,11 @@ type Verification struct {
 	Retried  []Held    // forms of fixes a test failed after, whose next form was tried
 	Rounds   int       // verification rounds run
 	Gains    []Gain    // what companion rules made possible, by package
-	Recorded int       // reverted fixes recorded at their site (//unflake:ignore)
-	NoRace   string    // why no run used the race detector, when none did
+	Recorded int       // reverted fixes recorded at their site (//unflake:ignore, Options.RecordIgnores)
+	// Remembered counts the fixes held back because an earlier run
+	// reverted them (Options.Memory): they were not tried again.
+	Remembered int
+	NoRace     string // why no run used the race detector, when none did
 
 	// Probed are the outcomes of the fixes' probes (rule.Hypothesis.Probe), in
 	// the order decided, and ProbeRounds the probe phase's rounds (not
@@ -134,6 +159,11 @@ type Verification struct {
 	// Proven counts the proven fixes kept without runs: their tests
 	// built with them (rule.Fix.Hypothesis is nil).
 	Proven int
+
+	// Stopped is set when ctx ended before verification did: the result
+	// then holds the fixes of the packages verified so far, and the
+	// others are held back as revert.Stopped.
+	Stopped bool
 
 	// Elapsed is the time verification took, and Suite the time of one
 	// run of the affected tests before the rewrite (the processes that
@@ -203,10 +233,11 @@ const maxRounds = 4
 // companions' included; the Verification's Probed lists the outcomes.
 // Without such fixes the probe phase costs nothing.
 //
-// An unproven fix reverted because a test failed after it is recorded at
-// its site, in the changes, as a generated //unflake:ignore directive, so
-// that no later run proposes it again and a reviewer sees it; nothing
-// else is (record.go).
+// An unproven fix reverted because a test failed after it is remembered
+// outside the source (Options.Memory, memory.go), so that a later run
+// holds it back without trying it; with Options.RecordIgnores it is also
+// recorded at its site, in the changes, as a generated //unflake:ignore
+// directive (record.go). The changes otherwise hold fixes only.
 //
 // Run returns ctx.Err() when ctx ends; every process it started is
 // killed and its temporary files are removed first.
@@ -229,20 +260,46 @@ func Run(ctx context.Context, cfg *rewrite.Config, opts Options) (*rewrite.Resul
 		return nil, nil, err
 	}
 	v := &verifier{r: r, opts: opts, tmp: tmp, before: map[string]*beforeRuns{}, tried: map[string]bool{},
+		mem: memory(opts.Memory), recalled: map[string]*rewrite.Revert{},
+		clean: map[string]string{}, latest: map[string][]TestRun{}, roundHeld: map[string]*rewrite.Revert{}, told: map[string]bool{},
 		probes: map[string]Probe{}, probeHeld: map[string]*rewrite.Revert{}}
 	res, out, err := v.run(cfg, nil, mainPhase)
 	if err == nil && cfg.Lookup != nil {
-		res, out, err = v.retryWithCompanions(cfg, res, out)
+		res2, out2, err2 := v.retryWithCompanions(cfg, res, out)
+		switch {
+		case err2 == nil:
+			res, out = res2, out2
+		case ctx.Err() != nil:
+			// Stopped while retrying: the first verification stands.
+			err = ctx.Err()
+		default:
+			err = err2
+		}
 	}
-	if err != nil {
-		return nil, nil, err
+	if ctx.Err() != nil && out != nil {
+		out.Stopped = true
+	}
+	if res == nil || err != nil && ctx.Err() == nil {
+		return nil, out, err
 	}
 	out.Probed, out.ProbeRounds = v.probed, v.probeRounds
 	out.Mutants = v.mutantCount()
 	if !r.race {
 		out.NoRace = r.raceWhy
 	}
-	out.Recorded = record(res, v.tried)
+	markProven(res, v.tried)
+	for _, f := range res.Findings {
+		if toRemember(f, v.tried) {
+			if f.Revert.Remembered != "" {
+				out.Remembered++
+			} else {
+				v.mem.remember(f, time.Now())
+			}
+		}
+	}
+	if opts.RecordIgnores {
+		out.Recorded = record(res, v.tried)
+	}
 	for _, f := range res.Findings {
 		if f.Fixed && !f.Unproven {
 			out.Proven++
@@ -252,7 +309,7 @@ func Run(ctx context.Context, cfg *rewrite.Config, opts Options) (*rewrite.Resul
 		out.Suite += b.wall
 	}
 	out.Elapsed = time.Since(start)
-	return res, out, ctx.Err()
+	return res, out, err
 }
 
 // A verifier holds what does not change across rounds: the runner, and
@@ -280,6 +337,31 @@ type verifier struct {
 	probeRounds int
 
 	strength *strength // the mutants' verdicts (mutate.go)
+
+	// What the main phase decided, package by package (decided.go).
+	clean     map[string]string          // package directory → the content verified with no fix held back
+	latest    map[string][]TestRun       // package directory → its latest runs
+	roundHeld map[string]*rewrite.Revert // site key → why it was held back, as packages end
+	told      map[string]bool            // site key → kept, as last reported to Options.Decided
+
+	mem      memory                     // reverts of earlier runs (memory.go)
+	recalled map[string]*rewrite.Revert // site key → its remembered revert, or nil; under mu
+}
+
+// recall returns the revert an earlier run remembered for the site key,
+// or nil; each key's file is read once.
+func (v *verifier) recall(key string) *rewrite.Revert {
+	if v.mem == "" {
+		return nil
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	r, ok := v.recalled[key]
+	if !ok {
+		r = v.mem.recall(key, time.Now())
+		v.recalled[key] = r
+	}
+	return r
 }
 
 // beforeRuns are a package's binary and runs before the rewrite: the
@@ -336,6 +418,9 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 	held := map[string]*rewrite.Revert{} // site key → why
 	form := map[string]int{}             // site key → the form of its fix to try next
 	decide := func(s rewrite.Site) rewrite.Decision {
+		if r := v.recall(s.Key); r != nil {
+			return rewrite.Decision{Revert: r}
+		}
 		if pre != nil {
 			if r := pre(s); r != nil {
 				return rewrite.Decision{Revert: r}
@@ -360,19 +445,30 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 	verified := map[string]string{} // package directory → the content verified
 	runs := map[string][]TestRun{}  // package directory → its latest test runs
 	var res *rewrite.Result
+	var applied map[string]rewrite.Finding // site key → its finding, fixed in this round
+	// stopped is what verification learned when ctx ended: the packages
+	// verified so far keep their fixes, the others are left as they were.
+	stopped := func(err error) (*rewrite.Result, *Verification, error) {
+		if v.r.ctx.Err() == nil || ph != mainPhase {
+			return nil, nil, err
+		}
+		r, o := v.partial(res, out)
+		return r, o, v.r.ctx.Err()
+	}
 	for {
 		if err := v.r.ctx.Err(); err != nil {
-			return nil, nil, err
+			return stopped(err)
 		}
 		var err error
 		res, err = rewrite.RunContext(v.r.ctx, cfg)
 		if err != nil {
-			return nil, nil, err
+			res = nil // the run before it is not what the tree would get
+			return stopped(err)
 		}
 		if ph == mainPhase {
 			if fresh := v.unprobed(res); len(fresh) > 0 {
 				if err := v.probe(cfg, pre, fresh); err != nil {
-					return nil, nil, err
+					return stopped(err)
 				}
 				continue // again, with the fixes the probes hold back
 			}
@@ -406,9 +502,19 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 			break
 		}
 		todo.Findings = res.Findings
-		tests, reverts, err := v.verify(cfg, decide, todo)
+		applied = map[string]rewrite.Finding{}
+		for _, f := range res.Findings {
+			if f.Fixed {
+				applied[f.Site().Key] = f
+			}
+		}
+		var onPkg func(*pkgWork, []TestRun, []Held)
+		if ph == mainPhase {
+			onPkg = func(w *pkgWork, runs []TestRun, held []Held) { v.pkgDecided(w, runs, held, applied) }
+		}
+		tests, reverts, err := v.verify(cfg, decide, todo, onPkg)
 		if err != nil {
-			return nil, nil, err
+			return stopped(err)
 		}
 		out.Rounds++
 		for _, c := range todo.Changes {
@@ -440,12 +546,6 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 				}
 			}
 			runs[d] = fresh
-		}
-		applied := map[string]rewrite.Finding{} // site key → its finding, fixed in this round
-		for _, f := range res.Findings {
-			if f.Fixed {
-				applied[f.Site().Key] = f
-			}
 		}
 		added := 0
 		for _, h := range reverts {
@@ -486,16 +586,17 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 	// Runs count only for directories whose final content was verified;
 	// the fixes of a directory whose last rewrite was not are held back.
 	final := dirContents(res.Changes)
-	stopped := outOfRounds(res.Findings, final, verified, decide)
-	for _, s := range stopped {
+	outOf := outOfRounds(res.Findings, final, verified, decide)
+	for _, s := range outOf {
 		held[s.Key] = &rewrite.Revert{Kind: revert.OutOfRounds,
 			Detail: fmt.Sprintf("verification stopped after %d rounds, before it verified the last rewrite of this package", out.Rounds)}
 	}
-	if len(stopped) > 0 {
-		var err error
-		if res, err = rewrite.RunContext(v.r.ctx, cfg); err != nil {
-			return nil, nil, err
+	if len(outOf) > 0 {
+		next, err := rewrite.RunContext(v.r.ctx, cfg)
+		if err != nil {
+			return stopped(err)
 		}
+		res = next
 		final = dirContents(res.Changes)
 	}
 	for d, rs := range runs {

@@ -50,6 +50,9 @@ const (
 	// OutOfRounds: verification stopped reverting before it could verify
 	// the package's last rewrite.
 	OutOfRounds RevertKind = "out-of-rounds"
+	// Stopped: verification was stopped (an interrupt) before it
+	// verified the fix's package; the fix is left out.
+	Stopped RevertKind = "stopped"
 	// NoVariant: verification asked for a form of the fix that the rule
 	// no longer offers.
 	NoVariant RevertKind = "no-variant"
@@ -84,6 +87,11 @@ type Revert struct {
 	// verification tried, one after another (rule.Hypothesis.Alternatives):
 	// every one failed, and Detail is the last one's failure.
 	Forms int `json:"forms,omitempty"`
+	// Remembered, when set, is the day ("2026-12-04") an earlier fix
+	// --verify reverted the fix for this reason: verification remembers
+	// such reverts outside the source and holds the fix back without
+	// running anything.
+	Remembered string `json:"remembered,omitempty"`
 }
 
 // AfterRewrite reports whether the fix itself made a test fail: such a
@@ -101,7 +109,7 @@ func (r *Revert) Reason() string {
 	switch r.Kind {
 	case Skips:
 		return "not verified: the test skips (" + r.Detail + ")"
-	case OutOfRounds:
+	case OutOfRounds, Stopped:
 		return "not verified: " + r.Detail
 	case Clash, FailsBefore, FlakyBefore, NoTest:
 		// Nothing the fix did: the test verified nothing.
@@ -109,10 +117,14 @@ func (r *Revert) Reason() string {
 	case Companion, HoldsWithout, ProbeUntold:
 		return r.Detail
 	}
-	if r.Forms > 1 {
-		return fmt.Sprintf("reverted: each of the fix's %d forms failed; the last: %s", r.Forms, r.String())
+	prefix := "reverted: "
+	if r.Remembered != "" {
+		prefix = "reverted by fix --verify on " + r.Remembered + " (remembered in unflake's cache; UNFLAKE_CACHE=off tries it again): "
 	}
-	return "reverted: " + r.String()
+	if r.Forms > 1 {
+		return fmt.Sprintf("%seach of the fix's %d forms failed; the last: %s", prefix, r.Forms, r.String())
+	}
+	return prefix + r.String()
 }
 
 // String says what happened, in one line.
