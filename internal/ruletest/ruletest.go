@@ -38,6 +38,16 @@ type Package struct {
 // the ones the rule may rewrite; fixes are not applied.
 func Run(t *testing.T, r *rule.Rule, src effect.Source, pkgs ...Package) []rule.Diagnostic {
 	t.Helper()
+	return RunWith(t, r, rule.Options{}, nil, src, pkgs...)
+}
+
+// RunWith is Run with the run's rule options and the pass's Require:
+// nil answers that the module requires every module already.
+func RunWith(t *testing.T, r *rule.Rule, opts rule.Options, require func(modPath string) (missing bool, err error), src effect.Source, pkgs ...Package) []rule.Diagnostic {
+	t.Helper()
+	if require == nil {
+		require = func(string) (bool, error) { return false, nil }
+	}
 	fset := token.NewFileSet()
 	done := map[string]*types.Package{}
 	std := importer.Default()
@@ -84,7 +94,8 @@ func Run(t *testing.T, r *rule.Rule, src effect.Source, pkgs ...Package) []rule.
 			Rule: r, Fset: fset, Files: tests, AllFiles: files, Pkg: tp, TypesInfo: info,
 			GoVersion: "go1.25",
 			Dst:       func(ast.Node) dst.Node { t.Fatal("ruletest: a rule decorated a file outside a fix"); return nil },
-			Require:   func(string) (bool, error) { return false, nil },
+			Options:   opts,
+			Require:   require,
 			Effects:   src,
 		}
 	}
