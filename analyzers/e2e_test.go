@@ -1,7 +1,6 @@
 package analyzers_test
 
 import (
-	"archive/zip"
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -25,75 +24,6 @@ func buildUnflake(dir string) (string, error) {
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/unflake/unflake")
 	cmd.Stderr = os.Stderr
 	return bin, cmd.Run()
-}
-
-// syncProxy is a module proxy (a directory for GOPROXY=file://) holding
-// one version of golang.org/x/sync with what spawn's errgroup fix uses, so
-// that the fix can add the requirement to go.mod without the network.
-func syncProxy(t *testing.T) string {
-	t.Helper()
-	const mod, version = "golang.org/x/sync", "v0.9.0"
-	gomod := "module " + mod + "\n\ngo 1.18\n"
-	errgroup := `// Package errgroup is a stand-in for the tests.
-package errgroup
-
-import "sync"
-
-type Group struct {
-	wg  sync.WaitGroup
-	mu  sync.Mutex
-	err error
-}
-
-func (g *Group) SetLimit(n int) {}
-
-func (g *Group) Go(f func() error) {
-	g.wg.Add(1)
-	go func() {
-		defer g.wg.Done()
-		if err := f(); err != nil {
-			g.mu.Lock()
-			if g.err == nil {
-				g.err = err
-			}
-			g.mu.Unlock()
-		}
-	}()
-}
-
-func (g *Group) Wait() error {
-	g.wg.Wait()
-	return g.err
-}
-`
-	proxy := t.TempDir()
-	at := filepath.Join(proxy, mod, "@v")
-	if err := os.MkdirAll(at, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for name, data := range map[string]string{"go.mod": gomod, "errgroup/errgroup.go": errgroup} {
-		w, err := zw.Create(mod + "@" + version + "/" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write([]byte(data))
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range map[string][]byte{
-		"list":            []byte(version + "\n"),
-		version + ".info": []byte(`{"Version":"` + version + `","Time":"2024-01-01T00:00:00Z"}`),
-		version + ".mod":  []byte(gomod),
-		version + ".zip":  buf.Bytes(),
-	} {
-		if err := os.WriteFile(filepath.Join(at, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return proxy
 }
 
 // run runs name with args in dir and returns its stdout and stderr; a
@@ -232,13 +162,9 @@ func TestVetToolReportsWhatCheckReports(t *testing.T) {
 // left as it was, and the finding says why.
 func TestFixToolFixesWhatFixFixes(t *testing.T) {
 	testmod.Slow(t)
-	env := testmod.GoEnv(t)
-	for i, kv := range env {
-		if strings.HasPrefix(kv, "GOPROXY=") {
-			env[i] = "GOPROXY=file://" + filepath.ToSlash(syncProxy(t))
-		}
-	}
-	env = append(env, "GOSUMDB=off")
+	// spawn's fix adds golang.org/x/sync: the test's stand-in, in a module
+	// cache of the test's (the fake must never reach the user's).
+	env := testmod.ProxyEnv(t, []testmod.Module{testmod.Sync()})
 	orig := demo(t)
 	before := testmod.Snapshot(t, orig)
 	goFix, unflakeFix := demo(t), demo(t)
