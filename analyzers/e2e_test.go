@@ -4,26 +4,48 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/unflake/unflake/internal/testmod"
 )
 
-// The unflake binary, built once for the end-to-end tests (TestMain).
-var unflakeBin string
+// binDir holds the unflake binary the end-to-end tests build (TestMain
+// makes and removes it).
+var binDir string
 
-// buildUnflake builds the command into dir and returns its path.
-func buildUnflake(dir string) (string, error) {
-	bin := filepath.Join(dir, "unflake")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/unflake/unflake")
-	cmd.Stderr = os.Stderr
-	return bin, cmd.Run()
+var (
+	buildOnce  sync.Once
+	unflakeBin string
+	buildErr   error
+)
+
+// unflakeCmd builds the command into binDir once, with the go command's
+// environment of the test's own (testmod.GoEnv: the user's GOWORK or
+// GOFLAGS cannot break the build), and returns its path.
+func unflakeCmd(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		bin := filepath.Join(binDir, "unflake")
+		cmd := exec.Command("go", "build", "-o", bin, "github.com/unflake/unflake")
+		cmd.Env = testmod.GoEnv(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("building unflake: %v\n%s", err, out)
+			return
+		}
+		unflakeBin = bin
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return unflakeBin
 }
 
 // run runs name with args in dir and returns its stdout and stderr; a
@@ -140,10 +162,10 @@ func TestVetToolReportsWhatCheckReports(t *testing.T) {
 		{"option", []string{"-attemptloop.poll-timeout=30s"}, []string{"--poll-timeout=30s"}, []string{"./worker"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			vetArgs := append(append([]string{"vet", "-vettool=" + unflakeBin, "-json"}, c.vet...), c.patterns...)
+			vetArgs := append(append([]string{"vet", "-vettool=" + unflakeCmd(t), "-json"}, c.vet...), c.patterns...)
 			stdout, stderr := run(t, dir, env, "go", vetArgs...)
 			vet, _ := vetFindings(t, dir, stdout+stderr)
-			checkOut, _ := run(t, dir, env, unflakeBin, append(append([]string{"check"}, c.check...), c.patterns...)...)
+			checkOut, _ := run(t, dir, env, unflakeCmd(t), append(append([]string{"check"}, c.check...), c.patterns...)...)
 			check := checkFindings(t, checkOut)
 			sortFindings(vet)
 			sortFindings(check)
@@ -168,17 +190,17 @@ func TestFixToolFixesWhatFixFixes(t *testing.T) {
 	orig := demo(t)
 	before := testmod.Snapshot(t, orig)
 	goFix, unflakeFix := demo(t), demo(t)
-	stdout, stderr := run(t, goFix, env, "go", "vet", "-vettool="+unflakeBin, "-json", "./...")
+	stdout, stderr := run(t, goFix, env, "go", "vet", "-vettool="+unflakeCmd(t), "-json", "./...")
 	_, notes := vetFindings(t, goFix, stdout+stderr)
 
 	// go vet and go fix -diff must see the module before go fix writes it:
 	// one after another on purpose.
 	//unflake:ignore spawn go fix writes the directory the runs before it read
-	diffOut, _ := run(t, goFix, env, "go", "fix", "-fixtool="+unflakeBin, "-diff", "./...")
-	if _, stderr := run(t, goFix, env, "go", "fix", "-fixtool="+unflakeBin, "./..."); stderr != "" {
+	diffOut, _ := run(t, goFix, env, "go", "fix", "-fixtool="+unflakeCmd(t), "-diff", "./...")
+	if _, stderr := run(t, goFix, env, "go", "fix", "-fixtool="+unflakeCmd(t), "./..."); stderr != "" {
 		t.Errorf("go fix: %s", stderr)
 	}
-	run(t, unflakeFix, env, unflakeBin, "fix", "./...")
+	run(t, unflakeFix, env, unflakeCmd(t), "fix", "./...")
 
 	got, want := rel(t, goFix, testmod.Snapshot(t, goFix)), rel(t, unflakeFix, testmod.Snapshot(t, unflakeFix))
 	old := rel(t, orig, before)

@@ -17,9 +17,6 @@ func runTests(m *testing.M) int {
 		return 2
 	}
 	defer os.RemoveAll(dir)
-	if unflakeBin, err = buildUnflake(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "building unflake:", err)
-		return 2
-	}
+	binDir = dir
 	return m.Run()
 }

@@ -6,16 +6,17 @@ package ruletest
 import (
 	"fmt"
 	"go/ast"
-	"go/importer"
 	"go/parser"
 	"go/token"
 	"go/types"
 	"sort"
+	"strconv"
 	"testing"
 
 	"github.com/dave/dst"
 
 	"github.com/unflake/unflake/internal/effects"
+	"github.com/unflake/unflake/internal/testmod"
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rule/effect"
 )
@@ -50,7 +51,7 @@ func RunWith(t *testing.T, r *rule.Rule, opts rule.Options, require func(modPath
 	}
 	fset := token.NewFileSet()
 	done := map[string]*types.Package{}
-	std := importer.Default()
+	std := testmod.Importer(t, imports(pkgs)...)
 	imp := importerFunc(func(path string) (*types.Package, error) {
 		if p := done[path]; p != nil {
 			return p, nil
@@ -133,3 +134,31 @@ func analyse(pass *rule.Pass, as []*rule.Analysis) error {
 type importerFunc func(path string) (*types.Package, error)
 
 func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
+
+// imports lists the packages pkgs import that none of them is.
+func imports(pkgs []Package) []string {
+	own := map[string]bool{}
+	for _, p := range pkgs {
+		own[p.Path] = true
+	}
+	need := map[string]bool{}
+	for _, p := range pkgs {
+		for name, src := range p.Files {
+			f, err := parser.ParseFile(token.NewFileSet(), name, src, parser.ImportsOnly)
+			if err != nil {
+				continue // Run reports it
+			}
+			for _, spec := range f.Imports {
+				if path, err := strconv.Unquote(spec.Path.Value); err == nil && !own[path] {
+					need[path] = true
+				}
+			}
+		}
+	}
+	var out []string
+	for path := range need {
+		out = append(out, path)
+	}
+	sort.Strings(out)
+	return out
+}
