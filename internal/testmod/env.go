@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/tools/txtar"
 )
 
 // GoEnv is an environment for the go command built from nothing but what
@@ -32,9 +34,15 @@ func GoEnv(t testing.TB, extra ...string) []string {
 			break
 		}
 	}
+	// A home of the test's, with Go telemetry off: the go command would
+	// otherwise write its counters under it, and a telemetry child it
+	// starts can still be writing when the test removes the directory
+	// ("TempDir RemoveAll cleanup: directory not empty").
+	home := t.TempDir()
+	WriteFiles(t, home, []txtar.File{{Name: ".config/go/telemetry/mode", Data: []byte("off\n")}})
 	env := []string{
 		"PATH=" + path,
-		"HOME=" + t.TempDir(),
+		"HOME=" + home,
 		"GOCACHE=" + vals[0],
 		"GOMODCACHE=" + vals[1],
 		"GOPROXY=off",
