@@ -194,6 +194,7 @@ func TestFixDiffApplies(t *testing.T) {
 	cmd := exec.Command("git", "apply", "--check", "-")
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(diff)
+	cmd.Env = testmod.GitEnv(t)
 	//unflake:ignore spawn the check must pass before the diff is applied to the same directory
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git apply --check: %v\n%s", err, out)
@@ -201,6 +202,7 @@ func TestFixDiffApplies(t *testing.T) {
 	cmd = exec.Command("git", "apply", "-")
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(diff)
+	cmd.Env = testmod.GitEnv(t)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git apply: %v\n%s", err, out)
 	}

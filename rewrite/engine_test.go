@@ -347,6 +347,7 @@ func TestDiffApplies(t *testing.T) {
 	cmd := exec.Command("git", "apply", "-")
 	cmd.Dir = dir
 	cmd.Stdin = &patch
+	cmd.Env = testmod.GitEnv(t)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git apply: %v\n%s\n%s", err, out, patch.String())
 	}

@@ -1,6 +1,7 @@
 package testmod
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -51,4 +52,24 @@ func GoEnv(t testing.TB, extra ...string) []string {
 		"GOFLAGS=",
 	}
 	return append(env, extra...)
+}
+
+// GitEnv is an environment for git built from nothing but what it needs:
+// no configuration of the user's or the system's, and none of the
+// caller's GIT_DIR, GIT_INDEX_FILE or GIT_WORK_TREE (set when the tests
+// run from a git hook), which would point git at another repository. It
+// skips the test when there is no git.
+func GitEnv(t testing.TB) []string {
+	t.Helper()
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	return []string{
+		"PATH=" + filepath.Dir(git),
+		"HOME=" + t.TempDir(),
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL=" + os.DevNull,
+		"LC_ALL=C",
+	}
 }
