@@ -38,9 +38,10 @@ var errReported = errors.New("errors reported")
 // Main runs unflake with args and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int { return MainEnv(args, nil, stdout, stderr) }
 
-// MainEnv is Main with env as the go command's environment (nil: the
-// process's): a test that runs unflake in process gives it one of its own,
-// so the user's GOFLAGS, GOPROXY or module cache cannot change the result.
+// MainEnv is Main with env as the environment of the commands unflake
+// runs, go and git (nil: the process's): a test that runs unflake in
+// process gives it one of its own, so the user's GOFLAGS, GOPROXY, module
+// cache or GIT_DIR cannot change the result.
 func MainEnv(args, env []string, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr, env)
 	root.SetArgs(args)
@@ -83,7 +84,7 @@ type options struct {
 	verifyMutants bool
 
 	stdout, stderr io.Writer
-	env            []string // the go command's environment (rewrite.Config.Env)
+	env            []string // the environment of the go command (rewrite.Config.Env) and of git
 }
 
 func newRootCmd(stdout, stderr io.Writer, env []string) *cobra.Command {
@@ -144,7 +145,7 @@ func (o *options) engineConfig(patterns []string) (*rewrite.Config, error) {
 	cfg.Progress = progress(o.stderr)
 	cfg.Cache = resultCacheDir()
 	if o.changedSince != "" {
-		if cfg.Only, err = changedFilter(dir, o.changedSince); err != nil {
+		if cfg.Only, err = changedFilter(dir, o.changedSince, o.env); err != nil {
 			return nil, err
 		}
 	}

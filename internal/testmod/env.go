@@ -28,11 +28,14 @@ func GoEnv(t testing.TB, extra ...string) []string {
 	vals := strings.Split(strings.TrimSpace(string(out)), "\n")
 	path := filepath.Dir(gobin)
 	// The C compiler, where there is one, for cgo and -race: the go
-	// command finds it on PATH.
-	for _, cc := range []string{"gcc", "clang", "cc"} {
-		if p, err := exec.LookPath(cc); err == nil {
-			path += string(filepath.ListSeparator) + filepath.Dir(p)
-			break
+	// command finds it on PATH; and git, which unflake --changed-since
+	// runs.
+	for _, tools := range [][]string{{"gcc", "clang", "cc"}, {"git"}} {
+		for _, tool := range tools {
+			if p, err := exec.LookPath(tool); err == nil {
+				path += string(filepath.ListSeparator) + filepath.Dir(p)
+				break
+			}
 		}
 	}
 	// A home of the test's, with Go telemetry off: the go command would
