@@ -17,13 +17,7 @@ import (
 
 // testdata/src is a module (go 1.25): its packages are loaded as the go
 // command loads a user's module, with its go version.
-//
-// analysistest runs the go command with the process's environment and
-// takes no other, so the user's GOFLAGS (-mod=vendor) and GOWORK, which
-// break its loads, are cleared for the test that calls this.
 func testdata(t *testing.T) string {
-	t.Setenv("GOFLAGS", "")
-	t.Setenv("GOWORK", "off")
 	dir, err := filepath.Abs(filepath.Join("testdata", "src"))
 	if err != nil {
 		t.Fatal(err)
