@@ -1,10 +1,14 @@
 package spawn_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/unflake/unflake/internal/ruletest"
+	"github.com/unflake/unflake/internal/testmod"
+	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rules/spawn"
 )
@@ -84,5 +88,78 @@ func TestNoNewDepsAsksNoModule(t *testing.T) {
 				t.Errorf("fix %q requiring %v, want %q and no module", fix.Message, fix.Requires, tc.want)
 			}
 		})
+	}
+}
+
+// The machine of issue 27: its module cache lists golang.org/x/sync
+// v0.11.0 with its .info and .mod but no zip (as go mod download of many
+// module graphs leaves it), and the network is off. Under --no-new-deps
+// the finding used to say "cannot add golang.org/x/sync to go.mod:
+// downloading golang.org/x/sync v0.11.0"; nothing may ask for a module.
+func TestNoNewDepsPartialModuleCache(t *testing.T) {
+	testmod.Short(t)
+	cache := testmod.ModCache(t)
+	at := filepath.Join(cache, "cache", "download", "golang.org", "x", "sync", "@v")
+	if err := os.MkdirAll(at, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{
+		"list":         "v0.11.0\n",
+		"v0.11.0.info": `{"Version":"v0.11.0","Time":"2025-01-01T00:00:00Z"}`,
+		"v0.11.0.mod":  "module golang.org/x/sync\n\ngo 1.18\n",
+	} {
+		if err := os.WriteFile(filepath.Join(at, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := testmod.Write(t, `
+-- go.mod --
+module example.com/m
+
+go 1.25
+-- m_test.go --
+package m
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+func TestX(t *testing.T) {
+	a, err := exec.Command(os.Args[0], "-test.run=^TestA$").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := exec.Command(os.Args[0], "-test.run=^TestB$").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a) != string(b) {
+		t.Error("differ")
+	}
+}
+`)
+	var opts rule.Options
+	if err := opts.Set(spawn.Rule, "no-new-deps", "true"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := rewrite.Run(&rewrite.Config{
+		Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{spawn.Rule}, Options: opts,
+		Env: testmod.GoEnv(t, "GOMODCACHE="+cache, "GOPROXY=off", "GOFLAGS=-mod=mod"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors: %v", res.Errors)
+	}
+	if len(res.Findings) != 1 || !res.Findings[0].Fixed || !strings.Contains(res.Findings[0].Fix, "a sync.WaitGroup (not errgroup: --no-new-deps)") {
+		t.Fatalf("want one fixed finding with a sync.WaitGroup, got %+v", res.Findings)
+	}
+	for _, c := range res.Changes {
+		if filepath.Base(c.Path) != "m_test.go" {
+			t.Errorf("changed %s", c.Path)
+		}
 	}
 }
