@@ -1,99 +1,51 @@
 package analyzers_test
 
 import (
-	"archive/zip"
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/unflake/unflake/internal/testmod"
 )
 
-// The unflake binary, built once for the end-to-end tests (TestMain).
-var unflakeBin string
+// binDir holds the unflake binary the end-to-end tests build (TestMain
+// makes and removes it).
+var binDir string
 
-// buildUnflake builds the command into dir and returns its path.
-func buildUnflake(dir string) (string, error) {
-	bin := filepath.Join(dir, "unflake")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/unflake/unflake")
-	cmd.Stderr = os.Stderr
-	return bin, cmd.Run()
-}
+var (
+	buildOnce  sync.Once
+	unflakeBin string
+	buildErr   error
+)
 
-// syncProxy is a module proxy (a directory for GOPROXY=file://) holding
-// one version of golang.org/x/sync with what spawn's errgroup fix uses, so
-// that the fix can add the requirement to go.mod without the network.
-func syncProxy(t *testing.T) string {
+// unflakeCmd builds the command into binDir once, with the go command's
+// environment of the test's own (testmod.GoEnv: the user's GOWORK or
+// GOFLAGS cannot break the build), and returns its path.
+func unflakeCmd(t *testing.T) string {
 	t.Helper()
-	const mod, version = "golang.org/x/sync", "v0.9.0"
-	gomod := "module " + mod + "\n\ngo 1.18\n"
-	errgroup := `// Package errgroup is a stand-in for the tests.
-package errgroup
-
-import "sync"
-
-type Group struct {
-	wg  sync.WaitGroup
-	mu  sync.Mutex
-	err error
-}
-
-func (g *Group) SetLimit(n int) {}
-
-func (g *Group) Go(f func() error) {
-	g.wg.Add(1)
-	go func() {
-		defer g.wg.Done()
-		if err := f(); err != nil {
-			g.mu.Lock()
-			if g.err == nil {
-				g.err = err
-			}
-			g.mu.Unlock()
+	buildOnce.Do(func() {
+		bin := filepath.Join(binDir, "unflake")
+		cmd := exec.Command("go", "build", "-o", bin, "github.com/unflake/unflake")
+		cmd.Env = testmod.GoEnv(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("building unflake: %v\n%s", err, out)
+			return
 		}
-	}()
-}
-
-func (g *Group) Wait() error {
-	g.wg.Wait()
-	return g.err
-}
-`
-	proxy := t.TempDir()
-	at := filepath.Join(proxy, mod, "@v")
-	if err := os.MkdirAll(at, 0o755); err != nil {
-		t.Fatal(err)
+		unflakeBin = bin
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for name, data := range map[string]string{"go.mod": gomod, "errgroup/errgroup.go": errgroup} {
-		w, err := zw.Create(mod + "@" + version + "/" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write([]byte(data))
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range map[string][]byte{
-		"list":            []byte(version + "\n"),
-		version + ".info": []byte(`{"Version":"` + version + `","Time":"2024-01-01T00:00:00Z"}`),
-		version + ".mod":  []byte(gomod),
-		version + ".zip":  buf.Bytes(),
-	} {
-		if err := os.WriteFile(filepath.Join(at, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return proxy
+	return unflakeBin
 }
 
 // run runs name with args in dir and returns its stdout and stderr; a
@@ -210,10 +162,10 @@ func TestVetToolReportsWhatCheckReports(t *testing.T) {
 		{"option", []string{"-attemptloop.poll-timeout=30s"}, []string{"--poll-timeout=30s"}, []string{"./worker"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			vetArgs := append(append([]string{"vet", "-vettool=" + unflakeBin, "-json"}, c.vet...), c.patterns...)
+			vetArgs := append(append([]string{"vet", "-vettool=" + unflakeCmd(t), "-json"}, c.vet...), c.patterns...)
 			stdout, stderr := run(t, dir, env, "go", vetArgs...)
 			vet, _ := vetFindings(t, dir, stdout+stderr)
-			checkOut, _ := run(t, dir, env, unflakeBin, append(append([]string{"check"}, c.check...), c.patterns...)...)
+			checkOut, _ := run(t, dir, env, unflakeCmd(t), append(append([]string{"check"}, c.check...), c.patterns...)...)
 			check := checkFindings(t, checkOut)
 			sortFindings(vet)
 			sortFindings(check)
@@ -232,27 +184,23 @@ func TestVetToolReportsWhatCheckReports(t *testing.T) {
 // left as it was, and the finding says why.
 func TestFixToolFixesWhatFixFixes(t *testing.T) {
 	testmod.Slow(t)
-	env := testmod.GoEnv(t)
-	for i, kv := range env {
-		if strings.HasPrefix(kv, "GOPROXY=") {
-			env[i] = "GOPROXY=file://" + filepath.ToSlash(syncProxy(t))
-		}
-	}
-	env = append(env, "GOSUMDB=off")
+	// spawn's fix adds golang.org/x/sync: the test's stand-in, in a module
+	// cache of the test's (the fake must never reach the user's).
+	env := testmod.ProxyEnv(t, []testmod.Module{testmod.Sync()})
 	orig := demo(t)
 	before := testmod.Snapshot(t, orig)
 	goFix, unflakeFix := demo(t), demo(t)
-	stdout, stderr := run(t, goFix, env, "go", "vet", "-vettool="+unflakeBin, "-json", "./...")
+	stdout, stderr := run(t, goFix, env, "go", "vet", "-vettool="+unflakeCmd(t), "-json", "./...")
 	_, notes := vetFindings(t, goFix, stdout+stderr)
 
 	// go vet and go fix -diff must see the module before go fix writes it:
 	// one after another on purpose.
 	//unflake:ignore spawn go fix writes the directory the runs before it read
-	diffOut, _ := run(t, goFix, env, "go", "fix", "-fixtool="+unflakeBin, "-diff", "./...")
-	if _, stderr := run(t, goFix, env, "go", "fix", "-fixtool="+unflakeBin, "./..."); stderr != "" {
+	diffOut, _ := run(t, goFix, env, "go", "fix", "-fixtool="+unflakeCmd(t), "-diff", "./...")
+	if _, stderr := run(t, goFix, env, "go", "fix", "-fixtool="+unflakeCmd(t), "./..."); stderr != "" {
 		t.Errorf("go fix: %s", stderr)
 	}
-	run(t, unflakeFix, env, unflakeBin, "fix", "./...")
+	run(t, unflakeFix, env, unflakeCmd(t), "fix", "./...")
 
 	got, want := rel(t, goFix, testmod.Snapshot(t, goFix)), rel(t, unflakeFix, testmod.Snapshot(t, unflakeFix))
 	old := rel(t, orig, before)

@@ -20,11 +20,11 @@ func addChangedSinceFlag(cmd *cobra.Command, opts *options) {
 // changedFilter returns a filter for rewrite.Config.Only that accepts the
 // files of the git repository holding dir that differ from rev in the
 // working tree, or are untracked (and not ignored).
-func changedFilter(dir, rev string) (func(path string) bool, error) {
+func changedFilter(dir, rev string, env []string) (func(path string) bool, error) {
 	if strings.HasPrefix(rev, "-") {
 		return nil, fmt.Errorf("--changed-since %s: not a revision", rev)
 	}
-	out, err := git(dir, "rev-parse", "--show-toplevel")
+	out, err := git(env, dir, "rev-parse", "--show-toplevel")
 	if errors.Is(err, exec.ErrNotFound) {
 		return nil, fmt.Errorf("--changed-since needs git: %v", err)
 	}
@@ -36,14 +36,14 @@ func changedFilter(dir, rev string) (func(path string) bool, error) {
 		return nil, fmt.Errorf("--changed-since: %s is not in a git work tree", dir)
 	}
 	root = filepath.FromSlash(root)
-	if _, err := git(root, "rev-parse", "--verify", "--quiet", rev+"^{commit}"); err != nil {
+	if _, err := git(env, root, "rev-parse", "--verify", "--quiet", rev+"^{commit}"); err != nil {
 		return nil, fmt.Errorf("--changed-since %s: unknown revision", rev)
 	}
-	diff, err := git(root, "diff", "--name-only", "--no-renames", "-z", rev, "--")
+	diff, err := git(env, root, "diff", "--name-only", "--no-renames", "-z", rev, "--")
 	if err != nil {
 		return nil, fmt.Errorf("--changed-since %s: %v", rev, err)
 	}
-	untracked, err := git(root, "ls-files", "--others", "--exclude-standard", "--full-name", "-z")
+	untracked, err := git(env, root, "ls-files", "--others", "--exclude-standard", "--full-name", "-z")
 	if err != nil {
 		return nil, fmt.Errorf("--changed-since %s: listing untracked files: %v", rev, err)
 	}
@@ -88,11 +88,12 @@ func newPathFilter(set map[string]bool) func(path string) bool {
 	}
 }
 
-// git runs git in dir and returns its standard output; the error carries
-// the first line of its standard error.
-func git(dir string, args ...string) ([]byte, error) {
+// git runs git in dir with env (nil: the process's environment) and
+// returns its standard output; the error carries the first line of its
+// standard error.
+func git(env []string, dir string, args ...string) ([]byte, error) {
 	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
+	cmd.Dir, cmd.Env = dir, env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

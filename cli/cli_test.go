@@ -77,10 +77,19 @@ func TestBroken(t *testing.T) {
 }
 `
 
+// run runs unflake in process, its go command with the test's own
+// environment (testmod.GoEnv): the user's GOFLAGS or GOWORK cannot change
+// what a test sees.
 func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	return runEnv(t, testmod.GoEnv(t), args...)
+}
+
+// runEnv is run with env as the go command's environment.
+func runEnv(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := cli.Main(args, &stdout, &stderr)
+	code := cli.MainEnv(args, env, &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -185,6 +194,7 @@ func TestFixDiffApplies(t *testing.T) {
 	cmd := exec.Command("git", "apply", "--check", "-")
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(diff)
+	cmd.Env = testmod.GitEnv(t)
 	//unflake:ignore spawn the check must pass before the diff is applied to the same directory
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git apply --check: %v\n%s", err, out)
@@ -192,6 +202,7 @@ func TestFixDiffApplies(t *testing.T) {
 	cmd = exec.Command("git", "apply", "-")
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(diff)
+	cmd.Env = testmod.GitEnv(t)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git apply: %v\n%s", err, out)
 	}

@@ -36,8 +36,14 @@ var errFindings = errors.New("findings")
 var errReported = errors.New("errors reported")
 
 // Main runs unflake with args and returns the process exit code.
-func Main(args []string, stdout, stderr io.Writer) int {
-	root := newRootCmd(stdout, stderr)
+func Main(args []string, stdout, stderr io.Writer) int { return MainEnv(args, nil, stdout, stderr) }
+
+// MainEnv is Main with env as the environment of the commands unflake
+// runs, go and git (nil: the process's): a test that runs unflake in
+// process gives it one of its own, so the user's GOFLAGS, GOPROXY, module
+// cache or GIT_DIR cannot change the result.
+func MainEnv(args, env []string, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdout, stderr, env)
 	root.SetArgs(args)
 	err := root.Execute()
 	switch {
@@ -79,10 +85,11 @@ type options struct {
 	recordIgnores bool // fix --record-ignores
 
 	stdout, stderr io.Writer
+	env            []string // the environment of the go command (rewrite.Config.Env) and of git
 }
 
-func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
-	opts := &options{stdout: stdout, stderr: stderr}
+func newRootCmd(stdout, stderr io.Writer, env []string) *cobra.Command {
+	opts := &options{stdout: stdout, stderr: stderr, env: env}
 	root := &cobra.Command{
 		Use:   "unflake",
 		Short: "Rewrite slow and flaky Go tests into fast, deterministic ones",
@@ -135,11 +142,11 @@ func (o *options) engineConfig(patterns []string) (*rewrite.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := &rewrite.Config{Dir: dir, Patterns: patterns, Tags: o.tags, Rules: selected, Run: o.run, Lookup: rules.Lookup, Options: o.ruleOptions}
+	cfg := &rewrite.Config{Dir: dir, Patterns: patterns, Tags: o.tags, Rules: selected, Run: o.run, Lookup: rules.Lookup, Options: o.ruleOptions, Env: o.env}
 	cfg.Progress = progress(o.stderr)
 	cfg.Cache = resultCacheDir()
 	if o.changedSince != "" {
-		if cfg.Only, err = changedFilter(dir, o.changedSince); err != nil {
+		if cfg.Only, err = changedFilter(dir, o.changedSince, o.env); err != nil {
 			return nil, err
 		}
 	}

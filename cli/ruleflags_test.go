@@ -51,7 +51,7 @@ func TestRuleOptionsArePerRun(t *testing.T) {
 		dir := testmod.Write(t, pollModule)
 		var stdout, stderr bytes.Buffer
 		args := append([]string{"-C", dir, "check", "--rules", "attemptloop"}, flags...)
-		if code := cli.Main(append(args, "./..."), &stdout, &stderr); code != 1 {
+		if code := cli.MainEnv(append(args, "./..."), testmod.GoEnv(t), &stdout, &stderr); code != 1 {
 			t.Errorf("check %v: exit %d, want 1:\n%s", flags, code, stderr.String())
 		}
 		if !strings.Contains(stdout.String(), want) {

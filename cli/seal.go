@@ -44,7 +44,7 @@ func sealRun(opts *options, patterns []string, diff bool) error {
 	if err != nil {
 		return err
 	}
-	res, err := seal.Run(&seal.Config{Dir: base, Patterns: patterns, Tags: opts.tags})
+	res, err := seal.Run(&seal.Config{Dir: base, Patterns: patterns, Tags: opts.tags, Env: opts.env})
 	if err != nil {
 		return err
 	}

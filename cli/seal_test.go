@@ -89,6 +89,7 @@ func TestSealDiffApplies(t *testing.T) {
 	cmd := exec.Command("git", "apply", "-")
 	cmd.Dir = applied
 	cmd.Stdin = strings.NewReader(diff)
+	cmd.Env = testmod.GitEnv(t)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git apply: %v\n%s", err, out)
 	}

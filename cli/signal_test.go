@@ -90,7 +90,7 @@ func TestVerifySIGTERM(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-C", dir, "fix", "--verify", "--rules", "sleep", "--min-saving=0", "./...")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	cmd.Env = append(os.Environ(), "UNFLAKE_CLI_MAIN=1", "UNFLAKE_FIFO="+fifo, "TMPDIR="+tmp)
+	cmd.Env = testmod.GoEnv(t, "UNFLAKE_CLI_MAIN=1", "UNFLAKE_FIFO="+fifo, "TMPDIR="+tmp)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

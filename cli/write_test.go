@@ -187,9 +187,9 @@ func TestFixRemovesStaleTemp(t *testing.T) {
 // TestNoSilentCleanRun: GOPATH mode is an error, not "no findings".
 func TestNoSilentCleanRun(t *testing.T) {
 	dir := testmod.Write(t, gomod, pollPkg("a"))
-	t.Setenv("GO111MODULE", "off")
-	t.Setenv("GOFLAGS", "-buildvcs=false") // no -mod flag: GOPATH mode refuses it
-	code, stdout, stderr := run(t, "-C", dir, "check", "./...")
+	// No -mod flag: GOPATH mode refuses it.
+	env := testmod.GoEnv(t, "GO111MODULE=off", "GOFLAGS=-buildvcs=false")
+	code, stdout, stderr := runEnv(t, env, "-C", dir, "check", "./...")
 	if code != 2 || stdout != "" || !strings.Contains(stderr, "GOPATH mode") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
@@ -200,19 +200,14 @@ func TestNoSilentCleanRun(t *testing.T) {
 // type checker's "could not import".
 func TestGoCommandMessages(t *testing.T) {
 	testmod.Short(t)
-	t.Setenv("GOFLAGS", "-mod=readonly") // never -mod=mod, which would fetch the go.sum entry
-	t.Setenv("GO111MODULE", "on")
-	t.Setenv("GOWORK", "off")
-	code, _, stderr := run(t, "-C", t.TempDir(), "check", ".")
+	// Never -mod=mod, which would fetch the go.sum entry.
+	env := testmod.GoEnv(t, "GOFLAGS=-mod=readonly", "GO111MODULE=on")
+	code, _, stderr := runEnv(t, env, "-C", t.TempDir(), "check", ".")
 	want := "unflake: go: go.mod file not found in current directory or any parent directory; see 'go help modules'\n"
 	if code != 2 || stderr != want {
 		t.Errorf("no go.mod: exit %d, stderr %q, want %q", code, stderr, want)
 	}
 
-	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := testmod.Write(t, `
 -- go.mod --
 module example.com/m
@@ -232,9 +227,10 @@ import (
 
 func TestA(t *testing.T) { _ = pflag.Bool; time.Sleep(time.Second) }
 `)
-	t.Setenv("GOPROXY", "off")
-	t.Setenv("GOMODCACHE", strings.TrimSpace(string(modcache)))
-	code, _, stderr = run(t, "-C", dir, "check", "./...")
+	// pflag is in the test's proxy, its go.sum entry is not in the module.
+	pflag := testmod.Module{Path: "github.com/spf13/pflag", Version: "v1.0.9", Go: "1.12", Files: map[string]string{"pflag.go": "package pflag\n\nfunc Bool() {}\n"}}
+	env = testmod.ProxyEnv(t, []testmod.Module{pflag}, "GOFLAGS=-mod=readonly", "GO111MODULE=on")
+	code, _, stderr = runEnv(t, env, "-C", dir, "check", "./...")
 	want = "m_test.go:7:2: missing go.sum entry for module providing package github.com/spf13/pflag (imported by example.com/m); to add: go get -t example.com/m\n"
 	if code != 2 || stderr != want {
 		t.Errorf("missing go.sum entry: exit %d, stderr %q, want %q", code, stderr, want)
@@ -365,7 +361,7 @@ func TestDiffThroughDirectoryLink(t *testing.T) {
 // -mod=vendor, a go.work that leaves the directory out, patterns matching
 // only testdata or directories without Go files.
 func TestNoSilentCleanRunSettings(t *testing.T) {
-	t.Setenv("GO111MODULE", "on")
+	t.Parallel()
 	for _, tc := range []struct {
 		name, archive, dir string
 		flags              string
@@ -386,13 +382,13 @@ func TestNoSilentCleanRunSettings(t *testing.T) {
 			[]string{"./docs/x"}, "unflake: no Go files in "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir := testmod.Write(t, tc.archive)
-			t.Setenv("GOFLAGS", tc.flags)
-			t.Setenv("GOWORK", "off")
+			env := testmod.GoEnv(t, "GO111MODULE=on", "GOFLAGS="+tc.flags)
 			if strings.HasPrefix(tc.archive, "-- go.work --") {
-				t.Setenv("GOWORK", filepath.Join(dir, "go.work"))
+				env = append(env, "GOWORK="+filepath.Join(dir, "go.work"))
 			}
-			code, stdout, stderr := run(t, append([]string{"-C", filepath.Join(dir, tc.dir), "check"}, tc.args...)...)
+			code, stdout, stderr := runEnv(t, env, append([]string{"-C", filepath.Join(dir, tc.dir), "check"}, tc.args...)...)
 			if code != 2 || stdout != "" || !strings.HasPrefix(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line starting %q", code, stdout, stderr, tc.want)
 			}

@@ -131,7 +131,8 @@ func TestCacheHit(t *testing.T) {
 	dir := testmod.Write(t, cacheModule)
 	cache := t.TempDir()
 	r := sleepFor()
-	first := cachedRun(t, rewrite.Config{Dir: dir, Rules: []*rule.Rule{r}, Cache: cache})
+	env := testmod.GoEnv(t) // one environment: the cache key holds it
+	first := cachedRun(t, rewrite.Config{Dir: dir, Env: env, Rules: []*rule.Rule{r}, Cache: cache})
 	if first.Cached {
 		t.Fatal("first run came from an empty cache")
 	}
@@ -141,7 +142,7 @@ func TestCacheHit(t *testing.T) {
 	if len(first.Changes) != 1 {
 		t.Fatalf("changes: %d, want 1", len(first.Changes))
 	}
-	second := cachedRun(t, rewrite.Config{Dir: dir, Rules: []*rule.Rule{r}, Cache: cache})
+	second := cachedRun(t, rewrite.Config{Dir: dir, Env: env, Rules: []*rule.Rule{r}, Cache: cache})
 	if !second.Cached {
 		t.Fatal("second run over unchanged code was not a cache hit")
 	}
@@ -149,7 +150,7 @@ func TestCacheHit(t *testing.T) {
 	noTempFiles(t, cache)
 
 	// Without a cache directory nothing is cached.
-	if res := cachedRun(t, rewrite.Config{Dir: dir, Rules: []*rule.Rule{r}}); res.Cached {
+	if res := cachedRun(t, rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Rules: []*rule.Rule{r}}); res.Cached {
 		t.Error("a run without Config.Cache came from the cache")
 	}
 }
@@ -230,7 +231,7 @@ func TestCacheInvalidation(t *testing.T) {
 		}, want: ""},
 		{name: "environment", edit: func(t *testing.T, dir string, cfg *rewrite.Config) {
 			write("b/b_test.go", "package b", "//go:build !skip\n\npackage b")(t, dir, cfg)
-			cfg.Env = append(os.Environ(), "GOFLAGS=-tags=skip")
+			cfg.Env = append(cfg.Env[:len(cfg.Env):len(cfg.Env)], "GOFLAGS=-tags=skip")
 		}, want: ""},
 		{name: "file made read-only", edit: func(t *testing.T, dir string, cfg *rewrite.Config) {
 			if err := os.Chmod(filepath.Join(dir, "b", "b_test.go"), 0o444); err != nil {
@@ -258,9 +259,9 @@ func TestCacheInvalidation(t *testing.T) {
 					age(t, dir)
 				}
 				cache := t.TempDir()
-				cfg := rewrite.Config{Dir: dir, Patterns: c.patterns, Rules: []*rule.Rule{sleepFor()}, Cache: cache}
+				cfg := rewrite.Config{Dir: dir, Patterns: c.patterns, Rules: []*rule.Rule{sleepFor()}, Cache: cache, Env: testmod.GoEnv(t)}
 				if c.goenv != "" {
-					cfg.Env = append(os.Environ(), "GOENV="+filepath.Join(t.TempDir(), c.goenv))
+					cfg.Env = testmod.GoEnv(t, "GOENV="+filepath.Join(t.TempDir(), c.goenv))
 				}
 				if res := cachedRun(t, cfg); res.Cached {
 					t.Fatal("first run came from an empty cache")
@@ -325,7 +326,7 @@ func TestCacheCorruptEntry(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := testmod.Write(t, cacheModule)
 			cache := t.TempDir()
-			cfg := rewrite.Config{Dir: dir, Rules: []*rule.Rule{sleepFor()}, Cache: cache}
+			cfg := rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Rules: []*rule.Rule{sleepFor()}, Cache: cache}
 			want := cachedRun(t, cfg)
 			entries, _ := filepath.Glob(filepath.Join(cache, "*", "*-r"))
 			if len(entries) != 1 {
@@ -356,7 +357,7 @@ func TestCacheNotUsed(t *testing.T) {
 	testmod.Slow(t)
 	t.Run("Only", func(t *testing.T) {
 		dir := testmod.Write(t, cacheModule)
-		cfg := rewrite.Config{Dir: dir, Rules: []*rule.Rule{sleepFor()}, Cache: t.TempDir(), Only: func(string) bool { return true }}
+		cfg := rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Rules: []*rule.Rule{sleepFor()}, Cache: t.TempDir(), Only: func(string) bool { return true }}
 		cachedRun(t, cfg)
 		if cachedRun(t, cfg).Cached {
 			t.Error("a run with Only came from the cache")
@@ -364,7 +365,7 @@ func TestCacheNotUsed(t *testing.T) {
 	})
 	t.Run("Decide", func(t *testing.T) {
 		dir := testmod.Write(t, cacheModule)
-		cfg := rewrite.Config{Dir: dir, Rules: []*rule.Rule{sleepFor()}, Cache: t.TempDir(),
+		cfg := rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Rules: []*rule.Rule{sleepFor()}, Cache: t.TempDir(),
 			Decide: func(rewrite.Site) rewrite.Decision { return rewrite.Decision{} }}
 		cachedRun(t, cfg)
 		if cachedRun(t, cfg).Cached {
@@ -373,7 +374,7 @@ func TestCacheNotUsed(t *testing.T) {
 	})
 	t.Run("errors", func(t *testing.T) {
 		dir := testmod.Write(t, cacheModule, "-- c/c_test.go --\npackage c\n\n// Sleep\nvar x int = \"s\"\n")
-		cfg := rewrite.Config{Dir: dir, Rules: []*rule.Rule{sleepFor()}, Cache: t.TempDir()}
+		cfg := rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Rules: []*rule.Rule{sleepFor()}, Cache: t.TempDir()}
 		if res := cachedRun(t, cfg); len(res.Errors) == 0 {
 			t.Fatal("no error for the broken package")
 		}

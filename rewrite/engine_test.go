@@ -69,7 +69,7 @@ func testRule(name string, prefilter func([]byte) bool, run func(*rule.Pass)) *r
 // runZero runs the sleepZero rule on every package of the module in dir.
 func runZero(t *testing.T, dir string) *rewrite.Result {
 	t.Helper()
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestPrefilterDoesNotChangeResult(t *testing.T) {
 	t.Parallel()
 	dir := testmod.Write(t, module)
 	run := func(noPrefilter bool) *rewrite.Result {
-		res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}, NoPrefilter: noPrefilter})
+		res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}, NoPrefilter: noPrefilter})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +207,7 @@ func TestRunFilter(t *testing.T) {
 	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, module)
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}, Run: "TestA/one"})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}, Run: "TestA/one"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestBrokenFixIsNotWritten(t *testing.T) {
 	t.Parallel()
 	dir := testmod.Write(t, module)
 	broken := sleepZero("broken", func() dst.Expr { return &dst.BasicLit{Kind: 9 /* token.STRING */, Value: `"soon"`} })
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{broken}})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./..."}, Rules: []*rule.Rule{broken}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,18 +307,18 @@ func TestB(t *testing.T) { time.Sleep(1) }
 
 	for _, pattern := range []string{"./nothing/...", "./a/nothing", "./empty/...", "example.com/m/nothing", "example.com/m/nothing/..."} {
 		os.Mkdir(filepath.Join(dir, "empty"), 0o755)
-		res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{pattern}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+		res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{pattern}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
 		if err == nil && len(res.Errors) == 0 {
 			t.Errorf("pattern %s matches nothing: want an error", pattern)
 		}
 		// Beside a pattern that matches, too.
-		res, err = rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./b", pattern}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+		res, err = rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./b", pattern}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
 		if err == nil && len(res.Errors) == 0 {
 			t.Errorf("pattern %s matches nothing beside ./b: want an error", pattern)
 		}
 	}
 	for _, pattern := range []string{"./...", ".", "./b", "example.com/m/b", "example.com/m/..."} {
-		res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{pattern}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+		res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{pattern}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
 		if err != nil {
 			t.Errorf("pattern %s: %v", pattern, err)
 			continue
@@ -349,6 +349,7 @@ func TestDiffApplies(t *testing.T) {
 	cmd := exec.Command("git", "apply", "-")
 	cmd.Dir = dir
 	cmd.Stdin = &patch
+	cmd.Env = testmod.GitEnv(t)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git apply: %v\n%s\n%s", err, out, patch.String())
 	}
@@ -422,7 +423,7 @@ func TestB(t *testing.T) {
 `)
 	// At a workspace root that is not a module, ./... is an error for the
 	// go command too; name the modules.
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./a/...", "./b/..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./a/...", "./b/..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +455,7 @@ import (
 
 func TestTagged(t *testing.T) { time.Sleep(1) }
 `)
-	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}}
+	cfg := &rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}}
 	res, err := rewrite.Run(cfg)
 	if err == nil && len(res.Findings) != 0 {
 		t.Errorf("without the tag the file is not built, yet: %+v", res.Findings)
@@ -630,7 +631,7 @@ import (
 func TestVendored(t *testing.T) { time.Sleep(1) }
 `)
 	dir := filepath.Join(root, "m")
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./...", "./vendor/example.com/dep"}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./...", "./vendor/example.com/dep"}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -695,7 +696,7 @@ func TestA(t *testing.T) {
 			})
 		}
 	})
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{dropFirst, report}})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./..."}, Rules: []*rule.Rule{dropFirst, report}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -850,7 +851,7 @@ func TestFindingsNeverDisappear(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := testmod.Write(t, movedModule)
-			res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: tc.rules})
+			res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./..."}, Rules: tc.rules})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -913,7 +914,7 @@ func TestResolvedNamesOnlyFixesInItsTest(t *testing.T) {
 	t.Parallel()
 	dir := testmod.Write(t, movedModule)
 	rules := []*rule.Rule{wrapInClosure, stampStays, reportTopLevel(false, true)}
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: rules})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./..."}, Rules: rules})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -957,7 +958,7 @@ func TestRemovedFindingIsNotLost(t *testing.T) {
 			}
 		}
 	})
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{reportTopLevel(false, false), dropLeaks}})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./..."}, Rules: []*rule.Rule{reportTopLevel(false, false), dropLeaks}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1006,7 +1007,7 @@ func TestBadFixesAmongMany(t *testing.T) {
 			})
 		}
 	})
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{partly}})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./..."}, Rules: []*rule.Rule{partly}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func TestGoAs(t *testing.T) {
 	type key struct{ rule, file string }
 	run := func(goAs func(string) string, rules ...*rule.Rule) map[key]rewrite.Finding {
 		t.Helper()
-		res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: rules, GoAs: goAs})
+		res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./..."}, Rules: rules, GoAs: goAs})
 		if err != nil {
 			t.Fatal(err)
 		}

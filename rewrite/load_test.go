@@ -3,7 +3,6 @@ package rewrite_test
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,7 +37,7 @@ func TestQ(t *testing.T) { time.Sleep(1) }
 	if err := os.Symlink(outside, filepath.Join(dir, "q")); err != nil {
 		t.Skipf("no symlinks here: %v", err)
 	}
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./q", "./other"}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./q", "./other"}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,12 +62,12 @@ func TestNoSilentCleanRun(t *testing.T) {
 	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, module)
-	env := append(os.Environ(), "GO111MODULE=off", "GOFLAGS=")
+	env := testmod.GoEnv(t, "GO111MODULE=off")
 	_, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Env: env, Rules: []*rule.Rule{sleepZero("zero", zero)}})
 	if err == nil || !strings.Contains(err.Error(), "GOPATH mode") {
 		t.Errorf("GO111MODULE=off: %v, want a GOPATH mode error", err)
 	}
-	_, err = rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"fmt"}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+	_, err = rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"fmt"}, Env: testmod.GoEnv(t), Rules: []*rule.Rule{sleepZero("zero", zero)}})
 	if err == nil || !strings.Contains(err.Error(), "outside the main module") {
 		t.Errorf("fmt: %v, want an error", err)
 	}
@@ -80,7 +79,7 @@ func TestNoSilentCleanRun(t *testing.T) {
 func TestGoCommandError(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir() // no go.mod here or above (the temp root has none)
-	env := append(os.Environ(), "GO111MODULE=on", "GOFLAGS=")
+	env := testmod.GoEnv(t, "GO111MODULE=on")
 	_, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"."}, Env: env, Rules: []*rule.Rule{sleepZero("zero", zero)}})
 	var ge *load.GoError
 	if !errors.As(err, &ge) || !strings.HasPrefix(err.Error(), "go: go.mod file not found in current directory or any parent directory") {
@@ -93,10 +92,6 @@ func TestGoCommandError(t *testing.T) {
 func TestMissingGoSumEntry(t *testing.T) {
 	testmod.Short(t)
 	t.Parallel()
-	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := testmod.Write(t, `
 -- go.mod --
 module example.com/m
@@ -116,9 +111,10 @@ import (
 
 func TestA(t *testing.T) { _ = pflag.Bool; time.Sleep(1) }
 `)
-	// Offline: the module is in the cache (unflake requires pflag), its
-	// go.sum entry is not in this module.
-	env := append(os.Environ(), "GOFLAGS=-mod=readonly", "GOPROXY=off", "GOMODCACHE="+strings.TrimSpace(string(modcache)))
+	// The module is in the test's proxy, its go.sum entry is not in this
+	// module.
+	pflag := testmod.Module{Path: "github.com/spf13/pflag", Version: "v1.0.9", Go: "1.12", Files: map[string]string{"pflag.go": "package pflag\n\nfunc Bool() {}\n"}}
+	env := testmod.ProxyEnv(t, []testmod.Module{pflag}, "GOFLAGS=-mod=readonly")
 	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Env: env, Rules: []*rule.Rule{sleepZero("zero", zero)}})
 	if err != nil {
 		t.Fatal(err)

@@ -52,7 +52,7 @@ func TestRefusedFilesAreNotFixed(t *testing.T) {
 	if err := os.Symlink("c.txt", link); err != nil {
 		t.Skipf("no symlinks here: %v", err)
 	}
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestRefusedFileWithoutFixIsNotListed(t *testing.T) {
 	if err := os.Chmod(filepath.Join(dir, "b", "b_test.go"), 0o444); err != nil {
 		t.Fatal(err)
 	}
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,14 +155,14 @@ package a
 func helper() int { return 1 }
 `)
 	helper := filepath.Join(dir, "a", "helper_test.go")
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{touchHelper}})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./..."}, Rules: []*rule.Rule{touchHelper}})
 	if err != nil || len(res.Changes) != 2 {
 		t.Fatalf("writable: %v, changes %+v (the test rule must edit both files)", err, res.Changes)
 	}
 	if err := os.Chmod(helper, 0o444); err != nil {
 		t.Fatal(err)
 	}
-	res, err = rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{touchHelper}})
+	res, err = rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./..."}, Rules: []*rule.Rule{touchHelper}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestFileClaimedByRealPath(t *testing.T) {
 	if err := os.Symlink("real", filepath.Join(dir, "link")); err != nil {
 		t.Skipf("no symlinks here: %v", err)
 	}
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./link", "./real"}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./link", "./real"}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestSameFileLinkedFromTwoPackages(t *testing.T) {
 			t.Skipf("no symlinks here: %v", err)
 		}
 	}
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
 	if err != nil {
 		t.Fatal(err)
 	}

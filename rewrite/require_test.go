@@ -1,11 +1,8 @@
 package rewrite_test
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"go/ast"
 	"os"
 	"os/exec"
@@ -74,61 +71,21 @@ func requiring(name, fn, modPath string, ask bool, new func() dst.Expr) *rule.Ru
 }
 
 // offlineEnv is the environment of these tests: modules come from a
-// proxy directory holding only the versions of golang.org/x/sync and
-// github.com/spf13/pflag this repository builds with, copied from the
-// module cache, never from the network, whatever the ambient settings say.
-// (The module cache itself is no proxy to trust: its version lists grow
-// with every query anyone makes, listing versions whose zips it lacks.)
-// It also returns this repository's go version, which the test modules
-// declare: the dependencies' go lines cannot be newer.
+// proxy the test writes, holding stand-ins for golang.org/x/sync and
+// github.com/spf13/pflag, into a module cache of the test's; never from
+// the user's module cache (whose version lists name versions it holds no
+// zip of) or the network, whatever the ambient settings say. The sync
+// stand-in declares go 1.21, as the real module has needed a newer go
+// than some modules declare for years. It also returns the go version
+// the test modules declare: the dependencies' go lines are not newer.
 func offlineEnv(t *testing.T, gowork string) ([]string, string) {
 	t.Helper()
-	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cache := filepath.Join(strings.TrimSpace(string(out)), "cache", "download")
-	list := exec.Command("go", "list", "-m", "-json", "github.com/unflake/unflake", syncModule, pflagModule)
-	list.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOWORK=off")
-	out, err = list.Output()
-	if err != nil {
-		t.Fatalf("go list -m: %v", err)
-	}
-	proxy := t.TempDir()
-	goVersion := ""
-	dec := json.NewDecoder(bytes.NewReader(out))
-	for dec.More() {
-		var m struct{ Path, Version, GoVersion string }
-		if err := dec.Decode(&m); err != nil {
-			t.Fatal(err)
-		}
-		if m.Version == "" {
-			goVersion = m.GoVersion // the main module
-			continue
-		}
-		from, to := filepath.Join(cache, m.Path, "@v"), filepath.Join(proxy, m.Path, "@v")
-		if err := os.MkdirAll(to, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for _, ext := range []string{".info", ".mod", ".zip"} {
-			b, err := os.ReadFile(filepath.Join(from, m.Version+ext))
-			if err != nil {
-				t.Skipf("%s %s is not in the module cache: %v", m.Path, m.Version, err)
-			}
-			if err := os.WriteFile(filepath.Join(to, m.Version+ext), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := os.WriteFile(filepath.Join(to, "list"), []byte(m.Version+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := append(os.Environ(),
-		"GOPROXY=file://"+filepath.ToSlash(proxy),
-		"GOSUMDB=off", "GOPRIVATE=", "GONOPROXY=", "GONOSUMDB=",
-		"GOFLAGS=", "GOTOOLCHAIN=local", "GOWORK="+gowork,
-	)
-	return env, goVersion
+	sync := testmod.Sync()
+	sync.Go = "1.21"
+	pflag := testmod.Module{Path: pflagModule, Version: "v1.0.9", Go: "1.12", Files: map[string]string{
+		"pflag.go": "package pflag\n\ntype FlagSet struct{ parsed bool }\n\nfunc (f *FlagSet) Parsed() bool { return f.parsed }\n",
+	}}
+	return testmod.ProxyEnv(t, []testmod.Module{sync, pflag}, "GOWORK="+gowork), "1.24"
 }
 
 // pauseArchive is pauseModule declaring go version v.
@@ -401,42 +358,11 @@ func TestRequireChoosesVersionForGoLine(t *testing.T) {
 	testmod.Slow(t)
 	t.Parallel()
 	const dep = "example.com/dep"
-	proxy := t.TempDir()
-	at := filepath.Join(proxy, dep, "@v")
-	if err := os.MkdirAll(at, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var list []string
+	var mods []testmod.Module
 	for _, v := range []struct{ version, goVersion string }{{"v1.0.0", "1.20"}, {"v1.1.0", "1.21"}, {"v1.2.0", "1.99"}} {
-		mod := "module " + dep + "\n\ngo " + v.goVersion + "\n"
-		var buf bytes.Buffer
-		zw := zip.NewWriter(&buf)
-		for name, data := range map[string]string{"go.mod": mod, "dep.go": "package dep\n\nfunc F() {}\n"} {
-			w, err := zw.Create(dep + "@" + v.version + "/" + name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			w.Write([]byte(data))
-		}
-		if err := zw.Close(); err != nil {
-			t.Fatal(err)
-		}
-		info := fmt.Sprintf(`{"Version":%q,"Time":"2024-01-01T00:00:00Z"}`, v.version)
-		for ext, data := range map[string][]byte{".info": []byte(info), ".mod": []byte(mod), ".zip": buf.Bytes()} {
-			if err := os.WriteFile(filepath.Join(at, v.version+ext), data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		list = append(list, v.version)
+		mods = append(mods, testmod.Module{Path: dep, Version: v.version, Go: v.goVersion, Files: map[string]string{"dep.go": "package dep\n\nfunc F() {}\n"}})
 	}
-	if err := os.WriteFile(filepath.Join(at, "list"), []byte(strings.Join(list, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := append(os.Environ(),
-		"GOPROXY=file://"+filepath.ToSlash(proxy),
-		"GOSUMDB=off", "GOPRIVATE=", "GONOPROXY=", "GONOSUMDB=",
-		"GOFLAGS=", "GOTOOLCHAIN=local", "GOWORK=off",
-	)
+	env := testmod.ProxyEnv(t, mods)
 	dir := testmod.Write(t, pauseArchive("1.21"))
 	useDep := requiring("dep", "pause", dep, true, func() dst.Expr {
 		return &dst.CallExpr{Fun: &dst.Ident{Name: "F", Path: dep}}

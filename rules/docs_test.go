@@ -92,7 +92,7 @@ func TestRulesDocIsCurrent(t *testing.T) {
 // a fix from every rule.
 func TestDemoShowsEveryRule(t *testing.T) {
 	testmod.Short(t)
-	code, stdout, stderr := unflake(t, filepath.Join("..", "demo"), "check", "--json", "--rules", "all", "./...")
+	code, stdout, stderr := unflake(t, filepath.Join("..", "demo"), testmod.GoEnv(t), "check", "--json", "--rules", "all", "./...")
 	if code != 1 {
 		t.Fatalf("check on the demo: exit %d\n%s", code, stderr)
 	}

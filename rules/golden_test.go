@@ -21,12 +21,13 @@ import (
 
 var update = goldentest.Update
 
-// unflake runs the command in dir and returns its exit code and output.
-// Runs go on in parallel: a run's rule options are its own.
-func unflake(t *testing.T, dir string, args ...string) (int, string, string) {
+// unflake runs the command in dir, its go command with env, and returns
+// its exit code and output. Runs go on in parallel: a run's rule options
+// are its own.
+func unflake(t *testing.T, dir string, env []string, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := cli.Main(append([]string{"-C", dir}, args...), &stdout, &stderr)
+	code := cli.MainEnv(append([]string{"-C", dir}, args...), env, &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -87,12 +88,17 @@ func (c goldenCase) check(t *testing.T) {
 	testmod.WriteFiles(t, dir, c.archive.Files)
 	args := append([]string{"--rules", c.rule}, c.flags...)
 	args = append(args, "./...")
+	// A fix that adds golang.org/x/sync gets the test's stand-in, never
+	// a version of the user's module cache or the network; go vet and go
+	// test after it find it in the same module cache.
+	env := testmod.ProxyEnv(t, []testmod.Module{testmod.Sync()})
+	goEnv := append(env[:len(env):len(env)], "GOFLAGS=-mod=mod")
 
-	code, findings, stderr := unflake(t, dir, append([]string{"check"}, args...)...)
+	code, findings, stderr := unflake(t, dir, env, append([]string{"check"}, args...)...)
 	if code == 2 {
 		t.Fatalf("check failed:\n%s", stderr)
 	}
-	if code, _, stderr := unflake(t, dir, append([]string{"fix"}, args...)...); code != 0 {
+	if code, _, stderr := unflake(t, dir, env, append([]string{"fix"}, args...)...); code != 0 {
 		t.Fatalf("fix exited %d:\n%s", code, stderr)
 	}
 
@@ -108,7 +114,7 @@ func (c goldenCase) check(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(now, input[name]) {
-			got.Files = append(got.Files, txtar.File{Name: name, Data: stable(name, now)})
+			got.Files = append(got.Files, txtar.File{Name: name, Data: now})
 		}
 	}
 	// Files the fix created (go.sum, when a requirement is added).
@@ -117,7 +123,7 @@ func (c goldenCase) check(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got.Files = append(got.Files, txtar.File{Name: name, Data: stable(name, data)})
+		got.Files = append(got.Files, txtar.File{Name: name, Data: data})
 	}
 	goldenPath := filepath.Join("..", "golden", c.rule, c.name+".golden")
 	if update {
@@ -138,22 +144,22 @@ func (c goldenCase) check(t *testing.T) {
 	// nothing, the second run would see the same input, and vet would
 	// check the case's own code.)
 	if len(got.Files) > 1 {
-		if code, diff, stderr := unflake(t, dir, append([]string{"fix", "--diff"}, args...)...); code != 0 {
+		if code, diff, stderr := unflake(t, dir, env, append([]string{"fix", "--diff"}, args...)...); code != 0 {
 			t.Errorf("second run is not idempotent (exit %d):\n%s%s", code, diff, stderr)
 		}
-		goCmd(t, dir, true, "vet", "./...")
+		goCmd(t, dir, goEnv, true, "vet", "./...")
 	}
 
 	// Runnable cases run.
 	if c.run {
-		goCmd(t, dir, true, "test", "-count=1", "./...")
+		goCmd(t, dir, goEnv, true, "test", "-count=1", "./...")
 	}
 	if c.fail {
-		c.checkFails(t, dir)
+		c.checkFails(t, dir, goEnv)
 	}
 	if c.race {
 		// A leak shows as a race with the next run, or its failure.
-		goCmd(t, dir, true, "test", "-race", "-count=2", "./...")
+		goCmd(t, dir, goEnv, true, "test", "-race", "-count=2", "./...")
 	}
 }
 
@@ -161,7 +167,7 @@ func (c goldenCase) check(t *testing.T) {
 // at the expected checks: every failed test reported a failure at a line
 // marked "// strength: fail" (or named by fail:), and none panicked or
 // timed out.
-func (c goldenCase) checkFails(t *testing.T, dir string) {
+func (c goldenCase) checkFails(t *testing.T, dir string, env []string) {
 	t.Helper()
 	m, err := readMarkers(dir)
 	if err != nil {
@@ -183,7 +189,7 @@ func (c goldenCase) checkFails(t *testing.T, dir string) {
 	}
 	cmd := exec.Command("go", "test", "-count=1", "-v", "-timeout=60s", "./...")
 	cmd.Dir = dir
-	cmd.Env = testmod.GoEnv(t, "GOFLAGS=-mod=mod")
+	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	run := parseRun(string(out))
 	at, elsewhere := run.failedAt(m, "fail")
@@ -221,14 +227,13 @@ func newFiles(t *testing.T, dir string, input map[string][]byte) []string {
 	return out
 }
 
-func stable(name string, data []byte) []byte { return goldentest.Stable(name, data) }
-
-// goCmd runs the go command in dir and checks whether it succeeded.
-func goCmd(t *testing.T, dir string, wantOK bool, args ...string) {
+// goCmd runs the go command in dir with env and checks whether it
+// succeeded.
+func goCmd(t *testing.T, dir string, env []string, wantOK bool, args ...string) {
 	t.Helper()
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
-	cmd.Env = testmod.GoEnv(t, "GOFLAGS=-mod=mod")
+	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	if ok := err == nil; ok != wantOK {
 		t.Errorf("go %s: ok=%v, want %v:\n%s", strings.Join(args, " "), ok, wantOK, out)

@@ -80,9 +80,12 @@ func (c goldenCase) checkPrefilter(t *testing.T, selected []*rule.Rule, opts rul
 	}
 	dir := t.TempDir()
 	testmod.WriteFiles(t, dir, c.archive.Files)
+	// The spawn cases add golang.org/x/sync: the test's stand-in, never
+	// the user's module cache or the network.
+	env := testmod.ProxyEnv(t, []testmod.Module{testmod.Sync()})
 	run := func(noPrefilter bool) *rewrite.Result {
 		t.Helper()
-		cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: selected, Options: opts, NoPrefilter: noPrefilter, Lookup: rules.Lookup}
+		cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Rules: selected, Options: opts, NoPrefilter: noPrefilter, Lookup: rules.Lookup, Env: env}
 		res, err := rewrite.Run(cfg)
 		if err != nil {
 			t.Fatalf("rules %s, NoPrefilter=%v: %v", strings.Join(names, ","), noPrefilter, err)

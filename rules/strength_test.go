@@ -140,7 +140,9 @@ func (c strengthCase) check(t *testing.T) strengthRow {
 	dir := t.TempDir()
 	bin := t.TempDir()
 	testmod.WriteFiles(t, dir, c.archive.Files)
-	env := testmod.GoEnv(t, "GOFLAGS=-mod=mod")
+	// A fix that adds golang.org/x/sync gets the test's stand-in, never a
+	// version of the user's module cache or the network.
+	env := testmod.ProxyEnv(t, []testmod.Module{testmod.Sync()}, "GOFLAGS=-mod=mod")
 
 	before, err := readMarkers(dir)
 	if err != nil {
@@ -286,7 +288,7 @@ func (c strengthCase) fix(t *testing.T, dir string, env []string) {
 	t.Helper()
 	if !c.unproven {
 		args := append([]string{"fix", "--rules", c.rule}, c.flags...)
-		if code, _, stderr := unflake(t, dir, append(args, "./...")...); code != 0 {
+		if code, _, stderr := unflake(t, dir, append(env[:len(env):len(env)], "GOFLAGS="), append(args, "./...")...); code != 0 {
 			t.Fatalf("fix exited %d:\n%s", code, stderr)
 		}
 		return

@@ -114,7 +114,7 @@ func loadPatterns(t *testing.T, module map[string]string, patterns []string, env
 			packages.NeedTypes | packages.NeedTypesInfo | packages.NeedSyntax | packages.NeedModule | packages.NeedExportFile,
 		Dir:   dir,
 		Tests: true,
-		Env:   append(append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GO111MODULE=on", "GOPROXY=off"), env...),
+		Env:   testmod.GoEnv(t, append([]string{"GOFLAGS=-mod=mod", "GO111MODULE=on"}, env...)...),
 	}
 	pkgs, err := packages.Load(cfg, patterns...)
 	if err != nil {

@@ -1,7 +1,6 @@
 package effects
 
 import (
-	"go/importer"
 	"go/types"
 	"testing"
 
@@ -12,7 +11,7 @@ import (
 // of the standard package path, from its export data.
 func stdFunc(t *testing.T, path, name string) *types.Func {
 	t.Helper()
-	pkg, err := importer.Default().Import(path)
+	pkg, err := testmod.Importer(t, path).Import(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -258,7 +258,7 @@ func (g *group) run(t *testing.T) (alone []Case) {
 			sort.Strings(created)
 			for _, name := range append(sortedKeys(in), created...) {
 				if now, ok := changes[c.Name][name]; ok && !bytes.Equal(now, in[name]) {
-					got.Files = append(got.Files, txtar.File{Name: name, Data: Stable(name, now)})
+					got.Files = append(got.Files, txtar.File{Name: name, Data: now})
 				}
 			}
 			c.Compare(t, got)
@@ -319,21 +319,14 @@ func caseOf(root, path string) (string, string) {
 	return name, file
 }
 
-// goEnv is the go command's environment for a run: testmod.GoEnv, with
-// the module cache as the proxy (a fix that adds golang.org/x/sync asks
-// for its latest version: the latest the cache holds, which the golden
-// hides) and -trimpath, so that the build cache serves the export data of
-// a case's packages from one run to the next although each run writes
-// them in a new directory.
+// goEnv is the go command's environment for a run: testmod.ProxyEnv,
+// where a fix that adds golang.org/x/sync finds the test's stand-in
+// (testmod.Sync) and nothing of the user's module cache or the network,
+// and -trimpath, so that the build cache serves the export data of a
+// case's packages from one run to the next although each run writes them
+// in a new directory.
 func goEnv(t *testing.T) []string {
-	env := testmod.GoEnv(t)
-	proxy := ""
-	for _, kv := range env {
-		if dir, ok := strings.CutPrefix(kv, "GOMODCACHE="); ok {
-			proxy = "file://" + filepath.ToSlash(filepath.Join(dir, "cache", "download"))
-		}
-	}
-	return append(env, "GOPROXY="+proxy, "GOSUMDB=off", "GOFLAGS=-trimpath")
+	return testmod.ProxyEnv(t, []testmod.Module{testmod.Sync()}, "GOFLAGS=-trimpath")
 }
 
 // byCase splits a result by case: the findings as check prints them

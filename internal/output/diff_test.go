@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/unflake/unflake/internal/output"
+	"github.com/unflake/unflake/internal/testmod"
 )
 
 func numbered(n int, change map[int]string) string {
@@ -64,6 +65,7 @@ func TestWriteDiff(t *testing.T) {
 			cmd := exec.Command("git", "apply", "-")
 			cmd.Dir = dir
 			cmd.Stdin = &buf
+			cmd.Env = testmod.GitEnv(t)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("git apply: %v\n%s", err, out)
 			}
@@ -93,6 +95,7 @@ func TestWriteDiffNewFile(t *testing.T) {
 	cmd := exec.Command("git", "apply", "-")
 	cmd.Dir = dir
 	cmd.Stdin = &buf
+	cmd.Env = testmod.GitEnv(t)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git apply: %v\n%s", err, out)
 	}

@@ -6,16 +6,17 @@ package ruletest
 import (
 	"fmt"
 	"go/ast"
-	"go/importer"
 	"go/parser"
 	"go/token"
 	"go/types"
 	"sort"
+	"strconv"
 	"testing"
 
 	"github.com/dave/dst"
 
 	"github.com/unflake/unflake/internal/effects"
+	"github.com/unflake/unflake/internal/testmod"
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rule/effect"
 )
@@ -38,9 +39,19 @@ type Package struct {
 // the ones the rule may rewrite; fixes are not applied.
 func Run(t *testing.T, r *rule.Rule, src effect.Source, pkgs ...Package) []rule.Diagnostic {
 	t.Helper()
+	return RunWith(t, r, rule.Options{}, nil, src, pkgs...)
+}
+
+// RunWith is Run with the run's rule options and the pass's Require:
+// nil answers that the module requires every module already.
+func RunWith(t *testing.T, r *rule.Rule, opts rule.Options, require func(modPath string) (missing bool, err error), src effect.Source, pkgs ...Package) []rule.Diagnostic {
+	t.Helper()
+	if require == nil {
+		require = func(string) (bool, error) { return false, nil }
+	}
 	fset := token.NewFileSet()
 	done := map[string]*types.Package{}
-	std := importer.Default()
+	std := testmod.Importer(t, imports(pkgs)...)
 	imp := importerFunc(func(path string) (*types.Package, error) {
 		if p := done[path]; p != nil {
 			return p, nil
@@ -84,7 +95,8 @@ func Run(t *testing.T, r *rule.Rule, src effect.Source, pkgs ...Package) []rule.
 			Rule: r, Fset: fset, Files: tests, AllFiles: files, Pkg: tp, TypesInfo: info,
 			GoVersion: "go1.25",
 			Dst:       func(ast.Node) dst.Node { t.Fatal("ruletest: a rule decorated a file outside a fix"); return nil },
-			Require:   func(string) (bool, error) { return false, nil },
+			Options:   opts,
+			Require:   require,
 			Effects:   src,
 		}
 	}
@@ -122,3 +134,31 @@ func analyse(pass *rule.Pass, as []*rule.Analysis) error {
 type importerFunc func(path string) (*types.Package, error)
 
 func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
+
+// imports lists the packages pkgs import that none of them is.
+func imports(pkgs []Package) []string {
+	own := map[string]bool{}
+	for _, p := range pkgs {
+		own[p.Path] = true
+	}
+	need := map[string]bool{}
+	for _, p := range pkgs {
+		for name, src := range p.Files {
+			f, err := parser.ParseFile(token.NewFileSet(), name, src, parser.ImportsOnly)
+			if err != nil {
+				continue // Run reports it
+			}
+			for _, spec := range f.Imports {
+				if path, err := strconv.Unquote(spec.Path.Value); err == nil && !own[path] {
+					need[path] = true
+				}
+			}
+		}
+	}
+	var out []string
+	for path := range need {
+		out = append(out, path)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -30,7 +30,7 @@ func writeModule(t *testing.T, name string) string {
 
 func run(t *testing.T, dir string) *seal.Result {
 	t.Helper()
-	res, err := seal.Run(&seal.Config{Dir: dir, Patterns: []string{"./..."}})
+	res, err := seal.Run(&seal.Config{Dir: dir, Patterns: []string{"./..."}, Env: testmod.GoEnv(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestSealedTestsIgnoreTheEnvironment(t *testing.T) {
 
 func TestNoPackages(t *testing.T) {
 	dir := writeModule(t, "module")
-	res, err := seal.Run(&seal.Config{Dir: dir, Patterns: []string{"./nothing/..."}})
+	res, err := seal.Run(&seal.Config{Dir: dir, Patterns: []string{"./nothing/..."}, Env: testmod.GoEnv(t)})
 	if err == nil && (len(res.Errors) == 0 || len(res.Changes) > 0) {
 		t.Errorf("a pattern matching nothing: errors %v, changes %d", res.Errors, len(res.Changes))
 	}

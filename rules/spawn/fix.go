@@ -381,23 +381,65 @@ func (c *checker) enclosing(stmt ast.Stmt) (ast.Node, int) {
 // groupFor chooses how to run children: an errgroup.Group where the module
 // has or may gain golang.org/x/sync, else a sync.WaitGroup. It returns
 // the group, how the fix message names it and the modules it requires.
+//
+// Under --no-new-deps it never calls Pass.Require: asking whether the
+// module could gain golang.org/x/sync makes the go command look the
+// module up (go list -m, a download), which the option rules out, and
+// whose answer it would ignore. The package can then use errgroup only
+// where its imports already reach it (errgroupReachable).
 func (c *checker) groupFor(at ast.Node, name string) (*group, string, []string) {
 	g := &group{name: name}
-	missing, err := c.requireSync()
-	switch {
-	case err == nil && !(missing && noNewDeps.Get(c.pass)):
-		g.errgroup = true
-		if missing {
-			return g, "an errgroup.Group (golang.org/x/sync is added to go.mod)", []string{syncModule}
-		}
-		return g, "an errgroup.Group", nil
-	}
-	g.wgGo = c.pass.FileUsesGo(c.file, "go1.25")
 	why := "--no-new-deps"
-	if err != nil {
+	switch {
+	case noNewDeps.Get(c.pass):
+		if c.errgroupReachable() {
+			g.errgroup = true
+			return g, "an errgroup.Group", nil
+		}
+	default:
+		missing, err := c.requireSync()
+		if err == nil {
+			g.errgroup = true
+			if missing {
+				return g, "an errgroup.Group (golang.org/x/sync is added to go.mod)", []string{syncModule}
+			}
+			return g, "an errgroup.Group", nil
+		}
 		why = err.Error()
 	}
+	g.wgGo = c.pass.FileUsesGo(c.file, "go1.25")
 	return g, "a sync.WaitGroup (not errgroup: " + why + ")", nil
+}
+
+// errgroupReachable reports whether the package's imports, directly or
+// through other packages, already include errgroup with the
+// Group.SetLimit the fix calls. Then golang.org/x/sync is in the module's
+// build list with its hashes in go.sum, so importing errgroup changes
+// neither go.mod nor go.sum, and nothing has to ask the go command. (A
+// go.mod that requires the module for another package is not seen: the
+// group is then a sync.WaitGroup, which needs nothing.)
+func (c *checker) errgroupReachable() bool {
+	seen := map[*types.Package]bool{}
+	stack := []*types.Package{c.pass.Pkg}
+	for len(stack) > 0 {
+		p := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if p == nil || seen[p] {
+			continue
+		}
+		seen[p] = true
+		if p.Path() == errgroupPath {
+			obj, ok := p.Scope().Lookup("Group").(*types.TypeName)
+			if !ok {
+				return false
+			}
+			m, _, _ := types.LookupFieldOrMethod(types.NewPointer(obj.Type()), true, p, "SetLimit")
+			_, ok = m.(*types.Func)
+			return ok
+		}
+		stack = append(stack, p.Imports()...)
+	}
+	return false
 }
 
 // requireSync asks the engine whether golang.org/x/sync is, or can be,

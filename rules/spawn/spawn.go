@@ -27,7 +27,7 @@ var Rule = &rule.Rule{
 	Requires:  []*rule.Analysis{match.Decls},
 }
 
-var noNewDeps = rule.BoolOption("no-new-deps", false, "never add a module to go.mod: where golang.org/x/sync is not required, run children with sync.WaitGroup")
+var noNewDeps = rule.BoolOption("no-new-deps", false, "never add a module to go.mod nor ask the go command for one: where the package's imports do not reach golang.org/x/sync/errgroup, run children with sync.WaitGroup")
 
 // syncModule is the module of errgroup.
 const syncModule = "golang.org/x/sync"
