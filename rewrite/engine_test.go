@@ -422,8 +422,9 @@ func TestB(t *testing.T) {
 }
 `)
 	// At a workspace root that is not a module, ./... is an error for the
-	// go command too; name the modules.
-	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./a/...", "./b/..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
+	// go command too; name the modules. GoEnv turns workspaces off:
+	// this test needs the go command to find go.work.
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t, "GOWORK="), Patterns: []string{"./a/...", "./b/..."}, Rules: []*rule.Rule{sleepZero("zero", zero)}})
 	if err != nil {
 		t.Fatal(err)
 	}
