@@ -51,8 +51,8 @@ func (c *checker) keepsTime(file *ast.File, w *wait, stack []ast.Node) string {
 		}
 		return ""
 	}
-	if s, ok := c.said.Helper(intent.Clock, top); ok {
-		return s.Reason("the test", by)
+	if s, ok := intent.Of(intent.Clock, []string{top.Name.Name}, intent.Comments(c.pass.Fset, file, top)); ok {
+		return s.Reason(top.Name.Name, by)
 	}
 	for _, t := range c.said.Callers(top) {
 		notes := intent.Comments(c.pass.Fset, c.said.FileOf(t), t)
