@@ -13,17 +13,28 @@
 // often names a transport only to describe the code ("the server
 // answers over TCP"), so in a comment only a phrase that insists counts:
 // "real" or "actual" before the noun ("a real socket", "real time"), the
-// wall clock, or a word of necessity before it ("must use TCP",
-// "deliberately over loopback"); a negation just before it ("no real
-// network", "instead of the real network") cancels it.
+// wall clock or the system clock, or a word of necessity before it
+// ("must use TCP", "deliberately over loopback"), or a refusal of what a
+// fix would put in its place ("not using synctest", "do not convert to
+// virtual time"); a negation just before it ("no real network",
+// "instead of the real network"), a sentence that puts it elsewhere ("in
+// production", "we used to need") or says it is not needed ("is
+// irrelevant") cancels it.
+//
+// A Package reads what the code says beyond a test's own words: subtest
+// names as the code computes them (a constant, a format, each case of a
+// ranged table) and the helpers of the test files the test calls, whose
+// names and comments speak for it; and it discounts the words a test's
+// name shares with the code under test (TestFormatWallClock).
 //
 // The bubble analysis reads Clock and Network for the sleep and wallclock
 // rules (a bubble's virtual clock, a fake clock's advance, a dropped
-// budget, in-memory connections). No rule replaces the file system
-// today: testscope's t.TempDir and t.Chdir work on the same disk and the
-// same OS temp dir as the code they replace, freeport's port 0 is still
-// the real network, and waitfor's polls run on the real clock; so
-// FileSystem has no reader yet and those rules need none.
+// budget, in-memory connections), and waitfor reads Clock: its poll ends
+// when the state holds, so a sleep that measures a period stops
+// measuring it. No rule replaces the file system today: testscope's
+// t.TempDir and t.Chdir work on the same disk and the same OS temp dir
+// as the code they replace, and freeport's port 0 is still the real
+// network; so FileSystem has no reader yet and those rules need none.
 package intent
 
 import (
