@@ -143,6 +143,9 @@ func (p *Package) Helper(c Claim, fd *ast.FuncDecl) (Said, bool) {
 // Reached returns the functions of the test files that fn refers to,
 // directly or through one another, in source order, fn excluded.
 func (p *Package) Reached(fn ast.Node) []*ast.FuncDecl {
+	if fn == nil {
+		return nil
+	}
 	if r, ok := p.reached[fn]; ok {
 		return r
 	}
@@ -259,9 +262,16 @@ func (p *Package) names(e ast.Expr, depth int) []Label {
 	switch e := e.(type) {
 	case *ast.CallExpr:
 		if f, ok := typeutilCallee(p.info, e).(*types.Func); ok && f.Pkg() != nil && f.Pkg().Path() == "fmt" && f.Name() == "Sprintf" && len(e.Args) > 0 {
+			// The format's text, and the constant strings it formats.
 			var out []Label
 			for _, n := range p.names(e.Args[0], depth+1) {
-				out = append(out, Label{Text: verbs.ReplaceAllString(n.Text, " "), Via: via, In: n.In})
+				text := verbs.ReplaceAllString(n.Text, " ")
+				for _, a := range e.Args[1:] {
+					if tv, ok := p.info.Types[a]; ok && tv.Value != nil && tv.Value.Kind() == constant.String {
+						text += " / " + constant.StringVal(tv.Value)
+					}
+				}
+				out = append(out, Label{Text: text, Via: via, In: n.In})
 			}
 			return out
 		}
