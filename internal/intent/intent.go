@@ -252,10 +252,12 @@ var (
 			"system clock", "os clock", "clock the os provides", "real sleep", "real sleeps"},
 		FileSystem: {"os temp dir", "os tempdir"},
 	}
-	// elsewhere are phrases that put a sentence's resource outside the
-	// test: "in production the cache runs on the real clock", "we used to
-	// need real time".
-	elsewhere = []string{"in production", "used to need", "used to require", "used to be", "unlike"}
+	// elsewhere are phrases that, before the resource in its sentence,
+	// put it outside the test: "we used to need real time"; production
+	// does so anywhere in the sentence ("the cache uses the real clock in
+	// production").
+	elsewhere  = []string{"used to need", "used to require", "used to be", "unlike"}
+	production = []string{"in production"}
 	// unneeded are phrases that, after the resource in its sentence, say
 	// the test does without it: "the real time taken is irrelevant", "real
 	// time, but not any more".
@@ -331,8 +333,8 @@ func refused(words []word, i int) int {
 }
 
 // aside reports whether the sentence of words[i] puts what it says
-// outside the test (elsewhere, before i) or says the test does without it
-// (unneeded, after i).
+// outside the test (elsewhere, before i; production, anywhere) or says
+// the test does without it (unneeded, after i).
 func aside(words []word, i int) bool {
 	start := i
 	for start > 0 && !words[start-1].stop {
@@ -345,9 +347,14 @@ func aside(words []word, i int) bool {
 			}
 		}
 	}
-	for j := i; j < len(words); j++ {
-		for _, p := range unneeded {
+	for j := start; j < len(words); j++ {
+		for _, p := range production {
 			if phraseAt(words, j, p) > 0 {
+				return true
+			}
+		}
+		for _, p := range unneeded {
+			if j >= i && phraseAt(words, j, p) > 0 {
 				return true
 			}
 		}

@@ -109,6 +109,7 @@ func TestComment(t *testing.T) {
 		{"Unlike a real TCP peer, the pipe never buffers.", Network, ""},
 		{"In production the cache runs on the real clock; here any clock will do.", Clock, ""},
 		{"We used to need real time here, but not any more.", Clock, ""},
+		{"The cache uses the real clock in production.", Clock, ""},
 		{"The real time taken is irrelevant.", Clock, ""},
 		{"See https://example.com/real-time-guarantees for the design.", Clock, ""},
 		{"It needs real time; the exact value is irrelevant.", Clock, "needs real time"},
