@@ -249,7 +249,8 @@ var (
 	// always are phrases that say a claim in any comment.
 	always = map[Claim][]string{
 		Clock: {"wall clock", "wallclock", "wall time", "must keep real time",
-			"system clock", "os clock", "clock the os provides", "real sleep", "real sleeps"},
+			"system clock", "os clock", "clock the os provides", "real sleep", "real sleeps",
+			"physical time", "physical clock"},
 		FileSystem: {"os temp dir", "os tempdir"},
 	}
 	// elsewhere are phrases that, before the resource in its sentence,

@@ -104,6 +104,8 @@ func TestComment(t *testing.T) {
 		{"The clock here is the system clock, on purpose.", Clock, "system clock"},
 		{"Refill is time-based; it is tested against the clock the OS provides.", Clock, "clock the OS provides"},
 		{"Wait out the cooldown; this sleep is a real sleep and must stay one.", Clock, "real sleep"},
+		{"It blocks for 350ms of real, physical time.", Clock, "physical time"},
+		{"The monitor in production compares beats with the wall clock.", Clock, ""},
 		{"MUST USE THE WALL CLOCK.", Clock, "MUST USE THE WALL CLOCK"},
 		// Said of something else, or of no need.
 		{"Unlike a real TCP peer, the pipe never buffers.", Network, ""},
