@@ -197,10 +197,22 @@ func (p *Package) FileOf(fd *ast.FuncDecl) *ast.File { return p.fileOf[fd] }
 
 // tested returns the names of the functions, methods and types of the
 // code under test (this package or the one an external test package
-// tests, outside the test files) that fn refers to.
+// tests, outside the test files) that fn, or the function declaring it
+// (for a subtest's literal, whose names include its test's), refers to.
 func (p *Package) tested(fn ast.Node) []string {
 	if fn == nil || p.pkg == nil {
 		return nil
+	}
+	if _, ok := fn.(*ast.FuncLit); ok {
+		for _, f := range p.files {
+			if f.Pos() <= fn.Pos() && fn.End() <= f.End() {
+				for _, d := range f.Decls {
+					if d.Pos() <= fn.Pos() && fn.End() <= d.End() {
+						fn = d
+					}
+				}
+			}
+		}
 	}
 	if a, ok := p.apart[fn]; ok {
 		return a
