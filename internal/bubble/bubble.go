@@ -50,6 +50,8 @@ type Analysis struct {
 	named map[string]bool
 
 	net netState // the helpers matched as connection pairs (network.go)
+
+	said *intent.Package // what the tests say beyond their own words (intent.go)
 }
 
 // A Target is a body a rule may wrap in synctest.Test: a top-level test
@@ -77,9 +79,11 @@ type Target struct {
 	net targetNet // network calls whose hazard depends on the connections' origin
 
 	// notes are the comments attached to the test (package intent): its
-	// doc and body, an enclosing test's for a subtest. reached holds the
-	// package's functions it calls, transitively.
+	// doc and body, an enclosing test's for a subtest; labels its names,
+	// an enclosing test's too, as the code computes them. reached holds
+	// the package's functions it calls, transitively.
 	notes   []*ast.CommentGroup
+	labels  []intent.Label
 	reached map[*ast.FuncDecl]bool
 
 	// events is what walking the test told it, not yet applied: the
@@ -197,6 +201,7 @@ func New(pass *rule.Pass) *Analysis {
 		impls:      map[*ast.FuncDecl][]event{},
 		named:      map[string]bool{},
 		cgo:        sc.cgo,
+		said:       intent.NewPackage(pass.Fset, pass.Pkg, pass.TypesInfo, pass.AllFiles),
 
 		runner: NewRunner(pass.TypesInfo, pass.Effects),
 	}
@@ -229,6 +234,7 @@ func (a *Analysis) Analyze() {
 			}
 			if t := a.newTarget(f, fd.Name.Name, fd, fd.Type, fd.Body); t != nil {
 				a.targets = append(a.targets, t)
+				t.labels = []intent.Label{{Text: fd.Name.Name}}
 				a.intend(t, intent.Comments(a.pass.Fset, f, fd))
 				a.findSubtests(f, t, fd.Body)
 			}
@@ -267,7 +273,10 @@ func (a *Analysis) findSubtests(f *ast.File, parent *Target, root ast.Node) {
 		if t := a.newTarget(f, name, lit, lit.Type, lit.Body); t != nil {
 			a.targets = append(a.targets, t)
 			a.subtests[lit] = t
-			// What the enclosing test says holds for its subtests.
+			// What the enclosing test says holds for its subtests; a
+			// name the code computes may be any of the values it reads
+			// (each case of a table).
+			t.labels = append(slices.Clip(parent.labels), a.said.Labels(call.Args[0])...)
 			a.intend(t, append(slices.Clip(parent.notes), intent.Comments(a.pass.Fset, f, call)...))
 			a.findSubtests(f, t, lit.Body)
 			return false
@@ -289,7 +298,7 @@ func (a *Analysis) newTarget(f *ast.File, name string, fn ast.Node, typ *ast.Fun
 	if _, ptr := p.Type.(*ast.StarExpr); !ptr {
 		return nil
 	}
-	t := &Target{name: name, fn: fn, body: body, file: f, sites: map[*ast.ExprStmt]bool{}}
+	t := &Target{name: name, fn: fn, body: body, file: f, sites: map[*ast.ExprStmt]bool{}, a: a}
 	switch {
 	case len(p.Names) == 1 && p.Names[0].Name != "_":
 		t.param = p.Names[0].Name

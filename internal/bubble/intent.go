@@ -22,9 +22,11 @@ func (a *Analysis) intend(t *Target, notes []*ast.CommentGroup) {
 }
 
 // Says returns what the test says it exercises of c, in its name (and
-// its enclosing tests', for a subtest) or its comments (package intent).
+// its enclosing tests', for a subtest, as the code computes them), its
+// comments, or the names and comments of the test files' helpers it
+// calls (intent.Package).
 func (t *Target) Says(c intent.Claim) (intent.Said, bool) {
-	return intent.Of(c, []string{t.name}, t.notes)
+	return t.a.said.Says(c, t.fn, t.labels, t.notes)
 }
 
 // saysNetwork says why t may not have in-memory connections: t says it

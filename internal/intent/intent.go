@@ -13,22 +13,34 @@
 // often names a transport only to describe the code ("the server
 // answers over TCP"), so in a comment only a phrase that insists counts:
 // "real" or "actual" before the noun ("a real socket", "real time"), the
-// wall clock, or a word of necessity before it ("must use TCP",
-// "deliberately over loopback"); a negation just before it ("no real
-// network", "instead of the real network") cancels it.
+// wall clock or the system clock, or a word of necessity before it
+// ("must use TCP", "deliberately over loopback"), or a refusal of what a
+// fix would put in its place ("not using synctest", "do not convert to
+// virtual time"); a negation just before it ("no real network",
+// "instead of the real network"), a sentence that puts it elsewhere ("in
+// production", "we used to need") or says it is not needed ("is
+// irrelevant") cancels it.
+//
+// A Package reads what the code says beyond a test's own words: subtest
+// names as the code computes them (a constant, a format, each case of a
+// ranged table) and the helpers of the test files the test calls, whose
+// names and comments speak for it; and it discounts the words a test's
+// name shares with the code under test (TestFormatWallClock).
 //
 // The bubble analysis reads Clock and Network for the sleep and wallclock
 // rules (a bubble's virtual clock, a fake clock's advance, a dropped
-// budget, in-memory connections). No rule replaces the file system
-// today: testscope's t.TempDir and t.Chdir work on the same disk and the
-// same OS temp dir as the code they replace, freeport's port 0 is still
-// the real network, and waitfor's polls run on the real clock; so
-// FileSystem has no reader yet and those rules need none.
+// budget, in-memory connections), and waitfor reads Clock: its poll ends
+// when the state holds, so a sleep that measures a period stops
+// measuring it. No rule replaces the file system today: testscope's
+// t.TempDir and t.Chdir work on the same disk and the same OS temp dir
+// as the code they replace, and freeport's port 0 is still the real
+// network; so FileSystem has no reader yet and those rules need none.
 package intent
 
 import (
 	"go/ast"
 	"go/token"
+	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -93,8 +105,16 @@ func Of(c Claim, names []string, comments []*ast.CommentGroup) (Said, bool) {
 	return Said{}, false
 }
 
-// quote quotes a phrase for a message, on one line.
+// quote quotes a phrase for a message, on one line, without the quote
+// marks of its own: a phrase cut from a quotation ("must keep the “real
+// time”") would otherwise print one mark unbalanced.
 func quote(p string) string {
+	p = strings.Map(func(r rune) rune {
+		if strings.ContainsRune("\"“”„«»`", r) {
+			return -1
+		}
+		return r
+	}, p)
 	return `"` + strings.Join(strings.Fields(p), " ") + `"`
 }
 
@@ -117,6 +137,7 @@ var nameWords = map[Claim][][]string{
 	// updates far more often than about the clock.
 	Clock: {
 		{"wallclock"}, {"realclock"}, {"wall", "clock"}, {"real", "clock"}, {"wall", "time"},
+		{"system", "clock"}, {"os", "clock"}, {"real", "sleep"},
 	},
 	FileSystem: {
 		{"real", "disk"}, {"real", "fs"}, {"real", "filesystem"}, {"real", "file", "system"},
@@ -125,10 +146,14 @@ var nameWords = map[Claim][][]string{
 }
 
 // Name returns the words of name (an identifier or a subtest's name) that
-// say it exercises c, as written, or "".
+// say it exercises c, as written, or "". A negation just before them
+// says the opposite: TestPoolNoTCP, TestExpiryWithoutSockets.
 func Name(name string, c Claim) string {
 	words := splitName(name)
 	for i := range words {
+		if i > 0 && oneOf(words[i-1].lower, nameNegations) {
+			continue
+		}
 		for _, seq := range nameWords[c] {
 			if hasSeq(words, i, seq) {
 				return name[words[i].start:words[i+len(seq)-1].end]
@@ -137,6 +162,9 @@ func Name(name string, c Claim) string {
 	}
 	return ""
 }
+
+// nameNegations are the words of a name that negate the words after them.
+var nameNegations = []string{"no", "not", "non", "without", "unlike"}
 
 func hasSeq(words []word, i int, seq []string) bool {
 	if i+len(seq) > len(words) {
@@ -205,15 +233,37 @@ var necessityNouns = map[Claim][]string{
 	FileSystem: {"disk", "os temp dir", "os tempdir"},
 }
 
+// replacements lists, for each claim, what a fix would put in its place:
+// a comment that refuses one ("not using synctest", "do not convert to
+// virtual time") claims the real resource.
+var replacements = map[Claim][]string{
+	Clock: {"synctest", "virtual time", "virtual clock", "fake clock", "fake time", "mock clock", "simulated time"},
+}
+
 var (
 	realWords      = []string{"real", "actual"}
 	necessityWords = []string{"must", "needs", "need", "requires", "require", "deliberately", "intentionally", "purposely"}
-	negations      = []string{"not", "no", "never", "without", "instead", "rather", "than", "cannot", "can't", "don't", "doesn't", "isn't", "won't", "mustn't", "needn't", "avoid", "avoids"}
+	negations      = []string{"not", "no", "never", "without", "instead", "rather", "than", "cannot", "can't", "don't", "doesn't", "isn't", "won't", "mustn't", "needn't", "avoid", "avoids", "unlike"}
+	// refusals are the words that refuse a replacement (replacements).
+	refusals = []string{"not", "no", "never", "without", "don't", "avoid", "avoids", "mustn't", "shouldn't"}
 	// always are phrases that say a claim in any comment.
 	always = map[Claim][]string{
-		Clock:      {"wall clock", "wallclock", "wall time", "must keep real time"},
+		Clock: {"wall clock", "wallclock", "wall time", "must keep real time",
+			"system clock", "os clock", "clock the os provides", "real sleep", "real sleeps",
+			"physical time", "physical clock"},
 		FileSystem: {"os temp dir", "os tempdir"},
 	}
+	// elsewhere are phrases that, before the resource in its sentence,
+	// put it outside the test: "we used to need real time"; production
+	// does so anywhere in the sentence ("the cache uses the real clock in
+	// production").
+	elsewhere  = []string{"used to need", "used to require", "used to be", "unlike"}
+	production = []string{"in production"}
+	// unneeded are phrases that, after the resource in its sentence, say
+	// the test does without it: "the real time taken is irrelevant", "real
+	// time, but not any more".
+	unneeded = []string{"irrelevant", "not needed", "isn't needed", "not required", "doesn't matter",
+		"does not matter", "not any more", "anymore", "no longer"}
 )
 
 // Comment returns the phrase of text, a comment's text, that says the
@@ -221,7 +271,14 @@ var (
 func Comment(text string, c Claim) string {
 	words := splitText(text)
 	for i := range words {
-		if negated(words, i) {
+		for _, r := range replacements[c] {
+			if n := phraseAt(words, i, r); n > 0 {
+				if j := refused(words, i); j >= 0 {
+					return span(text, words, j, i+n)
+				}
+			}
+		}
+		if negated(words, i) || aside(words, i) {
 			continue
 		}
 		for _, p := range always[c] {
@@ -259,6 +316,54 @@ func Comment(text string, c Claim) string {
 		}
 	}
 	return ""
+}
+
+// refused returns the index of a refusal among the four words of the
+// sentence before i ("not using synctest", "do not convert to virtual
+// time"), or -1.
+func refused(words []word, i int) int {
+	for j := i - 1; j >= 0 && j >= i-4; j-- {
+		if words[j].stop {
+			break
+		}
+		if oneOf(words[j].lower, refusals) {
+			return j
+		}
+	}
+	return -1
+}
+
+// aside reports whether the sentence of words[i] puts what it says
+// outside the test (elsewhere, before i; production, anywhere) or says
+// the test does without it (unneeded, after i).
+func aside(words []word, i int) bool {
+	start := i
+	for start > 0 && !words[start-1].stop {
+		start--
+	}
+	for j := start; j < i; j++ {
+		for _, p := range elsewhere {
+			if phraseAt(words, j, p) > 0 {
+				return true
+			}
+		}
+	}
+	for j := start; j < len(words); j++ {
+		for _, p := range production {
+			if phraseAt(words, j, p) > 0 {
+				return true
+			}
+		}
+		for _, p := range unneeded {
+			if j >= i && phraseAt(words, j, p) > 0 {
+				return true
+			}
+		}
+		if words[j].stop {
+			break
+		}
+	}
+	return false
 }
 
 // necessityBefore returns the index of a word of necessity among the
@@ -323,6 +428,7 @@ func span(text string, words []word, i, j int) string {
 // apostrophes (don't); a sentence ends at '.', '!', '?', ';' or ':'
 // followed by a space or the end of the text, or at an empty line.
 func splitText(s string) []word {
+	s = urls.ReplaceAllStringFunc(s, func(u string) string { return strings.Repeat(" ", len(u)) })
 	var out []word
 	start := -1
 	for i, r := range s {
@@ -352,6 +458,10 @@ func splitText(s string) []word {
 	}
 	return out
 }
+
+// urls matches a URL in a comment: its words (real-time-guarantees) are
+// an address, not a claim.
+var urls = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s]*`)
 
 func oneOf(s string, list []string) bool {
 	for _, l := range list {

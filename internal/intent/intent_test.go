@@ -52,6 +52,12 @@ func TestName(t *testing.T) {
 		// Live updates, not the clock.
 		{"TestRealTimeUpdates", Clock, ""},
 		{"TestCacheOverTCP", Clock, ""},
+		{"TestRefillSystemClock", Clock, "SystemClock"},
+		// A negation before the words says the opposite.
+		{"TestPoolExpiryNoTCP", Network, ""},
+		{"TestPoolExpiryWithoutSockets", Network, ""},
+		{"TestPoolTCPKeepAliveOff", Network, "TCP"},
+		{"TestWebsocketPool", Network, ""},
 	} {
 		if got := Name(c.name, c.claim); got != c.want {
 			t.Errorf("Name(%q, %v) = %q, want %q", c.name, c.claim, got, c.want)
@@ -87,6 +93,28 @@ func TestComment(t *testing.T) {
 		// Not across a sentence.
 		{"It must be quick. TCP is slow.", Network, ""},
 		{"It is real. Time passes.", Clock, ""},
+		// Refusing what a fix would put in its place claims the real one.
+		{"Intentionally not using synctest: Allow reads time.Now directly.", Clock, "not using synctest"},
+		{"Not a synctest candidate.", Clock, "Not a synctest"},
+		{"Do not convert to virtual time.", Clock, "not convert to virtual time"},
+		{"Don't use a fake clock here.", Clock, "Don't use a fake clock"},
+		{"Unlike TestC16, this one could run on virtual time; it is not about the real clock.", Clock, ""},
+		{"Runs under synctest.", Clock, ""},
+		// The clock of the system, by any name.
+		{"The clock here is the system clock, on purpose.", Clock, "system clock"},
+		{"Refill is time-based; it is tested against the clock the OS provides.", Clock, "clock the OS provides"},
+		{"Wait out the cooldown; this sleep is a real sleep and must stay one.", Clock, "real sleep"},
+		{"It blocks for 350ms of real, physical time.", Clock, "physical time"},
+		{"The monitor in production compares beats with the wall clock.", Clock, ""},
+		{"MUST USE THE WALL CLOCK.", Clock, "MUST USE THE WALL CLOCK"},
+		// Said of something else, or of no need.
+		{"Unlike a real TCP peer, the pipe never buffers.", Network, ""},
+		{"In production the cache runs on the real clock; here any clock will do.", Clock, ""},
+		{"We used to need real time here, but not any more.", Clock, ""},
+		{"The cache uses the real clock in production.", Clock, ""},
+		{"The real time taken is irrelevant.", Clock, ""},
+		{"See https://example.com/real-time-guarantees for the design.", Clock, ""},
+		{"It needs real time; the exact value is irrelevant.", Clock, "needs real time"},
 	} {
 		if got := Comment(c.text, c.claim); got != c.want {
 			t.Errorf("Comment(%q, %v) = %q, want %q", c.text, c.claim, got, c.want)
@@ -128,6 +156,10 @@ func helper() {}
 	}
 	if s, ok := Of(Network, []string{"TestCacheOverTCP"}, nil); !ok || s.Where != "its name says TCP" {
 		t.Errorf("Of(Network, TestCacheOverTCP) = %+v, %v", s, ok)
+	}
+	// A phrase cut from a quotation prints without its marks.
+	if got := quote("must keep the “real time"); got != `"must keep the real time"` {
+		t.Errorf("quote = %s", got)
 	}
 	helper := f.Decls[1].(*ast.FuncDecl)
 	if groups := Comments(fset, f, helper); len(groups) != 1 || groups[0].Text() != "Unrelated.\n" {

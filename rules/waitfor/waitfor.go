@@ -10,6 +10,7 @@ import (
 
 	"github.com/unflake/unflake/internal/bubble"
 	"github.com/unflake/unflake/internal/handover"
+	"github.com/unflake/unflake/internal/intent"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/internal/polls"
 	"github.com/unflake/unflake/rule"
@@ -80,6 +81,7 @@ type checker struct {
 	bodies  map[*types.Func]string       // bodyWhy's answers
 	taken   map[ast.Node]map[string]bool // per block, the names the fixes of this run declare there
 	timeout time.Duration
+	said    *intent.Package // what the tests say they exercise (intent.go)
 }
 
 func run(pass *rule.Pass) error {
@@ -89,6 +91,7 @@ func run(pass *rule.Pass) error {
 		hands:   handover.Of(pass),
 		timeout: polls.Timeout.Get(pass),
 		bubbles: bubble.NewRunner(pass.TypesInfo, pass.Effects),
+		said:    intent.NewPackage(pass.Fset, pass.Pkg, pass.TypesInfo, pass.AllFiles),
 	}
 	c.decls = match.DeclsOf(pass)
 	c.bodies = map[*types.Func]string{}
@@ -284,6 +287,11 @@ func (c *checker) check(file *ast.File, parent ast.Node, list []ast.Stmt, i int,
 		Pos:     w.stmt.Pos(),
 		End:     w.stmt.End(),
 		Message: fmt.Sprintf("%s holds the next %s of state back for a fixed time on the real clock", w.describe(), g.noun()),
+	}
+	if why := c.keepsTime(file, w, stack); why != "" {
+		d.NotFixed = why
+		c.pass.Report(d)
+		return
 	}
 	if why := g.notPollable(); why != "" {
 		d.NotFixed = why

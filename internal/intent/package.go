@@ -1,0 +1,206 @@
+package intent
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+	"sort"
+	"strings"
+)
+
+// A Package reads what its tests say beyond their own words: the names
+// the code computes for subtests (a constant, a format, a field of a
+// ranged table), the helpers of the test files a test calls, whose names
+// and comments speak for the test too, and the names of the code under
+// test, which a test's name may repeat without claiming anything
+// (TestFormatWallClock tests FormatWallClock).
+type Package struct {
+	fset  *token.FileSet
+	pkg   *types.Package
+	info  *types.Info
+	files []*ast.File
+
+	helpers map[*types.Func]*ast.FuncDecl // the functions of the test files
+	fileOf  map[*ast.FuncDecl]*ast.File
+
+	// Answers kept: a package's tests ask them many times.
+	reached map[ast.Node][]*ast.FuncDecl
+	apart   map[ast.Node][]string
+
+	// Built on first use (index): the expressions assigned to each
+	// variable, and the range statement declaring a key or a value.
+	indexed bool
+	values  map[types.Object][]ast.Expr
+	ranges  map[types.Object]*ast.RangeStmt
+}
+
+// NewPackage prepares reading the tests of pkg, whose files (test files
+// and the code under test) info describes.
+func NewPackage(fset *token.FileSet, pkg *types.Package, info *types.Info, files []*ast.File) *Package {
+	p := &Package{fset: fset, pkg: pkg, info: info, files: files,
+		helpers: map[*types.Func]*ast.FuncDecl{}, fileOf: map[*ast.FuncDecl]*ast.File{},
+		reached: map[ast.Node][]*ast.FuncDecl{}, apart: map[ast.Node][]string{}}
+	for _, f := range files {
+		if !p.testFile(f.Pos()) {
+			continue
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+				if fn, ok := info.Defs[fd.Name].(*types.Func); ok {
+					p.helpers[fn] = fd
+					p.fileOf[fd] = f
+				}
+			}
+		}
+	}
+	return p
+}
+
+func (p *Package) testFile(pos token.Pos) bool {
+	f := p.fset.File(pos)
+	return f != nil && strings.HasSuffix(f.Name(), "_test.go")
+}
+
+// Says returns the first evidence that the test fn (a test function or a
+// subtest's literal), with these names and the comments attached to it,
+// claims c: its names (less the names of the code under test it calls),
+// its comments, then the names and comments of the helpers of the test
+// files it calls, directly or not.
+func (p *Package) Says(c Claim, fn ast.Node, names []Label, notes []*ast.CommentGroup) (Said, bool) {
+	apart := p.tested(fn)
+	for _, n := range names {
+		if s, ok := n.says(c, apart); ok {
+			return s, true
+		}
+	}
+	if s, ok := Of(c, nil, notes); ok {
+		return s, true
+	}
+	for _, fd := range p.Reached(fn) {
+		if s, ok := p.Helper(c, fd); ok {
+			return s, true
+		}
+	}
+	return Said{}, false
+}
+
+// Helper returns the evidence that the helper fd, which a test calls,
+// claims c in its name or its comments, worded for the test.
+func (p *Package) Helper(c Claim, fd *ast.FuncDecl) (Said, bool) {
+	name := fd.Name.Name
+	if w := Name(name, c); w != "" {
+		return Said{Claim: c, Where: "the name of " + name + ", which it calls, says " + w}, true
+	}
+	for _, g := range Comments(p.fset, p.fileOf[fd], fd) {
+		if ph := Comment(g.Text(), c); ph != "" {
+			return Said{Claim: c, Where: "a comment on " + name + ", which it calls, says " + quote(ph)}, true
+		}
+	}
+	return Said{}, false
+}
+
+// Reached returns the functions of the test files that fn refers to,
+// directly or through one another, in source order, fn excluded.
+func (p *Package) Reached(fn ast.Node) []*ast.FuncDecl {
+	if fn == nil {
+		return nil
+	}
+	if r, ok := p.reached[fn]; ok {
+		return r
+	}
+	seen := map[*ast.FuncDecl]bool{}
+	var out []*ast.FuncDecl
+	var visit func(n ast.Node)
+	visit = func(n ast.Node) {
+		ast.Inspect(n, func(n ast.Node) bool {
+			id, ok := n.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			f, _ := p.info.Uses[id].(*types.Func)
+			if fd := p.helpers[f]; fd != nil && fd != fn && !seen[fd] {
+				seen[fd] = true
+				out = append(out, fd)
+				visit(fd.Body)
+			}
+			return true
+		})
+	}
+	visit(fn)
+	sort.Slice(out, func(i, j int) bool { return out[i].Pos() < out[j].Pos() })
+	p.reached[fn] = out
+	return out
+}
+
+// Callers returns the tests (top-level Test functions of the test files)
+// that reach fd, in source order.
+func (p *Package) Callers(fd *ast.FuncDecl) []*ast.FuncDecl {
+	var out []*ast.FuncDecl
+	for _, t := range p.helpers {
+		if !strings.HasPrefix(t.Name.Name, "Test") || t == fd {
+			continue
+		}
+		for _, r := range p.Reached(t) {
+			if r == fd {
+				out = append(out, t)
+				break
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pos() < out[j].Pos() })
+	return out
+}
+
+// FileOf returns the test file declaring fd, or nil.
+func (p *Package) FileOf(fd *ast.FuncDecl) *ast.File { return p.fileOf[fd] }
+
+// tested returns the names of the functions, methods and types of the
+// code under test (this package or the one an external test package
+// tests, outside the test files) that fn, or the function declaring it
+// (for a subtest's literal, whose names include its test's), refers to.
+func (p *Package) tested(fn ast.Node) []string {
+	if fn == nil || p.pkg == nil {
+		return nil
+	}
+	if _, ok := fn.(*ast.FuncLit); ok {
+		for _, f := range p.files {
+			if f.Pos() <= fn.Pos() && fn.End() <= f.End() {
+				for _, d := range f.Decls {
+					if d.Pos() <= fn.Pos() && fn.End() <= d.End() {
+						fn = d
+					}
+				}
+			}
+		}
+	}
+	if a, ok := p.apart[fn]; ok {
+		return a
+	}
+	path := strings.TrimSuffix(p.pkg.Path(), "_test")
+	seen := map[string]bool{}
+	var out []string
+	ast.Inspect(fn, func(n ast.Node) bool {
+		id, ok := n.(*ast.Ident)
+		if !ok {
+			return true
+		}
+		obj := p.info.Uses[id]
+		switch obj.(type) {
+		case *types.Func, *types.TypeName:
+		default:
+			return true
+		}
+		if obj.Pkg() == nil || obj.Pkg().Path() != path && obj.Pkg() != p.pkg || p.testFile(obj.Pos()) {
+			return true
+		}
+		if !seen[obj.Name()] {
+			seen[obj.Name()] = true
+			out = append(out, obj.Name())
+		}
+		return true
+	})
+	// Longer names first: FormatWallClock before WallClock.
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	p.apart[fn] = out
+	return out
+}
