@@ -98,11 +98,44 @@ func Of(c Claim, names []string, comments []*ast.CommentGroup) (Said, bool) {
 		}
 	}
 	for _, g := range comments {
-		if p := Comment(g.Text(), c); p != "" {
+		if p := Comment(Prose(g), c); p != "" {
 			return Said{Claim: c, Where: "a comment says " + quote(p)}, true
 		}
 	}
 	return Said{}, false
+}
+
+// Prose returns the text of g without the comments that are directives
+// to a tool rather than words to a reader: analysistest's expectations
+// ("// want `...`" quote the diagnostics a test expects, which may well
+// say "the real clock") and what CommentGroup.Text already drops
+// (//go:build, //nolint:...).
+func Prose(g *ast.CommentGroup) string {
+	if g == nil {
+		return ""
+	}
+	kept := &ast.CommentGroup{}
+	for _, c := range g.List {
+		if !isWant(c.Text) {
+			kept.List = append(kept.List, c)
+		}
+	}
+	if len(kept.List) == 0 {
+		return ""
+	}
+	return kept.Text()
+}
+
+// isWant says whether a comment is an analysistest expectation:
+// "// want" and then a quoted pattern.
+func isWant(text string) bool {
+	rest, ok := strings.CutPrefix(text, "//")
+	if !ok {
+		return false
+	}
+	rest, ok = strings.CutPrefix(strings.TrimSpace(rest), "want ")
+	rest = strings.TrimSpace(rest)
+	return ok && rest != "" && (rest[0] == '`' || rest[0] == '"')
 }
 
 // quote quotes a phrase for a message, on one line, without the quote

@@ -171,3 +171,14 @@ func helper() {}
 		t.Errorf("Comments(stmt): %d groups, want 2", len(groups))
 	}
 }
+
+func TestProseDropsAnalysistestExpectations(t *testing.T) {
+	g := &ast.CommentGroup{List: []*ast.Comment{{Text: "// want `waits on the real clock`"}}}
+	if got := Prose(g); got != "" {
+		t.Errorf("Prose(want directive) = %q, want none", got)
+	}
+	g = &ast.CommentGroup{List: []*ast.Comment{{Text: "// want to keep the real clock here"}}}
+	if Comment(Prose(g), Clock) == "" {
+		t.Errorf("a sentence starting with want is prose, and claims the clock")
+	}
+}

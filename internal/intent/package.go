@@ -92,7 +92,7 @@ func (p *Package) Helper(c Claim, fd *ast.FuncDecl) (Said, bool) {
 		return Said{Claim: c, Where: "the name of " + name + ", which it calls, says " + w}, true
 	}
 	for _, g := range Comments(p.fset, p.fileOf[fd], fd) {
-		if ph := Comment(g.Text(), c); ph != "" {
+		if ph := Comment(Prose(g), c); ph != "" {
 			return Said{Claim: c, Where: "a comment on " + name + ", which it calls, says " + quote(ph)}, true
 		}
 	}
