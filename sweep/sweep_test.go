@@ -29,6 +29,10 @@ import (
 //	go test -tags slow ./sweep -sweep.dirs /tmp/cron,/tmp/gobreaker
 var extraDirs = flag.String("sweep.dirs", "", "comma-separated module directories to sweep too (copied first, never written)")
 
+// -sweep.flags adds unflake flags to every run, to sweep other settings
+// than the defaults (-sweep.flags=--min-saving=0,--scope-globals).
+var extraFlags = flag.String("sweep.flags", "", "comma-separated flags for every unflake run")
+
 // A target is one module to sweep: its name in the table and its root.
 type target struct{ name, dir string }
 
@@ -100,14 +104,15 @@ func sweep(t *testing.T, bin string, env []string, tg target) row {
 		restore(t, orig, saved)
 		raised, ls = "", list(t, env, orig)
 	}
-	r.packages, r.note = ls.tests, strings.TrimPrefix(strings.Join([]string{raised, ls.note}, "; "), "; ")
+	r.packages = ls.tests
+	r.note = strings.Join(slices.DeleteFunc([]string{raised, ls.note}, func(s string) bool { return s == "" }), "; ")
 	if ls.tests == 0 {
 		r.seconds = time.Since(start).Seconds()
 		return r
 	}
 
 	// check: the findings, and the fixes fix would make.
-	out, errOut, code := run(t, orig, env, bin, "check", "--rules", "all", "--format", "json", "./...")
+	out, errOut, code := run(t, orig, env, bin, unflake("check", "--format", "json", "./...")...)
 	ls.judge(t, "check", errOut, code)
 	var findings []struct {
 		Rule, File, Message, Reason string
@@ -128,7 +133,7 @@ func sweep(t *testing.T, bin string, env []string, tg target) row {
 	}
 
 	// fix --diff: the diff must apply to the original.
-	diff, errOut, code := run(t, orig, env, bin, "fix", "--diff", "--rules", "all", "./...")
+	diff, errOut, code := run(t, orig, env, bin, unflake("fix", "--diff", "./...")...)
 	ls.judge(t, "fix --diff", errOut, code)
 	switch {
 	case code == 0 && diff != "":
@@ -144,6 +149,12 @@ func sweep(t *testing.T, bin string, env []string, tg target) row {
 		copyTree(t, orig, applied)
 		apply(t, applied, diff)
 		buildAndVet(t, env, orig, applied, changed)
+		// A second run on what the first wrote changes nothing.
+		again, errOut, code := run(t, applied, env, bin, unflake("fix", append([]string{"--diff"}, changed...)...)...)
+		ls.judge(t, "fix --diff of the rewritten packages", errOut, code)
+		if again != "" {
+			t.Errorf("fix --diff of the rewritten packages changes them again:\n%s", clip(again))
+		}
 	}
 	r.seconds = time.Since(start).Seconds()
 	return r
@@ -246,6 +257,18 @@ func newestInCache(cache, mod string) string {
 		}
 	}
 	return newest
+}
+
+// unflake returns the arguments of an unflake command run with every rule
+// and -sweep.flags.
+func unflake(cmd string, args ...string) []string {
+	a := []string{cmd, "--rules", "all"}
+	for f := range strings.SplitSeq(*extraFlags, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			a = append(a, f)
+		}
+	}
+	return append(a, args...)
 }
 
 // A listing is what go list -e -test says of a module: its packages with

@@ -1,0 +1,47 @@
+package sweep_test
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestBasePackage(t *testing.T) {
+	for in, want := range map[string]string{
+		"example.com/p":                           "example.com/p",
+		"example.com/p [example.com/p.test]":      "example.com/p",
+		"example.com/p_test [example.com/p.test]": "example.com/p",
+		"example.com/p.test":                      "example.com/p",
+	} {
+		if got := basePackage(in); got != want {
+			t.Errorf("basePackage(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestChangedDirs(t *testing.T) {
+	diff := "--- a/a_test.go\n+++ b/a_test.go\n@@ -1 +1 @@\n-x\n+y\n" +
+		"--- a/x/y/b_test.go\n+++ b/x/y/b_test.go\n" +
+		"--- a/x/y/c_test.go\n+++ b/x/y/c_test.go\n" +
+		"--- a/go.mod\n+++ b/go.mod\n"
+	got := changedDirs(diff)
+	if want := []string{"./.", "./x/y"}; !slices.Equal(got, want) {
+		t.Errorf("changedDirs = %q, want %q", got, want)
+	}
+}
+
+func TestNewMessages(t *testing.T) {
+	before := "# p\np/a_test.go:3:2: declared and not used: x\nvet: p/b.go:9: old\n"
+	// The same messages moved by a rewrite are not new; a second copy of
+	// one is.
+	after := "# p\np/a_test.go:7:2: declared and not used: x\np/a_test.go:9:2: declared and not used: x\nvet: p/b.go:9: old\n"
+	got := newMessages(before, after)
+	if want := []string{"p/a_test.go:9:2: declared and not used: x"}; !slices.Equal(got, want) {
+		t.Errorf("newMessages = %q, want %q", got, want)
+	}
+}
+
+func TestUnescape(t *testing.T) {
+	if got := unescape("github.com/!burnt!sushi/toml"); got != "github.com/BurntSushi/toml" {
+		t.Errorf("unescape = %q", got)
+	}
+}
