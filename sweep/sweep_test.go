@@ -112,6 +112,7 @@ func sweep(t *testing.T, bin string, env []string, tg target) row {
 	}
 
 	// check: the findings, and the fixes fix would make.
+	//unflake:ignore spawn one at a time on one copy: the machine's cores go to the go command inside each, and the sweep's seconds stay per module
 	out, errOut, code := run(t, orig, env, bin, unflake("check", "--format", "json", "./...")...)
 	ls.judge(t, "check", errOut, code)
 	var findings []struct {
@@ -147,6 +148,7 @@ func sweep(t *testing.T, bin string, env []string, tg target) row {
 	if len(changed) > 0 {
 		applied := filepath.Join(t.TempDir(), "applied")
 		copyTree(t, orig, applied)
+		//unflake:ignore spawn each step needs the one before it, in the same copy
 		apply(t, applied, diff)
 		buildAndVet(t, env, orig, applied, changed)
 		// A second run on what the first wrote changes nothing.
@@ -426,6 +428,7 @@ func buildAndVet(t *testing.T, env []string, orig, applied string, pkgs []string
 				continue
 			}
 		}
+		//unflake:ignore spawn the original is built only when the rewritten code fails
 		_, after, code := run(t, applied, env, "go", args...)
 		if code == 0 {
 			continue
