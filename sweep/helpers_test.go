@@ -45,3 +45,30 @@ func TestUnescape(t *testing.T) {
 		t.Errorf("unescape = %q", got)
 	}
 }
+
+func TestProblems(t *testing.T) {
+	ls := &listing{loadErrors: map[string]bool{
+		"module lookup disabled by GOPROXY=off":                           true,
+		"a/a.go:3:2: module lookup disabled by GOPROXY=off":               true,
+		"go: example.com/m@v1.0.0: module lookup disabled by GOPROXY=off": true,
+	}}
+	const summary = "unflake: would rewrite 1 file (2 fixes); 3 findings not fixed (see unflake check)"
+	for _, c := range []struct {
+		name, stderr string
+		code         int
+		want         int // problems
+	}{
+		{"clean", "", 0, 0},
+		{"summary", summary, 1, 0},
+		{"the module's own load errors", "a/a.go:3:2: module lookup disabled by GOPROXY=off\nunflake: go: example.com/m@v1.0.0: module lookup disabled by GOPROXY=off\n" + summary, 2, 0},
+		{"exit 2 without a reason", summary, 2, 1},
+		{"internal error beside a load error", "a/a.go:3:2: module lookup disabled by GOPROXY=off\nunflake: b_test.go:1:1: internal error: rule r: fix does not compile", 2, 1},
+		{"a load error go list did not report", "c/c.go:1:1: module lookup disabled by GOPROXY=off", 2, 1},
+		{"panic", "panic: runtime error\n\ngoroutine 1 [running]:\nmain.main()", 2, 1},
+		{"killed", "", -1, 1},
+	} {
+		if got := ls.problems(c.stderr, c.code); len(got) != c.want {
+			t.Errorf("%s: problems = %q, want %d", c.name, got, c.want)
+		}
+	}
+}

@@ -350,29 +350,37 @@ func basePackage(importPath string) string {
 // any other error is unflake's.
 func (ls *listing) judge(t *testing.T, what, stderr string, code int) {
 	t.Helper()
-	if strings.Contains(stderr, "panic:") || strings.Contains(stderr, "goroutine ") {
-		t.Errorf("%s: crashed:\n%s", what, clip(stderr))
-		return
+	for _, p := range ls.problems(stderr, code) {
+		t.Errorf("%s: %s", what, p)
 	}
+}
+
+// problems returns what judge fails on.
+func (ls *listing) problems(stderr string, code int) []string {
+	if strings.Contains(stderr, "panic:") || strings.Contains(stderr, "goroutine ") {
+		return []string{"crashed:\n" + clip(stderr)}
+	}
+	var ps []string
 	loadErrors := 0
 	for line := range strings.SplitSeq(strings.TrimSpace(stderr), "\n") {
 		switch {
 		case line == "":
 		case strings.Contains(line, "internal error"):
-			t.Errorf("%s: %s", what, line)
+			ps = append(ps, line)
 		case ls.loadErrors[line] || ls.loadErrors[strings.TrimPrefix(line, "unflake: ")]:
 			loadErrors++
 		case strings.HasPrefix(line, "unflake: would rewrite ") || strings.HasPrefix(line, "unflake: rewrote "):
 		default:
-			t.Errorf("%s: unexpected error: %s", what, line)
+			ps = append(ps, "unexpected error: "+line)
 		}
 	}
 	switch {
-	case code == 2 && loadErrors == 0 && !t.Failed():
-		t.Errorf("%s: exit 2 without a load error:\n%s", what, clip(stderr))
+	case code == 2 && loadErrors == 0 && len(ps) == 0:
+		ps = append(ps, "exit 2 without a load error:\n"+clip(stderr))
 	case code != 0 && code != 1 && code != 2:
-		t.Errorf("%s: exit %d:\n%s", what, code, clip(stderr))
+		ps = append(ps, fmt.Sprintf("exit %d:\n%s", code, clip(stderr)))
 	}
+	return ps
 }
 
 // changedDirs returns, as ./dir patterns, the directories of the Go files
