@@ -47,11 +47,17 @@ func TestUnescape(t *testing.T) {
 }
 
 func TestProblems(t *testing.T) {
-	ls := &listing{loadErrors: map[string]bool{
-		"module lookup disabled by GOPROXY=off":                           true,
-		"a/a.go:3:2: module lookup disabled by GOPROXY=off":               true,
-		"go: example.com/m@v1.0.0: module lookup disabled by GOPROXY=off": true,
-	}}
+	ls := &listing{
+		loadErrors: map[string]bool{"module lookup disabled by GOPROXY=off": true},
+		// The package in bad/ does not compile as it is; the one in good/
+		// does.
+		typeError: func(dir string) string {
+			if dir == "bad" {
+				return "bad/x_test.go:3:2: undefined: T"
+			}
+			return ""
+		},
+	}
 	const summary = "unflake: would rewrite 1 file (2 fixes); 3 findings not fixed (see unflake check)"
 	for _, c := range []struct {
 		name, stderr string
@@ -61,9 +67,11 @@ func TestProblems(t *testing.T) {
 		{"clean", "", 0, 0},
 		{"summary", summary, 1, 0},
 		{"the module's own load errors", "a/a.go:3:2: module lookup disabled by GOPROXY=off\nunflake: go: example.com/m@v1.0.0: module lookup disabled by GOPROXY=off\n" + summary, 2, 0},
+		{"the module's own type errors", "bad/x_test.go:3:2: undefined: T\nbad/x_test.go:9:2: undefined: U", 2, 0},
+		{"a type error where the package compiles", "good/x_test.go:3:2: undefined: T", 2, 1},
 		{"exit 2 without a reason", summary, 2, 1},
 		{"internal error beside a load error", "a/a.go:3:2: module lookup disabled by GOPROXY=off\nunflake: b_test.go:1:1: internal error: rule r: fix does not compile", 2, 1},
-		{"a load error go list did not report", "c/c.go:1:1: module lookup disabled by GOPROXY=off", 2, 1},
+		{"an error go list did not report", "unflake: cannot write go.sum", 2, 1},
 		{"panic", "panic: runtime error\n\ngoroutine 1 [running]:\nmain.main()", 2, 1},
 		{"killed", "", -1, 1},
 	} {

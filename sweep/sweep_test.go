@@ -115,11 +115,7 @@ func sweep(t *testing.T, bin string, env []string, tg target) row {
 	//unflake:ignore spawn one at a time on one copy: the machine's cores go to the go command inside each, and the sweep's seconds stay per module
 	out, errOut, code := run(t, orig, env, bin, unflake("check", "--format", "json", "./...")...)
 	ls.judge(t, "check", errOut, code)
-	var findings []struct {
-		Rule, File, Message, Reason string
-		Line                        int
-		Fixed                       bool
-	}
+	var findings []finding
 	if err := json.Unmarshal([]byte(out), &findings); err != nil && strings.TrimSpace(out) != "" {
 		t.Errorf("check: output is not JSON: %v\n%s", err, clip(out))
 	}
@@ -144,6 +140,25 @@ func sweep(t *testing.T, bin string, env []string, tg target) row {
 	case diff == "" && r.fixes > 0:
 		t.Errorf("fix --diff: no diff, but check says %d findings are fixed", r.fixes)
 	}
+	// fix --diff --format json: the same diff, and the findings check
+	// says are fixed.
+	out, errOut, code = run(t, orig, env, bin, unflake("fix", "--diff", "--format", "json", "./...")...)
+	ls.judge(t, "fix --diff --format json", errOut, code)
+	var fixed struct {
+		Findings []finding
+		Diff     string
+	}
+	if err := json.Unmarshal([]byte(out), &fixed); err != nil {
+		t.Errorf("fix --diff --format json: output is not JSON: %v\n%s", err, clip(out))
+	} else {
+		if fixed.Diff != diff {
+			t.Errorf("fix --diff --format json: its diff differs from fix --diff's")
+		}
+		if a, b := fixedIDs(findings), fixedIDs(fixed.Findings); !slices.Equal(a, b) {
+			t.Errorf("check and fix disagree on what is fixed:\ncheck: %q\nfix:   %q", a, b)
+		}
+	}
+
 	changed := changedDirs(diff)
 	if len(changed) > 0 {
 		applied := filepath.Join(t.TempDir(), "applied")
@@ -273,19 +288,58 @@ func unflake(cmd string, args ...string) []string {
 	return append(a, args...)
 }
 
+// A finding as check --format json prints it.
+type finding struct {
+	ID, Rule, File, Message, Reason string
+	Line                            int
+	Fixed                           bool
+}
+
+// fixedIDs returns the sorted ids of the fixed findings.
+func fixedIDs(fs []finding) []string {
+	var ids []string
+	for _, f := range fs {
+		if f.Fixed {
+			ids = append(ids, f.ID)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
 // A listing is what go list -e -test says of a module: its packages with
 // tests, and the load errors of the packages that do not load (their
 // dependencies are not in the module cache, and the sweep has no
 // network): those are the module's own, and unflake may report them.
 type listing struct {
 	tests, broken int             // packages with tests; those that do not load
-	loadErrors    map[string]bool // "pos: err" and "err", as unflake prints them
+	loadErrors    map[string]bool // the messages of go list's errors
 	note          string
+	// typeError returns the first type error go vet gives for the
+	// original package in a directory ("" if none): a package that does
+	// not compile as it is (files for other build tags, code rotted
+	// since) is the module's own error too.
+	typeError func(dir string) string
 }
 
 func list(t *testing.T, env []string, dir string) *listing {
 	t.Helper()
 	ls := &listing{loadErrors: map[string]bool{}}
+	vetted := map[string]string{}
+	ls.typeError = func(d string) string {
+		if e, ok := vetted[d]; ok {
+			return e
+		}
+		_, out, _ := run(t, dir, env, "go", "vet", "./"+d)
+		for line := range strings.SplitSeq(out, "\n") {
+			if e, ok := strings.CutPrefix(line, "vet: "); ok {
+				vetted[d] = e
+				return e
+			}
+		}
+		vetted[d] = ""
+		return ""
+	}
 	out, errOut, code := run(t, dir, env, "go", "list", "-e", "-test", "-json=ImportPath,Error,DepsErrors,TestGoFiles,XTestGoFiles", "./...")
 	if code != 0 {
 		ls.note = "skipped: go list -e -test ./... fails: " + firstLine(errOut)
@@ -313,11 +367,10 @@ func list(t *testing.T, env []string, dir string) *listing {
 			errs = append(errs, p.Error)
 		}
 		for _, e := range errs {
+			// By message alone: go list names one import of a missing
+			// module, unflake's loader may name another.
 			broken[base] = true
 			ls.loadErrors[e.Err] = true
-			if e.Pos != "" {
-				ls.loadErrors[e.Pos+": "+e.Err] = true
-			}
 		}
 	}
 	ls.tests = len(tests)
@@ -361,26 +414,51 @@ func (ls *listing) problems(stderr string, code int) []string {
 		return []string{"crashed:\n" + clip(stderr)}
 	}
 	var ps []string
-	loadErrors := 0
+	own := 0                            // the module's own errors
+	typeErrors := map[string][]string{} // unexplained "file:line:col: msg" by directory
 	for line := range strings.SplitSeq(strings.TrimSpace(stderr), "\n") {
+		msg := position.ReplaceAllString(strings.TrimPrefix(line, "unflake: "), "")
+		msg = strings.TrimPrefix(msg, "go: ") // module-level: "go: mod@v: err"
 		switch {
 		case line == "":
 		case strings.Contains(line, "internal error"):
 			ps = append(ps, line)
-		case ls.loadErrors[line] || ls.loadErrors[strings.TrimPrefix(line, "unflake: ")]:
-			loadErrors++
+		case ls.loadErrors[msg] || ls.loadErrors[moduleError(msg)]:
+			own++
 		case strings.HasPrefix(line, "unflake: would rewrite ") || strings.HasPrefix(line, "unflake: rewrote "):
+		case msg != line:
+			file, _, _ := strings.Cut(line, ":")
+			typeErrors[path.Dir(file)] = append(typeErrors[path.Dir(file)], line)
 		default:
 			ps = append(ps, "unexpected error: "+line)
 		}
 	}
+	for d, lines := range typeErrors {
+		if e := ls.typeError(d); e != "" && slices.Contains(lines, e) {
+			own += len(lines)
+			continue
+		}
+		for _, l := range lines {
+			ps = append(ps, "unexpected error: "+l)
+		}
+	}
+	slices.Sort(ps)
 	switch {
-	case code == 2 && loadErrors == 0 && len(ps) == 0:
+	case code == 2 && own == 0 && len(ps) == 0:
 		ps = append(ps, "exit 2 without a load error:\n"+clip(stderr))
 	case code != 0 && code != 1 && code != 2:
 		ps = append(ps, fmt.Sprintf("exit %d:\n%s", code, clip(stderr)))
 	}
 	return ps
+}
+
+// moduleError returns the message of a module-level error
+// ("example.com/m@v1.0.0: module lookup disabled by GOPROXY=off").
+func moduleError(msg string) string {
+	if mod, rest, ok := strings.Cut(msg, ": "); ok && strings.Contains(mod, "@") && !strings.Contains(mod, " ") {
+		return rest
+	}
+	return msg
 }
 
 // changedDirs returns, as ./dir patterns, the directories of the Go files
