@@ -59,14 +59,12 @@ func guard(fset *token.FileSet, f *ast.File, path string, before, after []byte, 
 		at, st, site := 0, untouched, false
 		if fd := docOf[g]; fd != nil {
 			// The signature: from func to the body's brace.
+			if fd.Body == nil {
+				continue
+			}
 			at = line(fd.Pos())
-			last := at
-			if fd.Body != nil {
-				last = line(fd.Body.Lbrace)
-			}
-			for l := at; l <= last; l++ {
-				st = max(st, state[l])
-			}
+			last := line(fd.Body.Lbrace)
+			st = signatureState(a, state, newText, at, last, fset.Position(fd.Body.Lbrace).Column)
 		} else {
 			at = attachedLine(fset, g, a)
 			if at == 0 {
@@ -98,6 +96,31 @@ func guard(fset *token.FileSet, f *ast.File, path string, before, after []byte, 
 		}
 	}
 	return nil
+}
+
+// signatureState returns what a change did to the signature on lines
+// [at, last] of a, which ends at column brace of the last: changed only
+// when the signature's text is not in the lines that replace it (a body
+// written on the signature's line, spread over several by a fix, leaves
+// the signature as it was).
+func signatureState(a []string, state map[int]lineState, newText map[int]string, at, last, brace int) lineState {
+	var sig, repl []string
+	st := untouched
+	for l := at; l <= last && l <= len(a); l++ {
+		text := a[l-1]
+		if l == last {
+			text = text[:min(brace-1, len(text))]
+		}
+		sig = append(sig, text)
+		st = max(st, state[l])
+		if state[l] != untouched && (len(repl) == 0 || repl[len(repl)-1] != newText[l]) {
+			repl = append(repl, newText[l])
+		}
+	}
+	if st == changed && strings.Contains(normalise(strings.Join(repl, " ")), normalise(strings.Join(sig, " "))) {
+		return untouched
+	}
+	return st
 }
 
 // attachedLine returns the line (1-based) of the code comment group g is

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/ast"
+	"go/token"
 	"go/types"
 	"path/filepath"
 	"strings"
@@ -146,6 +147,61 @@ func TestA(t *testing.T) {
 		"a_test.go:15 fixed=true ",
 	}, "\n")
 	if got := findingLines(res); got != want {
+		t.Errorf("findings:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// firstStmt is a test rule: it adds `_ = 0` as the first statement of
+// every test, as a rule adding t.Parallel() does.
+func firstStmt() *rule.Rule {
+	return testRule("first", func([]byte) bool { return true }, func(pass *rule.Pass) {
+		for _, f := range pass.Files {
+			for _, d := range f.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || !strings.HasPrefix(fd.Name.Name, "Test") {
+					continue
+				}
+				if a, ok := fd.Body.List[0].(*ast.AssignStmt); ok && a.Tok == token.ASSIGN {
+					continue // done
+				}
+				pass.Report(rule.Diagnostic{Pos: fd.Name.Pos(), End: fd.Name.End(), Message: "no first statement", Fix: &rule.Fix{Message: "add one", Apply: func() error {
+					body := pass.Dst(fd).(*dst.FuncDecl).Body
+					st := &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent("_")}, Tok: token.ASSIGN, Rhs: []dst.Expr{&dst.BasicLit{Kind: token.INT, Value: "0"}}}
+					st.Decs.After = dst.EmptyLine
+					body.List = append([]dst.Stmt{st}, body.List...)
+					return nil
+				}}})
+			}
+		}
+	})
+}
+
+// A doc comment is beside its function's signature, not its body: a fix
+// that spreads a body written on the signature's line over several lines
+// leaves "must keep real time" true, and is made. One that changes the
+// signature is not tried here: no rule does.
+func TestGuardReadsADocCommentForTheSignatureOnly(t *testing.T) {
+	t.Parallel()
+	dir := testmod.Write(t, `
+-- go.mod --
+module example.com/m
+
+go 1.22
+-- a_test.go --
+package m
+
+import "testing"
+
+func check(t *testing.T) {}
+
+// TestA must keep real time: check runs on the wall clock.
+func TestA(t *testing.T) { check(t) }
+`)
+	res, err := rewrite.Run(&rewrite.Config{Dir: dir, Env: testmod.GoEnv(t), Patterns: []string{"./..."}, Rules: []*rule.Rule{firstStmt()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := findingLines(res), "a_test.go:8 fixed=true "; got != want {
 		t.Errorf("findings:\n%s\nwant:\n%s", got, want)
 	}
 }
