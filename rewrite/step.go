@@ -199,6 +199,11 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 				f.Fix, f.Reason = "", unrelated.Error()
 				continue
 			}
+			var kept *keptError
+			if errors.As(b.err, &kept) {
+				f.Fix, f.Reason = "", kept.Error()
+				continue
+			}
 			var refused *refusedError
 			if errors.As(b.err, &refused) {
 				w := refused.w
@@ -660,6 +665,16 @@ func (j *job) apply(s *session, which []int, cur *state, current map[string]*con
 				return nil, nil, &unrelatedError{"unflake cannot print this file back unchanged (for example, it imports a path under two names), and the fix's lines could not be carried over on their own"}
 			}
 			src = spliced
+		}
+		// A comment beside what the fixes changed must stay true.
+		sites := map[int]bool{}
+		for _, i := range which {
+			if d := s.diags[i]; s.fileOf(d.Pos) == f {
+				sites[fset.Position(d.Pos).Line] = true
+			}
+		}
+		if err := guard(fset, f, path, have, src, sites); err != nil {
+			return nil, nil, err
 		}
 		if crlf {
 			src = bytes.ReplaceAll(src, []byte("\n"), []byte("\r\n"))
