@@ -254,7 +254,7 @@ func splitName(s string) []word {
 // insists on. Sequences are written as one string.
 var commentNouns = map[Claim][]string{
 	Network:    {"network", "socket", "sockets", "tcp", "udp", "connection", "connections", "conn", "conns", "listener", "loopback", "port", "ports"},
-	Clock:      {"time", "clock", "clocks", "timers"},
+	Clock:      {"time", "clock", "clocks", "timers", "elapsed time"},
 	FileSystem: {"disk", "file system", "filesystem", "files", "fs", "directory", "directories"},
 }
 
@@ -270,20 +270,26 @@ var necessityNouns = map[Claim][]string{
 // a comment that refuses one ("not using synctest", "do not convert to
 // virtual time") claims the real resource.
 var replacements = map[Claim][]string{
-	Clock: {"synctest", "virtual time", "virtual clock", "fake clock", "fake time", "mock clock", "simulated time"},
+	Clock: {"synctest", "virtual time", "virtual clock", "fake clock", "fake clocks", "fake time", "fake timers",
+		"fake the clock", "faking the clock", "faked clock", "mock clock", "mock time", "mocked clock", "simulated time"},
 }
 
 var (
-	realWords      = []string{"real", "actual"}
+	realWords      = []string{"real", "actual", "genuine"}
 	necessityWords = []string{"must", "needs", "need", "requires", "require", "deliberately", "intentionally", "purposely"}
 	negations      = []string{"not", "no", "never", "without", "instead", "rather", "than", "cannot", "can't", "don't", "doesn't", "isn't", "won't", "mustn't", "needn't", "avoid", "avoids", "unlike"}
 	// refusals are the words that refuse a replacement (replacements).
 	refusals = []string{"not", "no", "never", "without", "don't", "avoid", "avoids", "mustn't", "shouldn't"}
+	// defeats are the phrases that, after a replacement in its sentence,
+	// say it would break the test: "faking the clock defeats it", "a
+	// fake clock is not what production sees".
+	defeats = []string{"defeats", "defeat", "would defeat", "breaks", "would break", "hides", "would hide", "is not what"}
 	// always are phrases that say a claim in any comment.
 	always = map[Claim][]string{
 		Clock: {"wall clock", "wallclock", "wall time", "must keep real time",
 			"system clock", "os clock", "clock the os provides", "real sleep", "real sleeps",
-			"physical time", "physical clock"},
+			"physical time", "physical clock", "kernel clock", "monotonic clock",
+			"operating system's clock", "operating system clock"},
 		FileSystem: {"os temp dir", "os tempdir"},
 	}
 	// elsewhere are phrases that, before the resource in its sentence,
@@ -308,6 +314,9 @@ func Comment(text string, c Claim) string {
 			if n := phraseAt(words, i, r); n > 0 {
 				if j := refused(words, i); j >= 0 {
 					return span(text, words, j, i+n)
+				}
+				if k := defeated(words, i+n); k >= 0 {
+					return span(text, words, i, k)
 				}
 			}
 		}
@@ -361,6 +370,22 @@ func refused(words []word, i int) int {
 		}
 		if oneOf(words[j].lower, refusals) {
 			return j
+		}
+	}
+	return -1
+}
+
+// defeated returns the end of a phrase of defeats in the sentence from
+// i on, or -1.
+func defeated(words []word, i int) int {
+	for j := i; j < len(words); j++ {
+		for _, p := range defeats {
+			if n := phraseAt(words, j, p); n > 0 {
+				return j + n
+			}
+		}
+		if words[j].stop {
+			break
 		}
 	}
 	return -1

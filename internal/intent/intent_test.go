@@ -107,6 +107,18 @@ func TestComment(t *testing.T) {
 		{"It blocks for 350ms of real, physical time.", Clock, "physical time"},
 		{"The monitor in production compares beats with the wall clock.", Clock, ""},
 		{"MUST USE THE WALL CLOCK.", Clock, "MUST USE THE WALL CLOCK"},
+		// A second red team's wordings.
+		{"Needs real elapsed time.", Clock, "Needs real elapsed time"},
+		{"Measures genuine elapsed time.", Clock, "genuine elapsed time"},
+		{"Runs against the kernel clock.", Clock, "kernel clock"},
+		{"Uses the operating system's clock.", Clock, "operating system's clock"},
+		{"Keep this on the monotonic clock.", Clock, "monotonic clock"},
+		{"Do not fake the clock here.", Clock, "not fake the clock"},
+		{"Faking the clock defeats this test.", Clock, "Faking the clock defeats"},
+		{"A fake clock is not what production sees.", Clock, "fake clock is not what"},
+		{"Leave this subtest on genuine elapsed time; faking the clock defeats it.", Clock, "genuine elapsed time"},
+		{"A fake clock drives the scheduler.", Clock, ""},
+		{"The elapsed time is logged.", Clock, ""},
 		// Said of something else, or of no need.
 		{"Unlike a real TCP peer, the pipe never buffers.", Network, ""},
 		{"In production the cache runs on the real clock; here any clock will do.", Clock, ""},

@@ -22,6 +22,10 @@ type Package struct {
 
 	helpers map[*types.Func]*ast.FuncDecl // the functions of the test files
 	fileOf  map[*ast.FuncDecl]*ast.File
+	// notes holds the comments of the package-level variables and
+	// constants of the test files ("refillWait is spent on the wall
+	// clock"): a test that uses one is said to by them.
+	notes map[types.Object][]*ast.CommentGroup
 
 	// Answers kept: a package's tests ask them many times.
 	reached map[ast.Node][]*ast.FuncDecl
@@ -39,17 +43,21 @@ type Package struct {
 func NewPackage(fset *token.FileSet, pkg *types.Package, info *types.Info, files []*ast.File) *Package {
 	p := &Package{fset: fset, pkg: pkg, info: info, files: files,
 		helpers: map[*types.Func]*ast.FuncDecl{}, fileOf: map[*ast.FuncDecl]*ast.File{},
+		notes:   map[types.Object][]*ast.CommentGroup{},
 		reached: map[ast.Node][]*ast.FuncDecl{}, apart: map[ast.Node][]string{}}
 	for _, f := range files {
 		if !p.testFile(f.Pos()) {
 			continue
 		}
 		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
-				if fn, ok := info.Defs[fd.Name].(*types.Func); ok {
-					p.helpers[fn] = fd
-					p.fileOf[fd] = f
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if fn, ok := info.Defs[d.Name].(*types.Func); ok && d.Body != nil {
+					p.helpers[fn] = d
+					p.fileOf[d] = f
 				}
+			case *ast.GenDecl:
+				p.addNotes(d)
 			}
 		}
 	}
@@ -81,7 +89,70 @@ func (p *Package) Says(c Claim, fn ast.Node, names []Label, notes []*ast.Comment
 			return s, true
 		}
 	}
-	return Said{}, false
+	return p.valueSays(c, fn)
+}
+
+// addNotes records the comments of d's variables and constants: the
+// declaration's doc, a spec's own doc and its line comment.
+func (p *Package) addNotes(d *ast.GenDecl) {
+	if d.Tok != token.VAR && d.Tok != token.CONST {
+		return
+	}
+	for _, spec := range d.Specs {
+		vs, ok := spec.(*ast.ValueSpec)
+		if !ok {
+			continue
+		}
+		var gs []*ast.CommentGroup
+		for _, g := range []*ast.CommentGroup{d.Doc, vs.Doc, vs.Comment} {
+			if g != nil {
+				gs = append(gs, g)
+			}
+		}
+		if len(gs) == 0 {
+			continue
+		}
+		for _, id := range vs.Names {
+			if obj := p.info.Defs[id]; obj != nil {
+				p.notes[obj] = gs
+			}
+		}
+	}
+}
+
+// valueSays returns the evidence that a package-level variable or
+// constant of the test files that fn, or a helper it calls, uses claims
+// c in its comments.
+func (p *Package) valueSays(c Claim, fn ast.Node) (Said, bool) {
+	if fn == nil || len(p.notes) == 0 {
+		return Said{}, false
+	}
+	var said Said
+	found := false
+	look := func(n ast.Node) {
+		ast.Inspect(n, func(n ast.Node) bool {
+			id, ok := n.(*ast.Ident)
+			if !ok || found {
+				return !found
+			}
+			obj := p.info.Uses[id]
+			for _, g := range p.notes[obj] {
+				if ph := Comment(Prose(g), c); ph != "" {
+					said, found = Said{Claim: c, Where: "a comment on " + obj.Name() + ", which it uses, says " + quote(ph)}, true
+					return false
+				}
+			}
+			return true
+		})
+	}
+	look(fn)
+	for _, fd := range p.Reached(fn) {
+		if found {
+			break
+		}
+		look(fd.Body)
+	}
+	return said, found
 }
 
 // Helper returns the evidence that the helper fd, which a test calls,
