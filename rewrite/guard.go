@@ -78,7 +78,7 @@ func guard(fset *token.FileSet, f *ast.File, path string, before, after []byte, 
 		if at > len(a) || st == untouched && !site {
 			continue
 		}
-		text := g.Text()
+		text := intent.Prose(g) // without analysistest's expectations, which quote diagnostics
 		var said string
 		if st == changed || site {
 			said, _ = intent.Keeps(text)
