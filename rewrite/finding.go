@@ -54,6 +54,11 @@ type Finding struct {
 	// was, and Reason says so in words.
 	LostTo string `json:"lostTo,omitempty"`
 
+	// Changes says what the applied fix changes in the test's meaning
+	// (rule.Fix.Changes): verification aims its mutants at these kinds.
+	// Nil when the finding is not fixed.
+	Changes []rule.Change `json:"changes,omitempty"`
+
 	// Unproven is set on a fix the rule could not prove safe, applied
 	// because verification will run the tests.
 	Unproven bool `json:"unproven,omitempty"`

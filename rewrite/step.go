@@ -147,6 +147,9 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 			if errors.As(reqErr, &unchecked) {
 				out.errors = append(out.errors, fmt.Errorf("%s:%d:%d: internal error: rule %s: %v", f.File, f.Line, f.Col, r.Name, reqErr))
 			}
+		case rule.CheckFix(d.Fix) != nil:
+			ff.Fix, ff.Reason = "", "not fixed: internal error"
+			out.errors = append(out.errors, fmt.Errorf("%s:%d:%d: internal error: rule %s: %v", f.File, f.Line, f.Col, r.Name, rule.CheckFix(d.Fix)))
 		case j.refused[f.File] != nil:
 			// Last: a fix that would not be applied anyway says why.
 			w := j.refused[f.File]
@@ -154,6 +157,7 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 			out.refused = append(out.refused, w)
 		default:
 			ff.Unproven = d.Fix.Unproven() != ""
+			ff.Changes = d.Fix.Changes
 			ff.NeedsGo = s.needsGo
 			fixable = append(fixable, i)
 			findingOf[i] = len(out.findings)
@@ -476,17 +480,25 @@ const probeForm = -1
 // variant returns form k of fix (0: fix itself; probeForm: its probe), or
 // nil when it has none.
 func variant(fix *rule.Fix, k int) *rule.Fix {
+	var v *rule.Fix
 	switch {
 	case k == 0:
 		return fix
 	case fix.Hypothesis == nil:
 		return nil
 	case k == probeForm:
-		return fix.Hypothesis.Probe
+		v = fix.Hypothesis.Probe
 	case k > 0 && k <= len(fix.Hypothesis.Alternatives):
-		return fix.Hypothesis.Alternatives[k-1]
+		v = fix.Hypothesis.Alternatives[k-1]
 	}
-	return nil
+	if v != nil && len(v.Changes) == 0 {
+		// A further form or a probe changes what its fix changes,
+		// unless it says otherwise.
+		w := *v
+		w.Changes = fix.Changes
+		v = &w
+	}
+	return v
 }
 
 func (j *job) newSession(r *rule.Rule, cur *state, files map[string]*ast.File, mods *modules) *session {

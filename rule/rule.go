@@ -257,6 +257,13 @@ type Fix struct {
 	// internal error.
 	Deletes []ast.Node
 
+	// Changes says what the fix changes in the test's meaning (the
+	// clock, a wait's budget, order, paths, a synchronisation point,
+	// ownership): at least one, each with the hazards of its kind the
+	// rule checked. The engine refuses a fix without one; verification
+	// runs every fix and aims its mutants at these kinds.
+	Changes []Change
+
 	// Requires lists the modules the fix's new imports need (see
 	// Pass.Require); the engine adds those the module's go.mod lacks
 	// when it applies the fix.

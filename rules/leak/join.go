@@ -425,6 +425,7 @@ func (c *checker) joinFix(g *ast.GoStmt, lit *ast.FuncLit, owner ast.Node, body 
 	wgGo := c.pass.FileUsesGo(c.file, "go1.25")
 	return &rule.Fix{
 		Message: fmt.Sprintf("wait for it at cleanup with a sync.WaitGroup (it ends when %s)", endPhrase(end)),
+		Changes: []rule.Change{{Kind: rule.Ownership, What: "the test waits, when it ends, for the goroutine it starts"}},
 		Apply: func() error {
 			list := match.DstStmtList(c.pass.Dst(owner))
 			if list == nil {

@@ -441,6 +441,7 @@ func (c *checker) cleanupFix(s *site) (*rule.Fix, string) {
 	return &rule.Fix{
 		Hypothesis: rule.Unproven(unproven),
 		Message:    fmt.Sprintf("%s with %s right after it is created", endVerb(s.lc.method), how),
+		Changes:    []rule.Change{{Kind: rule.Ownership, What: "the test " + endVerb(s.lc.method) + " the value it creates when it ends"}},
 		Apply: func() error {
 			stmt := c.endStmt(s, t)
 			owner := c.pass.Dst(s.owner)

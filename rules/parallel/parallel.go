@@ -362,6 +362,7 @@ func (c *checker) funcEffects(fn *types.Func) *obstacle {
 func (c *checker) fix(fd *ast.FuncDecl, t string) *rule.Fix {
 	return &rule.Fix{
 		Message: "add t.Parallel() as the test's first statement",
+		Changes: []rule.Change{{Kind: rule.Order, What: "the test runs at the same time as the package's other parallel tests"}},
 		Apply: func() error {
 			body := c.pass.Dst(fd).(*dst.FuncDecl).Body
 			stmt := &dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Parallel")}}}

@@ -31,6 +31,7 @@ func (c *checker) fix(s *site, n *notify, t string) *rule.Fix {
 	deletes := append([]ast.Node{sleep}, match.AdjacentComments(c.file, s.owner, sleep)...)
 	return &rule.Fix{
 		Message: "wait for the child to say its signal handler is installed instead of sleeping",
+		Changes: []rule.Change{{Kind: rule.Sync, What: "the parent goes on when the child says its signal handler is installed, not after a fixed sleep"}},
 		Deletes: deletes,
 		Apply: func() error {
 			// The parent: the pipe and the variable before Start.

@@ -247,6 +247,7 @@ func (c *checker) fix(cl *clear, last bool) *rule.Fix {
 	}
 	return &rule.Fix{
 		Message: msg,
+		Changes: []rule.Change{{Kind: rule.Paths, What: "the package's TestMain clears the variable for the whole test binary, not this test"}},
 		// The comments next to the clear are about it: they may go with it.
 		Deletes: append([]ast.Node{cl.stmt}, match.AdjacentComments(cl.file, cl.parent, cl.stmt)...),
 		Apply: func() error {

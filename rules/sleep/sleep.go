@@ -318,6 +318,7 @@ func (a *analysis) wrapFix(s *site, reach []*bubble.Target, wrapped map[*bubble.
 	}
 	return &rule.Fix{
 		Message: msg,
+		Changes: []rule.Change{{Kind: rule.Clock, What: "the test runs in a synctest bubble: its clock is virtual, starts at 2000-01-01 UTC, stands still between statements, and its sleeps end exactly on their deadlines"}},
 		Apply: func() error {
 			for _, t := range reach {
 				if !wrapped[t] {
@@ -489,6 +490,7 @@ func (a *analysis) clockFix(s *site, spawn string) (fix *rule.Fix, why string, w
 	}
 	return &rule.Fix{
 		Message: fmt.Sprintf("advance the fake clock instead (%s.%s(%s))", v.Name(), clock.advance, text),
+		Changes: []rule.Change{{Kind: rule.Clock, What: "the fake clock moves by the sleep's duration at once; no real time passes"}},
 		// A test that passes with the real sleep passes while the fake
 		// clock stands still: the sleep only gave other goroutines
 		// time to run (a start-up run that records the clock's time).

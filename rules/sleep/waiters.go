@@ -50,6 +50,7 @@ func (a *analysis) waitersFix(s *site, v *types.Var, why string) *rule.Fix {
 		}
 		forms = append(forms, &rule.Fix{
 			Message:    fmt.Sprintf("wait for %s to reach the fake clock instead (%s)", goroutines(n), text),
+			Changes:    []rule.Change{{Kind: rule.Clock, What: "the fake clock moves once the goroutines wait on it, not after a real sleep"}},
 			Hypothesis: &rule.Hypothesis{Reason: why},
 			Apply: func() error {
 				stmt := a.pass.Dst(s.stmt).(*dst.ExprStmt)

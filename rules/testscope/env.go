@@ -239,6 +239,7 @@ func (c *checker) env(sc *scope, sites []site) {
 		}
 		d.Fix = &rule.Fix{
 			Message:    msg,
+			Changes:    []rule.Change{{Kind: rule.Paths, What: "the variable is set for this test only and restored when it ends"}},
 			Deletes:    delNodes,
 			Hypothesis: rule.Unproven(mayPanic(sc, "t.Setenv")),
 			Apply: func() error {

@@ -118,6 +118,7 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 		}
 		d.Fix = &rule.Fix{
 			Message: msg,
+			Changes: []rule.Change{{Kind: rule.Paths, What: "the directory is the test's own, removed when it ends, under a longer path"}},
 			Deletes: append(delNodes, call),
 			Apply: func() error {
 				da := c.pass.Dst(a).(*dst.AssignStmt)
@@ -363,6 +364,7 @@ func (c *checker) chdirs(sc *scope, sites []site) {
 		cd, t := cd, sc.t.Name()
 		d.Fix = &rule.Fix{
 			Message:    msg,
+			Changes:    []rule.Change{{Kind: rule.Paths, What: "the working directory is changed for this test only and restored when it ends"}},
 			Deletes:    delNodes,
 			Hypothesis: rule.Unproven(mayPanic(sc, "t.Chdir")),
 			Apply: func() error {
@@ -443,6 +445,7 @@ func (c *checker) contexts(sc *scope, sites []site) {
 		s, t := s, sc.t.Name()
 		d.Fix = &rule.Fix{
 			Message:    "use t.Context(), cancelled when the test ends; remove the cancel",
+			Changes:    []rule.Change{{Kind: rule.Ownership, What: "the test's context is cancelled when the test ends, after its cleanups start, not where the cancel was"}},
 			Hypothesis: rule.Unproven(unproven),
 			Deletes:    append(c.deletes(s.parent, deferStmt), call),
 			Apply: func() error {

@@ -89,6 +89,7 @@ func (c *checker) vars(sc *scope, sites []site) {
 		t := sc.t.Name()
 		d.Fix = &rule.Fix{
 			Message: fmt.Sprintf("save %s first and restore it with t.Cleanup", name),
+			Changes: []rule.Change{{Kind: rule.Paths, What: "the package variable is restored when the test ends"}},
 			Apply: func() error {
 				save := &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent(saved)}, Tok: token.DEFINE, Rhs: []dst.Expr{dst.NewIdent(v.Name())}}
 				body := &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent(v.Name())}, Tok: token.ASSIGN, Rhs: []dst.Expr{dst.NewIdent(saved)}}

@@ -109,6 +109,7 @@ func (p *poll) fix() (*rule.Fix, string) {
 	}
 	fix := &rule.Fix{
 		Message: msg,
+		Changes: []rule.Change{{Kind: rule.Budget, What: fmt.Sprintf("the wait ends when the checks hold, after up to %s, not after the sleep's fixed window", desc)}},
 		Deletes: []ast.Node{w.call},
 		Apply: func() error {
 			stmts, post := body()
@@ -602,6 +603,7 @@ func (p *poll) probe() *rule.Fix {
 	}
 	return &rule.Fix{
 		Message: msg,
+		Changes: []rule.Change{{Kind: rule.Budget, What: "the wait is removed: the checks run at once"}},
 		Deletes: deletes,
 		Apply: func() error {
 			stmt := p.c.pass.Dst(w.stmt).(*dst.ExprStmt)

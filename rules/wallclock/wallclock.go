@@ -500,6 +500,7 @@ func (c *checker) report(s *site) {
 		}
 		d.Fix = &rule.Fix{
 			Message:    fmt.Sprintf("run the test in a synctest bubble, where the %s budget holds exactly in virtual time", budget),
+			Changes:    []rule.Change{{Kind: rule.Clock, What: "the test runs in a synctest bubble: its clock is virtual, so the budget holds exactly"}},
 			Hypothesis: rule.Unproven(t.Unproven()),
 			Apply: func() error {
 				if !c.wrapped[t] {
@@ -584,6 +585,7 @@ func (c *checker) removeFix(s *site, t *bubble.Target, budget string) *rule.Fix 
 	}
 	return &rule.Fix{
 		Message: msg,
+		Changes: []rule.Change{{Kind: rule.Clock, What: "the wall-clock check goes: the test's other checks of the result stay"}},
 		Deletes: del,
 		Apply: func() error {
 			if addBench.Get(c.pass) && bench == "" {

@@ -1,0 +1,113 @@
+package rule
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A ChangeKind is the part of a test's meaning a fix changes. Every
+// rewrite changes something the test relied on, even when it keeps every
+// check: the kind says which, so that the rule checks that kind's
+// hazards, and verification aims its mutants at it.
+type ChangeKind string
+
+const (
+	// Clock: the time base and how it flows (a testing/synctest bubble,
+	// a fake clock). Hazards: a bubble's clock starts at 2000-01-01 UTC,
+	// stands still between statements and lands exactly on deadlines;
+	// code that compares with a fixed date, counts on elapsed time
+	// between two calls, or decides at a deadline's instant behaves
+	// differently; a skip or a logged duration reads the virtual clock.
+	Clock ChangeKind = "clock"
+
+	// Budget: how long a wait may take (a poll, a deadline in place of
+	// an attempt count). Hazard: the wait's length was the contract (the
+	// code runs on a period, interval, TTL or timeout the test sets), so
+	// a longer budget passes where the code is too slow.
+	Budget ChangeKind = "budget"
+
+	// Order: what runs together (children spawned concurrently, a test
+	// made parallel). Hazard: the parts share state (a cache file, a
+	// package variable, a port) or the test compares their results in
+	// order.
+	Order ChangeKind = "order"
+
+	// Paths: paths, directories and environment (t.TempDir, t.Chdir,
+	// t.Setenv, a sealed TestMain). Hazards: a longer path (a unix
+	// socket's 108-byte limit), a directory removed at the end of the
+	// test, a variable set for the whole process.
+	Paths ChangeKind = "paths"
+
+	// Sync: a synchronisation point (a readiness line in place of a
+	// sleep). Hazard: the point is earlier than what the test checks
+	// after it.
+	Sync ChangeKind = "sync"
+
+	// Ownership: who closes, stops or joins what (t.Cleanup(x.Close), a
+	// join of a goroutine). Hazards: the owner closes it too (a double
+	// close), or the call does not end what leaks.
+	Ownership ChangeKind = "ownership"
+)
+
+// ChangeKinds lists every kind, in the order findings list them.
+var ChangeKinds = []ChangeKind{Clock, Budget, Order, Paths, Sync, Ownership}
+
+// A Change says what a fix changes in the test's meaning.
+type Change struct {
+	Kind ChangeKind
+
+	// What says the change at this site, in lower case, without a
+	// trailing period ("the test runs in a synctest bubble: its clock is
+	// virtual").
+	What string
+
+	// Checked lists the hazards of the kind the rule excluded at this
+	// site, each in a few words ("no fixed date", "no unix socket under
+	// the directory"). A hazard the rule could not exclude is not listed
+	// here: it makes the fix unproven, and the Hypothesis's Reason names
+	// it.
+	Checked []string
+}
+
+// String says the change in one line: "clock: WHAT (checked: A, B)".
+func (c Change) String() string {
+	s := string(c.Kind) + ": " + c.What
+	if len(c.Checked) > 0 {
+		s += " (checked: " + strings.Join(c.Checked, ", ") + ")"
+	}
+	return s
+}
+
+// checkChanges reports a fix that names no change, or names one badly.
+func checkChanges(f *Fix) error {
+	if len(f.Changes) == 0 {
+		return fmt.Errorf("fix %q names no change (rule.Fix.Changes)", f.Message)
+	}
+	for _, c := range f.Changes {
+		known := false
+		for _, k := range ChangeKinds {
+			known = known || c.Kind == k
+		}
+		if !known || c.What == "" {
+			return fmt.Errorf("fix %q: change %q: unknown kind or no text", f.Message, c.Kind)
+		}
+	}
+	return nil
+}
+
+// CheckFix reports a broken invariant of a fix the engine is about to
+// apply: it names no change, or a change of an unknown kind.
+func CheckFix(f *Fix) error { return checkChanges(f) }
+
+// HasChange reports whether f changes kind k.
+func (f *Fix) HasChange(k ChangeKind) bool {
+	if f == nil {
+		return false
+	}
+	for _, c := range f.Changes {
+		if c.Kind == k {
+			return true
+		}
+	}
+	return false
+}
