@@ -219,6 +219,17 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 		if unproven == "" {
 			unproven = c.keptBy(s)
 		}
+		var checked []string
+		for _, hazard := range []func(*site) (string, string){c.funcKeeps, c.endsWhatLeaks} {
+			why, ok := hazard(s)
+			if unproven == "" {
+				unproven = why
+			}
+			if ok != "" {
+				checked = append(checked, ok)
+			}
+		}
+		fix.Changes[0].Checked = checked
 		switch {
 		case notFixed != "":
 			fix, why = nil, notFixed

@@ -461,7 +461,13 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 			return nil, fmt.Sprintf("the name %s does not mean package %s where the test starts the child", pkg, pkg)
 		}
 	}
-	return c.fix(s, n, t), ""
+	why, checked := c.syncHazard(s, helper, n)
+	if why != "" {
+		return nil, why
+	}
+	fix := c.fix(s, n, t)
+	fix.Changes[0].Checked = []string{checked}
+	return fix, ""
 }
 
 // creation returns the exec.Command or exec.CommandContext call that

@@ -84,7 +84,7 @@ func (c *checker) chainFix(ch *chain) *rule.Fix {
 	ch.hoisted = append([]*hoist(nil), ch.hoisted...)
 	return &rule.Fix{
 		Message:  "run the children together with " + msg + " and check their results after all have finished, in the original order",
-		Changes:  []rule.Change{{Kind: rule.Order, What: "the children run at the same time, not one after another"}},
+		Changes:  []rule.Change{{Kind: rule.Order, What: "the children run at the same time, not one after another", Checked: checkedOrder}},
 		Requires: requires,
 		Apply: func() error {
 			for id, name := range ch.names {
@@ -210,7 +210,7 @@ func (c *checker) loopFix(ls *loopSite) *rule.Fix {
 	old := !c.pass.FileUsesGo(c.file, "go1.22")
 	return &rule.Fix{
 		Message:  "run the iterations' children together with " + msg + " and check each result after all have finished, in order",
-		Changes:  []rule.Change{{Kind: rule.Order, What: "the iterations' children run at the same time, not one after another"}},
+		Changes:  []rule.Change{{Kind: rule.Order, What: "the iterations' children run at the same time, not one after another", Checked: checkedOrder}},
 		Requires: requires,
 		Apply: func() error {
 			rs := c.pass.Dst(ls.rs).(*dst.RangeStmt)

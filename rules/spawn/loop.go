@@ -43,7 +43,11 @@ func (c *checker) loop(rs *ast.RangeStmt) {
 		End:     u.call.End(),
 		Message: "each iteration of the loop runs a child process, one after another",
 	}
-	if why := c.analyzeLoop(ls); why != "" {
+	why := c.analyzeLoop(ls)
+	if why == "" {
+		why = c.loopOrderHazard(ls)
+	}
+	if why != "" {
 		d.NotFixed = why
 	} else {
 		d.Message = "each iteration of the loop runs an independent child process, one after another"
@@ -210,21 +214,14 @@ func isFieldKey(e ast.Expr) bool {
 }
 
 // loopUnproven says why the analysis cannot be sure the iterations'
-// children share no files: they run the same program (or one from the
-// table, which may repeat) in the same directory, or in a helper.
+// children share no files: they run in a helper whose commands it cannot
+// read. (The same program in the same directory is a hazard it sees:
+// loopOrderHazard.)
 func (c *checker) loopUnproven(ls *loopSite) string {
-	u := ls.u
-	if u.prog == progUnknown {
-		return c.unproven([]*unit{u})
+	if ls.u.prog == progUnknown {
+		return c.unproven([]*unit{ls.u})
 	}
-	if u.prog == progSelf {
-		return ""
-	}
-	// A directory taken from the row is each child's own.
-	if u.dir != "" && c.perIteration(ls, u.dir) {
-		return ""
-	}
-	return fmt.Sprintf("every child runs %s in the same directory; one may change what another reads", u.prog)
+	return "" // the same program in the same directory: loopOrderHazard
 }
 
 // perIteration reports whether the expression text names a variable the

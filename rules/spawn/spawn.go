@@ -285,11 +285,6 @@ func (c *checker) unproven(us []*unit) string {
 			}
 			return fmt.Sprintf("the %s child runs in %s, whose commands, files and environment the analysis cannot see", ordinal(i), what)
 		}
-		for j, w := range us[i+1:] {
-			if w.prog != progUnknown && u.prog == w.prog && u.prog != progSelf && u.dir == w.dir {
-				return fmt.Sprintf("the %s and %s children both run %s in the same directory; one may change what the other reads", ordinal(i), ordinal(i+1+j), u.prog)
-			}
-		}
 	}
 	return ""
 }

@@ -1,0 +1,244 @@
+package spawn
+
+import (
+	"fmt"
+	"go/ast"
+	"go/constant"
+	"go/token"
+	"go/types"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/unflake/unflake/internal/match"
+)
+
+// Children run together are no longer ordered: the second run of a tool
+// that must hit the cache the first one wrote (a file), two children
+// that bind the same port, or a check that compares what they report in
+// the order they ran, pass one after another and fail now and then when
+// they overlap. Such flakes are exactly what a few verification runs
+// miss (8 failures in 20 runs passes 5 runs with a chance of 1 in 13),
+// so where the rule sees the hazard it reports the chain, not fixed,
+// instead of leaving it to fix --verify.
+
+// checkedOrder lists the order hazards a fix of the rule has excluded.
+var checkedOrder = []string{
+	"the children share no variable, file argument, port or working directory running the same program",
+	"the test compares no two children's results by order",
+}
+
+// orderHazard says why the units of a chain may depend on the order they
+// run in, naming the line, or "".
+func (c *checker) orderHazard(ch *chain, sRefs []map[*types.Var][]ref) string {
+	for i, u := range ch.units {
+		for j, w := range ch.units[i+1:] {
+			if u.prog != progUnknown && u.prog == w.prog && u.prog != progSelf && u.dir == w.dir {
+				return fmt.Sprintf("the %s and %s children both run %s in the same directory (%s); one may read what the other writes, a cache or a build output, and running them together may flake where a few runs pass", ordinal(i), ordinal(i+1+j), u.prog, c.line(w.call))
+			}
+		}
+	}
+	if why := c.sharedConstant(ch.units); why != "" {
+		return why
+	}
+	return c.orderedCompare(ch, sRefs)
+}
+
+// loopOrderHazard is orderHazard for the iterations of a loop: one child
+// run per iteration, with the same constant file arguments.
+func (c *checker) loopOrderHazard(ls *loopSite) string {
+	u := ls.u
+	if u.prog != progUnknown && u.prog != progSelf && !(u.dir != "" && c.perIteration(ls, u.dir)) {
+		return fmt.Sprintf("every child runs %s in the same directory (%s); one may read what another writes, a cache or a build output, and running them together may flake where a few runs pass", u.prog, c.line(u.call))
+	}
+	if arg := c.fileArgs(u); len(arg) > 0 {
+		for _, a := range sortedKeys(arg) {
+			return fmt.Sprintf("every child is given the file argument %q (%s); one may read what another writes", a, c.line(u.call))
+		}
+	}
+	return ""
+}
+
+// sharedConstant says which constant file, path or port two units are
+// both given, or "".
+func (c *checker) sharedConstant(units []*unit) string {
+	args := make([]map[string]bool, len(units))
+	for i, u := range units {
+		args[i] = c.fileArgs(u)
+	}
+	for i := range units {
+		for j := i + 1; j < len(units); j++ {
+			for _, a := range sortedKeys(args[i]) {
+				if !args[j][a] {
+					continue
+				}
+				if port.MatchString(a) {
+					return fmt.Sprintf("the %s and %s children are both given the address %q (%s); run together, both may bind it, and that may flake where a few runs pass", ordinal(i), ordinal(j), a, c.line(units[j].call))
+				}
+				return fmt.Sprintf("the %s and %s children are both given the file argument %q (%s); one may read what the other writes (a cache), and running them together may flake where a few runs pass", ordinal(i), ordinal(j), a, c.line(units[j].call))
+			}
+		}
+	}
+	return ""
+}
+
+// pathLike matches what names a file, a directory or an address: a
+// slash, a file extension, a port.
+var pathLike = regexp.MustCompile(`[/\\]|\.[A-Za-z][A-Za-z0-9]{0,7}$|:[0-9]{2,5}$`)
+
+// port matches an address with a port.
+var port = regexp.MustCompile(`:[0-9]{2,5}$`)
+
+// fileArgs returns the constant strings of a unit (its statements, and
+// the body of the package function it runs in) that name a file, a
+// directory or an address: "-cache=tool.cache", "HOME=/tmp/h",
+// "localhost:8080". The test binary's own flags (-test.run=...) are not.
+func (c *checker) fileArgs(u *unit) map[string]bool {
+	out := map[string]bool{}
+	visit := func(n ast.Node) bool {
+		e, ok := n.(ast.Expr)
+		if !ok {
+			return true
+		}
+		tv, ok := c.info.Types[e]
+		if !ok || tv.Value == nil || tv.Value.Kind() != constant.String {
+			return true
+		}
+		s := constant.StringVal(tv.Value)
+		if strings.HasPrefix(strings.TrimLeft(s, "-"), "test.") {
+			return false
+		}
+		v := s
+		if k := strings.LastIndex(v, "="); k >= 0 {
+			v = v[k+1:]
+		}
+		if v != "" && !strings.ContainsAny(v, " \t\n") && pathLike.MatchString(v) {
+			out[s] = true
+		}
+		return false
+	}
+	for _, s := range u.stmts {
+		ast.Inspect(s, visit)
+	}
+	if call := u.call; call != nil && u.in != "" {
+		if fn := match.Callee(c.info, call); fn != nil {
+			if fd := c.decls[fn.Origin()]; fd != nil && fd.Body != nil {
+				ast.Inspect(fd.Body, visit)
+			}
+		}
+	}
+	return out
+}
+
+// orderedCompare finds, in the chain's checks (between and after the
+// children, to the end of the block), a comparison by order (<, <=, >,
+// >=) of what one child sets with what another sets: a sequence number,
+// a time stamp, a count that says which ran first.
+func (c *checker) orderedCompare(ch *chain, sRefs []map[*types.Var][]ref) string {
+	owner := map[*types.Var]int{}
+	for i, r := range sRefs {
+		for v, rs := range r {
+			if !written(rs) || ignored(v) {
+				continue
+			}
+			if _, ok := owner[v]; ok {
+				owner[v] = -1 // set by several: each child's own, renamed
+				continue
+			}
+			owner[v] = i
+		}
+	}
+	setBy := func(e ast.Expr) map[int]bool {
+		out := map[int]bool{}
+		ast.Inspect(e, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				if v, ok := c.info.Uses[id].(*types.Var); ok {
+					if i, ok := owner[v]; ok && i >= 0 {
+						out[i] = true
+					}
+				}
+			}
+			return true
+		})
+		return out
+	}
+	// What the checks build from one child's result is that child's:
+	// a, _ := strconv.ParseInt(string(first), 10, 64).
+	for changed := true; changed; {
+		changed = false
+		for _, st := range ch.list[ch.start:] {
+			ast.Inspect(st, func(n ast.Node) bool {
+				a, ok := n.(*ast.AssignStmt)
+				if !ok {
+					return true
+				}
+				from := map[int]bool{}
+				for _, r := range a.Rhs {
+					for i := range setBy(r) {
+						from[i] = true
+					}
+				}
+				if len(from) != 1 {
+					return true
+				}
+				for i := range from {
+					for _, l := range a.Lhs {
+						id, ok := ast.Unparen(l).(*ast.Ident)
+						if !ok {
+							continue
+						}
+						v, _ := c.info.ObjectOf(id).(*types.Var)
+						if _, seen := owner[v]; v != nil && !seen {
+							owner[v] = i
+							changed = true
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	var why string
+	for _, st := range ch.list[ch.start:] {
+		ast.Inspect(st, func(n ast.Node) bool {
+			b, ok := n.(*ast.BinaryExpr)
+			if !ok || why != "" {
+				return why == ""
+			}
+			switch b.Op {
+			case token.LSS, token.LEQ, token.GTR, token.GEQ:
+			default:
+				return true
+			}
+			l, r := setBy(b.X), setBy(b.Y)
+			for i := range l {
+				for j := range r {
+					if i != j {
+						why = fmt.Sprintf("the test compares what the %s and %s children report by order (%s at %s): running them together changes which comes first", ordinal(min(i, j)), ordinal(max(i, j)), types.ExprString(b), c.line(b))
+						return false
+					}
+				}
+			}
+			return true
+		})
+	}
+	return why
+}
+
+// line says where n is: "app_test.go:14". Reasons of later rounds see
+// rewritten lines; the hazards are found in the first round, where the
+// lines are the user's.
+func (c *checker) line(n ast.Node) string {
+	p := c.pass.Fset.Position(n.Pos())
+	return fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,167 @@
+package testscope
+
+import (
+	"fmt"
+	"go/ast"
+	"go/types"
+	"path/filepath"
+	"strings"
+
+	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule/effect"
+)
+
+// t.TempDir() is about 60 bytes longer than os.MkdirTemp("", x): it holds
+// the test's name and a sequence number. A unix socket's path must fit in
+// sun_path (108 bytes on Linux, 104 on the BSDs and macOS), so a socket
+// that fits under the short directory may not under the long one, and
+// correct code fails with "bind: invalid argument". How long the path is
+// depends on TMPDIR, which only the machine that runs the tests knows:
+// running the rewritten test here proves nothing about a CI machine, so a
+// directory that may hold a socket is reported, not fixed.
+
+// socketHazard says where a unix socket may be made under dir, the
+// directory the test's fix would move under t.TempDir ("net.Listen("unix",
+// ...) at app_test.go:14"), or "" when the rule sees none: the test, or
+// a function it gives the directory (or a path, config or value built from
+// it), binds or dials a unix socket, names a .sock file, or, by its
+// effect summary, uses the network.
+func (c *checker) socketHazard(body *ast.BlockStmt, dir *types.Var) string {
+	under := c.derived(body, dir)
+	mentions := func(n ast.Node) bool {
+		found := false
+		ast.Inspect(n, func(m ast.Node) bool {
+			if id, ok := m.(*ast.Ident); ok {
+				if v, ok := c.info.Uses[id].(*types.Var); ok && under[v] {
+					found = true
+				}
+			}
+			return !found
+		})
+		return found
+	}
+	var why string
+	ast.Inspect(body, func(n ast.Node) bool {
+		if why != "" {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.CompositeLit:
+			if match.IsNamed(c.info.TypeOf(n), "net", "UnixAddr") && mentions(n) {
+				why = "a net.UnixAddr at " + c.line(n)
+			}
+		case *ast.CallExpr:
+			why = c.socketCall(n, mentions)
+		}
+		return why == ""
+	})
+	return why
+}
+
+// socketCall says how call may make a unix socket under the directory
+// (mentions tells whether an expression holds something built from it),
+// or "".
+func (c *checker) socketCall(call *ast.CallExpr, mentions func(ast.Node) bool) string {
+	args := false
+	for _, a := range call.Args {
+		args = args || mentions(a)
+	}
+	recv := false
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
+		recv = mentions(sel.X)
+	}
+	if !args && !recv {
+		return ""
+	}
+	name := types.ExprString(call.Fun)
+	if args {
+		for _, a := range call.Args {
+			s, ok := match.ConstString(c.info, a)
+			switch {
+			case !ok:
+			case s == "unix" || s == "unixgram" || s == "unixpacket":
+				return fmt.Sprintf("%s(%q, ...) at %s", name, s, c.line(call))
+			case strings.HasSuffix(s, ".sock") || strings.HasSuffix(s, ".socket"):
+				return fmt.Sprintf("the socket file %q at %s", s, c.line(call))
+			}
+		}
+		if match.IsPkgFunc(c.info, call, "net", "ResolveUnixAddr", "ListenUnix", "ListenUnixgram", "DialUnix") {
+			return fmt.Sprintf("%s at %s", name, c.line(call))
+		}
+	}
+	fn := match.Callee(c.info, call)
+	if fn == nil || fn.Pkg() == nil || match.IsStd(fn.Pkg().Path()) {
+		return ""
+	}
+	if r := fn.Type().(*types.Signature).Recv(); r != nil && types.IsInterface(r.Type()) {
+		return "" // which code runs depends on the value
+	}
+	if s := c.pass.Effects.Of(fn.Origin()); s != nil {
+		for _, e := range s.Effects {
+			if e.Kind == effect.Network {
+				return fmt.Sprintf("the test gives it to %s at %s: %s", name, c.line(call), e.Why())
+			}
+		}
+	}
+	return ""
+}
+
+// derived returns dir and the local variables body builds from it: p :=
+// filepath.Join(dir, "s"), cfg := Config{Dir: dir}, cfg.Dir = dir, srv :=
+// New(cfg).
+func (c *checker) derived(body *ast.BlockStmt, dir *types.Var) map[*types.Var]bool {
+	under := map[*types.Var]bool{dir: true}
+	holds := func(e ast.Expr) bool {
+		found := false
+		ast.Inspect(e, func(m ast.Node) bool {
+			if id, ok := m.(*ast.Ident); ok {
+				if v, ok := c.info.Uses[id].(*types.Var); ok && under[v] {
+					found = true
+				}
+			}
+			return !found
+		})
+		return found
+	}
+	add := func(l ast.Expr) bool {
+		v := match.Root(c.info, l)
+		if v == nil {
+			if id, ok := ast.Unparen(l).(*ast.Ident); ok {
+				v, _ = c.info.Defs[id].(*types.Var)
+			}
+		}
+		if v == nil || under[v] || match.IsPackageLevel(v) {
+			return false
+		}
+		under[v] = true
+		return true
+	}
+	for changed := true; changed; {
+		changed = false
+		ast.Inspect(body, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				for i, l := range n.Lhs {
+					r := n.Rhs[min(i, len(n.Rhs)-1)]
+					if holds(r) && add(l) {
+						changed = true
+					}
+				}
+			case *ast.ValueSpec:
+				for i, id := range n.Names {
+					if len(n.Values) > 0 && holds(n.Values[min(i, len(n.Values)-1)]) && add(id) {
+						changed = true
+					}
+				}
+			}
+			return true
+		})
+	}
+	return under
+}
+
+// line says where n is: "app_test.go:14".
+func (c *checker) line(n ast.Node) string {
+	p := c.pass.Fset.Position(n.Pos())
+	return fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)
+}
