@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/unflake/unflake/internal/bubble"
+	"github.com/unflake/unflake/internal/contract"
 	"github.com/unflake/unflake/internal/handover"
 	"github.com/unflake/unflake/internal/intent"
 	"github.com/unflake/unflake/internal/match"
@@ -82,6 +83,8 @@ type checker struct {
 	taken   map[ast.Node]map[string]bool // per block, the names the fixes of this run declare there
 	timeout time.Duration
 	said    *intent.Package // what the tests say they exercise (intent.go)
+
+	contracts *contract.Finder // the durations tests set (contract.go), made on first use
 }
 
 func run(pass *rule.Pass) error {
@@ -298,7 +301,13 @@ func (c *checker) check(file *ast.File, parent ast.Node, list []ast.Stmt, i int,
 		c.pass.Report(d)
 		return
 	}
-	p := &poll{c: c, file: file, parent: parent, wait: w, group: g, stack: stack}
+	why, checked := c.timing(w, stack, g)
+	if why != "" {
+		d.NotFixed = why
+		c.pass.Report(d)
+		return
+	}
+	p := &poll{c: c, file: file, parent: parent, wait: w, group: g, stack: stack, checked: checked}
 	fix, why := p.fix()
 	if fix == nil {
 		d.NotFixed = why
