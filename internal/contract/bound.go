@@ -16,7 +16,7 @@ import (
 var boundWords = map[string]bool{
 	"within": true, "every": true, "period": true, "periodic": true, "periodically": true,
 	"interval": true, "intervals": true, "timeout": true, "timeouts": true,
-	"ttl": true, "cooldown": true, "late": true, "deadline": true,
+	"ttl": true, "cooldown": true, "late": true,
 }
 
 // NameBound returns the words of the identifier or subtest name that

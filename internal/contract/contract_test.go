@@ -171,7 +171,7 @@ func TestNameBound(t *testing.T) {
 		"TestEveryone":               "",
 		"TestIntervalsAreRespected":  "Intervals",
 		"TestLeaseRenewed_onTime":    "on Time",
-		"TestDeadlineExceededReturn": "Deadline",
+		"TestDeadlineExceededReturn": "",
 	} {
 		if got := NameBound(name); got != want {
 			t.Errorf("NameBound(%q) = %q, want %q", name, got, want)

@@ -29,9 +29,10 @@ var Rule = &rule.Rule{
 	Prefilter: prefilter,
 	Run:       run,
 	Requires:  []*rule.Analysis{handover.Analysis, match.Decls},
-	// sleep runs first: a sleep that a bubble holds is on the virtual
-	// clock, and a poll is the cure only for the others.
-	After: []string{"sleep"},
+	// sleep and wallclock run first: a sleep that a bubble holds is on
+	// the virtual clock, and a poll is the cure only for the others (a
+	// poll is never kept inside a bubble another rule added).
+	After: []string{"sleep", "wallclock"},
 }
 
 // prefilter: a file that sleeps names Sleep or After (a sleep-only helper
