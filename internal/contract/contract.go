@@ -45,19 +45,19 @@ type Duration struct {
 	Where string // "batch_test.go:12"
 }
 
-// describe words d for a reason: "the 50ms flushEvery the test sets
+// describe words d for a reason: "the 50ms the test sets as flushEvery
 // (NewBatcher(..., 50 * time.Millisecond) at batch_test.go:12)".
 func (d Duration) describe() string {
-	v := "duration"
+	v := "the duration"
 	if d.Known {
-		v = match.FormatDuration(d.Value)
+		v = "the " + match.FormatDuration(d.Value)
 	}
 	// A one-letter parameter (d, t) names nothing a reader knows.
-	role := ""
+	as := ""
 	if len(d.Role) > 1 {
-		role = " " + d.Role
+		as = " as " + d.Role
 	}
-	return fmt.Sprintf("the %s%s the test sets (%s at %s)", v, role, d.Site, d.Where)
+	return fmt.Sprintf("%s the test sets%s (%s at %s)", v, as, d.Site, d.Where)
 }
 
 // A Finder finds the durations the tests of one package set.

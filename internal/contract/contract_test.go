@@ -150,7 +150,7 @@ func TestBinds(t *testing.T) {
 		}
 	}
 	r := Reason(Window{What: "the sleep"}, d(50*ms), "a poll")
-	if !strings.Contains(r, "the 50ms ttl the test sets (s at x_test.go:1)") || !strings.Contains(r, "the sleep is the window") {
+	if !strings.Contains(r, "the 50ms the test sets as ttl (s at x_test.go:1)") || !strings.Contains(r, "the sleep is the window") {
 		t.Errorf("Reason = %q", r)
 	}
 }

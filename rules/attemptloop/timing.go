@@ -33,12 +33,12 @@ func (c *checker) timing(l *loop, n int64, constCount bool, sum time.Duration, o
 	if top == nil {
 		return "", nil
 	}
-	win := contract.Window{What: "the loop's attempts"}
+	win := contract.Window{What: "the total of the loop's attempts"}
 	if constCount && len(others) == 0 {
 		total, overflow := match.MulDuration(sum, n)
 		if !overflow {
 			win.Wait, win.Known = total, true
-			win.What = fmt.Sprintf("the loop's %d attempts of %s", n, match.FormatDuration(sum))
+			win.What = fmt.Sprintf("the loop's %s of attempts (%d × %s)", match.FormatDuration(total), n, match.FormatDuration(sum))
 		}
 	}
 	win.Budget = max(c.timeout, win.Wait)
