@@ -122,7 +122,9 @@ func (f *Finder) call(ev *evaluator, call *ast.CallExpr, before token.Pos, depth
 	switch {
 	case fn == nil:
 		// A function value: it may be the code under test's.
-		sig, _ = f.info.TypeOf(call.Fun).Underlying().(*types.Signature)
+		if t := f.info.TypeOf(call.Fun); t != nil {
+			sig, _ = t.Underlying().(*types.Signature)
+		}
 	case fn.Pkg() == nil || match.IsStd(fn.Pkg().Path()) || framework(fn.Pkg().Path()):
 		return
 	case f.inTest(fn.Pos()):
@@ -276,9 +278,17 @@ func (f *Finder) Callers(fd *ast.FuncDecl) []*ast.FuncDecl {
 }
 
 // framework reports whether path is a test framework's (testify, go-cmp,
-// gomock), whose calls take durations for their own polls.
+// gomock), whose calls take durations for their own polls, or a fake
+// clock's, whose Add(d) and Advance(d) move the test's own clock: the
+// code under test's periods then run on it, and a real sleep beside it
+// only lets goroutines react.
 func framework(path string) bool {
-	for _, p := range []string{"github.com/stretchr/testify", "github.com/google/go-cmp", "go.uber.org/mock", "github.com/golang/mock", "github.com/onsi/gomega", "github.com/onsi/ginkgo", "gotest.tools"} {
+	for _, p := range []string{
+		"github.com/stretchr/testify", "github.com/google/go-cmp", "go.uber.org/mock", "github.com/golang/mock",
+		"github.com/onsi/gomega", "github.com/onsi/ginkgo", "gotest.tools",
+		"github.com/benbjohnson/clock", "github.com/jonboulle/clockwork", "k8s.io/utils/clock/testing",
+		"github.com/coder/quartz", "code.cloudfoundry.org/clock/fakeclock",
+	} {
 		if path == p || strings.HasPrefix(path, p+"/") {
 			return true
 		}

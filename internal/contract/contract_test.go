@@ -236,3 +236,22 @@ func Sleep(d Duration) {}
 type importerFunc func(path string) (*types.Package, error)
 
 func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
+
+// TestFramework: a test framework's or a fake clock's calls take the
+// test's own durations (a poll's budget, a fake clock's advance), not the
+// code under test's.
+func TestFramework(t *testing.T) {
+	for path, want := range map[string]bool{
+		"github.com/stretchr/testify/assert": true,
+		"github.com/benbjohnson/clock":       true,
+		"github.com/jonboulle/clockwork":     true,
+		"k8s.io/utils/clock/testing":         true,
+		"github.com/stretchr/testifyx":       false,
+		"example.com/breaker":                false,
+		"golang.org/x/time/rate":             false,
+	} {
+		if got := framework(path); got != want {
+			t.Errorf("framework(%q) = %v, want %v", path, got, want)
+		}
+	}
+}
