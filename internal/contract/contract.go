@@ -138,14 +138,15 @@ func (f *Finder) call(ev *evaluator, call *ast.CallExpr, before token.Pos, depth
 		sig = fn.Type().(*types.Signature)
 	}
 	for i, a := range call.Args {
-		if !isDuration(f.info.TypeOf(a)) {
-			continue
-		}
 		role := ""
 		if sig != nil && sig.Params().Len() > 0 {
 			role = sig.Params().At(min(i, sig.Params().Len()-1)).Name()
 		}
-		*out = append(*out, f.duration(ev, a, role, callSite(call, i), a.Pos()))
+		if isDuration(f.info.TypeOf(a)) {
+			*out = append(*out, f.duration(ev, a, role, callSite(call, i), a.Pos()))
+		} else if d, ok := spec(f.info, a); ok {
+			*out = append(*out, Duration{Value: d, Known: true, Role: role, Site: callSite(call, i), Where: f.where(a.Pos())})
+		}
 	}
 }
 
@@ -294,6 +295,22 @@ func framework(path string) bool {
 		}
 	}
 	return false
+}
+
+// spec returns the period a string constant argument spells: a
+// schedule "@every 1s" (robfig/cron and its kin) or a duration the code
+// parses ("500ms").
+func spec(info *types.Info, e ast.Expr) (time.Duration, bool) {
+	s, ok := match.ConstString(info, e)
+	if !ok {
+		return 0, false
+	}
+	s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "@every"))
+	if s == "" || !strings.ContainsAny(s, "0123456789") {
+		return 0, false
+	}
+	d, err := time.ParseDuration(s)
+	return d, err == nil && d > 0
 }
 
 func isDuration(t types.Type) bool { return t != nil && match.IsNamed(t, "time", "Duration") }

@@ -34,6 +34,8 @@ type Option func(*Batcher)
 func WithTTL(ttl time.Duration) Option        { return nil }
 func Open(opts ...Option) *Batcher            { return nil }
 func (b *Batcher) SetCooldown(d time.Duration) {}
+func (b *Batcher) AddFunc(spec string, f func()) {}
+func (b *Batcher) Named(name string)            {}
 
 var ReapInterval = time.Second
 `
@@ -59,6 +61,7 @@ func TestVar()       { ReapInterval = 30 * time.Millisecond }
 func TestHelper()    { newBreaker(3, 10*time.Millisecond) }
 func TestUnknown()   { d := 10 * time.Millisecond; d *= 2; NewBatcher(1, d) }
 func TestNone()      { settle(); time.Sleep(time.Second); _ = table{wait: time.Second} }
+func TestSpec()      { var b Batcher; b.AddFunc("@every 1s", nil); b.Named("job 1"); b.Named("5") }
 func TestAfterWait() { time.Sleep(time.Millisecond); NewBatcher(1, time.Second) }
 `
 
@@ -118,6 +121,7 @@ func TestSet(t *testing.T) {
 		"TestHelper":    {"flushEvery=?@NewBatcher(..., time.Duration(tries) * interval)"},
 		"TestUnknown":   {"flushEvery=?@NewBatcher(..., d)"},
 		"TestNone":      nil,
+		"TestSpec":      {"spec=1s@b.AddFunc(\"@every 1s\", ...)"},
 		"TestAfterWait": nil,
 	}
 	for name, w := range want {
