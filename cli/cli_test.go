@@ -269,7 +269,7 @@ func TestFailedPackageIsLeftUntouched(t *testing.T) {
 func TestRules(t *testing.T) {
 	t.Parallel()
 	code, stdout, _ := run(t, "rules")
-	if code != 0 || !strings.HasPrefix(stdout, "attemptloop") {
+	if code != 0 || !strings.HasPrefix(stdout, "leak") || !strings.Contains(stdout, "\nattemptloop ") {
 		t.Errorf("rules: exit %d\n%s", code, stdout)
 	}
 	code, stdout, _ = run(t, "rules", "attemptloop")

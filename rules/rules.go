@@ -24,11 +24,11 @@ import (
 // default set says why in its doc.
 func All() []*rule.Rule {
 	return []*rule.Rule{
-		attemptloop.Rule,
 		leak.Rule,
-		sleep.Rule,     // after leak
-		wallclock.Rule, // after sleep
-		waitfor.Rule,   // after sleep
+		sleep.Rule,       // after leak
+		wallclock.Rule,   // after sleep
+		attemptloop.Rule, // after sleep, wallclock
+		waitfor.Rule,     // after sleep
 		setenv.Rule,
 		spawn.Rule,
 		freeport.Rule,

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/unflake/unflake/internal/contract"
 	"github.com/unflake/unflake/internal/handover"
+	"github.com/unflake/unflake/internal/intent"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/internal/polls"
 	"github.com/unflake/unflake/rule"
@@ -26,7 +28,11 @@ var Rule = &rule.Rule{
 	Flags:     rule.Flags("attemptloop", polls.Timeout),
 	Prefilter: prefilter,
 	Run:       run,
-	Requires:  []*rule.Analysis{handover.Analysis},
+	Requires:  []*rule.Analysis{handover.Analysis, match.Decls},
+	// sleep and wallclock run first: a poll they put in a synctest bubble
+	// runs on the virtual clock, where its count is exact, and is left as
+	// it is; a deadline written first would be kept inside their bubble.
+	After: []string{"sleep", "wallclock"},
 }
 
 // prefilter: a file that waits through the time package names it in an
@@ -39,12 +45,13 @@ func run(pass *rule.Pass) error {
 	timeout := polls.Timeout.Get(pass)
 	hands := handover.Of(pass)
 	bubbled := newBubbles(pass.TypesInfo, pass.AllFiles)
+	pkg := &pkgState{}
 	for _, f := range pass.Files {
 		name := pass.Fset.File(f.Pos()).Name()
 		if !strings.HasSuffix(name, "_test.go") || ast.IsGenerated(f) {
 			continue
 		}
-		c := &checker{pass: pass, info: pass.TypesInfo, file: f, timeout: timeout, hands: hands, bubbles: bubbled}
+		c := &checker{pass: pass, info: pass.TypesInfo, file: f, timeout: timeout, hands: hands, bubbles: bubbled, pkg: pkg}
 		match.WithStack(f, func(n ast.Node, stack []ast.Node) bool {
 			switch n.(type) {
 			case *ast.ForStmt, *ast.RangeStmt:
@@ -64,6 +71,14 @@ type checker struct {
 	timeout time.Duration
 	hands   *handover.Finder
 	bubbles *bubbles
+	pkg     *pkgState
+}
+
+// pkgState holds what the checkers of a package's files share, made on
+// first use (timing.go).
+type pkgState struct {
+	said      *intent.Package
+	contracts *contract.Finder
 }
 
 // A loop is a loop bounded by a counter:

@@ -55,11 +55,15 @@ func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string)
 			return nil, "the loop also waits inside a nested loop"
 		}
 	}
+	n, constCount := c.count(l)
 	sum, others, ok := c.constWaits(waits)
 	if !ok {
 		return nil, "the waits add up to more than a time.Duration holds"
 	}
-	n, constCount := c.count(l)
+	why, checked := c.timing(l, n, constCount, sum, others)
+	if why != "" {
+		return nil, why
+	}
 	budget := time.Duration(0)
 	if constCount && len(others) == 0 {
 		total, overflow := match.MulDuration(sum, n)
@@ -157,5 +161,5 @@ func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string)
 		}
 		return c.rewrite(l, name, budgetExpr, keep)
 	}
-	return &rule.Fix{Message: msg, Changes: []rule.Change{{Kind: rule.Budget, What: "the attempt count becomes a deadline: the condition may take longer than the attempts allowed"}}, Apply: apply, Deletes: deletes}, ""
+	return &rule.Fix{Message: msg, Changes: []rule.Change{{Kind: rule.Budget, What: "the attempt count becomes a deadline: the condition may take longer than the attempts allowed", Checked: checked}}, Apply: apply, Deletes: deletes}, ""
 }

@@ -34,6 +34,10 @@ type poll struct {
 	wait   *wait
 	group  *group
 	stack  []ast.Node // the nodes enclosing the wait, outermost first
+
+	// checked lists the budget hazards excluded (no timing contract:
+	// contract.go), for the fix's rule.Change.
+	checked []string
 }
 
 // fix returns the fix, or why there is none.
@@ -109,7 +113,7 @@ func (p *poll) fix() (*rule.Fix, string) {
 	}
 	fix := &rule.Fix{
 		Message: msg,
-		Changes: []rule.Change{{Kind: rule.Budget, What: fmt.Sprintf("the wait ends when the checks hold, after up to %s, not after the sleep's fixed window", desc)}},
+		Changes: []rule.Change{{Kind: rule.Budget, What: fmt.Sprintf("the wait ends when the checks hold, after up to %s, not after the sleep's fixed window", desc), Checked: p.checked}},
 		Deletes: []ast.Node{w.call},
 		Apply: func() error {
 			stmts, post := body()
@@ -603,7 +607,7 @@ func (p *poll) probe() *rule.Fix {
 	}
 	return &rule.Fix{
 		Message: msg,
-		Changes: []rule.Change{{Kind: rule.Budget, What: "the wait is removed: the checks run at once"}},
+		Changes: []rule.Change{{Kind: rule.Budget, What: "the wait is removed: the checks run at once", Checked: p.checked}},
 		Deletes: deletes,
 		Apply: func() error {
 			stmt := p.c.pass.Dst(w.stmt).(*dst.ExprStmt)

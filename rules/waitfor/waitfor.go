@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/unflake/unflake/internal/bubble"
+	"github.com/unflake/unflake/internal/contract"
 	"github.com/unflake/unflake/internal/handover"
 	"github.com/unflake/unflake/internal/intent"
 	"github.com/unflake/unflake/internal/match"
@@ -28,9 +29,10 @@ var Rule = &rule.Rule{
 	Prefilter: prefilter,
 	Run:       run,
 	Requires:  []*rule.Analysis{handover.Analysis, match.Decls},
-	// sleep runs first: a sleep that a bubble holds is on the virtual
-	// clock, and a poll is the cure only for the others.
-	After: []string{"sleep"},
+	// sleep and wallclock run first: a sleep that a bubble holds is on
+	// the virtual clock, and a poll is the cure only for the others (a
+	// poll is never kept inside a bubble another rule added).
+	After: []string{"sleep", "wallclock"},
 }
 
 // prefilter: a file that sleeps names Sleep or After (a sleep-only helper
@@ -82,6 +84,8 @@ type checker struct {
 	taken   map[ast.Node]map[string]bool // per block, the names the fixes of this run declare there
 	timeout time.Duration
 	said    *intent.Package // what the tests say they exercise (intent.go)
+
+	contracts *contract.Finder // the durations tests set (contract.go), made on first use
 }
 
 func run(pass *rule.Pass) error {
@@ -298,7 +302,13 @@ func (c *checker) check(file *ast.File, parent ast.Node, list []ast.Stmt, i int,
 		c.pass.Report(d)
 		return
 	}
-	p := &poll{c: c, file: file, parent: parent, wait: w, group: g, stack: stack}
+	why, checked := c.timing(w, stack, g)
+	if why != "" {
+		d.NotFixed = why
+		c.pass.Report(d)
+		return
+	}
+	p := &poll{c: c, file: file, parent: parent, wait: w, group: g, stack: stack, checked: checked}
 	fix, why := p.fix()
 	if fix == nil {
 		d.NotFixed = why
