@@ -499,8 +499,9 @@ func (c *checker) report(s *site) {
 			d.Blockers = unproven
 		}
 		d.Fix = &rule.Fix{
-			Message:    fmt.Sprintf("run the test in a synctest bubble, where the %s budget holds exactly in virtual time", budget),
-			Changes:    []rule.Change{{Kind: rule.Clock, What: "the test runs in a synctest bubble: its clock is virtual, so the budget holds exactly"}},
+			Message: fmt.Sprintf("run the test in a synctest bubble, where the %s budget holds exactly in virtual time", budget),
+			Changes: []rule.Change{{Kind: rule.Clock, What: "the test runs in a synctest bubble: its clock is virtual, so the budget holds exactly",
+				Checked: bubble.ClockChecked([]*bubble.Target{t})}},
 			Hypothesis: rule.Unproven(t.Unproven()),
 			Apply: func() error {
 				if !c.wrapped[t] {
