@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/types"
+	"strings"
 
 	"github.com/unflake/unflake/internal/match"
 )
@@ -81,7 +82,11 @@ func (a *Analysis) shapeBlockers(t *Target) {
 					continue
 				}
 				if what := a.skipReads(ifs.Cond); what != "" {
-					skip = fmt.Sprintf("the test skips itself (%s) on a condition that reads %s: inside a synctest bubble a skip makes the test pass instead (synctest.Test's T is its own), and a condition on the clock reads the virtual one; a skip at the top of the test stays outside the wrap", a.pos(types.ExprString(call.Fun), call), what)
+					virtual := ""
+					if strings.HasPrefix(what, "the clock") {
+						virtual = ", and its condition would read the virtual clock"
+					}
+					skip = fmt.Sprintf("the test skips itself (%s) on a condition that reads %s: inside a synctest bubble a skip makes the test pass instead (synctest.Test's T is its own)%s; only a skip at the top of the test stays outside the wrap", a.pos(types.ExprString(call.Fun), call), what, virtual)
 					break
 				}
 			}
