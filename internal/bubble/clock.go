@@ -139,13 +139,26 @@ func (a *Analysis) clockHazards(t *Target) {
 	} else {
 		checked = append(checked, checkedZero)
 	}
-	if c.order != "" {
+	switch {
+	case c.order != "":
 		t.unproven.add(clockKey(checkedReadings), fmt.Sprintf("the code compares two readings of the clock (%s): in a synctest bubble no time passes between two statements, so the readings are equal", c.order))
-	} else {
+	case c.foreign == "":
+		// Only the package's own code is read: code of another package
+		// may compare readings, so nothing is claimed for it, and
+		// nothing is held against it either (the wrap stays as proven
+		// as the rest of the analysis makes it).
 		checked = append(checked, checkedReadings)
 	}
-	if dl := c.deadline(t); dl != "" && c.decides != "" {
-		t.unproven.add(clockKey(checkedDeadline), fmt.Sprintf("the test sleeps exactly the duration it gives the code under test (%s) and the code decides at that deadline (%s): in a synctest bubble the sleep ends exactly on the boundary, where a strict and a non-strict comparison differ", dl, c.decides))
+	dl, unseen := c.deadline(t)
+	decides := ""
+	switch {
+	case c.decides != "":
+		decides = "the code decides at that deadline (" + c.decides + ")"
+	case unseen != "":
+		decides = "the code it is handed to (" + unseen + ") is not read here, so it may decide at that deadline"
+	}
+	if dl != "" && decides != "" {
+		t.unproven.add(clockKey(checkedDeadline), fmt.Sprintf("the test sleeps exactly the duration it gives the code under test (%s) and %s: in a synctest bubble the sleep ends exactly on the boundary, where a strict and a non-strict comparison differ", dl, decides))
 	} else {
 		checked = append(checked, checkedDeadline)
 	}
@@ -491,21 +504,25 @@ func (c *clockScan) elapsed(e ast.Expr) bool {
 // same variable or constant as one handed earlier to a function or a
 // struct of the code under test, or whose constant duration, added to
 // the constant waits before it since, equals such a constant duration.
-func (c *clockScan) deadline(t *Target) string {
+func (c *clockScan) deadline(t *Target) (where, unseen string) {
 	info := c.a.info
 	type config struct {
 		obj  types.Object
 		d    time.Duration
 		pos  token.Pos
 		what string
+		// unseen names the code the duration is handed to when it is
+		// not the package's own: the analysis does not read how it
+		// decides.
+		unseen string
 	}
 	var configs []config
-	add := func(e ast.Expr, where ast.Node, to string) {
+	add := func(e ast.Expr, where ast.Node, to, unseen string) {
 		tv := info.Types[e]
 		if tv.Type == nil || !match.IsNamed(tv.Type, "time", "Duration") {
 			return
 		}
-		cf := config{obj: c.objOf(e), pos: where.Pos(), what: c.at(types.ExprString(e)+" given to "+to, where)}
+		cf := config{obj: c.objOf(e), pos: where.Pos(), what: c.at(types.ExprString(e)+" given to "+to, where), unseen: unseen}
 		if d, ok := match.ConstDuration(info, e); ok {
 			cf.d = d
 		}
@@ -525,13 +542,21 @@ func (c *clockScan) deadline(t *Target) string {
 			if match.IsStd(calleePath(info, n)) || conversion(info, n) {
 				return true
 			}
+			unseen := types.ExprString(n.Fun)
+			if fn := match.Callee(info, n); fn != nil && fn.Pkg() == c.a.pass.Pkg {
+				unseen = ""
+			}
 			for _, arg := range n.Args {
-				add(arg, n, types.ExprString(n.Fun))
+				add(arg, n, types.ExprString(n.Fun), unseen)
 			}
 		case *ast.KeyValueExpr:
 			if len(stack) > 0 {
 				if lit, ok := stack[len(stack)-1].(*ast.CompositeLit); ok && !stdType(info.TypeOf(lit)) {
-					add(n.Value, n, types.ExprString(lit.Type))
+					unseen := types.ExprString(lit.Type)
+					if named := firstNamed(info.TypeOf(lit)); named != nil && named.Obj().Pkg() == c.a.pass.Pkg {
+						unseen = ""
+					}
+					add(n.Value, n, types.ExprString(lit.Type), unseen)
 				}
 			}
 		}
@@ -546,7 +571,7 @@ func (c *clockScan) deadline(t *Target) string {
 			call, _ := Wait(info, w)
 			arg := call.Args[0]
 			if cf.obj != nil && c.objOf(arg) == cf.obj {
-				return cf.what + ", then " + c.at(types.ExprString(w.X), w)
+				return cf.what + ", then " + c.at(types.ExprString(w.X), w), cf.unseen
 			}
 			d, ok := match.ConstDuration(info, arg)
 			if !ok {
@@ -554,11 +579,11 @@ func (c *clockScan) deadline(t *Target) string {
 			}
 			sum += d
 			if cf.d > 0 && sum == cf.d {
-				return cf.what + ", then " + c.at(types.ExprString(w.X), w)
+				return cf.what + ", then " + c.at(types.ExprString(w.X), w), cf.unseen
 			}
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // testCode reports whether n is in a _test.go file.

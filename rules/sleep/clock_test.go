@@ -164,3 +164,54 @@ func TestClockHazards(t *testing.T) {
 		})
 	}
 }
+
+// Code of another package is not read for the hazards: a sleep of
+// exactly the duration handed to it is a deadline it may decide at, and
+// the wrap claims no "no comparison of two clock readings" for it.
+func TestClockHazardsOtherPackage(t *testing.T) {
+	testmod.Short(t)
+	lib := ruletest.Package{Path: "example.com/m/lib", Files: map[string]string{"lib.go": `package lib
+
+import "time"
+
+type Cache struct{ at time.Time; ttl time.Duration }
+
+func New(ttl time.Duration) *Cache { return &Cache{at: time.Now(), ttl: ttl} }
+func (c *Cache) Fresh() bool { return time.Since(c.at) < c.ttl }
+`}}
+	test := func(body string) ruletest.Package {
+		return ruletest.Package{Path: "example.com/m/x", Files: map[string]string{"x_test.go": `package x
+
+import (
+	"testing"
+	"time"
+
+	"example.com/m/lib"
+)
+
+func TestX(t *testing.T) {
+` + body + `
+}
+`}}
+	}
+	src := ruletest.Summaries{"example.com/m/lib.New": sum(), "example.com/m/lib.Cache.Fresh": sum()}
+
+	ds := ruletest.Run(t, sleep.Rule, src, lib, test(`c := lib.New(time.Second)
+	time.Sleep(time.Second)
+	if c.Fresh() { t.Fatal("fresh") }`))
+	want := "the test sleeps exactly the duration it gives the code under test (time.Second given to lib.New at x_test.go:11, then time.Sleep(time.Second) at x_test.go:12) and the code it is handed to (lib.New) is not read here"
+	if len(ds) != 1 || ds[0].Fix == nil || !strings.Contains(ds[0].Fix.Unproven(), want) {
+		t.Fatalf("want one unproven fix %q, got %+v", want, ds)
+	}
+
+	ds = ruletest.Run(t, sleep.Rule, src, lib, test(`c := lib.New(time.Second)
+	time.Sleep(2 * time.Second)
+	if c.Fresh() { t.Fatal("fresh") }`))
+	if len(ds) != 1 || ds[0].Fix == nil || ds[0].Fix.Unproven() != "" {
+		t.Fatalf("want one proven fix, got %+v", ds)
+	}
+	want2 := []string{"no fixed date", "no zero duration", "no sleep ending exactly on a configured deadline"}
+	if got := ds[0].Fix.Changes[0].Checked; !slices.Equal(got, want2) {
+		t.Errorf("checked %q, want %q", got, want2)
+	}
+}
