@@ -24,9 +24,9 @@ import (
 //     is not valid yet in 2000;
 //   - elapsed time that must pass: a zero duration the test hands to the
 //     code (a TTL of 0 meaning "fresh on every call"), or code comparing
-//     two readings of the clock for strict order or equality
-//     (time.Since(x) > 0, !a.After(b), a.Equal(b)), which in a bubble
-//     are equal;
+//     two readings of the clock (time.Since(x) > 0, now.After(last) where
+//     last was set to an earlier now, a.Equal(b)), which in a bubble are
+//     equal;
 //   - an exact deadline: the test sleeps exactly a duration it gave the
 //     code (sleep(ttl) after New(ttl)), and the code decides with After,
 //     Before or a comparison: in a bubble the sleep ends at the boundary,
@@ -131,7 +131,9 @@ func (a *Analysis) clockHazards(t *Target) {
 			reads = "calls " + c.foreign + ", which may read the clock"
 		}
 		t.unproven.add(clockKey(checkedDate), fmt.Sprintf("the test uses a fixed date (%s) and %s: a synctest bubble's clock starts at 2000-01-01 UTC, so a comparison of the two flips", c.fixed, reads))
-	default:
+	case c.foreign == "":
+		// Claimed only when all the code was read: another package's
+		// may hold a fixed date of its own.
 		checked = append(checked, checkedDate)
 	}
 	if c.zero != "" {
