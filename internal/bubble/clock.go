@@ -509,7 +509,7 @@ func (c *clockScan) elapsed(e ast.Expr) bool {
 func (c *clockScan) deadline(t *Target) (where, unseen string) {
 	info := c.a.info
 	type config struct {
-		obj  types.Object
+		obj  *types.Var
 		d    time.Duration
 		pos  token.Pos
 		what string
@@ -524,7 +524,12 @@ func (c *clockScan) deadline(t *Target) (where, unseen string) {
 		if tv.Type == nil || !match.IsNamed(tv.Type, "time", "Duration") {
 			return
 		}
-		cf := config{obj: c.objOf(e), pos: where.Pos(), what: c.at(types.ExprString(e)+" given to "+to, where), unseen: unseen}
+		cf := config{pos: where.Pos(), what: c.at(types.ExprString(e)+" given to "+to, where), unseen: unseen}
+		// A variable is followed by identity; a constant (time.Second,
+		// a named one) by its value, as the waits add up.
+		if v, ok := c.objOf(e).(*types.Var); ok {
+			cf.obj = v
+		}
 		if d, ok := match.ConstDuration(info, e); ok {
 			cf.d = d
 		}
@@ -572,7 +577,8 @@ func (c *clockScan) deadline(t *Target) (where, unseen string) {
 			}
 			call, _ := Wait(info, w)
 			arg := call.Args[0]
-			if cf.obj != nil && c.objOf(arg) == cf.obj {
+			if cf.obj != nil && sum == 0 && c.objOf(arg) == cf.obj {
+				// The first wait since, of the very variable handed over.
 				return cf.what + ", then " + c.at(types.ExprString(w.X), w), cf.unseen
 			}
 			d, ok := match.ConstDuration(info, arg)

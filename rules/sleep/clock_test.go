@@ -105,6 +105,17 @@ func TestClockHazards(t *testing.T) {
 	time.Sleep(40 * time.Millisecond)
 	if c.Fresh() { t.Fatal("fresh at its deadline") }`,
 			"unproven: the test sleeps exactly the duration it gives the code under test (100 * time.Millisecond given to New at x_test.go:12, then time.Sleep(40 * time.Millisecond) at x_test.go:14)", nil},
+		// time.Second is a constant, followed by value: 1.5s slept in
+		// all is past the 1s deadline (the demo's session test).
+		{"constant unit", `c := New(time.Second)
+	time.Sleep(500 * time.Millisecond)
+	time.Sleep(time.Second)
+	if c.Fresh() { t.Fatal("fresh") }`, "fixed", all},
+		{"variable after another wait", `ttl := time.Second
+	c := New(ttl)
+	time.Sleep(10 * time.Millisecond)
+	time.Sleep(ttl)
+	if c.Fresh() { t.Fatal("fresh") }`, "fixed", all},
 		{"past the deadline", `c := New(100 * time.Millisecond)
 	time.Sleep(150 * time.Millisecond)
 	if c.Fresh() { t.Fatal("fresh") }`, "fixed", all},
