@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"go/types"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,7 +37,9 @@ import (
 // line: running the test in the bubble tells (a fixed date flips a
 // correct comparison deterministically, so fix --verify refutes it) where
 // the analysis cannot. A hazard excluded is listed in ClockChecked, for
-// the fix's rule.Change.
+// the fix's rule.Change; a fixed date and a comparison of two readings
+// only when the analysis read all the code the test runs (none of another
+// non-standard package).
 
 // The hazards' names, as a fix's Change.Checked lists them when excluded.
 const (
@@ -67,22 +70,13 @@ func ClockChecked(targets []*Target) []string {
 	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline} {
 		all := true
 		for _, t := range targets {
-			all = all && contains(t.ClockChecked(), c)
+			all = all && slices.Contains(t.ClockChecked(), c)
 		}
 		if all {
 			out = append(out, c)
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // clockScan is what a bubble's clock changes in the code it would hold.
@@ -183,16 +177,8 @@ func (c *clockScan) roots(t *Target) []ast.Node {
 	}
 	// The map's order is random; positions make the first hazard named
 	// the same every run.
-	sortNodes(roots[1:])
+	slices.SortFunc(roots[1:], func(x, y ast.Node) int { return int(x.Pos() - y.Pos()) })
 	return roots
-}
-
-func sortNodes(list []ast.Node) {
-	for i := 1; i < len(list); i++ {
-		for j := i; j > 0 && list[j].Pos() < list[j-1].Pos(); j-- {
-			list[j], list[j-1] = list[j-1], list[j]
-		}
-	}
 }
 
 // inspect walks root as a wrap would hold it: not into a subtest's
