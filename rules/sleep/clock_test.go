@@ -137,6 +137,10 @@ func TestClockHazards(t *testing.T) {
 	elapsed := time.Since(start)
 	t.Logf("slept %v", elapsed)`,
 			"not fixed: the test's only use of the durations it measures is to log them (t.Logf at x_test.go:15)", nil},
+		{"testing.Benchmark", `r := testing.Benchmark(func(b *testing.B) { time.Sleep(time.Millisecond) })
+	time.Sleep(time.Second)
+	t.Log(r.NsPerOp())`,
+			"not fixed: the test runs testing.Benchmark (testing.Benchmark at x_test.go:12), which measures real time", nil},
 		{"durations checked", `start := time.Now()
 	time.Sleep(time.Second)
 	elapsed := time.Since(start)
