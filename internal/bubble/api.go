@@ -282,7 +282,8 @@ func (a *Analysis) Opaque(root ast.Node) string {
 // as long as the change, not as long as the test.
 const InlineMax = 10
 
-// Wrap runs the body of t, after a leading t.Parallel(), in a synctest
+// Wrap runs the body of t, after a leading t.Parallel() and the skips
+// that follow it (a skip inside a bubble makes the test pass, not skip), in a synctest
 // bubble. A top-level test function whose body is longer than InlineMax
 // lines keeps its name, doc and directives and runs its body, moved
 // unchanged into an unexported function declared right after it:
@@ -311,10 +312,7 @@ func (a *Analysis) Wrap(t *Target) error {
 	default:
 		return fmt.Errorf("a test of type %T", fn)
 	}
-	start := 0
-	if t.parallel != nil {
-		start = 1
-	}
+	start := t.lead
 	moved := append([]dst.Stmt(nil), body.List[start:]...)
 	if len(moved) == 0 {
 		return nil
@@ -340,10 +338,7 @@ func (a *Analysis) Wrap(t *Target) error {
 // lines counts the lines of t's body that a wrap moves: from the first
 // statement after a leading t.Parallel() to the closing brace.
 func (a *Analysis) lines(t *Target) int {
-	first := t.body.List[0]
-	if t.parallel != nil {
-		first = t.body.List[1]
-	}
+	first := t.body.List[t.lead]
 	return a.pass.Fset.Position(t.body.Rbrace).Line - a.pass.Fset.Position(first.Pos()).Line
 }
 

@@ -63,13 +63,20 @@ type Target struct {
 	file     *ast.File
 	param    string   // the name of its *testing.T parameter
 	parallel ast.Stmt // a leading t.Parallel(), kept outside the bubble
-	sites    map[*ast.ExprStmt]bool
+	// lead is how many leading statements stay outside the bubble: the
+	// t.Parallel() and the skips that follow it (see leadingSkips).
+	lead  int
+	sites map[*ast.ExprStmt]bool
 
 	// blocked says why the body cannot run in a bubble; unproven why the
 	// analysis cannot show that it can: every reason, once each, in the
 	// order the walk met them, so that a finding can say all that stands
 	// between it and a fix, not only the first.
 	blocked, unproven reasons
+
+	// checked lists the clock hazards a bubble's clock brings that the
+	// analysis excluded (clock.go), once resolved.
+	checked []string
 
 	// spawn names the first goroutine start the walk saw ("a go
 	// statement in Start", "time.AfterFunc"), whatever else made the
@@ -105,6 +112,7 @@ func (t *Target) resolve() {
 	w := &walker{a: t.a, t: t, seen: map[*ast.FuncDecl]bool{}}
 	w.replay(evs)
 	w.settleNetwork()
+	t.a.clockHazards(t)
 }
 
 // Scan is the analysis whose result is what the package already runs in
@@ -315,9 +323,11 @@ func (a *Analysis) newTarget(f *ast.File, name string, fn ast.Node, typ *ast.Fun
 		if es, ok := body.List[0].(*ast.ExprStmt); ok {
 			if call, ok := es.X.(*ast.CallExpr); ok && len(call.Args) == 0 && match.IsMethod(a.info, call, "testing", "Parallel") {
 				t.parallel = es
+				t.lead = 1
 			}
 		}
 	}
+	t.lead += a.leadingSkips(body.List[t.lead:])
 	return t
 }
 
@@ -329,10 +339,10 @@ func (a *Analysis) walkTarget(t *Target) {
 	}
 	w.endedAt(t.body)
 	w.certainAt(t.body)
-	for _, s := range t.body.List {
-		if s != t.parallel {
-			w.walk(s, "")
-		}
+	// The leading statements a wrap keeps outside the bubble run on the
+	// real clock, as they did.
+	for _, s := range t.body.List[t.lead:] {
+		w.walk(s, "")
 	}
 	if lit, ok := t.fn.(*ast.FuncLit); ok {
 		w.captures(lit)
@@ -689,6 +699,12 @@ const spinHangs = "in a synctest bubble the clock moves only while every gorouti
 func (w *walker) tinyDuration(call *ast.CallExpr, where string) {
 	if match.IsPkgFunc(w.a.info, call, "time", "Sleep", "After") {
 		return // a wait moves the virtual clock by exactly that much
+	}
+	if conversion(w.a.info, call) {
+		// time.Duration(30) in time.Duration(30) * time.Second: go/types
+		// gives the converted constant the type time.Duration and the
+		// value 30, but it is a factor, not a duration handed to code.
+		return
 	}
 	for _, arg := range call.Args {
 		d, ok := match.ConstDuration(w.a.info, arg)

@@ -589,3 +589,54 @@ func f() {
 		t.Errorf("PollWait of the sleeps, in order = %v, want %v", got, want)
 	}
 }
+
+// A duration is the constant value of the whole expression, whatever its
+// shape: a conversion times a unit is 30s, not 30ns. The converted
+// factor itself (time.Duration(30), typed time.Duration by go/types) is
+// 30ns: a caller that walks into the expression must not read it as the
+// duration (internal/bubble's tinyDuration skips conversions).
+func TestConstDurationShapes(t *testing.T) {
+	f, info := load(t, `package p
+
+import "time"
+
+const n = 30
+
+const ttl time.Duration = 30 * time.Second
+
+type myDur time.Duration
+
+var (
+	convTimesUnit = time.Duration(30) * time.Second
+	untypedUnit   = 30 * time.Second
+	unitTimesConv = time.Second * time.Duration(n)
+	typedConst    = ttl
+	typedConstDiv = ttl / 2
+	conversion    = time.Duration(ttl)
+	myConv        = time.Duration(myDur(2 * time.Minute))
+	factorOnly    = time.Duration(30)
+	nanos         = time.Duration(n) * time.Nanosecond
+)
+`)
+	e := exprs(f)
+	for name, want := range map[string]time.Duration{
+		"convTimesUnit": 30 * time.Second,
+		"untypedUnit":   30 * time.Second,
+		"unitTimesConv": 30 * time.Second,
+		"typedConst":    30 * time.Second,
+		"typedConstDiv": 15 * time.Second,
+		"conversion":    30 * time.Second,
+		"myConv":        2 * time.Minute,
+		"factorOnly":    30,
+		"nanos":         30,
+	} {
+		if d, ok := ConstDuration(info, e[name]); !ok || d != want {
+			t.Errorf("ConstDuration(%s) = %v, %v; want %v", types.ExprString(e[name]), d, ok, want)
+		}
+	}
+	// The factor inside the product: what a walk into it meets.
+	conv := e["convTimesUnit"].(*ast.BinaryExpr).X.(*ast.CallExpr)
+	if d, ok := ConstDuration(info, conv.Args[0]); !ok || d != 30 {
+		t.Errorf("ConstDuration(30 in time.Duration(30)) = %v, %v; go/types types it time.Duration with the value 30", d, ok)
+	}
+}

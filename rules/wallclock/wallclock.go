@@ -499,8 +499,9 @@ func (c *checker) report(s *site) {
 			d.Blockers = unproven
 		}
 		d.Fix = &rule.Fix{
-			Message:    fmt.Sprintf("run the test in a synctest bubble, where the %s budget holds exactly in virtual time", budget),
-			Changes:    []rule.Change{{Kind: rule.Clock, What: "the test runs in a synctest bubble: its clock is virtual, so the budget holds exactly"}},
+			Message: fmt.Sprintf("run the test in a synctest bubble, where the %s budget holds exactly in virtual time", budget),
+			Changes: []rule.Change{{Kind: rule.Clock, What: "the test runs in a synctest bubble: its clock is virtual, so the budget holds exactly",
+				Checked: bubble.ClockChecked([]*bubble.Target{t})}},
 			Hypothesis: rule.Unproven(t.Unproven()),
 			Apply: func() error {
 				if !c.wrapped[t] {
@@ -527,6 +528,11 @@ func (c *checker) report(s *site) {
 		// second call is fast. No count the rule can see stands for the
 		// budget.
 		d.NotFixed = "the budget is the test's only check (besides error checks): without it the test would pass however the code behaves"
+	case c.namesSpeed(s, t) != "":
+		// The test names speed as what it checks: its other checks are
+		// of something else (the value a memoised call returns), so the
+		// budget is the only check of that property.
+		d.NotFixed = "the test names what the budget checks (" + c.namesSpeed(s, t) + "): its other checks are of something else, so removing the budget would leave that property unchecked"
 	default:
 		d.Fix = c.removeFix(s, t, budget)
 	}

@@ -1,0 +1,635 @@
+package bubble
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/unflake/unflake/internal/match"
+)
+
+// A bubble changes the clock a test runs on: it starts at 2000-01-01 UTC,
+// stands still between two statements, and a sleep ends exactly on its
+// deadline. Correct code can fail there, and a bug can hide, in three
+// shapes this file looks for in what a bubble would hold (the test's
+// statements a wrap moves, and the package's functions it reaches, the
+// non-test files included):
+//
+//   - a fixed date (time.Date, time.Unix of a constant, time.Parse of a
+//     literal) where the code reads the clock: a token valid from 2024
+//     is not valid yet in 2000;
+//   - elapsed time that must pass: a zero duration the test hands to the
+//     code (a TTL of 0 meaning "fresh on every call"), or code comparing
+//     two readings of the clock (time.Since(x) > 0, now.After(last) where
+//     last was set to an earlier now, a.Equal(b)), which in a bubble are
+//     equal;
+//   - an exact deadline: the test sleeps exactly a duration it gave the
+//     code (sleep(ttl) after New(ttl)), and the code decides with After,
+//     Before or a comparison: in a bubble the sleep ends at the boundary,
+//     where a strict and a non-strict comparison differ.
+//
+// Each leaves the wrap unproven, its reason naming the hazard and its
+// line: running the test in the bubble tells (a fixed date flips a
+// correct comparison deterministically, so fix --verify refutes it) where
+// the analysis cannot. A hazard excluded is listed in ClockChecked, for
+// the fix's rule.Change; a fixed date and a comparison of two readings
+// only when the analysis read all the code the test runs (none of another
+// non-standard package).
+
+// The hazards' names, as a fix's Change.Checked lists them when excluded.
+const (
+	checkedDate     = "no fixed date"
+	checkedZero     = "no zero duration"
+	checkedReadings = "no comparison of two clock readings"
+	checkedDeadline = "no sleep ending exactly on a configured deadline"
+)
+
+// clockKey is what a clock hazard's reason stands for (reasons.add):
+// one reason per hazard.
+type clockKey string
+
+// ClockChecked lists the clock hazards excluded for t (each in a few
+// words, for rule.Change.Checked); a hazard found is among its Unproven
+// reasons instead.
+func (t *Target) ClockChecked() []string {
+	t.resolve()
+	return t.checked
+}
+
+// ClockChecked lists the clock hazards excluded for every one of targets.
+func ClockChecked(targets []*Target) []string {
+	if len(targets) == 0 {
+		return nil
+	}
+	var out []string
+	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline} {
+		all := true
+		for _, t := range targets {
+			all = all && slices.Contains(t.ClockChecked(), c)
+		}
+		if all {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// clockScan is what a bubble's clock changes in the code it would hold.
+type clockScan struct {
+	a *Analysis
+
+	fixed   string // the first fixed date ("time.Date at token_test.go:12")
+	now     string // the first reading of the clock
+	foreign string // the first call into code of another non-standard package
+	zero    string // the first zero duration handed to the code under test
+	order   string // the first comparison of two clock readings
+	decides string // the first decision at a deadline (Time.After, a comparison of elapsed time)
+
+	rootList []ast.Node            // what the bubble would hold (roots)
+	visiting map[types.Object]bool // the variables usedMeeting is following
+
+	// readings are the variables and fields set to a reading of the clock
+	// (x = time.Now()), so that comparing two of them is seen.
+	readings map[types.Object]bool
+}
+
+// clockHazards adds the clock hazards of a bubble to t's unproven reasons
+// and records those excluded (t.checked).
+func (a *Analysis) clockHazards(t *Target) {
+	if t.body == nil || t.file == nil {
+		return
+	}
+	a.shapeBlockers(t)
+	c := &clockScan{a: a, readings: map[types.Object]bool{}, visiting: map[types.Object]bool{}}
+	roots := c.roots(t)
+	c.rootList = roots
+	// Twice: now := time.Now(); c.last = now sets a field to a reading.
+	for range 2 {
+		for _, r := range roots {
+			c.collectReadings(r)
+		}
+	}
+	for _, r := range roots {
+		c.scan(r, a.testCode(r))
+	}
+	var checked []string
+	switch {
+	case c.fixed != "" && (c.now != "" || c.foreign != ""):
+		reads := "reads the clock (" + c.now + ")"
+		if c.now == "" {
+			reads = "calls " + c.foreign + ", which may read the clock"
+		}
+		t.unproven.add(clockKey(checkedDate), fmt.Sprintf("the test uses a fixed date (%s) and %s: a synctest bubble's clock starts at 2000-01-01 UTC, so a comparison of the two flips", c.fixed, reads))
+	case c.foreign == "":
+		// Claimed only when all the code was read: another package's
+		// may hold a fixed date of its own.
+		checked = append(checked, checkedDate)
+	}
+	if c.zero != "" {
+		t.unproven.add(clockKey(checkedZero), fmt.Sprintf("the test hands a zero duration to the code under test (%s): code given a zero TTL or interval counts on real time passing between two calls, and on a synctest bubble's clock none does", c.zero))
+	} else {
+		checked = append(checked, checkedZero)
+	}
+	switch {
+	case c.order != "":
+		t.unproven.add(clockKey(checkedReadings), fmt.Sprintf("the code compares two readings of the clock (%s): in a synctest bubble no time passes between two statements, so the readings are equal", c.order))
+	case c.foreign == "":
+		// Only the package's own code is read: code of another package
+		// may compare readings, so nothing is claimed for it, and
+		// nothing is held against it either (the wrap stays as proven
+		// as the rest of the analysis makes it).
+		checked = append(checked, checkedReadings)
+	}
+	dl, unseen := c.deadline(t)
+	decides := ""
+	switch {
+	case c.decides != "":
+		decides = "the code decides at that deadline (" + c.decides + ")"
+	case unseen != "":
+		decides = "the code it is handed to (" + unseen + ") is not read here, so it may decide at that deadline"
+	}
+	if dl != "" && decides != "" {
+		t.unproven.add(clockKey(checkedDeadline), fmt.Sprintf("the test sleeps exactly the duration it gives the code under test (%s) and %s: in a synctest bubble the sleep ends exactly on the boundary, where a strict and a non-strict comparison differ", dl, decides))
+	} else {
+		checked = append(checked, checkedDeadline)
+	}
+	t.checked = checked
+}
+
+// roots are what a wrap of t puts on the virtual clock: its statements
+// after those kept outside, and the bodies of the package's functions it
+// reaches.
+func (c *clockScan) roots(t *Target) []ast.Node {
+	body := &ast.BlockStmt{List: t.body.List[t.lead:]}
+	if t.lead == 0 {
+		body = t.body
+	}
+	roots := []ast.Node{body}
+	for d := range t.reached {
+		if d.Body != nil {
+			roots = append(roots, d.Body)
+		}
+	}
+	// The map's order is random; positions make the first hazard named
+	// the same every run.
+	slices.SortFunc(roots[1:], func(x, y ast.Node) int { return int(x.Pos() - y.Pos()) })
+	return roots
+}
+
+// inspect walks root as a wrap would hold it: not into a subtest's
+// function (a target of its own) or a bubble's.
+func (c *clockScan) inspect(root ast.Node, f func(n ast.Node, stack []ast.Node) bool) {
+	match.WithStack(root, func(n ast.Node, stack []ast.Node) bool {
+		if lit, ok := n.(*ast.FuncLit); ok && (c.a.subtests[lit] != nil || c.a.bubbles[lit]) {
+			return false
+		}
+		return f(n, stack)
+	})
+}
+
+// at names what a node is and where: "time.Date at token_test.go:12".
+func (c *clockScan) at(what string, n ast.Node) string {
+	p := c.a.pass.Fset.Position(n.Pos())
+	return fmt.Sprintf("%s at %s:%d", what, filepath.Base(p.Filename), p.Line)
+}
+
+// collectReadings records the variables and fields set to time.Now(),
+// or to a variable or field set to it.
+func (c *clockScan) collectReadings(root ast.Node) {
+	c.inspect(root, func(n ast.Node, _ []ast.Node) bool {
+		var lhs, rhs []ast.Expr
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			lhs, rhs = n.Lhs, n.Rhs
+		case *ast.ValueSpec:
+			for _, id := range n.Names {
+				lhs = append(lhs, id)
+			}
+			rhs = n.Values
+		case *ast.KeyValueExpr:
+			if id, ok := n.Key.(*ast.Ident); ok {
+				if v, ok := c.a.info.Uses[id].(*types.Var); ok && v.IsField() && c.reading(n.Value) {
+					c.readings[v] = true
+				}
+			}
+			return true
+		default:
+			return true
+		}
+		if len(lhs) != len(rhs) {
+			return true
+		}
+		for i, r := range rhs {
+			if !c.reading(r) {
+				continue
+			}
+			if obj := c.objOf(lhs[i]); obj != nil {
+				c.readings[obj] = true
+			}
+		}
+		return true
+	})
+}
+
+// objOf is the variable or field e names, or nil.
+func (c *clockScan) objOf(e ast.Expr) types.Object {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		return c.a.info.ObjectOf(e)
+	case *ast.SelectorExpr:
+		return c.a.info.ObjectOf(e.Sel)
+	}
+	return nil
+}
+
+// isNow reports whether e is a call of time.Now (with .UTC(), .Local()
+// or .Round(0) after it: the same reading).
+func (c *clockScan) isNow(e ast.Expr) bool {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	if match.IsPkgFunc(c.a.info, call, "time", "Now") {
+		return true
+	}
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && match.IsMethod(c.a.info, call, "time", "UTC", "Local", "Round", "Truncate") {
+		return c.isNow(sel.X)
+	}
+	return false
+}
+
+// reading reports whether e is a reading of the clock: time.Now() or a
+// variable or field set to one.
+func (c *clockScan) reading(e ast.Expr) bool {
+	if c.isNow(e) {
+		return true
+	}
+	obj := c.objOf(e)
+	return obj != nil && c.readings[obj]
+}
+
+// scan records the hazards in root; test is true for the code of a test
+// file, which hands durations to the code under test (a zero one there is
+// the test's choice; in the package's own code it is the code's).
+func (c *clockScan) scan(root ast.Node, test bool) {
+	info := c.a.info
+	c.inspect(root, func(n ast.Node, stack []ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			c.call(n, stack)
+			if fn := match.Callee(info, n); fn != nil && fn.Pkg() != nil && fn.Pkg() != c.a.pass.Pkg &&
+				!match.IsStd(fn.Pkg().Path()) && !match.IsAssertion(fn.Pkg().Path(), fn.Name()) && c.foreign == "" {
+				c.foreign = c.at(match.PkgFuncName(fn), n)
+			}
+			if test && c.zero == "" && !match.IsStd(calleePath(info, n)) && !conversion(info, n) {
+				for _, arg := range n.Args {
+					if zeroDuration(info, arg) {
+						c.zero = c.at(types.ExprString(arg)+" given to "+types.ExprString(n.Fun), arg)
+						break
+					}
+				}
+			}
+		case *ast.KeyValueExpr:
+			if test && c.zero == "" && zeroDuration(info, n.Value) && len(stack) > 0 {
+				if lit, ok := stack[len(stack)-1].(*ast.CompositeLit); ok && !stdType(info.TypeOf(lit)) {
+					c.zero = c.at(types.ExprString(n.Key)+": "+types.ExprString(n.Value), n)
+				}
+			}
+		case *ast.BinaryExpr:
+			c.binary(n)
+		}
+		return true
+	})
+}
+
+// call records a fixed date, a reading of the clock, and a decision with
+// Time's After, Before, Compare or Equal.
+func (c *clockScan) call(call *ast.CallExpr, stack []ast.Node) {
+	info := c.a.info
+	switch {
+	case match.IsPkgFunc(info, call, "time", "Now", "Since", "Until"):
+		if c.now == "" {
+			c.now = c.at(types.ExprString(call.Fun), call)
+		}
+	case match.IsPkgFunc(info, call, "time", "Date", "Unix", "UnixMilli", "UnixMicro"):
+		if c.fixed == "" && len(call.Args) > 0 && info.Types[call.Args[0]].Value != nil && c.meets(call, stack) {
+			c.fixed = c.at(types.ExprString(call.Fun), call)
+		}
+	case match.IsPkgFunc(info, call, "time", "Parse", "ParseInLocation"):
+		if c.fixed == "" && len(call.Args) > 1 && info.Types[call.Args[1]].Value != nil && c.meets(call, stack) {
+			c.fixed = c.at(types.ExprString(call.Fun), call)
+		}
+	case match.IsMethod(info, call, "time", "After", "Before", "Compare", "Equal"):
+		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+		if !ok || !match.IsNamed(info.TypeOf(sel.X), "time", "Time") {
+			return
+		}
+		if c.decides == "" {
+			c.decides = c.at("Time."+sel.Sel.Name, call)
+		}
+		if c.order == "" && c.twoReadings(call) {
+			c.order = c.at(types.ExprString(call), call)
+		}
+	}
+}
+
+// meets reports whether the fixed date made by call (enclosed by stack)
+// may meet the clock: through Add, AddDate, In, UTC or a parse's first
+// result, it is compared (After, Before, Equal, Compare, Sub, time.Since,
+// time.Until), handed to the code under test, or stored in a struct field
+// or a variable that is. A date only formatted (time.Date(0, 1, 1, h, m,
+// 0, 0, time.UTC).Format("15:04")) meets no clock.
+func (c *clockScan) meets(e ast.Node, stack []ast.Node) bool {
+	info := c.a.info
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch p := stack[i].(type) {
+		case *ast.ParenExpr:
+			e = p
+			continue
+		case *ast.SelectorExpr:
+			// x.M: a method of the date; the call above says which.
+			if p.X != e || i == 0 {
+				return false
+			}
+			up, ok := stack[i-1].(*ast.CallExpr)
+			if !ok || up.Fun != ast.Expr(p) {
+				return false
+			}
+			switch p.Sel.Name {
+			case "Add", "AddDate", "In", "UTC", "Local", "Truncate", "Round":
+				e, i = up, i-1
+				continue
+			case "After", "Before", "Equal", "Compare", "Sub":
+				return true
+			}
+			return false
+		case *ast.CallExpr:
+			if p.Fun == e {
+				return false
+			}
+			if match.IsPkgFunc(info, p, "time", "Since", "Until") || !match.IsStd(calleePath(info, p)) && !conversion(info, p) {
+				return true
+			}
+			return match.IsMethod(info, p, "time", "After", "Before", "Equal", "Compare", "Sub")
+		case *ast.KeyValueExpr:
+			return p.Value == e // a field of a struct: the code reads it
+		case *ast.CompositeLit:
+			return true
+		case *ast.AssignStmt, *ast.ValueSpec:
+			var lhs []ast.Expr
+			var rhs []ast.Expr
+			if as, ok := p.(*ast.AssignStmt); ok {
+				lhs, rhs = as.Lhs, as.Rhs
+			} else {
+				vs := p.(*ast.ValueSpec)
+				for _, id := range vs.Names {
+					lhs = append(lhs, id)
+				}
+				rhs = vs.Values
+			}
+			for j, r := range rhs {
+				if r != e || j >= len(lhs) {
+					continue
+				}
+				if _, ok := ast.Unparen(lhs[j]).(*ast.SelectorExpr); ok {
+					return true // a field
+				}
+				if obj := c.objOf(lhs[j]); obj != nil {
+					return c.usedMeeting(obj)
+				}
+			}
+			// x, err := time.Parse(...): the date is the first result.
+			if len(rhs) == 1 && rhs[0] == e && len(lhs) > 1 {
+				if obj := c.objOf(lhs[0]); obj != nil {
+					return c.usedMeeting(obj)
+				}
+			}
+			return false
+		case *ast.ReturnStmt:
+			return true // a helper's result: where it goes is not followed
+		}
+		return false
+	}
+	return false
+}
+
+// usedMeeting reports whether a use of the variable obj in the roots
+// meets the clock (meets).
+func (c *clockScan) usedMeeting(obj types.Object) bool {
+	found := false
+	for _, r := range c.rootList {
+		c.inspect(r, func(n ast.Node, stack []ast.Node) bool {
+			if found {
+				return false
+			}
+			id, ok := n.(*ast.Ident)
+			if !ok || c.a.info.Uses[id] != obj || c.visiting[obj] {
+				return true
+			}
+			c.visiting[obj] = true
+			found = c.meets(id, stack)
+			c.visiting[obj] = false
+			return !found
+		})
+	}
+	return found
+}
+
+// twoReadings reports whether the method call x.M(y) compares two
+// readings of the clock.
+func (c *clockScan) twoReadings(call *ast.CallExpr) bool {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	return ok && len(call.Args) == 1 && c.reading(sel.X) && c.reading(call.Args[0])
+}
+
+// binary records a comparison of elapsed time: with zero (time.Since(x) >
+// 0 holds only if time passed), or with anything (a decision at a
+// deadline).
+func (c *clockScan) binary(b *ast.BinaryExpr) {
+	switch b.Op {
+	case token.LSS, token.LEQ, token.GTR, token.GEQ, token.EQL, token.NEQ:
+	default:
+		return
+	}
+	info := c.a.info
+	for _, side := range [][2]ast.Expr{{b.X, b.Y}, {b.Y, b.X}} {
+		x, y := side[0], side[1]
+		switch {
+		case c.elapsed(x):
+			if c.decides == "" && b.Op != token.EQL && b.Op != token.NEQ {
+				c.decides = c.at(types.ExprString(b), b)
+			}
+			if v, ok := match.ConstInt(info, y); ok && v == 0 && c.order == "" {
+				c.order = c.at(types.ExprString(b), b)
+			}
+			return
+		case (b.Op == token.EQL || b.Op == token.NEQ) && c.reading(x) && c.reading(y):
+			if c.order == "" {
+				c.order = c.at(types.ExprString(b), b)
+			}
+			return
+		}
+	}
+}
+
+// elapsed reports whether e is a measure of elapsed time: time.Since(x),
+// time.Until(x) or a.Sub(b).
+func (c *clockScan) elapsed(e ast.Expr) bool {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	return match.IsPkgFunc(c.a.info, call, "time", "Since", "Until") || match.IsMethod(c.a.info, call, "time", "Sub")
+}
+
+// deadline returns where the test sleeps exactly a duration it gave the
+// code under test, or "": a wait in its own body whose duration is the
+// same variable or constant as one handed earlier to a function or a
+// struct of the code under test, or whose constant duration, added to
+// the constant waits before it since, equals such a constant duration.
+func (c *clockScan) deadline(t *Target) (where, unseen string) {
+	info := c.a.info
+	type config struct {
+		obj  *types.Var
+		d    time.Duration
+		pos  token.Pos
+		what string
+		// unseen names the code the duration is handed to when it is
+		// not the package's own: the analysis does not read how it
+		// decides.
+		unseen string
+	}
+	var configs []config
+	add := func(e ast.Expr, where ast.Node, to, unseen string) {
+		tv := info.Types[e]
+		if tv.Type == nil || !match.IsNamed(tv.Type, "time", "Duration") {
+			return
+		}
+		cf := config{pos: where.Pos(), what: c.at(types.ExprString(e)+" given to "+to, where), unseen: unseen}
+		// A variable is followed by identity; a constant (time.Second,
+		// a named one) by its value, as the waits add up.
+		if v, ok := c.objOf(e).(*types.Var); ok {
+			cf.obj = v
+		}
+		if d, ok := match.ConstDuration(info, e); ok {
+			cf.d = d
+		}
+		if cf.obj != nil || cf.d > 0 {
+			configs = append(configs, cf)
+		}
+	}
+	var waits []*ast.ExprStmt
+	c.inspect(&ast.BlockStmt{List: t.body.List[t.lead:]}, func(n ast.Node, stack []ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.ExprStmt:
+			if call, _ := Wait(info, n); call != nil {
+				waits = append(waits, n)
+				return false
+			}
+		case *ast.CallExpr:
+			if match.IsStd(calleePath(info, n)) || conversion(info, n) {
+				return true
+			}
+			unseen := types.ExprString(n.Fun)
+			if fn := match.Callee(info, n); fn != nil && fn.Pkg() == c.a.pass.Pkg {
+				unseen = ""
+			}
+			for _, arg := range n.Args {
+				add(arg, n, types.ExprString(n.Fun), unseen)
+			}
+		case *ast.KeyValueExpr:
+			if len(stack) > 0 {
+				if lit, ok := stack[len(stack)-1].(*ast.CompositeLit); ok && !stdType(info.TypeOf(lit)) {
+					unseen := types.ExprString(lit.Type)
+					if named := firstNamed(info.TypeOf(lit)); named != nil && named.Obj().Pkg() == c.a.pass.Pkg {
+						unseen = ""
+					}
+					add(n.Value, n, types.ExprString(lit.Type), unseen)
+				}
+			}
+		}
+		return true
+	})
+	for _, cf := range configs {
+		var sum time.Duration
+		for _, w := range waits {
+			if w.Pos() < cf.pos {
+				continue
+			}
+			call, _ := Wait(info, w)
+			arg := call.Args[0]
+			if cf.obj != nil && sum == 0 && c.objOf(arg) == cf.obj {
+				// The first wait since, of the very variable handed over.
+				return cf.what + ", then " + c.at(types.ExprString(w.X), w), cf.unseen
+			}
+			d, ok := match.ConstDuration(info, arg)
+			if !ok {
+				break // the time slept since is not known
+			}
+			sum += d
+			if cf.d > 0 && sum == cf.d {
+				return cf.what + ", then " + c.at(types.ExprString(w.X), w), cf.unseen
+			}
+		}
+	}
+	return "", ""
+}
+
+// testCode reports whether n is in a _test.go file.
+func (a *Analysis) testCode(n ast.Node) bool {
+	return strings.HasSuffix(a.pass.Fset.Position(n.Pos()).Filename, "_test.go")
+}
+
+// zeroDuration reports whether e is a constant time.Duration of 0.
+func zeroDuration(info *types.Info, e ast.Expr) bool {
+	tv := info.Types[e]
+	if tv.Value == nil || tv.Type == nil || !match.IsNamed(tv.Type, "time", "Duration") {
+		return false
+	}
+	v, ok := match.ConstInt(info, e)
+	return ok && v == 0
+}
+
+// calleePath is the import path of call's function's package, "" for a
+// function value or a builtin (which count as standard: no code under
+// test).
+func calleePath(info *types.Info, call *ast.CallExpr) string {
+	fn := match.Callee(info, call)
+	if fn == nil || fn.Pkg() == nil {
+		if _, ok := ast.Unparen(call.Fun).(*ast.FuncLit); ok {
+			return ""
+		}
+		if tv, ok := info.Types[call.Fun]; ok && tv.IsBuiltin() {
+			return ""
+		}
+		return "example.com/unknown" // a function value: it may be the code under test
+	}
+	return fn.Pkg().Path()
+}
+
+// conversion reports whether call converts a value to a type.
+func conversion(info *types.Info, call *ast.CallExpr) bool {
+	tv, ok := info.Types[call.Fun]
+	return ok && tv.IsType()
+}
+
+// stdType reports whether t is a type of the standard library (or not a
+// named type).
+func stdType(t types.Type) bool {
+	if t == nil {
+		return true
+	}
+	if p, ok := types.Unalias(t).(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := types.Unalias(t).(*types.Named)
+	if !ok || n.Obj().Pkg() == nil {
+		return true
+	}
+	return match.IsStd(n.Obj().Pkg().Path())
+}

@@ -1,0 +1,233 @@
+package sleep_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/unflake/unflake/internal/ruletest"
+	"github.com/unflake/unflake/internal/testmod"
+	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rules/sleep"
+)
+
+// cache is code under test in the test's own package: an entry lives for
+// a TTL; a token is valid from a date.
+const cache = `package x
+
+import "time"
+
+type Cache struct {
+	ttl     time.Duration
+	at      time.Time
+	checked time.Time
+}
+
+func New(ttl time.Duration) *Cache { return &Cache{ttl: ttl, at: time.Now()} }
+
+// Fresh: a strict comparison at the deadline.
+func (c *Cache) Fresh() bool { return time.Since(c.at) < c.ttl }
+
+// Moved: two readings compared for order.
+func (c *Cache) Moved() bool {
+	now := time.Now()
+	moved := now.After(c.checked)
+	c.checked = now
+	return moved
+}
+
+type Token struct{ NotBefore time.Time }
+
+func (t Token) Valid() bool { return !time.Now().Before(t.NotBefore) }
+
+// Clock renders minutes as HH:MM: a fixed date that meets no clock.
+func Clock(min int) string { return time.Date(0, 1, 1, min/60, min%60, 0, 0, time.UTC).Format("15:04") }
+`
+
+// clockCase is a test package holding body as TestX's body.
+func clockCase(body string) ruletest.Package {
+	return ruletest.Package{Path: "example.com/m/x", Files: map[string]string{"x.go": cache, "x_test.go": `package x
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+var _ = os.Getenv
+
+func TestX(t *testing.T) {
+` + body + `
+}
+`}}
+}
+
+// The hazards of a bubble's clock (internal/bubble/clock.go, shape.go):
+// each leaves the wrap unproven or blocked, its reason naming it and its
+// line; the wrap's Change lists the hazards excluded.
+func TestClockHazards(t *testing.T) {
+	testmod.Short(t)
+	all := []string{"no fixed date", "no zero duration", "no comparison of two clock readings", "no sleep ending exactly on a configured deadline"}
+	for _, tc := range []struct {
+		name, body string
+		// want is "fixed", or "unproven: REASON" or "not fixed: REASON"
+		// (REASON a substring).
+		want    string
+		checked []string // for a fix: Change.Checked
+	}{
+		{"plain", `c := New(time.Second)
+	time.Sleep(2 * time.Second)
+	if c.Fresh() { t.Fatal("fresh") }`, "fixed", all},
+		{"fixed date", `tok := Token{NotBefore: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)}
+	time.Sleep(time.Second)
+	if !tok.Valid() { t.Fatal("invalid") }`,
+			"unproven: the test uses a fixed date (time.Date at x_test.go:12) and reads the clock (time.Now at x.go:", nil},
+		{"fixed date formatted only", `_ = Clock(125)
+	c := New(time.Second)
+	time.Sleep(2 * time.Second)
+	if c.Fresh() { t.Fatal("fresh") }`, "fixed", all},
+		{"zero ttl", `c := New(0)
+	time.Sleep(time.Second)
+	if c.Fresh() { t.Fatal("fresh") }`,
+			"unproven: the test hands a zero duration to the code under test (0 given to New at x_test.go:12)", nil},
+		{"two readings", `c := &Cache{}
+	c.Moved()
+	time.Sleep(time.Second)
+	if !c.Moved() { t.Fatal("no time passed") }`,
+			"unproven: the code compares two readings of the clock (now.After(c.checked) at x.go:", nil},
+		{"exact deadline", `ttl := 100 * time.Millisecond
+	c := New(ttl)
+	time.Sleep(ttl)
+	if c.Fresh() { t.Fatal("fresh at its deadline") }`,
+			"unproven: the test sleeps exactly the duration it gives the code under test (ttl given to New at x_test.go:13, then time.Sleep(ttl) at x_test.go:14) and the code decides at that deadline (time.Since(c.at) < c.ttl at x.go:", nil},
+		{"exact deadline summed", `c := New(100 * time.Millisecond)
+	time.Sleep(60 * time.Millisecond)
+	time.Sleep(40 * time.Millisecond)
+	if c.Fresh() { t.Fatal("fresh at its deadline") }`,
+			"unproven: the test sleeps exactly the duration it gives the code under test (100 * time.Millisecond given to New at x_test.go:12, then time.Sleep(40 * time.Millisecond) at x_test.go:14)", nil},
+		// time.Second is a constant, followed by value: 1.5s slept in
+		// all is past the 1s deadline (the demo's session test).
+		{"constant unit", `c := New(time.Second)
+	time.Sleep(500 * time.Millisecond)
+	time.Sleep(time.Second)
+	if c.Fresh() { t.Fatal("fresh") }`, "fixed", all},
+		{"variable after another wait", `ttl := time.Second
+	c := New(ttl)
+	time.Sleep(10 * time.Millisecond)
+	time.Sleep(ttl)
+	if c.Fresh() { t.Fatal("fresh") }`, "fixed", all},
+		{"past the deadline", `c := New(100 * time.Millisecond)
+	time.Sleep(150 * time.Millisecond)
+	if c.Fresh() { t.Fatal("fresh") }`, "fixed", all},
+		// time.Duration(30) is a factor, not a 30ns duration.
+		{"converted factor", `c := New(time.Duration(30) * time.Second)
+	time.Sleep(time.Second * time.Duration(31))
+	if c.Fresh() { t.Fatal("fresh") }`, "fixed", all},
+		{"skip at the top", `if testing.Short() { t.Skip("slow") }
+	c := New(time.Second)
+	time.Sleep(2 * time.Second)
+	if c.Fresh() { t.Fatal("fresh") }`, "fixed", all},
+		{"skip further down", `c := New(time.Second)
+	if os.Getenv("SLOW") == "" { t.Skip("slow") }
+	time.Sleep(2 * time.Second)
+	if c.Fresh() { t.Fatal("fresh") }`,
+			"not fixed: the test skips itself (t.Skip at x_test.go:13) on a condition that reads the environment (os.Getenv): inside a synctest bubble a skip makes the test pass instead (synctest.Test's T is its own); only a skip at the top", nil},
+		{"durations only logged", `start := time.Now()
+	time.Sleep(time.Second)
+	elapsed := time.Since(start)
+	t.Logf("slept %v", elapsed)`,
+			"not fixed: the test's only use of the durations it measures is to log them (t.Logf at x_test.go:15)", nil},
+		{"testing.Benchmark", `r := testing.Benchmark(func(b *testing.B) { time.Sleep(time.Millisecond) })
+	time.Sleep(time.Second)
+	t.Log(r.NsPerOp())`,
+			"not fixed: the test runs testing.Benchmark (testing.Benchmark at x_test.go:12), which measures real time", nil},
+		{"durations checked", `start := time.Now()
+	time.Sleep(time.Second)
+	elapsed := time.Since(start)
+	t.Logf("slept %v", elapsed)
+	if elapsed < time.Second { t.Fatal("short") }`, "fixed", all},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ds := ruletest.Run(t, sleep.Rule, ruletest.Summaries{}, clockCase(tc.body))
+			var got []rule.Diagnostic
+			for _, d := range ds {
+				if d.Message != "" {
+					got = append(got, d)
+				}
+			}
+			if len(got) == 0 {
+				t.Fatal("no finding")
+			}
+			d := got[len(got)-1]
+			switch kind, reason, _ := strings.Cut(tc.want, ": "); kind {
+			case "fixed":
+				if d.Fix == nil || d.Fix.Unproven() != "" {
+					t.Fatalf("want a proven fix, got fix %v, not fixed %q, unproven %q", d.Fix != nil, d.NotFixed, d.Fix.Unproven())
+				}
+				if c := d.Fix.Changes[0].Checked; !slices.Equal(c, tc.checked) {
+					t.Errorf("checked %q, want %q", c, tc.checked)
+				}
+			case "unproven":
+				if d.Fix == nil || !strings.Contains(d.Fix.Unproven(), reason) {
+					t.Fatalf("want unproven %q, got fix %v, not fixed %q, unproven %q", reason, d.Fix != nil, d.NotFixed, d.Fix.Unproven())
+				}
+			case "not fixed":
+				if d.Fix != nil || !strings.Contains(d.NotFixed, reason) {
+					t.Fatalf("want not fixed %q, got fix %v, not fixed %q", reason, d.Fix != nil, d.NotFixed)
+				}
+			}
+		})
+	}
+}
+
+// Code of another package is not read for the hazards: a sleep of
+// exactly the duration handed to it is a deadline it may decide at, and
+// the wrap claims neither "no fixed date" nor "no comparison of two clock
+// readings" for it.
+func TestClockHazardsOtherPackage(t *testing.T) {
+	testmod.Short(t)
+	lib := ruletest.Package{Path: "example.com/m/lib", Files: map[string]string{"lib.go": `package lib
+
+import "time"
+
+type Cache struct{ at time.Time; ttl time.Duration }
+
+func New(ttl time.Duration) *Cache { return &Cache{at: time.Now(), ttl: ttl} }
+func (c *Cache) Fresh() bool { return time.Since(c.at) < c.ttl }
+`}}
+	test := func(body string) ruletest.Package {
+		return ruletest.Package{Path: "example.com/m/x", Files: map[string]string{"x_test.go": `package x
+
+import (
+	"testing"
+	"time"
+
+	"example.com/m/lib"
+)
+
+func TestX(t *testing.T) {
+` + body + `
+}
+`}}
+	}
+	src := ruletest.Summaries{"example.com/m/lib.New": sum(), "example.com/m/lib.Cache.Fresh": sum()}
+
+	ds := ruletest.Run(t, sleep.Rule, src, lib, test(`c := lib.New(time.Second)
+	time.Sleep(time.Second)
+	if c.Fresh() { t.Fatal("fresh") }`))
+	want := "the test sleeps exactly the duration it gives the code under test (time.Second given to lib.New at x_test.go:11, then time.Sleep(time.Second) at x_test.go:12) and the code it is handed to (lib.New) is not read here"
+	if len(ds) != 1 || ds[0].Fix == nil || !strings.Contains(ds[0].Fix.Unproven(), want) {
+		t.Fatalf("want one unproven fix %q, got %+v", want, ds)
+	}
+
+	ds = ruletest.Run(t, sleep.Rule, src, lib, test(`c := lib.New(time.Second)
+	time.Sleep(2 * time.Second)
+	if c.Fresh() { t.Fatal("fresh") }`))
+	if len(ds) != 1 || ds[0].Fix == nil || ds[0].Fix.Unproven() != "" {
+		t.Fatalf("want one proven fix, got %+v", ds)
+	}
+	want2 := []string{"no zero duration", "no sleep ending exactly on a configured deadline"}
+	if got := ds[0].Fix.Changes[0].Checked; !slices.Equal(got, want2) {
+		t.Errorf("checked %q, want %q", got, want2)
+	}
+}
