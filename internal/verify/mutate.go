@@ -285,7 +285,7 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 	byTest := map[string][]fixSite{}
 	var tests []string
 	for _, s := range w.sites {
-		if !s.finding.Unproven || s.test == "" || decide(s.site).Probe {
+		if s.test == "" || decide(s.site).Probe {
 			continue
 		}
 		st.mu.Lock()
