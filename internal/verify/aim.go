@@ -67,6 +67,14 @@ func (a *aimSite) ticked() string {
 	return "!(" + a.x + ").After(" + a.y + ")"
 }
 
+// tickedOp says what ticked does: "After made !Before".
+func (a *aimSite) tickedOp() string {
+	if a.after {
+		return "After made !Before"
+	}
+	return "Before made !After"
+}
+
 // timerFuncs take the duration of a timer, ticker or sleep first: the
 // time package's functions and methods, and a fake clock's of the same
 // names. zeroable are those a 0 duration is valid for (a ticker's

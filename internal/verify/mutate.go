@@ -165,7 +165,7 @@ func (m *mutant) String() string {
 	case zeroed:
 		what = "with its duration made 0"
 	case tick:
-		what = "made " + m.t.site.ticked()
+		what = "moved by one tick (" + m.t.site.tickedOp() + ")"
 	case stands:
 		what = "made 0"
 	case closedTwice:
