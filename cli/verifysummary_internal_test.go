@@ -115,6 +115,24 @@ func TestVerifySummaryKeptSlower(t *testing.T) {
 	}
 }
 
+// Each fix kept is one line, with its runs and the mutants it killed.
+func TestKeptLines(t *testing.T) {
+	t.Parallel()
+	res := &rewrite.Result{Findings: []rewrite.Finding{
+		{Rule: "waitfor", File: "/m/a/a_test.go", Line: 12, Test: "TestA", Fixed: true, Verified: true, BeforeMs: 1200, AfterMs: 100,
+			Mutants: rewrite.Mutants{Killed: 3, Of: 3, Names: []string{"late", "period x3", "twice"}}},
+		{Rule: "leak", File: "/m/a/a_test.go", Line: 20, Test: "TestA", Fixed: true, Verified: true, BeforeMs: 1200, AfterMs: 100},
+		{Rule: "sleep", File: "/m/a/a_test.go", Line: 30, Test: "TestA"},
+	}}
+	v := &verify.Verification{Tests: []verify.TestRun{{Dir: "/m/a", Name: "TestA", Kept: true, Runs: 20}}}
+	got := strings.Join(keptLines(res, v, "/m"), "\n")
+	want := "unflake: kept a/a_test.go:12 waitfor (20 runs, 1.2s → 0.1s; verified: kills 3 of 3 mutants the original kills (late, period x3, twice))\n" +
+		"unflake: kept a/a_test.go:20 leak (20 runs, 1.2s → 0.1s)"
+	if got != want {
+		t.Errorf("kept lines:\n%s\nwant\n%s", got, want)
+	}
+}
+
 // Each decided fix is one line: kept with its runs, reverted with why.
 func TestDecidedLine(t *testing.T) {
 	t.Parallel()
