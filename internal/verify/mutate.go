@@ -245,9 +245,9 @@ func schema(ms []*mutant) map[string][]byte {
 		src := ms[idx[0]].t.src
 		var b strings.Builder
 		b.Write(src[:ms[idx[0]].t.pkgEnd])
-		needTime := false
+		needTime := false // an unused import would not build
 		for _, i := range idx {
-			needTime = needTime || ms[i].op != twice && ms[i].op != dropped && ms[i].op != closedTwice
+			needTime = needTime || ms[i].needsTime()
 		}
 		if needTime {
 			b.WriteString("; import " + mutantTime + ` "time"`)
@@ -264,6 +264,15 @@ func schema(ms []*mutant) map[string][]byte {
 		out[file] = []byte(b.String())
 	}
 	return out
+}
+
+// needsTime reports whether the mutant's code uses the time package.
+func (m *mutant) needsTime() bool {
+	switch m.op {
+	case again, undone, late:
+		return true
+	}
+	return m.t.form == exprForm && strings.HasPrefix(m.t.site.typ, mutantTime+".")
 }
 
 // A siteGroup is a target and the ids of its mutants.

@@ -315,6 +315,22 @@ func TestAimedMutants(t *testing.T) {
 			t.Errorf("schema lacks %s:\n%s", want, src)
 		}
 	}
+	// A schema of mutants that need no time package imports none: an
+	// unused import would not build.
+	for _, op := range []mutation{tick, closedTwice} {
+		var only []*mutant
+		for _, m := range ms {
+			if m.op == op {
+				only = append(only, m)
+			}
+		}
+		if src := string(schema(only)[file]); strings.Contains(src, mutantTime) {
+			t.Errorf("%s alone imports time:\n%s", labels[op], src)
+		} else {
+			checkReal(t, file, src)
+		}
+	}
+
 	// No line moves: the copy of Close's body goes after the last line.
 	orig, mut := strings.Split(breakerCode, "\n"), strings.Split(src, "\n")
 	for i, line := range orig {
