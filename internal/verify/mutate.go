@@ -430,7 +430,7 @@ func (v *verifier) strengths() *strength {
 	return v.strength
 }
 
-// mutate tries the tests of w's unproven fixes, which all passed after
+// mutate tries the tests of w's fixes, proven or not, which all passed after
 // the rewrite (runs), on mutants of the package's code under test, and
 // returns the fixes to revert as revert.Weaker; their tests' runs lose
 // Kept. It does nothing in the probe phase (decide asks for probes) or
@@ -557,7 +557,7 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 	return out, nil
 }
 
-// A mutantPlan is one test to try on mutants: its unproven fixes, its run
+// A mutantPlan is one test to try on mutants: its fixes, its run
 // before the rewrite, and the ids of its mutants.
 type mutantPlan struct {
 	test   string
