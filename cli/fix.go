@@ -120,7 +120,7 @@ func addVerifyFlags(cmd *cobra.Command, opts *options) {
 	f.BoolVar(&opts.verify, "verify", false, "run the affected tests before and after each fix; keep only fixes whose tests pass every time")
 	f.IntVar(&opts.verifyCount, "verify-count", verify.DefaultCount, "with --verify, run each affected test `N` times after the rewrite (once before), each run a process of its own: one at GOMAXPROCS=1, one under -race, the rest in parallel processes that oversubscribe the CPUs; a test the rewrite did not make faster runs only as often as fits in five times its time before (3 at least), so a summary may say \"6 to 20 runs\"")
 	f.DurationVar(&opts.verifyTimeout, "verify-timeout", 5*time.Minute, "with --verify, the most a run of one test may take; after the rewrite a test still running at four times its time before (at least 10s) has hung and is stopped then")
-	f.BoolVar(&opts.verifyMutants, "verify-mutants", true, "with --verify, keep an unproven fix only if its test still fails on every mutant of the code under test that the original fails on")
+	f.BoolVar(&opts.verifyMutants, "verify-mutants", true, "with --verify, keep a fix only if its test still fails on every mutant of the code under test that the original fails on")
 	prev := cmd.PreRunE
 	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
 		if opts.verifyCount < 1 {
@@ -243,9 +243,10 @@ func noChangeSummary(res *rewrite.Result, diff bool) string {
 	return s
 }
 
-// keptLines lists the unproven fixes verification kept, one a line:
-// "unflake: kept a/a_test.go:12 sleep (20 runs, 1.2s → 0.1s)". Proven
-// fixes, kept without runs, are counted in the summary only.
+// keptLines lists the fixes verification kept, proven or not (their
+// tests all ran), one a line, with the mutants each killed:
+// "unflake: kept a/a_test.go:12 sleep (20 runs, 1.2s → 0.1s; verified:
+// kills 3 of 3 mutants the original kills (late, period x3, twice))".
 func keptLines(res *rewrite.Result, v *verify.Verification, base string) []string {
 	runs := map[string]verify.TestRun{}
 	for _, t := range v.Tests {
@@ -253,12 +254,15 @@ func keptLines(res *rewrite.Result, v *verify.Verification, base string) []strin
 	}
 	var out []string
 	for _, f := range res.Findings {
-		if !f.Fixed || !f.Unproven || !f.Verified {
+		if !f.Fixed || !f.Verified {
 			continue
 		}
 		n := runs[filepath.Join(filepath.Dir(f.File), topLevelName(f.Test))].Runs
-		out = append(out, fmt.Sprintf("unflake: kept %s:%d %s (%s)", rel(base, f.File), f.Line, f.Rule,
-			runsAndTimes(n, time.Duration(f.BeforeMs)*time.Millisecond, time.Duration(f.AfterMs)*time.Millisecond)))
+		what := runsAndTimes(n, time.Duration(f.BeforeMs)*time.Millisecond, time.Duration(f.AfterMs)*time.Millisecond)
+		if f.Mutants.Of > 0 {
+			what += "; verified: " + f.Mutants.String()
+		}
+		out = append(out, fmt.Sprintf("unflake: kept %s:%d %s (%s)", rel(base, f.File), f.Line, f.Rule, what))
 	}
 	return out
 }
@@ -317,10 +321,7 @@ func verifySummary(v *verify.Verification, base string) string {
 			most = max(most, t.Runs)
 		}
 	}
-	s := ""
-	if len(v.Tests) > 0 || v.Proven == 0 {
-		s = fmt.Sprintf("verified %s: %d kept, %d reverted", plural(len(v.Tests), "test"), kept, reverted)
-	}
+	s := fmt.Sprintf("verified %s: %d kept, %d reverted", plural(len(v.Tests), "test"), kept, reverted)
 	if n := len(v.Tests) - kept - reverted; n > 0 {
 		s += fmt.Sprintf(", %d not verified", n)
 	}
@@ -374,15 +375,15 @@ func verifySummary(v *verify.Verification, base string) string {
 	switch m := v.Mutants; {
 	case m.Tests > 0 && m.Of == 0:
 		// Nothing to compare: passing proves no strength here.
-		s += fmt.Sprintf("; %s of unproven fixes tried on %s: the originals kill none, so they say nothing of the rewrites' strength", plural(m.Tests, "test"), plural(m.Built, "mutant"))
+		s += fmt.Sprintf("; %s of fixes tried on %s: the originals kill none, so they say nothing of the rewrites' strength", plural(m.Tests, "test"), plural(m.Built, "mutant"))
 	case m.Tests > 0:
-		s += fmt.Sprintf("; %s of unproven fixes tried on %s: the rewrites kill %d of the %d the originals kill", plural(m.Tests, "test"), plural(m.Built, "mutant"), m.Killed, m.Of)
+		s += fmt.Sprintf("; %s of fixes tried on %s: the rewrites kill %d of the %d the originals kill", plural(m.Tests, "test"), plural(m.Built, "mutant"), m.Killed, m.Of)
 	}
 	if v.NoRace != "" && len(v.Tests) > 0 {
 		s += "; no run under -race: " + v.NoRace
 	}
 	if v.Proven > 0 {
-		s += fmt.Sprintf("; %s kept without runs: their tests build with them", strings.Replace(plural(v.Proven, "fix"), "fix", "proven fix", 1))
+		s += fmt.Sprintf("; %s kept: their tests ran as every fix's do", strings.Replace(plural(v.Proven, "fix"), "fix", "proven fix", 1))
 	}
 	if v.Elapsed > 0 {
 		s += "; verified in " + shortDuration(v.Elapsed)

@@ -57,7 +57,7 @@ func TestVerifySummaryNotVerified(t *testing.T) {
 	}
 }
 
-// The summary counts the proven fixes, which no test ran, and says what
+// The summary counts the proven fixes, whose tests ran too, and says what
 // verification cost beside one run of the affected tests.
 func TestVerifySummaryProvenAndTime(t *testing.T) {
 	t.Parallel()
@@ -70,16 +70,16 @@ func TestVerifySummaryProvenAndTime(t *testing.T) {
 	s := verifySummary(v, "/")
 	for _, want := range []string{
 		"verified 1 test: 1 kept, 0 reverted (20 runs each after the rewrite)",
-		"; 7 proven fixes kept without runs: their tests build with them",
+		"; 7 proven fixes kept: their tests ran as every fix's do",
 		"; verified in 1m10s; one run of the affected tests takes 4.2s",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary %q lacks %q", s, want)
 		}
 	}
-	// Only proven fixes: nothing ran, and the summary starts with them.
-	v = &verify.Verification{Proven: 1, Elapsed: 2 * time.Second}
-	if s := verifySummary(v, "/"); s != "1 proven fix kept without runs: their tests build with them; verified in 2s" {
+	// Only proven fixes: their tests ran all the same.
+	v = &verify.Verification{Tests: []verify.TestRun{{Name: "TestKept", Kept: true, Runs: 2}}, Proven: 1, Elapsed: 2 * time.Second}
+	if s := verifySummary(v, "/"); s != "verified 1 test: 1 kept, 0 reverted (2 runs each after the rewrite); 1 proven fix kept: their tests ran as every fix's do; verified in 2s" {
 		t.Errorf("summary %q", s)
 	}
 }
@@ -112,6 +112,24 @@ func TestVerifySummaryKeptSlower(t *testing.T) {
 	}
 	if got, want := runsAndTimes(6, 3*time.Second, 100*time.Millisecond), "6 runs, 3.0s → 0.1s"; got != want {
 		t.Errorf("%q, want %q", got, want)
+	}
+}
+
+// Each fix kept is one line, with its runs and the mutants it killed.
+func TestKeptLines(t *testing.T) {
+	t.Parallel()
+	res := &rewrite.Result{Findings: []rewrite.Finding{
+		{Rule: "waitfor", File: "/m/a/a_test.go", Line: 12, Test: "TestA", Fixed: true, Verified: true, BeforeMs: 1200, AfterMs: 100,
+			Mutants: rewrite.Mutants{Killed: 3, Of: 3, Names: []string{"late", "period x3", "twice"}}},
+		{Rule: "leak", File: "/m/a/a_test.go", Line: 20, Test: "TestA", Fixed: true, Verified: true, BeforeMs: 1200, AfterMs: 100},
+		{Rule: "sleep", File: "/m/a/a_test.go", Line: 30, Test: "TestA"},
+	}}
+	v := &verify.Verification{Tests: []verify.TestRun{{Dir: "/m/a", Name: "TestA", Kept: true, Runs: 20}}}
+	got := strings.Join(keptLines(res, v, "/m"), "\n")
+	want := "unflake: kept a/a_test.go:12 waitfor (20 runs, 1.2s → 0.1s; verified: kills 3 of 3 mutants the original kills (late, period x3, twice))\n" +
+		"unflake: kept a/a_test.go:20 leak (20 runs, 1.2s → 0.1s)"
+	if got != want {
+		t.Errorf("kept lines:\n%s\nwant\n%s", got, want)
 	}
 }
 

@@ -72,8 +72,7 @@ type Finding struct {
 	// Revert says why verification held the fix back (Reason says it in
 	// words); nil when it did not.
 	Revert *Revert `json:"revert,omitempty"`
-	// Mutants, on an unproven fix verification kept or reverted as
-	// Weaker, counts the mutants of the code under test that the
+	// Mutants, on a fix verification kept or reverted as Weaker, counts the mutants of the code under test that the
 	// original test fails on (Of) and, of those, the ones the rewritten
 	// test fails on too (Killed: all of them on a fix kept). Zero when
 	// none was built.
@@ -107,15 +106,25 @@ type Finding struct {
 
 // Mutants counts the mutants of the code under test a rewritten test
 // was tried on: the Of that the original test kills, and the Killed of
-// those that the rewritten test kills too.
+// those that the rewritten test kills too. Names are the kinds of the Of
+// mutants, each once, in the order tried: those aimed at what the fix
+// changes first ("late", "period x3", "duration 0", "one tick",
+// "elapsed 0", "closes twice"), then those of state ("twice", "again",
+// "undone", "dropped").
 type Mutants struct {
-	Killed int `json:"killed"`
-	Of     int `json:"of"`
+	Killed int      `json:"killed"`
+	Of     int      `json:"of"`
+	Names  []string `json:"names,omitempty"`
 }
 
-// String says it in words: "kills 4/4 mutants the original kills".
+// String says it in words: "kills 3 of 3 mutants the original kills
+// (late, period x3, twice)".
 func (m Mutants) String() string {
-	return fmt.Sprintf("kills %d/%d mutants the original kills", m.Killed, m.Of)
+	s := fmt.Sprintf("kills %d of %d mutants the original kills", m.Killed, m.Of)
+	if len(m.Names) > 0 {
+		s += " (" + strings.Join(m.Names, ", ") + ")"
+	}
+	return s
 }
 
 // probeHolds is a finding's ProbeHolds when its rule gives none.

@@ -275,8 +275,8 @@ func TestRequireNotAsked(t *testing.T) {
 }
 
 // Verification builds the rewritten tests with the new go.mod, which an
-// overlay cannot replace. The fixes are proven, so their tests are built,
-// not run: a build that failed would hold them back.
+// overlay cannot replace. The fixes are proven, and their tests run all
+// the same: a build that failed would hold them back.
 func TestRequireVerified(t *testing.T) {
 	testmod.Slow(t)
 	t.Parallel()
@@ -288,7 +288,7 @@ func TestRequireVerified(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(v.Reverts) > 0 || v.Proven != 2 {
-		t.Fatalf("want both proven fixes built and kept, got %d proven, reverts %+v", v.Proven, v.Reverts)
+		t.Fatalf("want both proven fixes run and kept, got %d proven, reverts %+v", v.Proven, v.Reverts)
 	}
 	for _, f := range res.Findings {
 		if !f.Fixed {

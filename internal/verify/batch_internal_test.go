@@ -361,25 +361,21 @@ func fmtGroups(gs [][]string) string {
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
-// Proven fixes need no runs: they are never out of rounds, and only
-// unproven ones, their further forms and probes, are run.
-func TestProvenFixesNeedNoRounds(t *testing.T) {
+// Proven fixes run as unproven ones do: a package whose last rewrite
+// was not verified holds back both.
+func TestProvenFixesRunOutOfRounds(t *testing.T) {
 	t.Parallel()
 	proven := rewrite.Finding{Rule: "leak", File: "/m/p/p_test.go", Test: "TestA", Fixed: true}
 	unproven := rewrite.Finding{Rule: "wait", File: "/m/p/p_test.go", Test: "TestB", Fixed: true, Unproven: true}
-	plain := func(rewrite.Site) rewrite.Decision { return rewrite.Decision{} }
-	probing := func(rewrite.Site) rewrite.Decision { return rewrite.Decision{Probe: true} }
-	if needsRuns(proven, plain) || !needsRuns(unproven, plain) || !needsRuns(proven, probing) {
-		t.Errorf("needsRuns: proven %v, unproven %v, probe %v", needsRuns(proven, plain), needsRuns(unproven, plain), needsRuns(proven, probing))
-	}
 	final := map[string]string{"/m/p": "last"}
 	verified := map[string]string{"/m/p": "earlier"}
-	got := outOfRounds([]rewrite.Finding{proven, unproven}, final, verified, plain)
-	if len(got) != 1 || got[0] != unproven.Site() {
-		t.Errorf("out of rounds: %+v, want only %+v", got, unproven.Site())
+	got := outOfRounds([]rewrite.Finding{proven, unproven}, final, verified)
+	if len(got) != 2 || got[0] != proven.Site() || got[1] != unproven.Site() {
+		t.Errorf("out of rounds: %+v, want both", got)
 	}
-	if got := outOfRounds([]rewrite.Finding{proven}, final, verified, plain); len(got) != 0 {
-		t.Errorf("a proven fix is out of rounds: %+v", got)
+	verified["/m/p"] = "last"
+	if got := outOfRounds([]rewrite.Finding{proven, unproven}, final, verified); len(got) != 0 {
+		t.Errorf("verified, yet out of rounds: %+v", got)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/unflake/unflake/rewrite"
 )
 
-// A Decided is an unproven fix verification decided, as soon as its
+// A Decided is a fix verification decided, as soon as its
 // package's verification in a round ends: kept (the package passed every
 // run with it, mutants and its whole run included) or reverted. A later
 // round of the same run may still revert a kept fix (a companion retry,
@@ -30,8 +30,8 @@ type Decided struct {
 
 // pkgDecided notes what a package's verification in a round of the main
 // phase decided (applied holds the round's fixed findings by site key),
-// for the result of an interrupted run (partial), and reports each
-// unproven fix whose fate changed to Options.Decided.
+// for the result of an interrupted run (partial), and reports each fix,
+// proven or not, whose fate changed to Options.Decided.
 func (v *verifier) pkgDecided(w *pkgWork, runs []TestRun, held []Held, applied map[string]rewrite.Finding) {
 	v.mu.Lock()
 	v.latest[w.dir] = runs
@@ -55,9 +55,6 @@ func (v *verifier) pkgDecided(w *pkgWork, runs []TestRun, held []Held, applied m
 	}
 	if len(held) == 0 {
 		for _, s := range w.sites {
-			if !s.finding.Unproven && s.finding.Variant == 0 {
-				continue // a probe's test, not a fix to report
-			}
 			d := Decided{Finding: s.finding, Kept: true}
 			for _, r := range runs {
 				if s.covers(r.Name) && r.Kept {
@@ -74,7 +71,7 @@ func (v *verifier) pkgDecided(w *pkgWork, runs []TestRun, held []Held, applied m
 	}
 	for _, h := range held {
 		f, ok := applied[h.Site.Key]
-		if !ok || h.Why == nil || h.Why.Kind == revert.Companion || !f.Unproven {
+		if !ok || h.Why == nil || h.Why.Kind == revert.Companion {
 			continue
 		}
 		tell(Decided{Finding: f, Why: h.Why, Retry: h.Why.AfterRewrite() && f.Variant+1 < f.Variants})

@@ -11,7 +11,7 @@ import (
 	"github.com/unflake/unflake/rewrite"
 )
 
-// Verification remembers the unproven fixes a test failed after outside
+// Verification remembers the fixes a test failed after outside
 // the user's source: in unflake's cache directory (the result cache's,
 // $UNFLAKE_CACHE), one small file per fix, named by a hash of its site
 // key. A later fix --verify holds such a fix back at once, without
@@ -94,9 +94,9 @@ func (m memory) remember(f rewrite.Finding, now time.Time) {
 }
 
 // toRemember reports whether a finding's revert is verification's
-// evidence against the fix itself: an unproven fix that was applied in
-// some round (tried maps the site key of each fix applied to whether it
-// is unproven) and that a test failed after, or one remembered so. The
+// evidence against the fix itself: a fix that was applied in some round
+// (tried holds the site key of each fix applied), proven or not, and
+// that a test failed after, or one remembered so. The
 // same fixes are recorded as directives under Options.RecordIgnores.
 func toRemember(f rewrite.Finding, tried map[string]bool) bool {
 	if f.Fixed || f.Revert == nil || !f.Revert.AfterRewrite() {
@@ -105,6 +105,5 @@ func toRemember(f rewrite.Finding, tried map[string]bool) bool {
 	if f.Revert.Remembered != "" {
 		return true
 	}
-	unproven, applied := tried[f.Site().Key]
-	return applied && unproven
+	return tried[f.Site().Key]
 }

@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"bytes"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -23,28 +22,40 @@ import (
 	"github.com/unflake/unflake/rewrite"
 )
 
-// Strength. An unproven fix that passes every run may still have made
-// its test blind: a poll that stops at the first instant its checks hold
-// passes a counter that goes on to 2, where the sleep it replaced saw
-// the 2. So, once every test passed after the rewrite, each test with an
-// unproven fix is tried on mutants of the code under test (the non-test
+// Strength. A fix that passes every run, proven or not, may still have
+// made its test blind: a poll that stops at the first instant its checks
+// hold passes a counter that goes on to 2, where the sleep it replaced
+// saw the 2. So, once every test passed after the rewrite, each test
+// with a fix is tried on mutants of the code under test (the non-test
 // files of its package): the statements that write the state the test's
 // checks read, made twice, made again a little later, undone a little
-// later, or dropped. A mutant counts when the original test fails on it;
-// the fix is kept only if the rewritten test fails on every such mutant
-// too (Finding.Mutants), and is otherwise reverted as revert.Weaker,
-// naming the mutant it misses. Mutants are files of an overlay: the
-// working tree is never touched.
+// later, or dropped; and mutants aimed at what the fix changes in the
+// test's meaning (Finding.Changes, aim.go): for a budget (a poll, a
+// deadline) the awaited write made late, past the original's window and
+// well within a poll's budget, and a timer's period made 3x; for a clock
+// (a bubble, a fake clock) a time comparison moved by one tick, a
+// timer's duration made 0 and elapsed time that no longer passes; for
+// ownership a Close or Stop that runs its body twice. A mutant counts
+// when the original test fails on it; the fix is kept only if the
+// rewritten test fails on every such mutant too (Finding.Mutants), and
+// is otherwise reverted as revert.Weaker, naming the mutant it misses.
+// Mutants are files of an overlay: the working tree is never touched.
 //
-// "Late" (a write delayed past the original's window) is not a mutant:
-// from the test's side it is either what the rewrite exists to tolerate
-// (the original failing when the event comes late under load is the
-// flake) or, past any budget, a dropped write.
+// "Late" was long not a mutant: the original failing when the event
+// comes late under load is the flake a poll exists to tolerate. But a
+// poll with a budget of seconds also passes code whose timer fires at
+// three times its period (issue 28: a breaker's half-open timer, a cron
+// entry a second late), which the original caught: a fix that changes a
+// budget must still see lateness its original saw.
 
-// maxMutants bounds the mutants tried per test: each costs two or three
+// maxMutants bounds the mutants of state tried per test, and maxAimed
+// those aimed at what its fixes change (aim.go): each costs two or three
 // runs (the builds are shared: see schema), and one that hangs the test
 // costs its timeout.
-const maxMutants = 8
+const (
+	maxMutants = 8
+	maxAimed   = 6
+)
 
 // A mutation is how a statement is changed.
 type mutation int
@@ -54,7 +65,19 @@ const (
 	again                   // the statement, and again a moment later
 	undone                  // an assignment, and the value before it restored a moment later
 	dropped                 // the statement removed
+
+	// Aimed at what a fix changes (aim.go).
+	late        // the statement made later, past the original's window
+	scaled      // a timer's duration made 3x
+	zeroed      // a timer's duration made 0
+	tick        // a time comparison moved by one tick: a.After(b) made !a.Before(b)
+	stands      // elapsed time that no longer passes: time.Since(x) made 0
+	closedTwice // a Close or Stop that runs its body twice
 )
+
+// labels name the mutations in a finding's tally (rewrite.Mutants.Names).
+var labels = map[mutation]string{twice: "twice", again: "again", undone: "undone", dropped: "dropped",
+	late: "late", scaled: "period x3", zeroed: "duration 0", tick: "one tick", stands: "elapsed 0", closedTwice: "closes twice"}
 
 // A writeKind is what a statement does to the state.
 type writeKind int
@@ -76,7 +99,9 @@ var mutations = map[writeKind][]mutation{
 	closes:  {dropped},
 }
 
-// A target is a statement of the code under test that writes state.
+// A target is a statement of the code under test that writes state, or
+// a site of a mutant aimed at what a fix changes (aim.go): an expression
+// or a method's body.
 type target struct {
 	file       string // absolute path
 	src        []byte // the file's content
@@ -89,7 +114,20 @@ type target struct {
 	// current value and write a given one back (for undone).
 	read  string
 	write func(val string) string
+
+	form siteForm
+	encl string // the function or method the site is in
+	site *aimSite
 }
+
+// A siteForm is what a target's text is.
+type siteForm int
+
+const (
+	stmtForm siteForm = iota // a statement (its mutant replaces it)
+	exprForm                 // an expression (its mutant's value replaces it)
+	bodyForm                 // a method's body (its mutant runs first, at the body's start: start == end)
+)
 
 // A mutant is one mutation of one target.
 type mutant struct {
@@ -102,7 +140,11 @@ type mutant struct {
 // String names the mutant as a finding does: "n.Add(1) made twice at
 // counter.go:14".
 func (m *mutant) String() string {
-	stmt := strings.Join(strings.Fields(string(m.t.src[m.t.start:m.t.end])), " ")
+	text := string(m.t.src[m.t.start:m.t.end])
+	if m.t.site != nil {
+		text = m.t.site.shown
+	}
+	stmt := strings.Join(strings.Fields(text), " ")
 	if len(stmt) > 40 {
 		stmt = clipTo(stmt, 37)
 	}
@@ -116,6 +158,18 @@ func (m *mutant) String() string {
 		what = fmt.Sprintf("undone %s later", m.delay)
 	case dropped:
 		what = "dropped"
+	case late:
+		what = fmt.Sprintf("made %s late", m.delay)
+	case scaled:
+		what = "with its duration made 3x"
+	case zeroed:
+		what = "with its duration made 0"
+	case tick:
+		what = "moved by one tick (" + m.t.site.tickedOp() + ")"
+	case stands:
+		what = "made 0"
+	case closedTwice:
+		what = "running its body twice"
 	}
 	return fmt.Sprintf("%s %s at %s:%d", stmt, what, filepath.Base(m.t.file), m.t.line)
 }
@@ -144,7 +198,13 @@ const (
 func binName(id int) string { return "m" + strconv.Itoa(id) + ".test" }
 
 // schema returns the files of the package with every mutant of ms (ids:
-// their index plus one) built in, by path.
+// their index plus one) built in, by path. A statement's mutants switch
+// on unflakeMutant in its place; an expression's are a function literal
+// called in its place, returning the mutant's value or its own; a
+// method body's run a copy of the body, a method appended at the end of
+// the file, before it. Expressions may lie inside statements (their
+// mutants are then built into each of the statement's forms); nothing
+// else nests (collect).
 func schema(ms []*mutant) map[string][]byte {
 	byFile := map[string][]int{}
 	var files []string
@@ -157,15 +217,37 @@ func schema(ms []*mutant) map[string][]byte {
 	out := map[string][]byte{}
 	for k, file := range files {
 		idx := byFile[file]
-		// Have: targets that do not overlap (codeUnderTest); group the
-		// mutants of each, in source order.
-		sort.SliceStable(idx, func(a, b int) bool { return ms[idx[a]].t.start < ms[idx[b]].t.start })
-		src := ms[idx[0]].t.src
-		var b bytes.Buffer
-		b.Write(src[:ms[idx[0]].t.pkgEnd])
-		needTime := false
+		// Group the mutants of each target; order the targets by start,
+		// a body's insertion before a statement at the same offset, an
+		// outer site before those within it.
+		var groups []siteGroup
+		at := map[*target]int{}
 		for _, i := range idx {
-			needTime = needTime || ms[i].op == again || ms[i].op == undone
+			t := ms[i].t
+			g, ok := at[t]
+			if !ok {
+				g = len(groups)
+				at[t] = g
+				groups = append(groups, siteGroup{t: t})
+			}
+			groups[g].ids = append(groups[g].ids, i+1)
+		}
+		sort.SliceStable(groups, func(a, b int) bool {
+			ta, tb := groups[a].t, groups[b].t
+			if ta.start != tb.start {
+				return ta.start < tb.start
+			}
+			if (ta.start == ta.end) != (tb.start == tb.end) {
+				return ta.start == ta.end
+			}
+			return ta.end > tb.end
+		})
+		src := ms[idx[0]].t.src
+		var b strings.Builder
+		b.Write(src[:ms[idx[0]].t.pkgEnd])
+		needTime := false // an unused import would not build
+		for _, i := range idx {
+			needTime = needTime || ms[i].needsTime()
 		}
 		if needTime {
 			b.WriteString("; import " + mutantTime + ` "time"`)
@@ -173,25 +255,88 @@ func schema(ms []*mutant) map[string][]byte {
 		if k == 0 {
 			b.WriteString("; import " + mutantOS + ` "os"; import ` + mutantPath + ` "path/filepath"`)
 		}
-		at := ms[idx[0]].t.pkgEnd
-		for j := 0; j < len(idx); {
-			t := ms[idx[j]].t
-			b.Write(src[at:t.start])
-			stmt := string(src[t.start:t.end])
-			b.WriteString("switch " + mutantVar + " {")
-			for ; j < len(idx) && ms[idx[j]].t == t; j++ {
-				fmt.Fprintf(&b, " case %q: %s;", binName(idx[j]+1), ms[idx[j]].code(stmt))
-			}
-			b.WriteString(" default: " + stmt + " }")
-			at = t.end
-		}
-		b.Write(src[at:])
+		sp := &splicer{src: src, ms: ms, file: k}
+		b.WriteString(sp.splice(ms[idx[0]].t.pkgEnd, len(src), groups))
 		if k == 0 {
 			b.WriteString("\nvar " + mutantVar + " = " + mutantPath + ".Base(" + mutantOS + ".Args[0])\n")
 		}
-		out[file] = b.Bytes()
+		b.WriteString(sp.tail.String())
+		out[file] = []byte(b.String())
 	}
 	return out
+}
+
+// needsTime reports whether the mutant's code uses the time package.
+func (m *mutant) needsTime() bool {
+	switch m.op {
+	case again, undone, late:
+		return true
+	}
+	return m.t.form == exprForm && strings.HasPrefix(m.t.site.typ, mutantTime+".")
+}
+
+// A siteGroup is a target and the ids of its mutants.
+type siteGroup struct {
+	t   *target
+	ids []int
+}
+
+// A splicer writes one file of a schema.
+type splicer struct {
+	src  []byte
+	ms   []*mutant
+	file int             // the file's index in the schema, for unique names
+	tail strings.Builder // what goes at the end of the file: the copies of bodies
+}
+
+// splice returns src[from:to] with the mutants of groups (sorted, all
+// within it) built in.
+func (sp *splicer) splice(from, to int, groups []siteGroup) string {
+	var b strings.Builder
+	at := from
+	for i := 0; i < len(groups); {
+		g := groups[i]
+		j := i + 1
+		for j < len(groups) && groups[j].t.start < g.t.end {
+			j++ // within g
+		}
+		b.Write(sp.src[at:g.t.start])
+		inner := sp.splice(g.t.start, g.t.end, groups[i+1:j])
+		b.WriteString(sp.site(g, inner))
+		at, i = g.t.end, j
+	}
+	b.Write(sp.src[at:to])
+	return b.String()
+}
+
+// site is a target's text with its mutants built in; inner is its own
+// text, with the mutants of the sites within it built in.
+func (sp *splicer) site(g siteGroup, inner string) string {
+	var b strings.Builder
+	switch g.t.form {
+	case exprForm:
+		fmt.Fprintf(&b, "func() %s { switch %s {", g.t.site.typ, mutantVar)
+		for _, id := range g.ids {
+			fmt.Fprintf(&b, " case %q: return %s;", binName(id), sp.ms[id-1].value(inner))
+		}
+		fmt.Fprintf(&b, " }; return %s }()", inner)
+	case bodyForm:
+		name := fmt.Sprintf("unflakeTwice%d_%d", sp.file, g.t.start)
+		a := g.t.site
+		fmt.Fprintf(&sp.tail, "\nfunc %s %s() %s %s\n", a.recv, name, a.results, sp.src[a.body[0]:a.body[1]])
+		fmt.Fprintf(&b, " switch %s {", mutantVar)
+		for _, id := range g.ids {
+			fmt.Fprintf(&b, " case %q: %s.%s();", binName(id), a.recvName, name)
+		}
+		b.WriteString(" };")
+	default:
+		b.WriteString("switch " + mutantVar + " {")
+		for _, id := range g.ids {
+			fmt.Fprintf(&b, " case %q: %s;", binName(id), sp.ms[id-1].code(inner))
+		}
+		b.WriteString(" default: " + inner + " }")
+	}
+	return b.String()
 }
 
 // code is the mutant's form of stmt.
@@ -206,8 +351,21 @@ func (m *mutant) code(stmt string) string {
 		return stmt + "; " + later(stmt)
 	case undone:
 		return "unflakeBefore := " + m.t.read + "; " + stmt + "; " + later(m.t.write("unflakeBefore"))
+	case late:
+		return later(stmt)
 	}
 	return "" // dropped
+}
+
+// value is the mutant's value of an expression whose text is expr.
+func (m *mutant) value(expr string) string {
+	switch m.op {
+	case scaled:
+		return "3 * (" + expr + ")"
+	case tick:
+		return m.t.site.ticked()
+	}
+	return "0" // zeroed, stands
 }
 
 // strength holds what the mutants decided, by site key: fixes whose tests
@@ -272,7 +430,7 @@ func (v *verifier) strengths() *strength {
 	return v.strength
 }
 
-// mutate tries the tests of w's unproven fixes, which all passed after
+// mutate tries the tests of w's fixes, proven or not, which all passed after
 // the rewrite (runs), on mutants of the package's code under test, and
 // returns the fixes to revert as revert.Weaker; their tests' runs lose
 // Kept. It does nothing in the probe phase (decide asks for probes) or
@@ -285,7 +443,7 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 	byTest := map[string][]fixSite{}
 	var tests []string
 	for _, s := range w.sites {
-		if !s.finding.Unproven || s.test == "" || decide(s.site).Probe {
+		if s.test == "" || decide(s.site).Probe {
 			continue
 		}
 		st.mu.Lock()
@@ -312,7 +470,7 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 	if err != nil {
 		return nil, err
 	}
-	if code == nil || len(code.targets) == 0 {
+	if code == nil || len(code.targets) == 0 && len(code.aims) == 0 {
 		untried() // nothing to mutate: the fixes stand as verified
 		return nil, nil
 	}
@@ -331,7 +489,9 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 			continue
 		}
 		p := mutantPlan{test: test, sites: byTest[test], before: before}
-		for _, m := range pickMutants(code.relevant(checkedNames(p.sites, test, code.reads)), mutantDelay(before)) {
+		m := checkedNames(p.sites, test, code.reads)
+		ms := append(code.aimed(m, changeKinds(p.sites), lateDelay(before)), pickMutants(code.relevant(m), mutantDelay(before))...)
+		for _, m := range ms {
 			id, ok := index[*m]
 			if !ok {
 				all = append(all, m)
@@ -397,7 +557,7 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 	return out, nil
 }
 
-// A mutantPlan is one test to try on mutants: its unproven fixes, its run
+// A mutantPlan is one test to try on mutants: its fixes, its run
 // before the rewrite, and the ids of its mutants.
 type mutantPlan struct {
 	test   string
@@ -436,12 +596,22 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 	// state the mutant never reaches fails at its timeout, and a
 	// rewritten test still running at twice the original's time is not
 	// passing either.
+	//
+	// A late write, or a period made 3x, lengthens what both wait for:
+	// they get that much more, so that a rewrite that passes it is seen
+	// to pass rather than stopped as if it failed.
 	origTimeout := 3*p.before.mean() + 5*time.Second
 	afterTimeout := 2*p.before.mean() + 2*time.Second
 	run := func(binDir string, id int) (*rewrite.Revert, error) {
 		timeout := origTimeout
 		if binDir == afterDir {
 			timeout = afterTimeout
+		}
+		switch m := all[id-1]; m.op {
+		case late:
+			timeout += m.delay
+		case scaled:
+			timeout += 3 * p.before.mean()
 		}
 		o, err := v.r.exec(v.r.ctx, dir, job{bin: filepath.Join(binDir, binName(id)), name: p.test, run: anchored(p.test), count: 1, timeout: timeout})
 		if err != nil {
@@ -496,6 +666,9 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 			continue
 		}
 		tally.Of++
+		if l := labels[all[p.ids[i]-1].op]; !slices.Contains(tally.Names, l) {
+			tally.Names = append(tally.Names, l)
+		}
 		if vd.killed {
 			tally.Killed++
 		} else if missed < 0 {
@@ -524,7 +697,7 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 			}
 		}
 	}
-	detail := fmt.Sprintf("%s (the original fails: %s); kills %d/%d mutants the original kills", all[p.ids[missed]-1], vd.origWhy.Detail, tally.Killed, tally.Of)
+	detail := fmt.Sprintf("%s (the original fails: %s); %s", all[p.ids[missed]-1], vd.origWhy.Detail, tally)
 	why := &rewrite.Revert{Kind: revert.Weaker, Test: p.test, Detail: clip(detail)}
 	st.mu.Lock()
 	st.weaker[blame.site.Key] = tally
@@ -715,6 +888,7 @@ func checkedNames(sites []fixSite, test string, reads map[string]map[string]bool
 // or method reads (for checks that call it: m.Len(), c.State()).
 type codeUnderTest struct {
 	targets []*target
+	aims    []*target                  // the sites of mutants aimed at what a fix changes (aim.go)
 	reads   map[string]map[string]bool // function or method name → names
 }
 
@@ -781,7 +955,19 @@ func collect(fset *token.FileSet, files []*ast.File, srcs map[string][]byte, inf
 				return true
 			})
 			ast.Inspect(fd.Body, c.visit)
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if call, ok := n.(*ast.CallExpr); ok {
+					if t := c.aimCall(call, fd.Name.Name); t != nil {
+						c.aims = append(c.aims, t)
+					}
+				}
+				return true
+			})
+			if t := c.aimBody(fd); t != nil {
+				c.aims = append(c.aims, t)
+			}
 		}
+		code.aims = append(code.aims, keepAims(c.aims, c.out)...)
 		// A target inside another (s.cb = func() { s.n++ }) is left
 		// out: a schema splices each target once.
 		sort.SliceStable(c.out, func(i, j int) bool { return c.out[i].start < c.out[j].start })
@@ -805,6 +991,7 @@ type collector struct {
 	src    []byte
 	pkgEnd int // offset of the end of the package clause
 	out    []*target
+	aims   []*target // the sites of aimed mutants (aim.go)
 }
 
 // visit looks at the statements of each statement list.

@@ -1,13 +1,18 @@
 package verify
 
 import (
+	"fmt"
 	"go/ast"
+	"go/importer"
 	"go/parser"
 	"go/token"
 	"go/types"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/unflake/unflake/internal/testmod"
+	"github.com/unflake/unflake/rule"
 )
 
 // serverCode is code under test with one write of each kind, and writes
@@ -170,6 +175,186 @@ func TestMutantDelay(t *testing.T) {
 	} {
 		if got := mutantDelay(&outcome{elapsed: before, tops: 1}); got != want {
 			t.Errorf("delay after a test of %v: %v, want %v", before, got, want)
+		}
+	}
+}
+
+// breakerCode is code under test with a site of each aimed mutant: a
+// timer's duration (inside a statement target), a ticker's, a time
+// comparison, an elapsed time, a Close; and a sleep no test reaches.
+const breakerCode = `package p
+
+import "time"
+
+type Breaker struct {
+	open     bool
+	openedAt time.Time
+	timeout  time.Duration
+	timer    *time.Timer
+	done     chan struct{}
+	n        int
+}
+
+func (b *Breaker) Trip() {
+	b.open = true
+	b.openedAt = time.Now()
+	b.timer = time.AfterFunc(b.timeout, b.halfOpen)
+}
+
+func (b *Breaker) halfOpen() { b.open = false; b.tick() }
+
+func (b *Breaker) tick() {
+	t := time.NewTicker(b.timeout / 10)
+	defer t.Stop()
+	<-t.C
+}
+
+func (b *Breaker) Ready() bool {
+	return time.Now().After(b.openedAt.Add(b.timeout)) || time.Since(b.openedAt) > b.timeout
+}
+
+func (b *Breaker) Close() error {
+	close(b.done)
+	return nil
+}
+
+func unused() { time.Sleep(time.Second) }
+`
+
+// checkReal type-checks src with the standard library's sources.
+func checkReal(t *testing.T, name, src string) (*token.FileSet, *ast.File, *types.Info, *types.Package) {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, 0)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, src)
+	}
+	info := &types.Info{Uses: map[*ast.Ident]types.Object{}, Defs: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}, Types: map[ast.Expr]types.TypeAndValue{}}
+	pkg, err := (&types.Config{Importer: importer.ForCompiler(fset, "source", nil)}).Check("p", fset, []*ast.File{f}, info)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, src)
+	}
+	return fset, f, info, pkg
+}
+
+// The sites of aimed mutants are found by what they call; the mutants a
+// test gets follow the kinds of its fixes' changes, and only the sites
+// the test reaches; their schema type-checks and keeps every line.
+func TestAimedMutants(t *testing.T) {
+	testmod.Short(t) // type-checks the standard library from source
+	const file = "/src/p/breaker.go"
+	fset, f, info, pkg := checkReal(t, file, breakerCode)
+	code := collect(fset, []*ast.File{f}, map[string][]byte{file: []byte(breakerCode)}, info, pkg.Scope())
+	var got []string
+	for _, a := range code.aims {
+		got = append(got, fmt.Sprintf("%d:%s:%s", a.line, []string{"duration", "comparison", "elapsed", "closer"}[a.site.what], breakerCode[a.start:a.end]))
+	}
+	want := "17:duration:b.timeout|23:duration:b.timeout / 10|29:comparison:time.Now().After(b.openedAt.Add(b.timeout))|29:elapsed:time.Since(b.openedAt)|32:closer:|37:duration:time.Second"
+	if strings.Join(got, "|") != want {
+		t.Errorf("aims:\n got %s\nwant %s", strings.Join(got, "|"), want)
+	}
+
+	// The test calls Trip, Ready and Close: tick is reached through
+	// halfOpen, unused is not.
+	m := mentions{direct: map[string]bool{"Trip": true, "Ready": true, "Close": true}, indirect: map[string]bool{}}
+	for _, n := range []string{"Trip", "Ready", "Close"} {
+		for r := range code.reads[n] {
+			m.indirect[r] = true
+		}
+	}
+	names := func(ms []*mutant) string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.String())
+		}
+		return strings.Join(out, "\n")
+	}
+	for _, tc := range []struct {
+		kinds []rule.ChangeKind
+		want  []string
+	}{
+		{[]rule.ChangeKind{rule.Budget}, []string{
+			"b.open = true made 500ms late at breaker.go:15",
+			"time.AfterFunc(b.timeout, b.halfOpen) with its duration made 3x at breaker.go:17",
+			"b.openedAt = time.Now() made 500ms late at breaker.go:16",
+			"time.NewTicker(b.timeout / 10) with its duration made 3x at breaker.go:23",
+			"b.timer =… made 500ms late at breaker.go:17",
+			"b.open = false made 500ms late at breaker.go:20",
+		}},
+		{[]rule.ChangeKind{rule.Clock}, []string{
+			"time.Now().After(b.openedAt.Add(b.… moved by one tick (After made !Before) at breaker.go:29",
+			"time.AfterFunc(b.timeout, b.halfOpen) with its duration made 0 at breaker.go:17",
+			"time.Since(b.openedAt) made 0 at breaker.go:29",
+		}},
+		{[]rule.ChangeKind{rule.Ownership}, []string{"Close running its body twice at breaker.go:32"}},
+		{[]rule.ChangeKind{rule.Sync, rule.Order, rule.Paths}, nil},
+	} {
+		kinds := map[rule.ChangeKind]bool{}
+		for _, k := range tc.kinds {
+			kinds[k] = true
+		}
+		if got := names(code.aimed(m, kinds, 500*time.Millisecond)); got != strings.Join(tc.want, "\n") {
+			t.Errorf("%v:\n%s\nwant\n%s", tc.kinds, got, strings.Join(tc.want, "\n"))
+		}
+	}
+
+	// Every aimed mutant and a statement's, in one schema: the timer's
+	// duration within b.timer = ... is built into each of its forms.
+	all := map[rule.ChangeKind]bool{rule.Budget: true, rule.Clock: true, rule.Ownership: true}
+	ms := append(code.aimed(m, all, 500*time.Millisecond), pickMutants(code.relevant(m), 20*time.Millisecond)...)
+	src := string(schema(ms)[file])
+	checkReal(t, file, src) // it builds
+	for _, want := range []string{
+		`case "m1.test": go func() { unflakemutanttime.Sleep(500000000); b.open = true }();`,
+		`b.timer = time.AfterFunc(func() unflakemutanttime.Duration { switch unflakeMutant { case "m2.test": return 3 * (b.timeout); case "m4.test": return 0; }; return b.timeout }(), b.halfOpen)`,
+		`return func() bool { switch unflakeMutant { case "m3.test": return !(time.Now()).Before(b.openedAt.Add(b.timeout)); }; return time.Now().After(b.openedAt.Add(b.timeout)) }() || func() unflakemutanttime.Duration { switch unflakeMutant { case "m5.test": return 0; }; return time.Since(b.openedAt) }() > b.timeout`,
+		`func (b *Breaker) Close() error { switch unflakeMutant { case "m6.test": b.unflakeTwice0_597(); };`,
+		"\nfunc (b *Breaker) unflakeTwice0_",
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("schema lacks %s:\n%s", want, src)
+		}
+	}
+	// A schema of mutants that need no time package imports none: an
+	// unused import would not build.
+	for _, op := range []mutation{tick, closedTwice} {
+		var only []*mutant
+		for _, m := range ms {
+			if m.op == op {
+				only = append(only, m)
+			}
+		}
+		if src := string(schema(only)[file]); strings.Contains(src, mutantTime) {
+			t.Errorf("%s alone imports time:\n%s", labels[op], src)
+		} else {
+			checkReal(t, file, src)
+		}
+	}
+
+	// No line moves: the copy of Close's body goes after the last line.
+	orig, mut := strings.Split(breakerCode, "\n"), strings.Split(src, "\n")
+	for i, line := range orig {
+		if (strings.HasPrefix(line, "func") || strings.HasPrefix(line, "\t") || line == "}") && !strings.HasPrefix(strings.TrimSpace(mut[i]), strings.Fields(line)[0]) && !strings.Contains(mut[i], "switch") {
+			t.Errorf("line %d moved: %q, was %q", i+1, mut[i], line)
+		}
+	}
+	if mut[len(orig)] != "var unflakeMutant = unflakemutantpath.Base(unflakemutantos.Args[0])" {
+		t.Errorf("the schema's lines do not match the file's: line %d is %q", len(orig)+1, mut[len(orig)])
+	}
+}
+
+// A late write comes three times the test's time later, on a fixed scale;
+// none past the scale.
+func TestLateDelay(t *testing.T) {
+	for before, want := range map[time.Duration]time.Duration{
+		10 * time.Millisecond:  50 * time.Millisecond,
+		200 * time.Millisecond: time.Second,
+		150 * time.Millisecond: 500 * time.Millisecond,
+		3 * time.Second:        10 * time.Second,
+		11 * time.Second:       0,
+	} {
+		if got := lateDelay(&outcome{elapsed: before, tops: 1}); got != want {
+			t.Errorf("late after a test of %v: %v, want %v", before, got, want)
 		}
 	}
 }

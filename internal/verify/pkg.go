@@ -20,8 +20,7 @@ type pkgWork struct {
 	dir     string
 	changes []rewrite.Change
 	mod     []rewrite.Change // its module's go.mod and go.sum, when they change
-	sites   []fixSite        // the fixes applied in dir whose tests run, in source order
-	proven  []fixSite        // the proven fixes applied in dir: built, never run
+	sites   []fixSite        // the fixes applied in dir, in source order: their tests run
 	tests   []string         // affected top-level tests, sorted
 	all     bool             // a fix outside any test: every test is affected
 }
@@ -72,10 +71,6 @@ func (v *verifier) verify(cfg *rewrite.Config, decide func(rewrite.Site) rewrite
 		}
 		seen[s.Key] = true
 		fs := fixSite{site: s, finding: f}
-		if !needsRuns(f, decide) {
-			w.proven = append(w.proven, fs)
-			continue
-		}
 		if top := topLevel(f.Test); rewrite.IsTestName(top) {
 			fs.test = top
 			if !slices.Contains(w.tests, top) {
@@ -128,26 +123,15 @@ func (v *verifier) verify(cfg *rewrite.Config, decide func(rewrite.Site) rewrite
 	return runs, held, nil
 }
 
-// needsRuns reports whether the tests of a fix must run: an unproven
-// fix (rule.Fix.Hypothesis), one of its further forms, or a probe. A
-// proven fix is kept when the package's tests build with it; running
-// the tests again cannot tell more than the rule proved, and a round of
-// runs it waited for could leave it unverified.
-func needsRuns(f rewrite.Finding, decide func(rewrite.Site) rewrite.Decision) bool {
-	return f.Unproven || f.Variant > 0 || decide(f.Site()).Probe
-}
-
 // verifyPkg verifies one package: the affected tests together, split
 // on a failure down to the test that fails, bisecting the fixes of a
 // test that fails after the rewrite; then, when every test kept its
-// fixes, the whole test binary with all of them. A package with only
-// proven fixes is built, not run.
+// fixes, the whole test binary with all of them. Proven fixes run as
+// unproven ones do: a proof can miss what the code does (issue 28 found
+// four proven shapes that broke correct code), and running decides.
 func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewrite.Decision, w *pkgWork) ([]TestRun, []Held, error) {
-	if len(w.sites) == 0 && len(w.proven) == 0 {
-		return nil, nil, nil // no fixed finding: nothing to verify
-	}
 	if len(w.sites) == 0 {
-		return v.buildOnly(cfg, decide, w)
+		return nil, nil, nil // no fixed finding: nothing to verify
 	}
 	b := v.beforeOf(w.dir)
 	if err := v.buildBefore(w.dir, b); err != nil {
@@ -264,7 +248,7 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 		return runs, held, nil
 	}
 
-	// Have: every test passed alone. Now the unproven fixes' strength
+	// Have: every test passed alone. Now the fixes' strength
 	// (mutate.go), then the whole binary.
 	if held, err := v.mutate(decide, w, b, runs); err != nil || len(held) > 0 {
 		return runs, held, err
@@ -322,24 +306,6 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 	return runs, []Held{{Site: cands[i], Why: why}}, nil
 }
 
-// buildOnly verifies a package whose fixes are all proven: its tests
-// must build with them (the build before tells a package that never
-// built from one the fixes broke).
-func (v *verifier) buildOnly(cfg *rewrite.Config, decide func(rewrite.Site) rewrite.Decision, w *pkgWork) ([]TestRun, []Held, error) {
-	_, broken, err := v.r.buildSet(v.tempDir(), w.dir, w.changes, w.mod)
-	if err != nil || broken == "" {
-		return nil, nil, err
-	}
-	b := v.beforeOf(w.dir)
-	if err := v.buildBefore(w.dir, b); err != nil {
-		return nil, nil, err
-	}
-	if b.broken != "" {
-		return w.holdAll(&rewrite.Revert{Kind: revert.FailsBefore, Detail: "the tests do not build: " + b.broken})
-	}
-	return v.brokenBuild(cfg, decide, w, broken)
-}
-
 // buildAfter is why a test cannot run after the rewrite when its -race
 // build fails (the plain one built).
 func buildAfter(broken string) *rewrite.Revert {
@@ -358,17 +324,12 @@ func (b binaries) racePath() (string, string, error) {
 	return b.race.get()
 }
 
-// all returns the package's fixes, those whose tests run first.
-func (w *pkgWork) allSites() []fixSite {
-	return append(append([]fixSite(nil), w.sites...), w.proven...)
-}
-
 // brokenBuild holds back the fix that breaks the package's build (found
 // by bisecting, when there are several): only it is to blame, and the
 // others are verified in the next round.
 func (v *verifier) brokenBuild(cfg *rewrite.Config, decide func(rewrite.Site) rewrite.Decision, w *pkgWork, broken string) ([]TestRun, []Held, error) {
 	why := &rewrite.Revert{Kind: revert.BuildAfter, Detail: "the tests do not build after the rewrite: " + broken}
-	all := w.allSites()
+	all := w.sites
 	if len(all) == 1 {
 		return w.holdAll(why)
 	}
@@ -396,7 +357,7 @@ func (w *pkgWork) holdAll(why *rewrite.Revert) ([]TestRun, []Held, error) {
 		runs = append(runs, TestRun{Dir: w.dir, Name: name, Why: why})
 	}
 	var held []Held
-	for _, s := range w.allSites() {
+	for _, s := range w.sites {
 		held = append(held, Held{Site: s.site, Why: why})
 	}
 	return runs, held, nil

@@ -24,7 +24,8 @@ import (
 // Only what verification showed to be the fix's is written down for
 // good: not a fix whose test failed, skipped or was flaky before the
 // rewrite, clashed over a resource or ran out of rounds (never the fix's
-// doing), and not a fix the rule proved (markProven).
+// doing). A proven fix a test failed after is recorded as an unproven
+// one is: running decides.
 func record(res *rewrite.Result, tried map[string]bool) int {
 	added := map[string]bool{} // files changed only to record
 	byPath := map[string]int{}
@@ -70,25 +71,6 @@ func record(res *rewrite.Result, tried map[string]bool) int {
 	sort.Slice(res.Changes, func(i, j int) bool { return res.Changes[i].Path < res.Changes[j].Path })
 	return n
 }
-
-// markProven says, in the reason of a proven fix a test failed after,
-// that it is held back for this run only: the rule's proof outweighs a
-// run's evidence, which may be the environment's, so it is neither
-// remembered nor recorded.
-func markProven(res *rewrite.Result, tried map[string]bool) {
-	for k := range res.Findings {
-		f := &res.Findings[k]
-		if f.Fixed || f.Revert == nil || !f.Revert.AfterRewrite() {
-			continue
-		}
-		if unproven, applied := tried[f.Site().Key]; applied && !unproven && !strings.HasPrefix(f.Reason, heldForRun) {
-			f.Reason = heldForRun + strings.TrimPrefix(f.Reason, "reverted: ")
-		}
-	}
-}
-
-// heldForRun begins the reason of a fix held back but not recorded.
-const heldForRun = "held back for this run (the fix is proven, so it is not remembered): "
 
 // ignoreLine is the directive recording a reverted fix: the failure's
 // first line, cut at a word boundary to keep the line readable.

@@ -11,8 +11,8 @@ import (
 	"github.com/unflake/unflake/rewrite"
 )
 
-// Only an unproven fix that was applied and that a test failed after is
-// written down; everything else verification held back stays out of the
+// Only a fix that was applied and that a test failed after, proven or
+// not (running decides), is written down; everything else verification held back stays out of the
 // diff, and no file changes for a directive alone unless it records one.
 func TestRecordWritesDownOnlyTheFixesFailures(t *testing.T) {
 	t.Parallel()
@@ -45,32 +45,29 @@ func TestRecordWritesDownOnlyTheFixesFailures(t *testing.T) {
 	tried := map[string]bool{}
 	for _, f := range res.Findings {
 		switch f.Rule {
-		case "unproven", "clash", "rounds", "flaky":
+		case "unproven", "clash", "rounds", "flaky", "proven", "provenY":
 			tried[f.Site().Key] = true
-		case "proven", "provenY":
-			tried[f.Site().Key] = false
 		}
 	}
-	markProven(res, tried)
-	if n := record(res, tried); n != 1 {
-		t.Errorf("recorded %d fixes, want 1", n)
+	if n := record(res, tried); n != 3 {
+		t.Errorf("recorded %d fixes, want 3", n)
 	}
-	if len(res.Changes) != 1 || res.Changes[0].Path != x {
-		t.Fatalf("changes %+v, want x_test.go only", res.Changes)
+	if len(res.Changes) != 2 || res.Changes[0].Path != x || res.Changes[1].Path != y {
+		t.Fatalf("changes %+v, want x_test.go and y_test.go", res.Changes)
 	}
 	got := string(res.Changes[0].New)
 	want := "\t//unflake:ignore unproven reverted by unflake fix --verify: TestA failed after the rewrite: x_test.go:41: got a response with status 503 while the handler was still draining its…\n\ta()\n"
 	if !strings.Contains(got, want) {
 		t.Errorf("x_test.go:\n%s\nlacks\n%s", got, want)
 	}
-	if strings.Count(got, "//unflake:ignore") != 1 {
-		t.Errorf("x_test.go records more than the unproven fix:\n%s", got)
+	if !strings.Contains(got, "//unflake:ignore proven reverted") || strings.Count(got, "//unflake:ignore") != 2 {
+		t.Errorf("x_test.go: want the unproven and the proven fix recorded, no other:\n%s", got)
+	}
+	if got := string(res.Changes[1].New); !strings.Contains(got, "//unflake:ignore provenY reverted") || strings.Count(got, "//unflake:ignore") != 1 {
+		t.Errorf("y_test.go: want the proven fix recorded, no other:\n%s", got)
 	}
 	for _, f := range res.Findings {
-		switch proven := strings.HasPrefix(f.Reason, heldForRun); {
-		case (f.Rule == "proven" || f.Rule == "provenY") != proven:
-			t.Errorf("%s: reason %q", f.Rule, f.Reason)
-		case f.Rule == "rounds" && !strings.HasPrefix(f.Reason, "not verified: "):
+		if f.Rule == "rounds" && !strings.HasPrefix(f.Reason, "not verified: ") {
 			t.Errorf("%s: reason %q", f.Rule, f.Reason)
 		}
 	}

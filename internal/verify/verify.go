@@ -6,10 +6,12 @@
 // The working tree is never touched: each package's test binary is built
 // once as it is on disk and once with `go test -overlay` holding the
 // rewritten files (the -race variant when a run first needs it), and the
-// binaries run directly, reused by every run. Only the tests of unproven
-// fixes run (rule.Fix.Hypothesis; their further forms and probes): a
-// proven fix is kept when its package's tests build with it, and no
-// round limit ever leaves it unverified. Before the rewrite the affected
+// binaries run directly, reused by every run. The tests of every fix
+// the rewrite keeps run, proven or not (rule.Fix.Hypothesis), and so do
+// those of further forms and probes: a proof reasons about the test and
+// can miss what the code does, so running decides, and a proven fix a
+// test fails after is reverted as an unproven one is. Before the
+// rewrite the affected
 // top-level tests of a package run once, together, to confirm they pass
 // and to time them. After it, they run Options.Count times, together
 // in each process and once in each (as go test runs them: a test that
@@ -36,7 +38,7 @@
 // clash (settle, in pkg.go). When a test with several fixes fails, the fixes are bisected
 // and only the one that fails it is reverted. Last, each package's whole
 // test binary runs once with every kept fix, to catch fixes that break
-// another test. As each package's verification ends, its unproven fixes
+// another test. As each package's verification ends, its fixes
 // are reported kept or reverted (Options.Decided, decided.go); when ctx
 // ends, Run returns what the packages verified so far keep.
 //
@@ -89,17 +91,17 @@ type Options struct {
 	// GOMAXPROCS.
 	Procs int
 
-	// NoMutants turns off the strength check of unproven fixes
-	// (mutate.go): they are then kept when their tests pass.
+	// NoMutants turns off the strength check of the fixes (mutate.go):
+	// they are then kept when their tests pass.
 	NoMutants bool
 
-	// RecordIgnores writes, at the site of each unproven fix a test
-	// failed after, a generated //unflake:ignore directive into the
+	// RecordIgnores writes, at the site of each fix a test failed
+	// after, a generated //unflake:ignore directive into the
 	// changes (record.go). Without it the changes hold fixes only.
 	RecordIgnores bool
 
-	// Memory is the directory where verification remembers the unproven
-	// fixes a test failed after, so that a later run holds them back
+	// Memory is the directory where verification remembers the fixes a
+	// test failed after, so that a later run holds them back
 	// without running anything (memory.go); "" remembers nothing.
 	Memory string
 
@@ -112,8 +114,8 @@ type Options struct {
 	// package is verified, one call at a time.
 	Progress func(Progress)
 
-	// Decided, if set, is called as each unproven fix is decided, kept
-	// or reverted, one call at a time (decided.go).
+	// Decided, if set, is called as each fix is decided, kept or
+	// reverted, one call at a time (decided.go).
 	Decided func(Decided)
 }
 
@@ -152,12 +154,12 @@ type Verification struct {
 	Probed      []Probe
 	ProbeRounds int
 
-	// Mutants counts what the strength check of unproven fixes
-	// (mutate.go) ran.
+	// Mutants counts what the strength check of the fixes (mutate.go)
+	// ran.
 	Mutants MutantCount
 
-	// Proven counts the proven fixes kept without runs: their tests
-	// built with them (rule.Fix.Hypothesis is nil).
+	// Proven counts the proven fixes kept (rule.Fix.Hypothesis is nil):
+	// their tests ran and passed as every fix's do.
 	Proven int
 
 	// Stopped is set when ctx ended before verification did: the result
@@ -233,7 +235,7 @@ const maxRounds = 4
 // companions' included; the Verification's Probed lists the outcomes.
 // Without such fixes the probe phase costs nothing.
 //
-// An unproven fix reverted because a test failed after it is remembered
+// A fix reverted because a test failed after it is remembered
 // outside the source (Options.Memory, memory.go), so that a later run
 // holds it back without trying it; with Options.RecordIgnores it is also
 // recorded at its site, in the changes, as a generated //unflake:ignore
@@ -287,7 +289,6 @@ func Run(ctx context.Context, cfg *rewrite.Config, opts Options) (*rewrite.Resul
 	if !r.race {
 		out.NoRace = r.raceWhy
 	}
-	markProven(res, v.tried)
 	for _, f := range res.Findings {
 		if toRemember(f, v.tried) {
 			if f.Revert.Remembered != "" {
@@ -323,9 +324,9 @@ type verifier struct {
 	before map[string]*beforeRuns // package directory → its runs before
 	seq    int                    // numbers temporary directories
 
-	// tried maps the site key of each fix applied in a round of the main
-	// phase to whether it is unproven: only such a fix is recorded when
-	// a test fails after it (record.go).
+	// tried holds the site key of each fix applied in a round of the
+	// main phase: only such a fix is remembered and recorded when a test
+	// fails after it (record.go).
 	tried map[string]bool
 
 	// The probe phase's outcomes (probe.go), written only between engine
@@ -475,7 +476,7 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 			for _, f := range res.Findings {
 				limit = max(limit, maxRounds+f.Variants-1)
 				if f.Fixed {
-					v.tried[f.Site().Key] = f.Unproven
+					v.tried[f.Site().Key] = true
 				}
 			}
 		} else {
@@ -586,7 +587,7 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 	// Runs count only for directories whose final content was verified;
 	// the fixes of a directory whose last rewrite was not are held back.
 	final := dirContents(res.Changes)
-	outOf := outOfRounds(res.Findings, final, verified, decide)
+	outOf := outOfRounds(res.Findings, final, verified)
 	for _, s := range outOf {
 		held[s.Key] = &rewrite.Revert{Kind: revert.OutOfRounds,
 			Detail: fmt.Sprintf("verification stopped after %d rounds, before it verified the last rewrite of this package", out.Rounds)}
@@ -627,11 +628,11 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 
 // outOfRounds returns the sites of the fixes whose package's last
 // rewrite (final, by directory) was not verified: the rounds ran out
-// before it. A proven fix needs no runs, so it is never among them.
-func outOfRounds(findings []rewrite.Finding, final, verified map[string]string, decide func(rewrite.Site) rewrite.Decision) []rewrite.Site {
+// before it.
+func outOfRounds(findings []rewrite.Finding, final, verified map[string]string) []rewrite.Site {
 	var out []rewrite.Site
 	for _, f := range findings {
-		if d := filepath.Dir(f.File); f.Fixed && final[d] != verified[d] && needsRuns(f, decide) {
+		if d := filepath.Dir(f.File); f.Fixed && final[d] != verified[d] {
 			out = append(out, f.Site())
 		}
 	}

@@ -1,0 +1,310 @@
+package verify
+
+import (
+	"go/ast"
+	"go/types"
+	"sort"
+	"time"
+
+	"github.com/unflake/unflake/rule"
+)
+
+// Mutants aimed at what a fix changes (rule.Change, by kind; issue 28).
+// The mutants of state (mutate.go) ask whether a rewritten test still
+// sees a write made twice, undone or dropped; these ask whether it still
+// sees what its fix changed:
+//
+//   - budget (a poll, a deadline): the awaited write made late, three
+//     times the test's time before (lateDelay): past the original's
+//     window, well within a poll's budget; and the duration a timer,
+//     ticker or sleep of the code is given made 3x (whether a constant,
+//     a field, a parameter or a value the test passes in: the mutant
+//     scales it where it is used).
+//   - clock (a bubble, a fake clock): a time comparison moved by one
+//     tick (a.After(b) made !a.Before(b), a.Before(b) made !a.After(b)),
+//     a timer's or sleep's duration made 0, and elapsed time that no
+//     longer passes (time.Since(x), or a fake clock's Since, made 0).
+//   - ownership: the code's Close, Stop or Shutdown running its body
+//     twice (the owner closing too).
+//
+// Sync and order get no aimed mutant: a readiness point earlier than the
+// work it announces makes the rewritten test fail where the original
+// passes, which running shows, not a mutant the original kills; and
+// what order changes is sharing between tests, not a statement of the
+// code. Paths neither.
+
+// An aimKind is what an aimed site is.
+type aimKind int
+
+const (
+	durationArg aimKind = iota // the duration a timer, ticker or sleep is given
+	comparison                 // a.After(b) or a.Before(b) of two time.Time values
+	elapsed                    // time.Since(x), or a clock's Since
+	closer                     // the body of a Close, Stop or Shutdown method
+)
+
+// An aimSite is what a target of an aimed mutant is (target.site).
+type aimSite struct {
+	what  aimKind
+	shown string // what a mutant's name shows: the call, or the method's name
+	typ   string // exprForm: the type of the value, in the schema's terms
+	zero  bool   // durationArg: 0 is a valid duration there (not a ticker's)
+	// comparison: the receiver's and the argument's text, and whether it
+	// is After.
+	x, y  string
+	after bool
+	// closer: the receiver ("(s *Server)"), its name, the results and
+	// the body's offsets.
+	recv, recvName, results string
+	body                    [2]int
+}
+
+// ticked is the comparison moved by one tick: > made >=, < made <=.
+func (a *aimSite) ticked() string {
+	if a.after {
+		return "!(" + a.x + ").Before(" + a.y + ")"
+	}
+	return "!(" + a.x + ").After(" + a.y + ")"
+}
+
+// tickedOp says what ticked does: "After made !Before".
+func (a *aimSite) tickedOp() string {
+	if a.after {
+		return "After made !Before"
+	}
+	return "Before made !After"
+}
+
+// timerFuncs take the duration of a timer, ticker or sleep first: the
+// time package's functions and methods, and a fake clock's of the same
+// names. zeroable are those a 0 duration is valid for (a ticker's
+// panics, and time.Tick's returns nil).
+var (
+	timerFuncs = map[string]bool{"NewTicker": true, "NewTimer": true, "After": true, "AfterFunc": true, "Sleep": true, "Tick": true, "Reset": true}
+	zeroable   = map[string]bool{"NewTimer": true, "After": true, "AfterFunc": true, "Sleep": true}
+	closers    = map[string]bool{"Close": true, "Stop": true, "Shutdown": true}
+)
+
+// aimCall returns the aimed site a call is, or nil.
+func (c *collector) aimCall(call *ast.CallExpr, encl string) *target {
+	var fn *types.Func
+	var recvX ast.Expr
+	switch fun := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		fn, _ = c.info.Uses[fun].(*types.Func)
+	case *ast.SelectorExpr:
+		fn, _ = c.info.Uses[fun.Sel].(*types.Func)
+		if sel := c.info.Selections[fun]; sel != nil && sel.Kind() == types.MethodVal {
+			recvX = fun.X
+		}
+	}
+	if fn == nil {
+		return nil
+	}
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok {
+		return nil
+	}
+	name := fn.Name()
+	site := func(e ast.Expr, a *aimSite) *target {
+		a.shown = c.text(call)
+		return &target{file: c.file, src: c.src, pkgEnd: c.pkgEnd, form: exprForm, encl: encl, site: a,
+			start: c.fset.Position(e.Pos()).Offset, end: c.fset.Position(e.End()).Offset, line: c.fset.Position(e.Pos()).Line}
+	}
+	switch {
+	case timerFuncs[name] && sig.Params().Len() >= 1 && isTimeType(sig.Params().At(0).Type(), "Duration") && len(call.Args) >= 1:
+		if lit, ok := ast.Unparen(call.Args[0]).(*ast.BasicLit); ok && lit.Value == "0" {
+			return nil
+		}
+		zero := zeroable[name]
+		if name == "Reset" && sig.Recv() != nil && isTimeType(sig.Recv().Type(), "Timer") {
+			zero = true
+		}
+		return site(call.Args[0], &aimSite{what: durationArg, typ: mutantTime + ".Duration", zero: zero})
+	case (name == "After" || name == "Before") && recvX != nil && sig.Recv() != nil && isTimeType(sig.Recv().Type(), "Time") && len(call.Args) == 1:
+		return site(call, &aimSite{what: comparison, typ: "bool", x: c.text(recvX), y: c.text(call.Args[0]), after: name == "After"})
+	case name == "Since" && len(call.Args) == 1 && sig.Results().Len() == 1 && isTimeType(sig.Results().At(0).Type(), "Duration"):
+		return site(call, &aimSite{what: elapsed, typ: mutantTime + ".Duration"})
+	}
+	return nil
+}
+
+// aimBody returns the site of a Close, Stop or Shutdown method's body, or
+// nil: only one with a named receiver, no parameters and no type
+// parameters, whose body a copy under another name can run.
+func (c *collector) aimBody(fd *ast.FuncDecl) *target {
+	if fd.Recv == nil || len(fd.Recv.List) != 1 || !closers[fd.Name.Name] || fd.Type.Params.NumFields() > 0 {
+		return nil
+	}
+	names := fd.Recv.List[0].Names
+	if len(names) != 1 || names[0].Name == "_" {
+		return nil
+	}
+	a := &aimSite{what: closer, shown: fd.Name.Name, recv: c.text(fd.Recv), recvName: names[0].Name,
+		body: [2]int{c.fset.Position(fd.Body.Lbrace).Offset, c.fset.Position(fd.Body.End()).Offset}}
+	if fd.Type.Results != nil {
+		a.results = c.text(fd.Type.Results)
+	}
+	at := c.fset.Position(fd.Body.Lbrace).Offset + 1
+	return &target{file: c.file, src: c.src, pkgEnd: c.pkgEnd, form: bodyForm, encl: fd.Name.Name, site: a,
+		start: at, end: at, line: c.fset.Position(fd.Pos()).Line}
+}
+
+// isTimeType reports whether t (or what it points to) is the time
+// package's type name.
+func isTimeType(t types.Type, name string) bool {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := t.(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "time" && n.Obj().Name() == name
+}
+
+// keepAims returns the aimed sites that a schema can splice: none inside
+// another (the outer one stays) and none holding a statement target
+// (stmts: every statement target found, in any order).
+func keepAims(aims, stmts []*target) []*target {
+	sort.SliceStable(aims, func(i, j int) bool {
+		if aims[i].start != aims[j].start {
+			return aims[i].start < aims[j].start
+		}
+		return aims[i].end > aims[j].end
+	})
+	var out []*target
+	end := -1
+	for _, a := range aims {
+		if a.form == exprForm && a.start < end {
+			continue // within the last kept one
+		}
+		holds := false
+		for _, s := range stmts {
+			holds = holds || a.form == exprForm && a.start <= s.start && s.end <= a.end
+		}
+		if holds {
+			continue
+		}
+		out = append(out, a)
+		if a.form == exprForm {
+			end = a.end
+		}
+	}
+	return out
+}
+
+// lateDelay is how much later a "late" mutant makes a write: three times
+// the test's time before the rewrite (its wait, mostly), rounded up on a
+// fixed scale so that a test timed a little differently gets the same
+// mutant; 0 (no late mutant) when that is more than the scale holds.
+func lateDelay(before *outcome) time.Duration {
+	for _, d := range lateDelays {
+		if d >= 3*before.mean() {
+			return d
+		}
+	}
+	return 0
+}
+
+var lateDelays = []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond,
+	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 20 * time.Second, 30 * time.Second}
+
+// changeKinds returns the kinds of change of the fixes of sites.
+func changeKinds(sites []fixSite) map[rule.ChangeKind]bool {
+	kinds := map[rule.ChangeKind]bool{}
+	for _, s := range sites {
+		for _, c := range s.finding.Changes {
+			kinds[c.Kind] = true
+		}
+	}
+	return kinds
+}
+
+// reach returns the names of the functions a test's names lead to: those
+// it mentions, and those their bodies mention, and so on.
+func (c *codeUnderTest) reach(m mentions) map[string]bool {
+	seen := map[string]bool{}
+	var todo []string
+	for _, names := range []map[string]bool{m.direct, m.indirect} {
+		for n := range names {
+			if !seen[n] {
+				seen[n] = true
+				todo = append(todo, n)
+			}
+		}
+	}
+	for len(todo) > 0 {
+		n := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for r := range c.reads[n] {
+			if _, fn := c.reads[r]; fn && !seen[r] {
+				seen[r] = true
+				todo = append(todo, r)
+			}
+		}
+	}
+	return seen
+}
+
+// aimed returns the mutants aimed at kinds (what the test's fixes
+// change): at most maxAimed, of the sites in functions the test reaches,
+// those it mentions first, one of each mutation in turn. lateBy is the
+// delay of a late write (0: none).
+func (c *codeUnderTest) aimed(m mentions, kinds map[rule.ChangeKind]bool, lateBy time.Duration) []*mutant {
+	reach := c.reach(m)
+	score := func(t *target) int {
+		switch {
+		case m.direct[t.encl]:
+			return 2
+		case m.indirect[t.encl] || reach[t.encl]:
+			return 1
+		}
+		return 0
+	}
+	sites := func(what aimKind, ok func(*aimSite) bool) []*target {
+		var out []*target
+		for _, t := range c.aims {
+			if t.site.what == what && (ok == nil || ok(t.site)) && score(t) > 0 {
+				out = append(out, t)
+			}
+		}
+		sort.SliceStable(out, func(i, j int) bool { return score(out[i]) > score(out[j]) })
+		return out
+	}
+	var lists [][]*mutant
+	add := func(op mutation, ts []*target, delay time.Duration) {
+		var l []*mutant
+		for _, t := range ts {
+			l = append(l, &mutant{t: t, op: op, delay: delay})
+		}
+		if len(l) > 0 {
+			lists = append(lists, l)
+		}
+	}
+	if kinds[rule.Budget] {
+		if lateBy > 0 {
+			add(late, c.relevant(m), lateBy)
+		}
+		add(scaled, sites(durationArg, nil), 0)
+	}
+	if kinds[rule.Clock] {
+		add(tick, sites(comparison, nil), 0)
+		add(zeroed, sites(durationArg, func(a *aimSite) bool { return a.zero }), 0)
+		add(stands, sites(elapsed, nil), 0)
+	}
+	if kinds[rule.Ownership] {
+		add(closedTwice, sites(closer, nil), 0)
+	}
+	var out []*mutant
+	for round := 0; len(out) < maxAimed; round++ {
+		more := false
+		for _, l := range lists {
+			if round < len(l) && len(out) < maxAimed {
+				out = append(out, l[round])
+				more = true
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	return out
+}

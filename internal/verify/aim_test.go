@@ -1,0 +1,156 @@
+package verify_test
+
+import (
+	"context"
+	"go/ast"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dave/dst"
+
+	"github.com/unflake/unflake/internal/testmod"
+	"github.com/unflake/unflake/internal/verify"
+	"github.com/unflake/unflake/internal/verify/revert"
+	"github.com/unflake/unflake/rewrite"
+	"github.com/unflake/unflake/rule"
+)
+
+// renameRule is a test rule with a proven fix: it rewrites each call of
+// from to a call of to, a change of the given kind.
+func renameRule(name, from, to string, kind rule.ChangeKind) *rule.Rule {
+	return &rule.Rule{
+		Name:      name,
+		Doc:       "# " + name + ": a test rule\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
+		Prefilter: func(src []byte, _ rule.Values) bool { return strings.Contains(string(src), from+"(") },
+		Run: func(pass *rule.Pass) error {
+			for _, f := range pass.Files {
+				ast.Inspect(f, func(n ast.Node) bool {
+					call, ok := n.(*ast.CallExpr)
+					if !ok {
+						return true
+					}
+					if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != from {
+						return true
+					}
+					pass.Report(rule.Diagnostic{
+						Pos: call.Pos(), End: call.End(),
+						Message: "calls " + from,
+						Fix: &rule.Fix{Changes: []rule.Change{{Kind: kind, What: "a test change"}},
+							Message: "call " + to,
+							Apply: func() error {
+								pass.Dst(call).(*dst.CallExpr).Fun.(*dst.Ident).Name = to
+								return nil
+							},
+						},
+					})
+					return true
+				})
+			}
+			return nil
+		},
+	}
+}
+
+// lateModule: in late and bounded, a counter counts one event 5ms after
+// Start, and the test sleeps 200ms before checking it; a proven budget
+// fix replaces the sleep by a poll that returns once the count is 1 and
+// keeps the rest of the window. late's poll has a budget of 5s: it
+// passes the event made a second late, which the sleep caught; bounded's
+// has the window's. In broke, a proven fix makes the test fail.
+var lateModule = `
+-- go.mod --
+module example.com/late
+
+go 1.24
+-- late/counter.go --
+package late
+` + counterCode + `-- late/counter_test.go --
+package late
+` + strings.Replace(counterTest, "POLL", `// poll waits until until holds, for up to 5s, then for the rest of d.
+func poll(d time.Duration, until func() bool) {
+	start := time.Now()
+	for !until() && time.Since(start) < 5*time.Second {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(time.Until(start.Add(d)))
+}`, 1) + `-- bounded/counter.go --
+package bounded
+` + counterCode + `-- bounded/counter_test.go --
+package bounded
+` + strings.Replace(counterTest, "POLL", `// poll waits until until holds, for up to d, then for the rest of d.
+func poll(d time.Duration, until func() bool) {
+	start := time.Now()
+	for !until() && time.Since(start) < d {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(time.Until(start.Add(d)))
+}`, 1) + `-- broke/broke_test.go --
+package broke
+
+import "testing"
+
+func one() int { return 1 }
+
+func two() int { return 2 }
+
+func TestOne(t *testing.T) {
+	if got := one(); got != 1 {
+		t.Fatalf("got %d, want 1", got)
+	}
+}
+`
+
+// Running decides (issue 28): a proven fix's test runs, and a proven fix
+// it fails after is reverted; a proven budget fix is tried on a write
+// made late, and reverted when its poll passes it where the original
+// failed.
+func TestRunAimedMutants(t *testing.T) {
+	testmod.Slow(t)
+	dir := testmod.Write(t, lateModule)
+	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Env: testmod.GoEnv(t),
+		Rules: []*rule.Rule{renameRule("waitpoll", "wait", "poll", rule.Budget), renameRule("onetwo", "one", "two", rule.Order)}}
+	res, v, err := verify.Run(context.Background(), cfg, verify.Options{Count: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors: %v", res.Errors)
+	}
+	byPkg := map[string]rewrite.Finding{}
+	for _, f := range res.Findings {
+		if f.Unproven {
+			t.Errorf("%s: unproven", f.Package)
+		}
+		byPkg[f.Package[strings.LastIndex(f.Package, "/")+1:]] = f
+	}
+
+	// The mutants of c.n.Add(1): late, twice, again, dropped (the sleep
+	// of Start made 3x the original passes: it does not count). late's
+	// poll misses the late one.
+	late := byPkg["late"]
+	if late.Fixed || late.Revert == nil || late.Revert.Kind != revert.Weaker {
+		t.Fatalf("late: want reverted as weaker: %+v (%+v)", late, late.Revert)
+	}
+	for _, want := range []string{"c.n.Add(1) made ", " late at counter.go:14", "(the original fails: counter_test.go:24: n = 0, want 1)", "kills 3 of 4 mutants the original kills (late, twice, again, dropped)"} {
+		if !strings.Contains(late.Revert.Detail, want) {
+			t.Errorf("late: reason %q lacks %q", late.Reason, want)
+		}
+	}
+
+	bounded := byPkg["bounded"]
+	if !bounded.Fixed || !bounded.Verified || bounded.Mutants.Killed != 4 || bounded.Mutants.Of != 4 || !slices.Contains(bounded.Mutants.Names, "late") {
+		t.Errorf("bounded: want kept, killing 4 of 4 mutants, late among them: %+v", bounded)
+	}
+	if !strings.Contains(bounded.Text(), "(verified: kills 4 of 4 mutants the original kills (late, twice, again, dropped))") {
+		t.Errorf("bounded: %s", bounded.Text())
+	}
+
+	broke := byPkg["broke"]
+	if broke.Fixed || broke.Revert == nil || broke.Revert.Kind != revert.FailsAfter || !strings.Contains(broke.Revert.Detail, "got 2, want 1") {
+		t.Errorf("broke: want the proven fix reverted, its test failing after it: %+v (%+v)", broke, broke.Revert)
+	}
+	if v.Proven != 1 {
+		t.Errorf("proven fixes kept: %d, want 1 (bounded's)", v.Proven)
+	}
+}
