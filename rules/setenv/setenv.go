@@ -246,7 +246,7 @@ func (c *checker) keep(fd *ast.FuncDecl, top bool, cl *clear, writes []envWrite)
 			continue
 		}
 		if w.foreign != "" {
-			return fmt.Sprintf("the test %s (line %d), which may set %s", w.foreign, c.pass.Fset.Position(w.pos).Line, cl.name)
+			return fmt.Sprintf("the test may change %s at line %d: it %s", cl.name, c.pass.Fset.Position(w.pos).Line, w.foreign)
 		}
 		if w.pos < cl.call.Pos() {
 			return fmt.Sprintf("the test set %s earlier, so clearing it is not redundant", cl.name)
@@ -255,7 +255,7 @@ func (c *checker) keep(fd *ast.FuncDecl, top bool, cl *clear, writes []envWrite)
 			return fmt.Sprintf("the test sets %s elsewhere and the clear, in a loop or closure, may run after that", cl.name)
 		}
 		if !w.viaT {
-			return fmt.Sprintf("the test changes %s with os.Setenv later, and the clear restores it when the test ends", cl.name)
+			return fmt.Sprintf("the test changes %s later (os.Setenv, os.Unsetenv or code that writes the environment), and the clear restores it when the test ends", cl.name)
 		}
 	}
 	return ""
