@@ -358,7 +358,7 @@ func (c *checker) setElsewhere(fd *ast.FuncDecl, name string) (why string, block
 		case w.any:
 			what = fmt.Sprintf("clears the environment or unsets a variable the analysis cannot name (%s)", w.call)
 		}
-		return fmt.Sprintf("%s %s: a later test sees %s unset, not empty as the clear leaves it, and code that tells them apart (os.LookupEnv, os.Environ) would pass where the clear's test fails; running the tests cannot show it", where, what, name), true
+		return fmt.Sprintf("%s %s: a later test may see %s unset, not empty as the clear leaves it, and code that tells them apart (os.LookupEnv, os.Environ) would pass there where the clear's test fails; running the tests cannot show it", where, what, name), true
 	}
 	what := fmt.Sprintf("sets %s (%s)", name, w.call)
 	switch {
@@ -433,6 +433,11 @@ func (g *modGraph) decide(pkgPath string, visiting map[string]bool) bool {
 	rel, ok := strings.CutPrefix(pkgPath, g.path)
 	if !ok || rel != "" && rel[0] != '/' {
 		return false // another module
+	}
+	for _, elem := range strings.Split(rel, "/") {
+		if elem == "testdata" || elem == "vendor" || strings.HasPrefix(elem, "_") || strings.HasPrefix(elem, ".") {
+			return false // a directory the syntax scan skips
+		}
 	}
 	dir := filepath.Join(g.root, filepath.FromSlash(rel))
 	for d := dir; d != g.root && strings.HasPrefix(d, g.root); d = filepath.Dir(d) {
