@@ -167,7 +167,14 @@ func (s *sealer) stmt(st ast.Stmt, env map[*types.Var]binding) bool {
 		}
 		// Have: a range over a list of known length: the body runs once
 		// per element, unconditionally unless it jumps.
-		for _, e := range list {
+		// A body that may break or return may end the loop early: only
+		// its first element runs for sure.
+		jump := jumps(st.Body)
+		for i, e := range list {
+			if i > 0 && jump {
+				s.condStmts(st.Body.List, with(env, v, binding{s: e}))
+				continue
+			}
 			s.stmts(st.Body.List, with(env, v, binding{s: e}))
 		}
 		return false
