@@ -6,11 +6,15 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
+
+	"golang.org/x/mod/modfile"
 
 	"github.com/unflake/unflake/internal/match"
 )
@@ -30,25 +34,45 @@ type moduleWrite struct {
 	name string    // the variable, when the call names a constant
 	any  bool      // the name is not a constant, or Clearenv: any variable
 	at   token.Pos // in the package's own files, else NoPos
+
+	// unsets is set when the write may leave the variable unset
+	// (Unsetenv, Clearenv, or code that may do either): a later test then
+	// sees it unset, not empty as the clear leaves it, and code that tells
+	// them apart (os.LookupEnv, os.Environ) passes where the clear's test
+	// fails; running the tests on the correct code cannot show it, so the
+	// clear is not removed at all.
+	unsets bool
+	// what, when not empty, says what the code does, for code the
+	// analysis cannot follow by name (a function value, another module).
+	what string
 }
 
 // moduleSets returns, for the clear of name in the test fd, a write of
 // the module that may set name outside fd, or nil. Writes of the empty
 // string do not count: they empty the variable, as the clear does.
+// A write that may unset the variable comes first: it blocks the removal,
+// where another makes it unproven.
 func (c *checker) moduleSets(fd *ast.FuncDecl, name string) *moduleWrite {
 	if c.module == nil {
 		c.module = c.readModule()
 	}
+	var found *moduleWrite
 	for i := range c.module {
 		w := &c.module[i]
 		if w.at.IsValid() && fd.Pos() <= w.at && w.at < fd.End() {
 			continue // the test's own writes: keep judges them
 		}
-		if w.any || w.name == name {
+		if !w.any && w.name != name {
+			continue
+		}
+		if w.unsets {
 			return w
 		}
+		if found == nil {
+			found = w
+		}
 	}
-	return nil
+	return found
 }
 
 // readModule lists the environment writes of the module holding the
@@ -103,10 +127,27 @@ func (c *checker) ownWrites(f *ast.File) []moduleWrite {
 		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == "TestMain" {
 			continue
 		}
+		called := map[*ast.Ident]bool{}
 		ast.Inspect(d, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				// A function value, or code of another package.
+				if fn, ok := c.info.Uses[id].(*types.Func); ok && !called[id] {
+					if what := c.foreignWrite(fn, true); what != "" {
+						out = append(out, moduleWrite{
+							pos: c.pass.Fset.Position(id.Pos()), at: id.Pos(), any: true, what: what,
+							// os.Setenv as a value leaves a value; anything else may unset.
+							unsets: !(fn.Name() == "Setenv" && match.IsStd(fn.Pkg().Path())),
+						})
+					}
+				}
+				return true
+			}
 			call, ok := n.(*ast.CallExpr)
 			if !ok {
 				return true
+			}
+			if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && (isEnvFunc(c.info, call, "Setenv") || isEnvFunc(c.info, call, "Unsetenv") || isEnvFunc(c.info, call, "Clearenv")) {
+				called[sel.Sel] = true
 			}
 			w := moduleWrite{pos: c.pass.Fset.Position(call.Pos()), at: call.Pos()}
 			switch {
@@ -118,9 +159,9 @@ func (c *checker) ownWrites(f *ast.File) []moduleWrite {
 				}
 				w.call = "os.Setenv"
 			case match.IsPkgFunc(c.info, call, "os", "Unsetenv") || match.IsPkgFunc(c.info, call, "syscall", "Unsetenv"):
-				w.call = "os.Unsetenv"
+				w.call, w.unsets = "os.Unsetenv", true
 			case match.IsPkgFunc(c.info, call, "os", "Clearenv") || match.IsPkgFunc(c.info, call, "syscall", "Clearenv"):
-				w.call, w.any = "os.Clearenv", true
+				w.call, w.any, w.unsets = "os.Clearenv", true, true
 			default:
 				return true
 			}
@@ -227,7 +268,16 @@ func parseWrites(path string) []moduleWrite {
 		return "", false
 	}
 	var out []moduleWrite
+	called := map[*ast.SelectorExpr]bool{}
 	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok && !called[sel] {
+			// os.Setenv taken as a function value: any variable.
+			if x, ok := sel.X.(*ast.Ident); ok && pkgs[x.Name] != "" && envFuncs[sel.Sel.Name] {
+				call := pkgs[x.Name] + "." + sel.Sel.Name
+				out = append(out, moduleWrite{pos: fset.Position(sel.Pos()), call: call, any: true, unsets: sel.Sel.Name != "Setenv", what: "takes " + call + " as a function value, which may write any variable"})
+			}
+			return true
+		}
 		call, ok := n.(*ast.CallExpr)
 		if !ok {
 			return true
@@ -236,6 +286,7 @@ func parseWrites(path string) []moduleWrite {
 		if !ok {
 			return true
 		}
+		called[sel] = true
 		x, ok := sel.X.(*ast.Ident)
 		if !ok || pkgs[x.Name] == "" {
 			return true
@@ -249,8 +300,9 @@ func parseWrites(path string) []moduleWrite {
 				}
 			}
 		case "Unsetenv":
+			w.unsets = true
 		case "Clearenv":
-			w.any = true
+			w.any, w.unsets = true, true
 		default:
 			return true
 		}
@@ -287,20 +339,35 @@ func moduleRoot(dir string) string {
 	}
 }
 
-// setElsewhere says why removing the clear of name in fd is unproven:
-// code of the module sets name (or a variable it cannot name), so the
-// clear may shield the test from a value left behind. "" when none does.
-func (c *checker) setElsewhere(fd *ast.FuncDecl, name string) string {
+// setElsewhere says why removing the clear of name in fd is unproven, or
+// (blocks) why it must not be removed: code of the module sets name (or a
+// variable it cannot name), so the clear may shield the test from a value
+// left behind; or it may unset it, leaving a state the clear's empty value
+// differs from in a way running the tests cannot show. "" when none does.
+func (c *checker) setElsewhere(fd *ast.FuncDecl, name string) (why string, blocks bool) {
 	w := c.moduleSets(fd, name)
 	if w == nil {
-		return ""
+		return "", false
 	}
 	where := fmt.Sprintf("%s:%d", c.relPath(w.pos.Filename), w.pos.Line)
-	what := fmt.Sprintf("sets %s", name)
-	if w.any {
-		what = "sets a variable the analysis cannot name"
+	if w.unsets {
+		what := fmt.Sprintf("unsets %s (%s)", name, w.call)
+		switch {
+		case w.what != "":
+			what = w.what
+		case w.any:
+			what = fmt.Sprintf("clears the environment or unsets a variable the analysis cannot name (%s)", w.call)
+		}
+		return fmt.Sprintf("%s %s: a later test may see %s unset, not empty as the clear leaves it, and code that tells them apart (os.LookupEnv, os.Environ) would pass there where the clear's test fails; running the tests cannot show it", where, what, name), true
 	}
-	return fmt.Sprintf("%s %s (%s): a test that ran before may leave it set, and the clear shields this one from it", where, what, w.call)
+	what := fmt.Sprintf("sets %s (%s)", name, w.call)
+	switch {
+	case w.what != "":
+		what = w.what
+	case w.any:
+		what = fmt.Sprintf("sets a variable the analysis cannot name (%s)", w.call)
+	}
+	return fmt.Sprintf("%s %s: a test that ran before may leave it set, and the clear shields this one from it", where, what), false
 }
 
 // relPath names path relative to the package's directory when it can.
@@ -312,4 +379,94 @@ func (c *checker) relPath(path string) string {
 		}
 	}
 	return filepath.Base(path)
+}
+
+// A module-local package whose imports, transitively, are all of the
+// standard library or of the module itself writes the environment only
+// through code the syntax scan reads and names (readModule): its effect
+// summary's "writes the environment", which names no variable, adds
+// nothing. A package reaching another module (a nested module, a
+// dependency) may write through code the scan does not read.
+
+// modGraph answers, from the syntax of the module's files, which of its
+// packages reach only the standard library and the module.
+type modGraph struct {
+	root, path string
+	closed     map[string]bool // by import path, once decided
+}
+
+// selfContained reports whether the package at pkgPath is of the module
+// and reaches no other module's code.
+func (c *checker) selfContained(pkgPath string) bool {
+	if c.graph == nil {
+		c.graph = &modGraph{closed: map[string]bool{}}
+		if len(c.pass.AllFiles) > 0 {
+			root := moduleRoot(filepath.Dir(c.pass.Fset.File(c.pass.AllFiles[0].Pos()).Name()))
+			if data, err := os.ReadFile(filepath.Join(root, "go.mod")); root != "" && err == nil {
+				c.graph.root, c.graph.path = root, modfile.ModulePath(data)
+			}
+		}
+	}
+	if c.graph.path == "" {
+		return false
+	}
+	return c.graph.selfContained(pkgPath, map[string]bool{})
+}
+
+func (g *modGraph) selfContained(pkgPath string, visiting map[string]bool) bool {
+	if match.IsStd(pkgPath) {
+		return true
+	}
+	if ok, done := g.closed[pkgPath]; done {
+		return ok
+	}
+	if visiting[pkgPath] {
+		return true // a cycle: decided where it started
+	}
+	visiting[pkgPath] = true
+	ok := g.decide(pkgPath, visiting)
+	g.closed[pkgPath] = ok
+	return ok
+}
+
+func (g *modGraph) decide(pkgPath string, visiting map[string]bool) bool {
+	rel, ok := strings.CutPrefix(pkgPath, g.path)
+	if !ok || rel != "" && rel[0] != '/' {
+		return false // another module
+	}
+	for _, elem := range strings.Split(rel, "/") {
+		if elem == "testdata" || elem == "vendor" || strings.HasPrefix(elem, "_") || strings.HasPrefix(elem, ".") {
+			return false // a directory the syntax scan skips
+		}
+	}
+	dir := filepath.Join(g.root, filepath.FromSlash(rel))
+	for d := dir; d != g.root && strings.HasPrefix(d, g.root); d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return false // a nested module
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	fset := token.NewFileSet()
+	for _, e := range entries {
+		name := e.Name()
+		// Every build's files count; another package's tests are not
+		// linked into this one's test binary.
+		if e.IsDir() || filepath.Ext(name) != ".go" || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ImportsOnly)
+		if err != nil {
+			return false
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if p == "C" || p == "unsafe" || !g.selfContained(p, visiting) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -1,9 +1,11 @@
 package setenv
 
 import (
+	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
+	"path/filepath"
 
 	"github.com/unflake/unflake/internal/match"
 )
@@ -25,8 +27,9 @@ func (c *checker) seal() (map[string]bool, bool) {
 	if main == nil {
 		return nil, false
 	}
-	s := &sealer{c: c, sealed: map[string]bool{}}
+	s := &sealer{c: c, sealed: map[string]bool{}, why: map[string]string{}}
 	s.stmts(main.Body.List, nil)
+	c.unsealed, c.distrust = s.why, s.distrust
 	return s.sealed, true
 }
 
@@ -49,22 +52,68 @@ type sealer struct {
 	c      *checker
 	sealed map[string]bool
 	depth  int
+
+	// cond is set while the statements evaluated may not run (a branch
+	// of an if or switch, a for body, what follows a continue, break or
+	// return): an os.Setenv(NAME, "") there may leave NAME unset, which
+	// os.LookupEnv tells from the empty value the clear sets, so it seals
+	// nothing; a write there still undoes the seal.
+	cond bool
+	// why says, by name, why TestMain does not seal a variable: a
+	// conditional seal, or a write after it.
+	why map[string]string
+	// distrust, when not empty, says why nothing is sealed: a call the
+	// seal cannot see into may write any variable after the seal.
+	distrust string
 }
 
 // stmts evaluates list in order and reports whether it reached m.Run (then
 // the statement holding it, and everything after, is not evaluated).
 func (s *sealer) stmts(list []ast.Stmt, env map[*types.Var]binding) bool {
+	was := s.cond
+	defer func() { s.cond = was }()
 	for _, st := range list {
 		if s.stmt(st, env) {
 			return true
+		}
+		if jumps(st) {
+			s.cond = true // what follows may not run
 		}
 	}
 	return false
 }
 
+// condStmts evaluates list as statements that may not run.
+func (s *sealer) condStmts(list []ast.Stmt, env map[*types.Var]binding) bool {
+	was := s.cond
+	s.cond = true
+	defer func() { s.cond = was }()
+	return s.stmts(list, env)
+}
+
+// jumps reports whether st may leave the statement list it is in, outside
+// a function literal: a return, a continue, break or goto, or a panic.
+func jumps(st ast.Stmt) bool {
+	found := false
+	ast.Inspect(st, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt, *ast.BranchStmt:
+			found = true
+		case *ast.CallExpr:
+			if id, ok := ast.Unparen(n.Fun).(*ast.Ident); ok && id.Name == "panic" {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
 func (s *sealer) stmt(st ast.Stmt, env map[*types.Var]binding) bool {
 	if s.runsTests(st) {
-		return true
+		return s.beforeRun(st, env)
 	}
 	// Have: a statement before m.Run.
 	switch st := st.(type) {
@@ -74,24 +123,37 @@ func (s *sealer) stmt(st ast.Stmt, env map[*types.Var]binding) bool {
 		}
 	case *ast.AssignStmt:
 		for _, e := range st.Rhs {
-			if call, ok := ast.Unparen(e).(*ast.CallExpr); ok && s.call(call, env) {
-				return true
+			if call, ok := ast.Unparen(e).(*ast.CallExpr); ok {
+				if s.call(call, env) {
+					return true
+				}
+			} else {
+				s.taint(e)
 			}
 		}
+		return false
 	case *ast.BlockStmt:
 		return s.stmts(st.List, env)
 	case *ast.IfStmt:
-		if st.Init != nil && s.stmt(st.Init, env) {
-			return true
+		if st.Init != nil {
+			s.stmt(st.Init, env)
 		}
-		if s.stmts(st.Body.List, env) {
-			return true
-		}
+		s.taint(st.Cond)
+		s.condStmts(st.Body.List, env)
 		if st.Else != nil {
-			return s.stmt(st.Else, env)
+			s.condStmts([]ast.Stmt{st.Else}, env)
 		}
+		return false
 	case *ast.ForStmt:
-		return s.stmts(st.Body.List, env)
+		if st.Init != nil {
+			s.stmt(st.Init, env)
+		}
+		s.taint(st.Cond)
+		if st.Post != nil {
+			s.taint(st.Post)
+		}
+		s.condStmts(st.Body.List, env) // may run no time
+		return false
 	case *ast.RangeStmt:
 		var v *types.Var
 		if id, ok := st.Value.(*ast.Ident); ok && st.Tok == token.DEFINE {
@@ -99,16 +161,56 @@ func (s *sealer) stmt(st ast.Stmt, env map[*types.Var]binding) bool {
 		}
 		list, ok := s.list(st.X, env)
 		if !ok || v == nil {
-			return s.stmts(st.Body.List, env) // the names are unknown
+			s.taint(st.X)
+			s.condStmts(st.Body.List, env) // the names are unknown
+			return false
 		}
-		for _, e := range list {
-			inner := with(env, v, binding{s: e})
-			if s.stmts(st.Body.List, inner) {
-				return true
+		// Have: a range over a list of known length: the body runs once
+		// per element, unconditionally unless it jumps.
+		// A body that may break or return may end the loop early: only
+		// its first element runs for sure.
+		jump := jumps(st.Body)
+		for i, e := range list {
+			if i > 0 && jump {
+				s.condStmts(st.Body.List, with(env, v, binding{s: e}))
+				continue
 			}
+			s.stmts(st.Body.List, with(env, v, binding{s: e}))
 		}
+		return false
 	}
+	// Any other statement (switch, select, defer, go, a declaration...)
+	// is not evaluated: its writes undo the seal, it seals nothing.
+	s.taint(st)
 	return false
+}
+
+// beforeRun evaluates st, which calls m.Run, as far as the seal can tell
+// what runs before the tests: a call's arguments, or the statements of a
+// block before the one holding m.Run. It reports true: m.Run is reached.
+func (s *sealer) beforeRun(st ast.Stmt, env map[*types.Var]binding) bool {
+	switch st := st.(type) {
+	case *ast.BlockStmt:
+		if s.stmts(st.List, env) {
+			return true
+		}
+	case *ast.IfStmt:
+		// m.Run in a branch: the init, the condition and the statements
+		// of the branch before it run first.
+		if st.Init != nil {
+			s.taint(st.Init)
+		}
+		s.taint(st.Cond)
+		s.condStmts(st.Body.List, env)
+		if st.Else != nil {
+			s.condStmts([]ast.Stmt{st.Else}, env)
+		}
+	default:
+		// os.Exit(m.Run()), or m.Run in a loop or a switch: what the
+		// statement writes may run before the tests.
+		s.taint(st)
+	}
+	return true
 }
 
 // runsTests reports whether st calls m.Run.
@@ -125,44 +227,141 @@ func (s *sealer) runsTests(st ast.Stmt) bool {
 	return found
 }
 
-// call evaluates a call before m.Run and reports whether it reached m.Run.
+// call evaluates a call before m.Run and reports whether it reached m.Run
+// (in a package function it follows).
 func (s *sealer) call(call *ast.CallExpr, env map[*types.Var]binding) bool {
 	info := s.c.info
+	at := s.c.pass.Fset.Position(call.Pos())
+	where := fmt.Sprintf("%s:%d", filepath.Base(at.Filename), at.Line)
 	switch {
-	case match.IsPkgFunc(info, call, "os", "Setenv") && len(call.Args) == 2:
+	case isEnvFunc(info, call, "Setenv") && len(call.Args) == 2:
 		name, ok := s.str(call.Args[0], env)
 		val, vok := s.str(call.Args[1], env)
 		empty := vok && *val == ""
 		switch {
+		case ok && empty && !s.cond:
+			s.sealed[*name] = true
+		case ok && empty:
+			if !s.sealed[*name] {
+				s.why[*name] = fmt.Sprintf("TestMain empties %s only under a condition (%s), so it may leave it unset, which os.LookupEnv tells from the empty value the clear sets", *name, where)
+			}
 		case ok:
-			s.sealed[*name] = empty
+			s.unseal(*name, fmt.Sprintf("TestMain sets %s after emptying it (%s)", *name, where))
 		case !empty:
-			s.sealed = map[string]bool{} // an unknown variable gets a value: trust nothing
+			s.distrustAll(fmt.Sprintf("TestMain sets a variable the analysis cannot name (%s)", where))
 		}
-	case match.IsPkgFunc(info, call, "os", "Unsetenv") && len(call.Args) == 1:
+		s.taintArgs(call)
+	case isEnvFunc(info, call, "Unsetenv") && len(call.Args) == 1:
 		// Unset is not empty: os.LookupEnv tells them apart.
 		if name, ok := s.str(call.Args[0], env); ok {
-			s.sealed[*name] = false
+			s.unseal(*name, fmt.Sprintf("TestMain unsets %s (%s), which os.LookupEnv tells from the empty value the clear sets", *name, where))
 		} else {
-			s.sealed = map[string]bool{}
+			s.distrustAll(fmt.Sprintf("TestMain unsets a variable the analysis cannot name (%s)", where))
 		}
-	case match.IsPkgFunc(info, call, "os", "Clearenv"):
-		s.sealed = map[string]bool{}
+		s.taintArgs(call)
+	case isEnvFunc(info, call, "Clearenv"):
+		s.distrustAll(fmt.Sprintf("TestMain clears the environment (%s), leaving every variable unset", where))
 	default:
 		fn := match.Callee(info, call)
-		if fn == nil {
-			return false
+		var fd *ast.FuncDecl
+		if fn != nil {
+			fd = s.c.decls[fn.Origin()]
 		}
-		fd := s.c.decls[fn.Origin()]
 		if fd == nil || fd.Body == nil || s.depth >= maxDepth {
+			s.taint(call)
 			return false
 		}
+		// Have: a function of the package: evaluate its body with the
+		// arguments bound.
+		s.taintArgs(call)
 		inner := s.bind(fd, call, env)
 		s.depth++
 		defer func() { s.depth-- }()
 		return s.stmts(fd.Body.List, inner)
 	}
 	return false
+}
+
+// isEnvFunc reports whether call calls the function name of os or
+// syscall.
+func isEnvFunc(info *types.Info, call *ast.CallExpr, name string) bool {
+	return match.IsPkgFunc(info, call, "os", name) || match.IsPkgFunc(info, call, "syscall", name)
+}
+
+// unseal records that name is not sealed, and why.
+func (s *sealer) unseal(name, why string) {
+	s.sealed[name] = false
+	s.why[name] = why
+}
+
+// distrustAll records that nothing sealed so far can be trusted, and why.
+func (s *sealer) distrustAll(why string) {
+	s.sealed = map[string]bool{}
+	if s.distrust == "" {
+		s.distrust = why
+	}
+}
+
+func (s *sealer) taintArgs(call *ast.CallExpr) {
+	for _, a := range call.Args {
+		s.taint(a)
+	}
+}
+
+// taint undoes the seal of what n may write: n runs before m.Run but the
+// seal does not evaluate it. A write of a known name unseals it; a write
+// the analysis cannot name, a call of a function value, or a call into
+// another package that may write the environment (or whose effects are
+// unknown) unseals everything.
+func (s *sealer) taint(n ast.Node) {
+	if n == nil {
+		return
+	}
+	info := s.c.info
+	called := map[*ast.Ident]bool{}
+	ast.Inspect(n, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if tv, ok := info.Types[n.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
+				return true
+			}
+			if isEnvFunc(info, n, "Setenv") || isEnvFunc(info, n, "Unsetenv") || isEnvFunc(info, n, "Clearenv") {
+				// A write that may not run: it undoes, never seals.
+				was := s.cond
+				s.cond = true
+				s.call(n, nil)
+				s.cond = was
+				if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok {
+					called[sel.Sel] = true
+				}
+				return true
+			}
+			if _, lit := ast.Unparen(n.Fun).(*ast.FuncLit); !lit && match.Callee(info, n) == nil {
+				at := s.c.pass.Fset.Position(n.Pos())
+				s.distrustAll(fmt.Sprintf("TestMain calls the function value %s (%s:%d), which may write the environment", types.ExprString(n.Fun), filepath.Base(at.Filename), at.Line))
+			}
+		case *ast.Ident:
+			fn, ok := info.Uses[n].(*types.Func)
+			if !ok || called[n] {
+				return true
+			}
+			at := s.c.pass.Fset.Position(n.Pos())
+			where := fmt.Sprintf("%s:%d", filepath.Base(at.Filename), at.Line)
+			if w := s.c.foreignWrite(fn, false); w != "" {
+				s.distrustAll(fmt.Sprintf("TestMain %s (%s)", w, where))
+				return true
+			}
+			for _, w := range s.c.funcWrites(fn.Origin(), map[*types.Func]bool{}) {
+				switch {
+				case w.all || !w.known:
+					s.distrustAll(fmt.Sprintf("TestMain calls %s, which writes a variable the analysis cannot name (%s)", fn.Name(), where))
+				default:
+					s.unseal(w.name, fmt.Sprintf("TestMain calls %s, which writes %s (%s)", fn.Name(), w.name, where))
+				}
+			}
+		}
+		return true
+	})
 }
 
 // bind binds the parameters of fd to the arguments of call that the seal

@@ -14,6 +14,7 @@ import (
 
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 //go:embed doc.md
@@ -64,10 +65,13 @@ type checker struct {
 	decls map[*types.Func]*ast.FuncDecl // the package's functions, for following calls
 	memo  map[*types.Func][]envWrite    // the environment writes of a package function
 
-	hasMain bool            // the package has a TestMain
-	sealed  map[string]bool // the variables TestMain empties before m.Run
+	hasMain  bool              // the package has a TestMain
+	sealed   map[string]bool   // the variables TestMain empties before m.Run
+	unsealed map[string]string // why TestMain does not seal a variable, by name
+	distrust string            // why TestMain seals nothing, when it may write any variable
 
 	module []moduleWrite // the environment writes of the module, read on first need
+	graph  *modGraph     // which packages of the module reach no other module
 }
 
 // A clear is a t.Setenv(name, "") statement.
@@ -91,6 +95,10 @@ type envWrite struct {
 	known bool // name is known (a constant)
 	all   bool // os.Clearenv: every name
 	viaT  bool // t.Setenv (restored when the test ends)
+
+	// foreign, when not empty, says how code the analysis cannot follow
+	// by name may write any variable (see foreignWrite).
+	foreign string
 }
 
 func (w envWrite) touches(name string) bool {
@@ -148,10 +156,15 @@ func (c *checker) checkFunc(file *ast.File, fd *ast.FuncDecl) {
 	for _, cl := range clears {
 		r := result{cl: cl, why: c.keep(fd, top, cl, writes)}
 		if r.why == "" {
-			removable++
-			r.unproven = c.setElsewhere(fd, cl.name)
-			if r.unproven != "" {
-				unproven++
+			why, blocks := c.setElsewhere(fd, cl.name)
+			if blocks {
+				r.why = why
+			} else {
+				removable++
+				r.unproven = why
+				if why != "" {
+					unproven++
+				}
 			}
 		}
 		results = append(results, r)
@@ -213,6 +226,12 @@ func (c *checker) keep(fd *ast.FuncDecl, top bool, cl *clear, writes []envWrite)
 		return "the package has no TestMain that seals the environment; unflake seal writes one"
 	}
 	if !c.sealed[cl.name] {
+		if why := c.unsealed[cl.name]; why != "" {
+			return fmt.Sprintf("the package's TestMain does not leave %s empty: %s", cl.name, why)
+		}
+		if c.distrust != "" {
+			return fmt.Sprintf("the package's TestMain does not leave %s empty: %s", cl.name, c.distrust)
+		}
 		return fmt.Sprintf("the package's TestMain does not empty %s", cl.name)
 	}
 	// Have: TestMain empties the variable before any test runs.
@@ -226,6 +245,9 @@ func (c *checker) keep(fd *ast.FuncDecl, top bool, cl *clear, writes []envWrite)
 		if w.call == cl.call || !w.touches(cl.name) {
 			continue
 		}
+		if w.foreign != "" {
+			return fmt.Sprintf("the test may change %s at line %d: it %s", cl.name, c.pass.Fset.Position(w.pos).Line, w.foreign)
+		}
 		if w.pos < cl.call.Pos() {
 			return fmt.Sprintf("the test set %s earlier, so clearing it is not redundant", cl.name)
 		}
@@ -233,7 +255,7 @@ func (c *checker) keep(fd *ast.FuncDecl, top bool, cl *clear, writes []envWrite)
 			return fmt.Sprintf("the test sets %s elsewhere and the clear, in a loop or closure, may run after that", cl.name)
 		}
 		if !w.viaT {
-			return fmt.Sprintf("the test changes %s with os.Setenv later, and the clear restores it when the test ends", cl.name)
+			return fmt.Sprintf("the test changes %s later (os.Setenv, os.Unsetenv or code that writes the environment), and the clear restores it when the test ends", cl.name)
 		}
 	}
 	return ""
@@ -262,19 +284,29 @@ func (c *checker) fix(cl *clear, last bool) *rule.Fix {
 
 // writes returns the environment writes in root, following the package
 // functions it calls or takes as a value (seen marks the functions being
-// followed).
+// followed). os.Setenv and its kin taken as a value (var set = os.Setenv,
+// mirror(fs, os.Setenv)) and functions of other packages that may write
+// the environment, or whose effects are unknown, write a variable the
+// analysis cannot name.
 func (c *checker) writes(root ast.Node, seen map[*types.Func]bool) []envWrite {
 	var out []envWrite
+	called := map[*ast.Ident]bool{} // the env functions called directly
 	ast.Inspect(root, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.Ident:
+			fn, ok := c.info.Uses[n].(*types.Func)
+			if !ok || called[n] {
+				return true
+			}
+			if what := c.foreignWrite(fn, false); what != "" {
+				out = append(out, envWrite{pos: n.Pos(), foreign: what})
+				return true
+			}
 			// A package function called or passed on (t.Cleanup(reset)):
 			// its writes count where it is named.
-			if fn, ok := c.info.Uses[n].(*types.Func); ok {
-				for _, inner := range c.funcWrites(fn.Origin(), seen) {
-					inner.pos, inner.call = n.Pos(), nil
-					out = append(out, inner)
-				}
+			for _, inner := range c.funcWrites(fn.Origin(), seen) {
+				inner.pos, inner.call = n.Pos(), nil
+				out = append(out, inner)
 			}
 		case *ast.CallExpr:
 			w := envWrite{pos: n.Pos(), call: n}
@@ -282,20 +314,69 @@ func (c *checker) writes(root ast.Node, seen map[*types.Func]bool) []envWrite {
 			case match.IsMethod(c.info, n, "testing", "Setenv") && len(n.Args) == 2:
 				w.viaT = true
 				w.name, w.known = match.ConstString(c.info, n.Args[0])
-			case match.IsPkgFunc(c.info, n, "os", "Setenv", "Unsetenv") || match.IsPkgFunc(c.info, n, "syscall", "Setenv", "Unsetenv"):
+			case isEnvFunc(c.info, n, "Setenv") || isEnvFunc(c.info, n, "Unsetenv"):
 				if len(n.Args) > 0 {
 					w.name, w.known = match.ConstString(c.info, n.Args[0])
 				}
-			case match.IsPkgFunc(c.info, n, "os", "Clearenv") || match.IsPkgFunc(c.info, n, "syscall", "Clearenv"):
+			case isEnvFunc(c.info, n, "Clearenv"):
 				w.all = true
 			default:
 				return true
+			}
+			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok {
+				called[sel.Sel] = true
 			}
 			out = append(out, w)
 		}
 		return true
 	})
 	return out
+}
+
+// envFuncs are the functions of os and syscall that write the environment.
+var envFuncs = map[string]bool{"Setenv": true, "Unsetenv": true, "Clearenv": true}
+
+// foreignWrite says how naming fn (calling it or taking it as a value)
+// may write the environment in a way the analysis cannot follow by name:
+// os.Setenv or its kin as a function value, or a function of another
+// package whose effect summary writes the environment, is unknown or
+// cannot be followed in full (code in another module the test reaches).
+// "" when it cannot, or when fn is the package's own (followed instead).
+// scanned is set for the module-wide scan, which reads the module's
+// syntax and names the writes of its self-contained packages itself.
+func (c *checker) foreignWrite(fn *types.Func, scanned bool) string {
+	fn = fn.Origin()
+	if fn.Pkg() == nil || fn.Pkg() == c.pass.Pkg {
+		return ""
+	}
+	path, name := fn.Pkg().Path(), fn.Name()
+	sig, _ := fn.Type().(*types.Signature)
+	if match.IsStd(path) {
+		if (path == "os" || path == "syscall") && sig != nil && sig.Recv() == nil && envFuncs[name] {
+			return fmt.Sprintf("takes %s.%s as a function value, which may write any variable", path, name)
+		}
+		return "" // the standard library writes the environment only there (and t.Setenv, which restores it)
+	}
+	if match.IsAssertion(path, name) {
+		return ""
+	}
+	if scanned && c.selfContained(path) {
+		return "" // the module's syntax scan names its writes
+	}
+	full := fn.Pkg().Name() + "." + name
+	sum := c.pass.Effects.Of(fn)
+	if sum == nil {
+		return fmt.Sprintf("calls %s, whose effects the analysis cannot see", full)
+	}
+	for _, e := range sum.Effects {
+		if e.Kind == effect.WritesEnv {
+			return "calls " + e.Why()
+		}
+	}
+	if sum.Opaque != "" {
+		return fmt.Sprintf("calls %s, whose effects the analysis cannot see in full (it %s)", full, sum.Opaque)
+	}
+	return ""
 }
 
 // funcWrites returns the environment writes of the package function fn.
