@@ -21,7 +21,19 @@ import (
 // values), and those they name, transitively. skip is a node whose
 // contents are not followed.
 func (c *checker) reachable(root ast.Node, skip ast.Node) map[*types.Func]bool {
+	// Every fix asks about every other test: remember each root's set.
+	if skip == nil {
+		if seen, ok := c.reach[root]; ok {
+			return seen
+		}
+	}
 	seen := map[*types.Func]bool{}
+	if skip == nil {
+		if c.reach == nil {
+			c.reach = map[ast.Node]map[*types.Func]bool{}
+		}
+		c.reach[root] = seen
+	}
 	var walk func(n ast.Node)
 	walk = func(n ast.Node) {
 		ast.Inspect(n, func(m ast.Node) bool {

@@ -103,6 +103,9 @@ type checker struct {
 	version string
 	fd      *ast.FuncDecl
 	taken   map[string]bool // names the fixes in fd declared
+
+	// reach: the package functions each root reaches (reachable).
+	reach map[ast.Node]map[*types.Func]bool
 }
 
 // A scope is a test, subtest or helper: a function with a t.
