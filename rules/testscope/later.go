@@ -324,16 +324,138 @@ func (c *checker) nameHazard(sc *scope) string {
 // runNameHazard says why the name of the t.Run call may put characters
 // other than letters, digits, '-', '.' and '_' in a path, or "".
 func (c *checker) runNameHazard(call *ast.CallExpr) string {
-	s, ok := match.ConstString(c.info, call.Args[0])
+	names, ok := c.constNames(call.Args[0])
 	if !ok {
 		return fmt.Sprintf("the subtest's name (%s, t.Run at %s) goes into t.TempDir's path and may hold characters such as # $ %% & = that code reading the path as text treats as syntax", types.ExprString(call.Args[0]), c.line(call))
 	}
-	for _, r := range s {
-		if strings.ContainsRune("!#$%&()+,=@^{}~", r) {
-			return fmt.Sprintf("the subtest's name %q (t.Run at %s) puts %q into t.TempDir's path, which code reading the path as text may treat as syntax", s, c.line(call), r)
+	for _, s := range names {
+		for _, r := range s {
+			if strings.ContainsRune("!#$%&()+,=@^{}~", r) {
+				return fmt.Sprintf("the subtest's name %q (t.Run at %s) puts %q into t.TempDir's path, which code reading the path as text may treat as syntax", s, c.line(call), r)
+			}
 		}
 	}
 	return ""
+}
+
+// constNames returns every value a subtest's name can take, when the rule
+// can read them all: a constant, the range variable over a literal list of
+// constants, or a field of the range variable over a literal list of
+// struct literals (tc.name); the list may be a local variable that is
+// only assigned where it is declared.
+func (c *checker) constNames(e ast.Expr) ([]string, bool) {
+	if s, ok := match.ConstString(c.info, e); ok {
+		return []string{s}, true
+	}
+	field, base := "", e
+	if sel, ok := ast.Unparen(e).(*ast.SelectorExpr); ok {
+		field, base = sel.Sel.Name, sel.X
+	}
+	v := c.used(base)
+	if v == nil {
+		return nil, false
+	}
+	lit := c.rangeLiteral(v)
+	if lit == nil {
+		return nil, false
+	}
+	var out []string
+	for _, el := range lit.Elts {
+		if kv, ok := el.(*ast.KeyValueExpr); ok {
+			el = kv.Value
+		}
+		if field != "" {
+			if el = c.fieldOf(el, field); el == nil {
+				return nil, false
+			}
+		}
+		s, ok := match.ConstString(c.info, el)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+// rangeLiteral returns the literal list the range statement that declares
+// v as its value ranges over (directly or through a local variable
+// assigned only where declared), or nil.
+func (c *checker) rangeLiteral(v *types.Var) *ast.CompositeLit {
+	var x ast.Expr
+	ast.Inspect(c.fd.Body, func(n ast.Node) bool {
+		if rs, ok := n.(*ast.RangeStmt); ok && rs.Value != nil && c.defined(rs.Value) == v {
+			x = rs.X
+		}
+		return x == nil
+	})
+	if x == nil {
+		return nil
+	}
+	if lit, ok := ast.Unparen(x).(*ast.CompositeLit); ok {
+		return lit
+	}
+	list := c.used(x)
+	if list == nil || match.IsPackageLevel(list) {
+		return nil
+	}
+	var lit *ast.CompositeLit
+	writes := 0
+	ast.Inspect(c.fd.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for i, l := range n.Lhs {
+				if c.defined(l) == list && n.Tok.String() == ":=" && len(n.Rhs) == len(n.Lhs) {
+					lit, _ = ast.Unparen(n.Rhs[i]).(*ast.CompositeLit)
+				} else if c.used(l) == list || match.Root(c.info, l) == list {
+					writes++
+				}
+			}
+		case *ast.UnaryExpr:
+			if c.used(n.X) == list {
+				writes++ // &list
+			}
+		case *ast.CallExpr:
+			for _, a := range n.Args {
+				if c.used(a) == list && match.IsBuiltin(c.info, n.Fun, "append", "copy") {
+					writes++
+				}
+			}
+		}
+		return true
+	})
+	if writes > 0 {
+		return nil
+	}
+	return lit
+}
+
+// fieldOf returns the value of field in the struct literal el (or &el),
+// or nil.
+func (c *checker) fieldOf(el ast.Expr, field string) ast.Expr {
+	if u, ok := ast.Unparen(el).(*ast.UnaryExpr); ok {
+		el = u.X
+	}
+	lit, ok := ast.Unparen(el).(*ast.CompositeLit)
+	if !ok {
+		return nil
+	}
+	st, ok := c.info.TypeOf(lit).Underlying().(*types.Struct)
+	if !ok {
+		return nil
+	}
+	for i, e := range lit.Elts {
+		if kv, ok := e.(*ast.KeyValueExpr); ok {
+			if id, ok := kv.Key.(*ast.Ident); ok && id.Name == field {
+				return kv.Value
+			}
+			continue
+		}
+		if i < st.NumFields() && st.Field(i).Name() == field {
+			return e
+		}
+	}
+	return nil
 }
 
 // modeHazard says where the test, or a package function it gives the
