@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"go/types"
 	"strconv"
+	"strings"
 
 	"github.com/dave/dst"
 
@@ -98,6 +99,14 @@ func (c *checker) funcWrites(fn *types.Func, seen map[*types.Func]bool) []envWri
 	return ws
 }
 
+// A restore is the statement that undoes an os.Setenv: defer
+// os.Unsetenv(k), defer os.Setenv(k, old) with its capture.
+type restore struct {
+	stmt    ast.Stmt
+	call    *ast.CallExpr
+	capture *capture
+}
+
 // A setenv is an os.Setenv statement of a scope.
 type setenv struct {
 	site
@@ -143,11 +152,6 @@ func (c *checker) env(sc *scope, sites []site) {
 		mine[s.call] = true
 	}
 	// The restores, each claimed by the first os.Setenv of its name.
-	type restore struct {
-		stmt    ast.Stmt
-		call    *ast.CallExpr
-		capture *capture
-	}
 	restores := map[*setenv][]restore{}
 	claimed := map[ast.Stmt]bool{}
 	for _, s := range sets {
@@ -219,10 +223,28 @@ func (c *checker) env(sc *scope, sites []site) {
 		case why != "":
 		case sc.inParallel():
 			why = "the test runs in parallel; t.Setenv would panic"
+		case deferred(restores[s]) != nil && c.parallelSubtest(sc) != "":
+			// A deferred restore runs when the test function returns,
+			// before its parallel subtests resume; t.Setenv's runs after
+			// them.
+			why = fmt.Sprintf("the deferred restore (%s) runs before the parallel subtests (%s) resume, so they run with %s restored; t.Setenv would keep it set for them", c.line(deferred(restores[s])), c.parallelSubtest(sc), name)
 		case !c.atLeast("go1.17"):
 			why = c.tooOld("t.Setenv", "go1.17")
 		case !c.resolves(sc.t.Name(), s.stmt.Pos(), sc.t):
 			why = fmt.Sprintf("%s does not name the test's %s here", sc.t.Name(), types.TypeString(sc.t.Type(), types.RelativeTo(c.pass.Pkg)))
+		}
+		// What the test leaves for the tests after it changes. Without
+		// a restore, running the package shows whether a later test
+		// needed the leaked value; a restore that leaves the variable
+		// other than it found it differs only by the environment the
+		// tests start in, which only the machine that runs them knows.
+		var later string
+		if who := c.laterRead(sc, c.envReadOf(s.k), c.envSetOf(s.k)); why == "" && who != "" {
+			if len(restores[s]) > 0 {
+				why = c.leftFor(restores[s], name, who)
+			} else {
+				later = c.leftFor(nil, name, who)
+			}
 		}
 		if why != "" {
 			d.NotFixed = why
@@ -238,10 +260,13 @@ func (c *checker) env(sc *scope, sites []site) {
 			delNodes = append(delNodes, s.stmt.(*ast.IfStmt).Body)
 		}
 		d.Fix = &rule.Fix{
-			Message:    msg,
-			Changes:    []rule.Change{{Kind: rule.Paths, What: "the variable is set for this test only and restored when it ends"}},
+			Message: msg,
+			Changes: []rule.Change{{Kind: rule.Paths, What: "the variable is set for this test only and restored when it ends", Checked: checked(later,
+				"no later test reads the variable without setting it (what the restore leaves differs)",
+				"no parallel subtest runs after a deferred restore",
+			)}},
 			Deletes:    delNodes,
-			Hypothesis: rule.Unproven(mayPanic(sc, "t.Setenv")),
+			Hypothesis: rule.Unproven(joinReasons(mayPanic(sc, "t.Setenv"), later)),
 			Apply: func() error {
 				call := c.pass.Dst(s.call).(*dst.CallExpr)
 				call.Fun = &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Setenv")}
@@ -259,6 +284,51 @@ func (c *checker) env(sc *scope, sites []site) {
 		}
 		c.pass.Report(d)
 	}
+}
+
+// deferred returns the first restore made by a defer statement (not a
+// t.Cleanup), or nil.
+func deferred(rs []restore) ast.Stmt {
+	for _, r := range rs {
+		if _, ok := r.stmt.(*ast.DeferStmt); ok {
+			return r.stmt
+		}
+	}
+	return nil
+}
+
+// leftFor says how what the original leaves for the tests after it
+// differs from what t.Setenv leaves (the value the test found, unset
+// included), when who may read it.
+func (c *checker) leftFor(rs []restore, name, who string) string {
+	if len(rs) == 0 {
+		return fmt.Sprintf("the test leaves %s set for the tests after it, and %s may read it without setting it: t.Setenv's restore would change what it sees", name, who)
+	}
+	if match.IsPkgFunc(c.info, rs[0].call, "os", "Unsetenv") {
+		return fmt.Sprintf("the restore (%s) leaves %s unset, where t.Setenv puts back the value it had before the test, and %s may read it without setting it", c.line(rs[0].stmt), name, who)
+	}
+	return fmt.Sprintf("the restore (%s) leaves %s set (to \"\" when it was unset), where t.Setenv unsets it again, and %s may read it without setting it (os.LookupEnv tells them apart)", c.line(rs[0].stmt), name, who)
+}
+
+// checked lists the hazards a fix excludes: all of them, or, when the
+// fix is unproven because a later test may read what it restores (later),
+// all but the first, which it does not exclude.
+func checked(later string, hazards ...string) []string {
+	if later != "" {
+		return hazards[1:]
+	}
+	return hazards
+}
+
+// joinReasons joins the reasons that are not empty.
+func joinReasons(rs ...string) string {
+	var out []string
+	for _, r := range rs {
+		if r != "" {
+			out = append(out, r)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // mayPanic says why api (t.Setenv, t.Chdir), which panics in a parallel

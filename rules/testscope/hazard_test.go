@@ -9,7 +9,7 @@ import (
 	"github.com/unflake/unflake/rules/testscope"
 )
 
-// TestCheckedPaths: a t.TempDir fix names the paths hazard it excluded;
+// TestCheckedPaths: a t.TempDir fix names the paths hazards it excluded;
 // goldens show findings, not the changes a fix carries.
 func TestCheckedPaths(t *testing.T) {
 	pkg := ruletest.Package{Path: "example.com/m/x", Files: map[string]string{"x_test.go": `package x
@@ -33,7 +33,54 @@ func TestX(t *testing.T) {
 		t.Fatalf("got %+v, want one fixed finding", diags)
 	}
 	got := diags[0].Fix.Changes[0].Checked
-	if want := []string{"no unix socket under the directory"}; !slices.Equal(got, want) {
+	want := []string{
+		"no unix socket under the directory",
+		"no code reads the directory's mode",
+		"no subtest name puts characters other than letters, digits, - . _ in the path",
+		"no parallel subtest runs after a deferred removal",
+	}
+	if !slices.Equal(got, want) {
 		t.Errorf("checked %q, want %q", got, want)
+	}
+}
+
+// TestCheckedLater: a t.Setenv fix whose variable no later test reads
+// names the hazards it excluded; one a later test may read is unproven
+// and does not claim it.
+func TestCheckedLater(t *testing.T) {
+	src := func(later string) ruletest.Package {
+		return ruletest.Package{Path: "example.com/m/x", Files: map[string]string{"x_test.go": `package x
+
+import (
+	"os"
+	"testing"
+)
+
+func TestX(t *testing.T) {
+	os.Setenv("K", "1")
+}
+` + later}}
+	}
+	for _, tc := range []struct {
+		name, later string
+		want        []string
+		unproven    bool
+	}{
+		{"alone", "", []string{"no later test reads the variable without setting it (what the restore leaves differs)", "no parallel subtest runs after a deferred restore"}, false},
+		{"read later", "\nfunc TestY(t *testing.T) { _ = os.Getenv(\"K\") }\n", []string{"no parallel subtest runs after a deferred restore"}, true},
+		{"set later", "\nfunc TestY(t *testing.T) { t.Setenv(\"K\", \"2\"); _ = os.Getenv(\"K\") }\n", []string{"no later test reads the variable without setting it (what the restore leaves differs)", "no parallel subtest runs after a deferred restore"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			diags := ruletest.Run(t, testscope.Rule, effect.None, src(tc.later))
+			if len(diags) != 1 || diags[0].Fix == nil {
+				t.Fatalf("got %+v, want one fixed finding", diags)
+			}
+			if got := diags[0].Fix.Changes[0].Checked; !slices.Equal(got, tc.want) {
+				t.Errorf("checked %q, want %q", got, tc.want)
+			}
+			if got := diags[0].Fix.Hypothesis != nil; got != tc.unproven {
+				t.Errorf("unproven = %v, want %v", got, tc.unproven)
+			}
+		})
 	}
 }

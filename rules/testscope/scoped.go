@@ -98,6 +98,19 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 				why = fmt.Sprintf("a unix socket may be made under the directory (%s): t.TempDir's path is about 60 bytes longer, and a socket path past the 108-byte limit fails to bind on correct code; how long depends on TMPDIR, so running the test here cannot tell", at)
 			}
 		}
+		if why == "" {
+			if at := c.modeHazard(c.fd.Body, dir); at != "" {
+				why = fmt.Sprintf("the directory's mode may be read (%s): t.TempDir's directory is made with mode 0777 less the umask (0755 under the usual 022) where os.MkdirTemp's is 0700, so code that refuses a directory others can read refuses it; how it turns out depends on the umask, so running the test here cannot tell", at)
+			}
+		}
+		if why == "" {
+			why = c.nameHazard(sc)
+		}
+		if _, isDefer := remove.(*ast.DeferStmt); why == "" && isDefer {
+			if at := c.parallelSubtest(sc); at != "" {
+				why = fmt.Sprintf("the deferred RemoveAll removes the directory before the parallel subtests (%s) resume; t.TempDir would keep it for them", at)
+			}
+		}
 		if why != "" {
 			d.NotFixed = why
 			c.pass.Report(d)
@@ -123,7 +136,12 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 		}
 		d.Fix = &rule.Fix{
 			Message: msg,
-			Changes: []rule.Change{{Kind: rule.Paths, What: "the directory is the test's own, removed when it ends, under a longer path", Checked: []string{"no unix socket under the directory"}}},
+			Changes: []rule.Change{{Kind: rule.Paths, What: "the directory is the test's own, removed when it ends, under a longer path named after the test, with the umask's mode", Checked: []string{
+				"no unix socket under the directory",
+				"no code reads the directory's mode",
+				"no subtest name puts characters other than letters, digits, - . _ in the path",
+				"no parallel subtest runs after a deferred removal",
+			}}},
 			Deletes: append(delNodes, call),
 			Apply: func() error {
 				da := c.pass.Dst(a).(*dst.AssignStmt)
@@ -339,6 +357,14 @@ func (c *checker) chdirs(sc *scope, sites []site) {
 		}
 		switch {
 		case why != "":
+		default:
+			// t.Chdir also sets $PWD to the new directory (on all but
+			// Windows and Plan 9), where os.Chdir leaves it as it was:
+			// code that locates files through $PWD, a bug the original
+			// catches when PWD is set (the go command sets it), would
+			// pass. The bug is not in the correct code the rule reads,
+			// so no check can rule it out.
+			why = "t.Chdir also sets $PWD to the new directory, where os.Chdir leaves it as it was: code that reads $PWD instead of the working directory (a bug the test catches now) would pass"
 		case len(others) > 0 && !direct:
 			why = "the test also calls " + via + "; it may change directory in a way the rule does not recognise as a restore"
 		case len(others) > 0:
@@ -437,6 +463,9 @@ func (c *checker) contexts(sc *scope, sites []site) {
 			why = c.tooOld("t.Context", "go1.24")
 		case !c.resolves(sc.t.Name(), s.stmt.Pos(), sc.t):
 			why = fmt.Sprintf("%s does not name the test's t here", sc.t.Name())
+		}
+		if at := c.parallelSubtest(sc); why == "" && at != "" {
+			why = fmt.Sprintf("the deferred cancel runs before the parallel subtests (%s) resume, so they see %s cancelled; t.Context() is cancelled only after them", at, ctx.Name())
 		}
 		waits, unproven := c.deferredAfter(sc, deferStmt)
 		if why == "" {

@@ -103,6 +103,9 @@ type checker struct {
 	version string
 	fd      *ast.FuncDecl
 	taken   map[string]bool // names the fixes in fd declared
+
+	// reach: the package functions each root reaches (reachable).
+	reach map[ast.Node]map[*types.Func]bool
 }
 
 // A scope is a test, subtest or helper: a function with a t.
@@ -116,6 +119,9 @@ type scope struct {
 	// rule cannot tell (it is used as a function value).
 	helperMaybe string
 	parent      *scope
+	// run is the t.Run call of a subtest, whose name goes into the
+	// subtest's t.Name() and so into its t.TempDir path.
+	run *ast.CallExpr
 }
 
 // inParallel reports whether sc or a test enclosing it runs in parallel.
@@ -171,7 +177,7 @@ func (c *checker) checkScope(sc *scope) {
 		switch n := n.(type) {
 		case *ast.FuncLit:
 			if t := c.subtestParam(n, stack); t != nil {
-				subs = append(subs, &scope{body: n.Body, t: t, test: true, parent: sc})
+				subs = append(subs, &scope{body: n.Body, t: t, test: true, parent: sc, run: stack[len(stack)-1].(*ast.CallExpr)})
 			}
 			if t := c.bubbleParam(n, stack); t != nil {
 				// The test's own body, moved into a bubble (by hand or by

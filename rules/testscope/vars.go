@@ -71,6 +71,8 @@ func (c *checker) vars(sc *scope, sites []site) {
 			why = fmt.Sprintf("%s belongs to package %s; the rule restores only the package's own variables", name, v.Pkg().Path())
 		case sc.inParallel():
 			why = "the test runs in parallel; restoring the variable would not make the write safe"
+		case c.goroutineRead(sc, v) != "":
+			why = fmt.Sprintf("the test starts %s, which may still read %s when the cleanup restores it: the restore would race with it", c.goroutineRead(sc, v), name)
 		case hasLock(v.Type(), 0):
 			why = fmt.Sprintf("saving %s would copy a lock", name)
 		case top == nil:
@@ -85,11 +87,21 @@ func (c *checker) vars(sc *scope, sites []site) {
 			c.pass.Report(d)
 			continue
 		}
+		// Running the package shows whether a later test needed the
+		// leaked value (the order is the source's, unless -shuffle).
+		var later string
+		if who := c.laterRead(sc, c.varReadOf(v), func(root ast.Node) bool { return match.Modifies(c.info, root, []*types.Var{v}) != nil }); who != "" {
+			later = fmt.Sprintf("the test leaves %s changed for the tests after it, and %s may read it without setting it: a restore would change what it sees", name, who)
+		}
 		saved := c.freshName(v.Name())
 		t := sc.t.Name()
 		d.Fix = &rule.Fix{
-			Message: fmt.Sprintf("save %s first and restore it with t.Cleanup", name),
-			Changes: []rule.Change{{Kind: rule.Paths, What: "the package variable is restored when the test ends"}},
+			Message:    fmt.Sprintf("save %s first and restore it with t.Cleanup", name),
+			Hypothesis: rule.Unproven(later),
+			Changes: []rule.Change{{Kind: rule.Paths, What: "the package variable is restored when the test ends", Checked: checked(later,
+				"no later test reads the variable without setting it",
+				"no goroutine the test starts reads the variable",
+			)}},
 			Apply: func() error {
 				save := &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent(saved)}, Tok: token.DEFINE, Rhs: []dst.Expr{dst.NewIdent(v.Name())}}
 				body := &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent(v.Name())}, Tok: token.ASSIGN, Rhs: []dst.Expr{dst.NewIdent(saved)}}

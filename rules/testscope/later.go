@@ -1,0 +1,531 @@
+package testscope
+
+import (
+	"fmt"
+	"go/ast"
+	"go/types"
+	"strings"
+
+	"github.com/unflake/unflake/internal/match"
+)
+
+// What a restore changes besides the test itself. A fix that scopes a
+// change to the test changes what runs after it: the tests after it see
+// the state the test found (not the value it leaked, not the "" a
+// `defer os.Setenv(k, old)` leaves for a variable that was unset), a
+// goroutine the test leaves running sees the restore, and a restore made
+// by the testing package runs after the test's parallel subtests, where a
+// deferred one ran before them. Each is checked here.
+
+// reachable returns the package functions root names (called or used as
+// values), and those they name, transitively. skip is a node whose
+// contents are not followed.
+func (c *checker) reachable(root ast.Node, skip ast.Node) map[*types.Func]bool {
+	// Every fix asks about every other test: remember each root's set.
+	if skip == nil {
+		if seen, ok := c.reach[root]; ok {
+			return seen
+		}
+	}
+	seen := map[*types.Func]bool{}
+	if skip == nil {
+		if c.reach == nil {
+			c.reach = map[ast.Node]map[*types.Func]bool{}
+		}
+		c.reach[root] = seen
+	}
+	var walk func(n ast.Node)
+	walk = func(n ast.Node) {
+		ast.Inspect(n, func(m ast.Node) bool {
+			if m == nil || (skip != nil && m == skip) {
+				return false
+			}
+			if id, ok := m.(*ast.Ident); ok {
+				if fn, ok := c.info.Uses[id].(*types.Func); ok {
+					fn = fn.Origin()
+					if fd := c.decls[fn]; fd != nil && fd.Body != nil && !seen[fn] {
+						seen[fn] = true
+						walk(fd.Body)
+					}
+				}
+			}
+			return true
+		})
+	}
+	walk(root)
+	return seen
+}
+
+// A reader is code that may run after the test: another test of the
+// package, or the rest of the test around a subtest.
+type reader struct {
+	name string
+	root ast.Node
+	skip ast.Node // the subtest itself, in the rest of its test
+}
+
+// laterReaders lists the code that may run after sc: every other test of
+// the package (in any order: -shuffle, -count), and, for a subtest, the
+// test around it.
+func (c *checker) laterReaders(sc *scope) []reader {
+	var out []reader
+	if sc.parent != nil {
+		out = append(out, reader{name: c.fd.Name.Name + " after the subtest", root: c.fd.Body, skip: sc.body})
+	}
+	for _, f := range c.pass.AllFiles {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd == c.fd || fd.Body == nil || !match.IsTestFunc(c.info, fd) {
+				continue
+			}
+			out = append(out, reader{name: fd.Name.Name + " (" + c.line(fd) + ")", root: fd.Body})
+		}
+	}
+	return out
+}
+
+// laterRead returns the first reader that may read what reads matches,
+// through the package functions it reaches, without changing it itself
+// (changes reports whether a test body changes it), or "".
+func (c *checker) laterRead(sc *scope, reads func(root, skip ast.Node) bool, changes func(ast.Node) bool) string {
+	self, _ := c.info.Defs[c.fd.Name].(*types.Func)
+	for _, r := range c.laterReaders(sc) {
+		if r.skip == nil && changes(r.root) {
+			continue // it sets the state itself
+		}
+		if r.skip == nil && self != nil && !sc.test && c.names(r.root, self) {
+			continue // it calls the helper, whose change lasts for it
+		}
+		if reads(r.root, r.skip) {
+			return r.name
+		}
+		for fn := range c.reachable(r.root, r.skip) {
+			if fn == self {
+				continue
+			}
+			if reads(c.decls[fn].Body, nil) {
+				return r.name
+			}
+		}
+	}
+	return ""
+}
+
+func (c *checker) readsIn(root, skip ast.Node, reads func(ast.Node) bool) bool {
+	found := false
+	ast.Inspect(root, func(n ast.Node) bool {
+		if found || n == nil || (skip != nil && n == skip) {
+			return false
+		}
+		found = reads(n)
+		return !found
+	})
+	return found
+}
+
+// names reports whether root names fn.
+func (c *checker) names(root ast.Node, fn *types.Func) bool {
+	found := false
+	ast.Inspect(root, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && c.info.Uses[id] == types.Object(fn) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// envReadOf returns a matcher for code that reads the environment variable
+// k (a constant key), or any variable when the key is not a constant:
+// os.Getenv, os.LookupEnv, os.Environ, os.ExpandEnv.
+func (c *checker) envReadOf(k key) func(root, skip ast.Node) bool {
+	return func(root, skip ast.Node) bool { return c.readsIn(root, skip, c.envRead(k)) }
+}
+
+func (c *checker) envRead(k key) func(ast.Node) bool {
+	return func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return false
+		}
+		if match.IsPkgFunc(c.info, call, "os", "Environ", "ExpandEnv") || match.IsPkgFunc(c.info, call, "syscall", "Environ") {
+			return true
+		}
+		if !(match.IsPkgFunc(c.info, call, "os", "Getenv", "LookupEnv") || match.IsPkgFunc(c.info, call, "syscall", "Getenv")) || len(call.Args) != 1 {
+			return false
+		}
+		s, ok := match.ConstString(c.info, call.Args[0])
+		return !ok || !strings.HasPrefix(string(k), "c:") || key("c:"+s) == k
+	}
+}
+
+// envSetOf returns whether a test body sets k itself (os.Setenv, t.Setenv,
+// os.Unsetenv with the same constant key).
+func (c *checker) envSetOf(k key) func(ast.Node) bool {
+	return func(root ast.Node) bool {
+		return c.readsIn(root, nil, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) == 0 || !strings.HasPrefix(string(k), "c:") {
+				return false
+			}
+			if !(match.IsPkgFunc(c.info, call, "os", "Setenv", "Unsetenv") || match.IsMethod(c.info, call, "testing", "Setenv")) {
+				return false
+			}
+			s, ok := match.ConstString(c.info, call.Args[0])
+			return ok && key("c:"+s) == k
+		})
+	}
+}
+
+// varReadOf reports whether root reads the package variable v outside
+// skip.
+func (c *checker) varReadOf(v *types.Var) func(root, skip ast.Node) bool {
+	return func(root, skip ast.Node) bool {
+		var sk []ast.Node
+		if skip != nil {
+			sk = append(sk, skip)
+		}
+		return c.reads(root, v, sk)
+	}
+}
+
+// goroutineRead says where the test starts a goroutine (a go statement or
+// time.AfterFunc, in the test or a package function it reaches) whose code
+// may read v, or "": a restore of v when the test ends races with it.
+func (c *checker) goroutineRead(sc *scope, v *types.Var) string {
+	roots := []ast.Node{sc.body}
+	for fn := range c.reachable(sc.body, nil) {
+		roots = append(roots, c.decls[fn].Body)
+	}
+	var why string
+	for _, root := range roots {
+		ast.Inspect(root, func(n ast.Node) bool {
+			if why != "" {
+				return false
+			}
+			var start ast.Node
+			var text string
+			switch n := n.(type) {
+			case *ast.GoStmt:
+				start, text = n.Call, "go "+types.ExprString(n.Call)
+			case *ast.CallExpr:
+				if match.IsPkgFunc(c.info, n, "time", "AfterFunc") && len(n.Args) == 2 {
+					start, text = n.Args[1], types.ExprString(n)
+				}
+			}
+			if start == nil {
+				return true
+			}
+			read := c.varReadOf(v)
+			if read(start, nil) {
+				why = fmt.Sprintf("%s at %s", text, c.line(n))
+				return false
+			}
+			for fn := range c.reachable(start, nil) {
+				if read(c.decls[fn].Body, nil) {
+					why = fmt.Sprintf("%s at %s", text, c.line(n))
+					return false
+				}
+			}
+			return true
+		})
+	}
+	return why
+}
+
+// parallelSubtest says where sc runs a subtest that may run in parallel
+// (its function calls t.Parallel, or the rule cannot see its function), or
+// "": a parallel subtest runs after the test function returns, so after
+// its deferred calls and before its cleanups.
+func (c *checker) parallelSubtest(sc *scope) string {
+	var why string
+	ast.Inspect(sc.body, func(n ast.Node) bool {
+		if why != "" {
+			return false
+		}
+		call, ok := n.(*ast.CallExpr)
+		if !ok || len(call.Args) != 2 || !match.IsMethod(c.info, call, "testing", "Run") {
+			return true
+		}
+		var body ast.Node
+		switch f := ast.Unparen(call.Args[1]).(type) {
+		case *ast.FuncLit:
+			body = f.Body
+		default:
+			if fn := match.FuncOf(c.info, f); fn != nil && c.decls[fn.Origin()] != nil {
+				body = c.decls[fn.Origin()].Body
+			}
+		}
+		if body == nil || c.callsParallel(body) {
+			why = "t.Run at " + c.line(call)
+			return false
+		}
+		return true
+	})
+	return why
+}
+
+// callsParallel reports whether body, or a package function it reaches,
+// calls t.Parallel.
+func (c *checker) callsParallel(body ast.Node) bool {
+	isPar := func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		return ok && match.IsMethod(c.info, call, "testing", "Parallel")
+	}
+	if c.readsIn(body, nil, isPar) {
+		return true
+	}
+	for fn := range c.reachable(body, nil) {
+		if c.readsIn(c.decls[fn].Body, nil, isPar) {
+			return true
+		}
+	}
+	return false
+}
+
+// nameHazard says why the name t.TempDir puts in its path may hold
+// characters the code may read as syntax, or "": t.TempDir names its
+// directory after the test (the first 64 bytes of t.Name(), keeping
+// letters, digits and !#$%&()+,-.=@^_{}~), so a subtest named "issue #12"
+// puts a '#' in the path, which starts a comment in a key=value file, a
+// fragment in a URL, a variable in a shell line. A test function's own
+// name is an identifier; a subtest's name the rule cannot read (tc.name)
+// may hold anything, and so may the test of a helper when any subtest of
+// the package is named that way.
+func (c *checker) nameHazard(sc *scope) string {
+	if !sc.test {
+		var why string
+		for _, f := range c.pass.AllFiles {
+			ast.Inspect(f, func(n ast.Node) bool {
+				if why != "" {
+					return false
+				}
+				if call, ok := n.(*ast.CallExpr); ok && len(call.Args) == 2 && match.IsMethod(c.info, call, "testing", "Run") {
+					if w := c.runNameHazard(call); w != "" {
+						why = w + "; the helper may run in that subtest"
+					}
+				}
+				return why == ""
+			})
+		}
+		return why
+	}
+	for s := sc; s != nil; s = s.parent {
+		if s.run == nil {
+			continue // the test function, or a bubble of its body
+		}
+		if why := c.runNameHazard(s.run); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// runNameHazard says why the name of the t.Run call may put characters
+// other than letters, digits, '-', '.' and '_' in a path, or "".
+func (c *checker) runNameHazard(call *ast.CallExpr) string {
+	names, ok := c.constNames(call.Args[0])
+	if !ok {
+		return fmt.Sprintf("the subtest's name (%s, t.Run at %s) goes into t.TempDir's path and may hold characters such as # $ %% & = that code reading the path as text treats as syntax", types.ExprString(call.Args[0]), c.line(call))
+	}
+	for _, s := range names {
+		for _, r := range s {
+			if strings.ContainsRune("!#$%&()+,=@^{}~", r) {
+				return fmt.Sprintf("the subtest's name %q (t.Run at %s) puts %q into t.TempDir's path, which code reading the path as text may treat as syntax", s, c.line(call), r)
+			}
+		}
+	}
+	return ""
+}
+
+// constNames returns every value a subtest's name can take, when the rule
+// can read them all: a constant, the range variable over a literal list of
+// constants, or a field of the range variable over a literal list of
+// struct literals (tc.name); the list may be a local variable that is
+// only assigned where it is declared.
+func (c *checker) constNames(e ast.Expr) ([]string, bool) {
+	if s, ok := match.ConstString(c.info, e); ok {
+		return []string{s}, true
+	}
+	field, base := "", e
+	if sel, ok := ast.Unparen(e).(*ast.SelectorExpr); ok {
+		field, base = sel.Sel.Name, sel.X
+	}
+	v := c.used(base)
+	if v == nil {
+		return nil, false
+	}
+	lit := c.rangeLiteral(v)
+	if lit == nil {
+		return nil, false
+	}
+	var out []string
+	for _, el := range lit.Elts {
+		if kv, ok := el.(*ast.KeyValueExpr); ok {
+			el = kv.Value
+		}
+		if field != "" {
+			if el = c.fieldOf(el, field); el == nil {
+				return nil, false
+			}
+		}
+		s, ok := match.ConstString(c.info, el)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+// rangeLiteral returns the literal list the range statement that declares
+// v as its value ranges over (directly or through a local variable
+// assigned only where declared), or nil.
+func (c *checker) rangeLiteral(v *types.Var) *ast.CompositeLit {
+	var x ast.Expr
+	ast.Inspect(c.fd.Body, func(n ast.Node) bool {
+		if rs, ok := n.(*ast.RangeStmt); ok && rs.Value != nil && c.defined(rs.Value) == v {
+			x = rs.X
+		}
+		return x == nil
+	})
+	if x == nil {
+		return nil
+	}
+	if lit, ok := ast.Unparen(x).(*ast.CompositeLit); ok {
+		return lit
+	}
+	list := c.used(x)
+	if list == nil || match.IsPackageLevel(list) {
+		return nil
+	}
+	var lit *ast.CompositeLit
+	writes := 0
+	ast.Inspect(c.fd.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for i, l := range n.Lhs {
+				if c.defined(l) == list && n.Tok.String() == ":=" && len(n.Rhs) == len(n.Lhs) {
+					lit, _ = ast.Unparen(n.Rhs[i]).(*ast.CompositeLit)
+				} else if c.used(l) == list || match.Root(c.info, l) == list {
+					writes++
+				}
+			}
+		case *ast.UnaryExpr:
+			if c.used(n.X) == list {
+				writes++ // &list
+			}
+		case *ast.CallExpr:
+			for _, a := range n.Args {
+				if c.used(a) == list && match.IsBuiltin(c.info, n.Fun, "append", "copy") {
+					writes++
+				}
+			}
+		}
+		return true
+	})
+	if writes > 0 {
+		return nil
+	}
+	return lit
+}
+
+// fieldOf returns the value of field in the struct literal el (or &el),
+// or nil.
+func (c *checker) fieldOf(el ast.Expr, field string) ast.Expr {
+	if u, ok := ast.Unparen(el).(*ast.UnaryExpr); ok {
+		el = u.X
+	}
+	lit, ok := ast.Unparen(el).(*ast.CompositeLit)
+	if !ok {
+		return nil
+	}
+	st, ok := c.info.TypeOf(lit).Underlying().(*types.Struct)
+	if !ok {
+		return nil
+	}
+	for i, e := range lit.Elts {
+		if kv, ok := e.(*ast.KeyValueExpr); ok {
+			if id, ok := kv.Key.(*ast.Ident); ok && id.Name == field {
+				return kv.Value
+			}
+			continue
+		}
+		if i < st.NumFields() && st.Field(i).Name() == field {
+			return e
+		}
+	}
+	return nil
+}
+
+// modeHazard says where the test, or a package function it gives the
+// directory (or something built from it), reads a file's mode, or "":
+// t.TempDir's directory is made with mode 0777 less the umask (0755 under
+// the usual 022), where os.MkdirTemp's is 0700, so code that refuses a
+// directory others can read (as ssh and gpg agents do) refuses it on
+// correct code. How it turns out depends on the umask of the machine that
+// runs the tests.
+func (c *checker) modeHazard(body *ast.BlockStmt, dir *types.Var) string {
+	under := c.derived(body, dir)
+	mentions := func(n ast.Node) bool {
+		found := false
+		ast.Inspect(n, func(m ast.Node) bool {
+			if id, ok := m.(*ast.Ident); ok {
+				if v, ok := c.info.Uses[id].(*types.Var); ok && under[v] {
+					found = true
+				}
+			}
+			return !found
+		})
+		return found
+	}
+	var why string
+	ast.Inspect(body, func(n ast.Node) bool {
+		if why != "" {
+			return false
+		}
+		call, ok := n.(*ast.CallExpr)
+		if !ok || !mentions(call) {
+			return true
+		}
+		if at := c.readsMode(call); at != "" {
+			why = fmt.Sprintf("%s at %s", types.ExprString(call.Fun), c.line(call))
+			return false
+		}
+		if fn := match.Callee(c.info, call); fn != nil && c.decls[fn.Origin()] != nil {
+			fd := c.decls[fn.Origin()]
+			roots := []ast.Node{fd.Body}
+			for g := range c.reachable(fd.Body, nil) {
+				roots = append(roots, c.decls[g].Body)
+			}
+			for _, r := range roots {
+				ast.Inspect(r, func(m ast.Node) bool {
+					if why != "" {
+						return false
+					}
+					if inner, ok := m.(*ast.CallExpr); ok {
+						if at := c.readsMode(inner); at != "" {
+							why = fmt.Sprintf("the test gives it to %s at %s, which reads a mode (%s at %s)", types.ExprString(call.Fun), c.line(call), at, c.line(inner))
+						}
+					}
+					return why == ""
+				})
+			}
+		}
+		return why == ""
+	})
+	return why
+}
+
+// readsMode names the call when it reads permission bits: a Mode or Perm
+// method of io/fs (after a stat), or an access check. A stat alone (does
+// the file exist?) does not see the mode.
+func (c *checker) readsMode(call *ast.CallExpr) string {
+	switch {
+	case match.IsMethod(c.info, call, "io/fs", "Mode", "Perm"),
+		match.IsPkgFunc(c.info, call, "syscall", "Stat", "Lstat", "Access"),
+		match.IsPkgFunc(c.info, call, "golang.org/x/sys/unix", "Stat", "Lstat", "Access", "Faccessat"):
+		return types.ExprString(call.Fun)
+	}
+	return ""
+}
