@@ -32,7 +32,7 @@ func TestX(t *testing.T) {
 	if len(diags) != 1 || diags[0].Fix == nil {
 		t.Fatalf("got %+v, want one fixed finding", diags)
 	}
-	if got := diags[0].Fix.Changes[0].Checked; len(got) != 2 {
-		t.Errorf("checked %q, want the shared arguments and the order of results", got)
+	if got := diags[0].Fix.Changes[0].Checked; len(got) != 5 {
+		t.Errorf("checked %q, want the shared arguments, the directory, the inherited state, the clock and the order of results", got)
 	}
 }
