@@ -126,6 +126,30 @@ func addressesFirst(keys []string) []string {
 	return out
 }
 
+// initOf returns the initializer of the package-level variable v, or nil.
+func (c *checker) initOf(v *types.Var) ast.Expr {
+	for _, f := range c.pass.AllFiles {
+		if f.Pos() > v.Pos() || v.Pos() >= f.End() {
+			continue
+		}
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, name := range vs.Names {
+					if c.info.Defs[name] == types.Object(v) && len(vs.Values) == len(vs.Names) {
+						return vs.Values[i]
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // An argAt is where a constant file or address is named.
 type argAt struct {
 	node   ast.Node
@@ -147,10 +171,22 @@ var port = regexp.MustCompile(`:[0-9]{2,5}$`)
 func (c *checker) fileArgs(u *unit) map[string]argAt {
 	out := map[string]argAt{}
 	inCode := false
-	visit := func(n ast.Node) bool {
+	inits := map[*types.Var]bool{}
+	var visit func(n ast.Node) bool
+	visit = func(n ast.Node) bool {
 		e, ok := n.(ast.Expr)
 		if !ok {
 			return true
+		}
+		// A package-level variable's initializer is read where the
+		// variable is: var addr = "127.0.0.1:47613".
+		if id, ok := e.(*ast.Ident); ok {
+			if v, ok := c.info.Uses[id].(*types.Var); ok && match.IsPackageLevel(v) && v.Pkg() == c.pass.Pkg && !inits[v] {
+				inits[v] = true
+				if init := c.initOf(v); init != nil {
+					ast.Inspect(init, visit)
+				}
+			}
 		}
 		tv, ok := c.info.Types[e]
 		if !ok || tv.Value == nil || tv.Value.Kind() != constant.String {

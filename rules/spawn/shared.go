@@ -74,7 +74,7 @@ func (c *checker) stateHazard(end token.Pos, units []*unit) string {
 	}
 	// TestMain and init run in every child and in the test: what they set
 	// for the process, every child inherits.
-	for fn, fd := range c.decls {
+	for fn, fd := range c.allDecls() {
 		if fd.Body == nil || fd.Recv != nil || (fn.Name() != "TestMain" && fn.Name() != "init") {
 			continue
 		}
@@ -216,7 +216,8 @@ func (c *checker) childCode(u *unit) []*ast.FuncDecl {
 		ast.Inspect(fd.Body, visit)
 	}
 	var roots []*ast.FuncDecl
-	for fn, fd := range c.decls {
+	all := c.allDecls()
+	for fn, fd := range all {
 		if fd.Body == nil || fd.Recv != nil {
 			continue
 		}
@@ -253,7 +254,7 @@ func (c *checker) childCode(u *unit) []*ast.FuncDecl {
 				fn, _ = c.info.Uses[n].(*types.Func)
 			}
 			if fn != nil && fn.Pkg() == c.pass.Pkg {
-				if d := c.decls[fn.Origin()]; d != nil && d.Body != nil {
+				if d := all[fn.Origin()]; d != nil && d.Body != nil {
 					add(d)
 				}
 			}
@@ -264,6 +265,16 @@ func (c *checker) childCode(u *unit) []*ast.FuncDecl {
 		add(fd)
 	}
 	return out
+}
+
+// allDecls maps the functions of every file of the package, the code
+// under test with the tests, to their declarations: a child running the
+// test binary runs both.
+func (c *checker) allDecls() map[*types.Func]*ast.FuncDecl {
+	if c.all == nil {
+		c.all = match.FuncDecls(c.info, c.pass.AllFiles)
+	}
+	return c.all
 }
 
 // unitHelpers returns the bodies of the package functions a unit calls to
