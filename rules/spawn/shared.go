@@ -72,6 +72,9 @@ func (c *checker) stateHazard(end token.Pos, units []*unit) string {
 	if why != "" {
 		return why
 	}
+	if why := c.globalConfig(units); why != "" {
+		return why
+	}
 	// TestMain and init run in every child and in the test: what they set
 	// for the process, every child inherits.
 	for fn, fd := range c.allDecls() {
@@ -91,6 +94,41 @@ func (c *checker) stateHazard(end token.Pos, units []*unit) string {
 		}
 	}
 	return ""
+}
+
+// globalConfig says which package-level variable the test sets that the
+// package functions building the children's commands read (cachePath =
+// filepath.Join(t.TempDir(), "cache"), then "CACHE="+cachePath in each
+// command): every child is given what it names.
+func (c *checker) globalConfig(units []*unit) string {
+	read := map[*types.Var]string{} // the variable → the function reading it
+	for _, u := range units {
+		for _, fd := range c.unitHelpers(u) {
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok {
+					if v, ok := c.info.Uses[id].(*types.Var); ok && match.IsPackageLevel(v) && v.Pkg() == c.pass.Pkg {
+						read[v] = fd.Name.Name
+					}
+				}
+				return true
+			})
+		}
+	}
+	if len(read) == 0 {
+		return ""
+	}
+	var set *types.Var
+	n := match.ModifiesFunc(c.info, c.fn.Body, func(v *types.Var) bool {
+		if read[v] != "" {
+			set = v
+			return true
+		}
+		return false
+	})
+	if n == nil {
+		return ""
+	}
+	return fmt.Sprintf("the test sets the package-level variable %s (%s), which %s reads to build the children's commands: every child is given what it names, one may read what another writes, and running them together may flake where a few runs pass", set.Name(), c.line(n), read[set])
 }
 
 // stateCall says what state a call sets up that children share: an
