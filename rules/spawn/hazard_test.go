@@ -1,6 +1,7 @@
 package spawn_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/unflake/unflake/internal/ruletest"
@@ -32,7 +33,43 @@ func TestX(t *testing.T) {
 	if len(diags) != 1 || diags[0].Fix == nil {
 		t.Fatalf("got %+v, want one fixed finding", diags)
 	}
-	if got := diags[0].Fix.Changes[0].Checked; len(got) != 2 {
-		t.Errorf("checked %q, want the shared arguments and the order of results", got)
+	if got := diags[0].Fix.Changes[0].Checked; len(got) != 5 {
+		t.Errorf("checked %q, want the shared arguments, the directory, the inherited state, the clock and the order of results", got)
+	}
+}
+
+// TestProcessWideEnv: what TestMain or an init function sets for the
+// process, every child inherits; the finding names the variable and the
+// line.
+func TestProcessWideEnv(t *testing.T) {
+	const test = `package x
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	os.Setenv("TOOL_STATE", os.TempDir())
+	os.Exit(m.Run())
+}
+
+func TestX(t *testing.T) {
+	if err := exec.Command(os.Args[0], "-test.run=^TestA$").Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Command(os.Args[0], "-test.run=^TestB$").Run(); err != nil {
+		t.Fatal(err)
+	}
+}
+`
+	pkg := ruletest.Package{Path: "example.com/m/x", Files: map[string]string{"x_test.go": test}}
+	diags := ruletest.Run(t, spawn.Rule, effect.None, pkg)
+	if len(diags) != 1 || diags[0].Fix != nil {
+		t.Fatalf("got %+v, want one finding, not fixed", diags)
+	}
+	if want := "the test sets TOOL_STATE in the environment (x_test.go:10)"; !strings.Contains(diags[0].NotFixed, want) {
+		t.Errorf("not fixed: %q, want it to say %q", diags[0].NotFixed, want)
 	}
 }

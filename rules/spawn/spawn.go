@@ -77,10 +77,11 @@ type checker struct {
 	// still being followed (cut): then following it again would give the
 	// same answer.
 	idle  map[*types.Func]idleAt
-	gen   int                    // how many functions have been found to run a child
-	cut   bool                   // the current walk met a function still being followed
-	quiet map[*types.Func]string // "" for functions that leave children alone
-	off   map[*types.Func]string // "" for functions that may run off the test goroutine
+	gen   int                           // how many functions have been found to run a child
+	cut   bool                          // the current walk met a function still being followed
+	quiet map[*types.Func]string        // "" for functions that leave children alone
+	off   map[*types.Func]string        // "" for functions that may run off the test goroutine
+	all   map[*types.Func]*ast.FuncDecl // every file's functions (allDecls)
 
 	file *ast.File
 	fn   *ast.FuncDecl

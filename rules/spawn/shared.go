@@ -1,0 +1,353 @@
+package spawn
+
+import (
+	"fmt"
+	"go/ast"
+	"go/constant"
+	"go/token"
+	"go/types"
+	"regexp"
+	"strings"
+
+	"github.com/unflake/unflake/internal/match"
+)
+
+// Children are opaque processes: besides what the test hands each of them,
+// they share what the process gives every child (the environment, the
+// working directory), what the test runs beside them (a server, a
+// goroutine, a background child), and the clock the test reads. None of
+// it shows as a value two units have in common, so the rule looks for the
+// test setting it up: a cache file named in an inherited variable, a pid
+// file in the directory the test switched to, a server numbering clients
+// in the order they come, a wall-clock measure of one child. Run together,
+// such children flake a few times in ten, which a few verification runs
+// miss: the chain is not fixed.
+
+// stateHazard says which state the test sets up before end for every
+// child to inherit or reach (the environment, the working directory, a
+// server), naming the line, or "".
+func (c *checker) stateHazard(end token.Pos, units []*unit) string {
+	inUnit := func(n ast.Node) bool {
+		for _, u := range units {
+			for _, s := range u.stmts {
+				if s.Pos() <= n.Pos() && n.End() <= s.End() {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var why string
+	seen := map[*types.Func]bool{}
+	var walk func(root ast.Node, depth int, top bool)
+	walk = func(root ast.Node, depth int, top bool) {
+		ast.Inspect(root, func(n ast.Node) bool {
+			if why != "" {
+				return false
+			}
+			if top && n != nil && n.Pos() >= end {
+				return false // after the children: they do not see it
+			}
+			switch n := n.(type) {
+			case *ast.GoStmt:
+				why = fmt.Sprintf("the test starts a goroutine (%s) that runs beside the children: if it serves them, it sees them in the order they come, and running them together may flake where a few runs pass", c.line(n))
+			case *ast.CallExpr:
+				if top && inUnit(n) {
+					return true
+				}
+				why = c.stateCall(n)
+				if why == "" && depth < 3 {
+					if fn := match.Callee(c.info, n); fn != nil && fn.Pkg() == c.pass.Pkg && !seen[fn.Origin()] {
+						seen[fn.Origin()] = true
+						if fd := c.decls[fn.Origin()]; fd != nil && fd.Body != nil {
+							walk(fd.Body, depth+1, false)
+						}
+					}
+				}
+			}
+			return why == ""
+		})
+	}
+	walk(c.fn.Body, 0, true)
+	if why != "" {
+		return why
+	}
+	if why := c.globalConfig(units); why != "" {
+		return why
+	}
+	// TestMain and init run in every child and in the test: what they set
+	// for the process, every child inherits.
+	for fn, fd := range c.allDecls() {
+		if fd.Body == nil || fd.Recv != nil || (fn.Name() != "TestMain" && fn.Name() != "init") {
+			continue
+		}
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok && why == "" {
+				if w := c.stateCall(call); w != "" && !strings.Contains(w, "server") {
+					why = w
+				}
+			}
+			return why == ""
+		})
+		if why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// globalConfig says which package-level variable the test sets that the
+// package functions building the children's commands read (cachePath =
+// filepath.Join(t.TempDir(), "cache"), then "CACHE="+cachePath in each
+// command): every child is given what it names.
+func (c *checker) globalConfig(units []*unit) string {
+	read := map[*types.Var]string{} // the variable → the function reading it
+	for _, u := range units {
+		for _, fd := range c.unitHelpers(u) {
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok {
+					if v, ok := c.info.Uses[id].(*types.Var); ok && match.IsPackageLevel(v) && v.Pkg() == c.pass.Pkg {
+						read[v] = fd.Name.Name
+					}
+				}
+				return true
+			})
+		}
+	}
+	if len(read) == 0 {
+		return ""
+	}
+	var set *types.Var
+	n := match.ModifiesFunc(c.info, c.fn.Body, func(v *types.Var) bool {
+		if read[v] != "" {
+			set = v
+			return true
+		}
+		return false
+	})
+	if n == nil {
+		return ""
+	}
+	return fmt.Sprintf("the test sets the package-level variable %s (%s), which %s reads to build the children's commands: every child is given what it names, one may read what another writes, and running them together may flake where a few runs pass", set.Name(), c.line(n), read[set])
+}
+
+// stateCall says what state a call sets up that children share: an
+// environment variable, the working directory, a listener, a server, a
+// child left running.
+func (c *checker) stateCall(call *ast.CallExpr) string {
+	const flake = "and running them together may flake where a few runs pass"
+	switch {
+	case match.IsMethod(c.info, call, "testing", "Setenv") || match.IsPkgFunc(c.info, call, "os", "Setenv", "Unsetenv", "Clearenv"):
+		name := "variables"
+		if len(call.Args) > 0 {
+			if s, ok := match.ConstString(c.info, call.Args[0]); ok {
+				name = s
+			}
+		}
+		return fmt.Sprintf("the test sets %s in the environment (%s), which every child inherits: what it names (a cache, a lock, a state directory, a socket) the children share, one may read what another writes, %s", name, c.line(call), flake)
+	case match.IsMethod(c.info, call, "testing", "Chdir") || match.IsPkgFunc(c.info, call, "os", "Chdir"):
+		return fmt.Sprintf("the test changes the working directory (%s), which the children share: one may read what another writes there (a pid file, a cache), %s", c.line(call), flake)
+	case match.IsPkgFunc(c.info, call, "net", "Listen", "ListenTCP", "ListenUDP", "ListenUnix", "ListenUnixgram", "ListenPacket", "ListenIP", "ListenMulticastUDP") ||
+		match.IsPkgFunc(c.info, call, "net/http/httptest", "NewServer", "NewTLSServer", "NewUnstartedServer") ||
+		match.IsPkgFunc(c.info, call, "net/http", "ListenAndServe", "ListenAndServeTLS", "Serve"):
+		return fmt.Sprintf("the test runs a server (%s) the children may reach: it sees them in the order they come (a count, a member number), %s", c.line(call), flake)
+	case match.IsMethod(c.info, call, "os/exec", "Start"):
+		return fmt.Sprintf("the test starts a child (%s) that runs beside the others: it may serve them in the order they come, %s", c.line(call), flake)
+	}
+	return ""
+}
+
+// clockHazard says where the test reads the clock or sets a deadline, or
+// "". Running children together changes how long each seems to take and
+// how long the whole takes: a measure of one child (start := time.Now()
+// before it, time.Since(start) after) times the others with it, and a
+// context deadline over several children gives each the whole of it
+// rather than what the earlier ones left.
+func (c *checker) clockHazard() string {
+	var why string
+	ast.Inspect(c.fn.Body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || why != "" {
+			return why == ""
+		}
+		switch {
+		case match.IsPkgFunc(c.info, call, "time", "Now", "Since", "Until"):
+			why = fmt.Sprintf("the test reads the clock (time.%s at %s): run together, the children take other times than one after another, and what the test measures of them changes", match.Callee(c.info, call).Name(), c.line(call))
+		case match.IsPkgFunc(c.info, call, "context", "WithTimeout", "WithDeadline", "WithTimeoutCause", "WithDeadlineCause"):
+			why = fmt.Sprintf("the test sets a deadline (context.%s at %s): run together, each child gets the whole of it rather than what the earlier ones left", match.Callee(c.info, call).Name(), c.line(call))
+		case match.IsMethod(c.info, call, "testing", "Deadline"):
+			why = fmt.Sprintf("the test reads its deadline (t.Deadline at %s): run together, each child gets the whole of it rather than what the earlier ones left", c.line(call))
+		}
+		return why == ""
+	})
+	return why
+}
+
+// sharedDir says which two units run in the same working directory while
+// one of them runs a program other than the test binary: sh writes a pid
+// file that cat reads, go build leaves a binary go vet reads. Children
+// that run the test binary run the package's code, which the analysis
+// reads (childCode); a child whose program hides in a helper is left to
+// fix --verify (unproven).
+func (c *checker) sharedDir(units []*unit) string {
+	for i, u := range units {
+		for j := i + 1; j < len(units); j++ {
+			w := units[j]
+			if u.dir != w.dir || !external(u) && !external(w) {
+				continue
+			}
+			if u.prog == w.prog {
+				return fmt.Sprintf("the %s and %s children both run %s in the same directory (%s); one may read what the other writes, a cache or a build output, and running them together may flake where a few runs pass", ordinal(i), ordinal(j), u.prog, c.line(w.call))
+			}
+			return fmt.Sprintf("the %s and %s children run in the same directory (%s), and %s is not the test binary: one may read what the other writes there (a pid file, a build output), and running them together may flake where a few runs pass", ordinal(i), ordinal(j), c.line(w.call), progName(u, w))
+		}
+	}
+	return ""
+}
+
+// external reports whether u runs a program the analysis knows by name
+// and that is not the test binary.
+func external(u *unit) bool { return u.prog != progUnknown && u.prog != progSelf }
+
+// progName names the program of u or w that is not the test binary.
+func progName(u, w *unit) string {
+	if external(u) {
+		return u.prog
+	}
+	return w.prog
+}
+
+// testRunFlag matches the test binary's -test.run flag and its pattern.
+var testRunFlag = regexp.MustCompile(`^-{1,2}test\.run=(.*)$`)
+
+// childCode returns the functions a child running the test binary runs:
+// the tests its -test.run flag selects, TestMain, and the package
+// functions they call. A child that runs them shares with every other
+// child the constants they name (a fixed port, a lock file's path).
+func (c *checker) childCode(u *unit) []*ast.FuncDecl {
+	if u.prog != progSelf {
+		return nil
+	}
+	var pats []*regexp.Regexp
+	visit := func(n ast.Node) bool {
+		e, ok := n.(ast.Expr)
+		if !ok {
+			return true
+		}
+		tv, ok := c.info.Types[e]
+		if !ok || tv.Value == nil || tv.Value.Kind() != constant.String {
+			return true
+		}
+		if m := testRunFlag.FindStringSubmatch(constant.StringVal(tv.Value)); m != nil {
+			// A subtest pattern (A/B) selects its top-level test by A.
+			top, _, _ := strings.Cut(m[1], "/")
+			if re, err := regexp.Compile(top); err == nil {
+				pats = append(pats, re)
+			}
+		}
+		return false
+	}
+	for _, s := range u.stmts {
+		ast.Inspect(s, visit)
+	}
+	for _, fd := range c.unitHelpers(u) {
+		ast.Inspect(fd.Body, visit)
+	}
+	var roots []*ast.FuncDecl
+	all := c.allDecls()
+	for fn, fd := range all {
+		if fd.Body == nil || fd.Recv != nil {
+			continue
+		}
+		if fn.Name() == "TestMain" {
+			roots = append(roots, fd)
+			continue
+		}
+		if !match.IsTestFunc(c.info, fd) || fd == c.fn {
+			continue
+		}
+		for _, re := range pats {
+			if re.MatchString(fn.Name()) {
+				roots = append(roots, fd)
+				break
+			}
+		}
+	}
+	// The package functions they call, transitively.
+	seen := map[*ast.FuncDecl]bool{}
+	var out []*ast.FuncDecl
+	var add func(fd *ast.FuncDecl)
+	add = func(fd *ast.FuncDecl) {
+		if seen[fd] || len(seen) > 200 {
+			return
+		}
+		seen[fd] = true
+		out = append(out, fd)
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			var fn *types.Func
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				fn = match.Callee(c.info, n)
+			case *ast.Ident: // a function value: mux.HandleFunc("/", handle)
+				fn, _ = c.info.Uses[n].(*types.Func)
+			}
+			if fn != nil && fn.Pkg() == c.pass.Pkg {
+				if d := all[fn.Origin()]; d != nil && d.Body != nil {
+					add(d)
+				}
+			}
+			return true
+		})
+	}
+	for _, fd := range roots {
+		add(fd)
+	}
+	return out
+}
+
+// allDecls maps the functions of every file of the package, the code
+// under test with the tests, to their declarations: a child running the
+// test binary runs both.
+func (c *checker) allDecls() map[*types.Func]*ast.FuncDecl {
+	if c.all == nil {
+		c.all = match.FuncDecls(c.info, c.pass.AllFiles)
+	}
+	return c.all
+}
+
+// unitHelpers returns the bodies of the package functions a unit calls to
+// build or run its command: the helper it runs in, cmd := child("a").
+func (c *checker) unitHelpers(u *unit) []*ast.FuncDecl {
+	var out []*ast.FuncDecl
+	for _, s := range u.stmts {
+		ast.Inspect(s, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok {
+				if fn := match.Callee(c.info, call); fn != nil && fn.Pkg() == c.pass.Pkg {
+					if fd := c.decls[fn.Origin()]; fd != nil && fd.Body != nil {
+						out = append(out, fd)
+					}
+				}
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// userDirs are the places every process of the user shares.
+var userDirs = []string{"UserCacheDir", "UserConfigDir", "UserHomeDir"}
+
+// userDirUse says where the code a child runs asks for a directory every
+// process of the user shares, or "".
+func (c *checker) userDirUse(code []*ast.FuncDecl) string {
+	var why string
+	for _, fd := range code {
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok && why == "" && match.IsPkgFunc(c.info, call, "os", userDirs...) {
+				why = fmt.Sprintf("the children's code asks for os.%s (%s), which every child shares: one may read what another writes there, and running them together may flake where a few runs pass", match.Callee(c.info, call).Name(), c.line(call))
+			}
+			return why == ""
+		})
+	}
+	return why
+}
