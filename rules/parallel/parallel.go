@@ -284,6 +284,7 @@ func (c *checker) use(eff *obstacle, fn *types.Func, test bool) {
 	}
 	path := fn.Pkg().Path()
 	name := match.PkgFuncName(fn)
+	c.readsPkg(eff, fn)
 	if recv := sig.Recv(); recv != nil && types.IsInterface(recv.Type()) {
 		if eff.unseen == "" {
 			eff.unseen = "calls " + name + " through an interface"

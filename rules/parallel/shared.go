@@ -34,6 +34,10 @@ type shared struct {
 	// (a call whose effect summary writes a package-level variable or a
 	// standard library setting); "" when nowhere.
 	env, wd, foreign string
+	// pkgs maps the import path of another package whose variable the
+	// package's code writes (time.Local = time.UTC, lib.Level = 2) to
+	// where: that package's own functions may read it.
+	pkgs map[string]string
 }
 
 // sharedState computes shared for the package of c.
@@ -41,7 +45,7 @@ func (c *checker) sharedState() *shared {
 	if c.shared != nil {
 		return c.shared
 	}
-	s := &shared{vars: map[*types.Var]string{}}
+	s := &shared{vars: map[*types.Var]string{}, pkgs: map[string]string{}}
 	c.shared = s
 	for _, f := range c.pass.AllFiles {
 		for _, d := range f.Decls {
@@ -96,6 +100,20 @@ func (c *checker) scan(s *shared, root ast.Node, fn string, init bool) {
 				return true
 			}
 			where := c.where(fn, n)
+			verb := "writes"
+			if kind == alias {
+				verb = "hands on"
+			}
+			if v.Pkg() != c.pass.Pkg {
+				// Another package's state: its functions, and those of
+				// any package that calls them, may read it.
+				if s.foreign == "" {
+					s.foreign = where + ", which " + verb + " " + v.Pkg().Name() + "." + v.Name()
+				}
+				if s.pkgs[v.Pkg().Path()] == "" {
+					s.pkgs[v.Pkg().Path()] = v.Pkg().Name() + "." + v.Name() + ", which " + where + " " + verb
+				}
+			}
 			if kind == write {
 				s.vars[v] = where + " writes"
 			} else {
@@ -430,5 +448,17 @@ func (c *checker) testing(eff *obstacle, fn *types.Func, test bool) {
 		if eff.unseen == "" {
 			eff.unseen = "calls testing." + fn.Name()
 		}
+	}
+}
+
+// readsPkg records in eff a call of fn, a function of another package
+// whose variable the package's code writes (time.Now when a test sets
+// time.Local): fn may read it.
+func (c *checker) readsPkg(eff *obstacle, fn *types.Func) {
+	if eff.shares != "" || fn.Pkg() == c.pass.Pkg {
+		return
+	}
+	if w := c.sharedState().pkgs[fn.Pkg().Path()]; w != "" {
+		eff.shares = "calls " + match.PkgFuncName(fn) + ", which may read " + w
 	}
 }
