@@ -217,6 +217,9 @@ func (c *checker) effects(root ast.Node, test bool) *obstacle {
 			if eff.unseen == "" && c.dynamic(n) {
 				eff.unseen = "calls a function value the analysis cannot see"
 			}
+			if w := c.measures(n); w != "" {
+				eff.state = w
+			}
 		}
 		return true
 	})
@@ -383,6 +386,7 @@ func (c *checker) fix(fd *ast.FuncDecl, t string) *rule.Fix {
 				"no environment or working directory read that the package's code changes",
 				"no call into another package when the package's code changes another package's state",
 				"no testing.AllocsPerRun, testing.Benchmark, t.Setenv or t.Chdir",
+				"no elapsed real time measured in the test's code",
 			},
 		}},
 		Apply: func() error {

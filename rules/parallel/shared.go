@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"go/types"
 	"path/filepath"
+	"strings"
 
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule/effect"
@@ -461,4 +462,31 @@ func (c *checker) readsPkg(eff *obstacle, fn *types.Func) {
 	if w := c.sharedState().pkgs[fn.Pkg().Path()]; w != "" {
 		eff.shares = "calls " + match.PkgFuncName(fn) + ", which may read " + w
 	}
+}
+
+// measures says how call, in a test file, measures elapsed real time
+// (time.Since(start), time.Until(deadline), time.Now().Sub(start)), or "".
+// A test that asserts on a duration it measures would measure the load of
+// the tests running beside it too: running it in parallel changes its
+// budget. The code under test's own measurements (a rate limiter's) are
+// not judged: the test decides what it checks of them.
+func (c *checker) measures(call *ast.CallExpr) string {
+	if !strings.HasSuffix(c.pass.Fset.Position(call.Pos()).Filename, "_test.go") {
+		return ""
+	}
+	what := ""
+	switch {
+	case match.IsPkgFunc(c.info, call, "time", "Since", "Until"):
+		what = match.PkgFuncName(match.Callee(c.info, call))
+	case match.IsMethod(c.info, call, "time", "Sub"):
+		sel := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+		if now, ok := ast.Unparen(sel.X).(*ast.CallExpr); ok && match.IsPkgFunc(c.info, now, "time", "Now") {
+			what = "time.Now().Sub"
+		}
+	}
+	if what == "" {
+		return ""
+	}
+	p := c.pass.Fset.Position(call.Pos())
+	return fmt.Sprintf("measures elapsed real time (%s at %s:%d), which the tests running beside it would stretch", what, filepath.Base(p.Filename), p.Line)
 }
