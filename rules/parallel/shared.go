@@ -236,6 +236,11 @@ func (c *checker) useOf(id *ast.Ident, stack []ast.Node) (useKind, string) {
 				return read, ""
 			}
 			if _, ptr := sel.Obj().Type().(*types.Signature).Recv().Type().(*types.Pointer); ptr {
+				if _, isPtr := types.Unalias(c.info.TypeOf(e)).Underlying().(*types.Pointer); isPtr {
+					// The method may change what the variable points
+					// to, not the variable (os.Stdout.Write).
+					return alias, "calls its method " + p.Sel.Name + ", which may change what it points to"
+				}
 				return write, ""
 			}
 			if c.valueOnly(c.info.TypeOf(e)) {
@@ -291,7 +296,12 @@ func (c *checker) useOf(id *ast.Ident, stack []ast.Node) (useKind, string) {
 			return read, ""
 		}
 		if match.IsBuiltin(c.info, p.Fun, "append", "delete", "clear", "close") {
-			return write, ""
+			if p.Args[0] == e {
+				return write, ""
+			}
+			if p.Ellipsis.IsValid() && c.rangeCopies(t) {
+				return read, "" // append(local, v...) copies v's elements
+			}
 		}
 		if match.IsBuiltin(c.info, p.Fun, "copy") {
 			if p.Args[0] == e {
