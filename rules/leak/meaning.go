@@ -91,27 +91,43 @@ func (c *checker) sticky(fn *types.Func, seen map[*types.Func]bool, depth int) s
 				if t := c.info.TypeOf(r); t == nil || !types.Implements(t, errorType()) {
 					continue
 				}
-				switch x := r.(type) {
-				case *ast.SelectorExpr:
-					if match.Root(c.info, x) == recv {
-						out = "return " + short(x)
-					}
-				case *ast.CallExpr:
-					if sel, ok := ast.Unparen(x.Fun).(*ast.SelectorExpr); ok {
+				if call, ok := r.(*ast.CallExpr); ok {
+					if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
 						if id, ok := ast.Unparen(sel.X).(*ast.Ident); ok && c.info.Uses[id] == types.Object(recv) {
 							if g, ok := c.info.Uses[sel.Sel].(*types.Func); ok {
 								if ev := c.sticky(g, seen, depth+1); ev != "" {
 									out = ev
+									return false
 								}
 							}
 						}
 					}
 				}
+				// return s.err, errors.Join(s.errs...), fmt.Errorf("close: %w", s.err)
+				ast.Inspect(r, func(m ast.Node) bool {
+					sel, ok := m.(*ast.SelectorExpr)
+					if !ok || out != "" || match.Root(c.info, sel) != recv {
+						return out == ""
+					}
+					if t := c.info.TypeOf(sel); t != nil && keepsErrors(t) {
+						out = "return " + short(r)
+					}
+					return out == ""
+				})
 			}
 		}
 		return out == ""
 	})
 	return out
+}
+
+// keepsErrors reports whether a field of type t holds errors: error,
+// []error, or a type that implements error.
+func keepsErrors(t types.Type) bool {
+	if sl, ok := t.Underlying().(*types.Slice); ok {
+		t = sl.Elem()
+	}
+	return types.Implements(t, errorType())
 }
 
 // provoked says why an error from the value's lifecycle method would be
@@ -130,7 +146,7 @@ func (c *checker) provoked(s *site) string {
 			return true
 		}
 		sig, ok := c.info.TypeOf(call.Fun).(*types.Signature)
-		if !ok || sig.Results().Len() == 0 || !types.Identical(sig.Results().At(sig.Results().Len()-1).Type(), errorType()) {
+		if !ok || sig.Results().Len() == 0 || !types.Identical(sig.Results().At(sig.Results().Len()-1).Type(), types.Universe.Lookup("error").Type()) {
 			return true
 		}
 		if c.expectsError(stack[len(stack)-1], call) {
@@ -197,8 +213,22 @@ func (c *checker) errExpected(v *types.Var) bool {
 // value that returns what it holds. Other tests use it after this one, and
 // closing it breaks them, whether or not a second end is harmless.
 func (c *checker) shared(s *site) string {
+	if v := match.Root(c.info, s.call.Fun); v != nil && match.IsPackageLevel(v) {
+		if _, ok := v.Type().Underlying().(*types.Signature); ok {
+			// var Default = sync.OnceValue(func() *Pool { ... })
+			return fmt.Sprintf("%s is a function kept in a package-level variable (sync.OnceValue and the like), which may return the same value to every test, and %s breaks the next", types.ExprString(s.call.Fun), endGerund(s.lc.method, s.v.Name()))
+		}
+	}
 	fn := match.Callee(c.info, s.call)
-	if fn == nil || fn.Pkg() == nil || match.IsStd(fn.Pkg().Path()) || !c.visible(fn) {
+	if fn == nil || fn.Pkg() == nil || match.IsStd(fn.Pkg().Path()) {
+		return ""
+	}
+	if !c.visible(fn) {
+		// A body out of sight: a name that says it hands out the
+		// process's instance is taken at its word.
+		if fn.Type().(*types.Signature).Recv() == nil && sharedName(fn.Name()) {
+			return fmt.Sprintf("%s is named like an accessor of a value the package shares (the analysis cannot see its body): other tests may use it after this one, and %s breaks them", calleeName(c.info, s.call), endGerund(s.lc.method, s.v.Name()))
+		}
 		return ""
 	}
 	name := calleeName(c.info, s.call)
@@ -238,6 +268,18 @@ func (c *checker) shared(s *site) string {
 		return fmt.Sprintf("%s returns what %s, a value the package shares, holds (%s): other tests use it after this one, and %s breaks them", name, types.ExprString(sel.X), ev, endGerund(s.lc.method, s.v.Name()))
 	}
 	return ""
+}
+
+// sharedName reports whether a package function's name says it returns
+// a value the package shares: Default, DefaultClient, Global, Shared,
+// Instance, Singleton.
+func sharedName(name string) bool {
+	for _, p := range []string{"Default", "Global", "Shared", "Instance", "Singleton"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func endGerund(method, name string) string {
@@ -300,7 +342,7 @@ func (c *checker) held(fn *types.Func, seen map[*types.Func]bool, depth int, rec
 				if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
 					e = ast.Unparen(u.X)
 				}
-				if t := c.info.TypeOf(e); t == nil || types.Identical(t, errorType()) {
+				if t := c.info.TypeOf(e); t == nil || types.Identical(t, types.Universe.Lookup("error").Type()) {
 					continue
 				}
 				switch x := e.(type) {
@@ -344,12 +386,10 @@ func (c *checker) observedLater(s *site) string {
 	if isStdType(s.v.Type()) {
 		return ""
 	}
-	_, body, _ := c.enclosingFunc(s.stmt)
-	if body == nil {
-		return ""
-	}
 	// watched: variables made, before the value, by a call given t (or
-	// given a watched variable), and those an earlier t.Cleanup reads.
+	// given a watched variable), and those an earlier t.Cleanup reads, in
+	// the test and, for a subtest, in the tests enclosing it (their
+	// cleanups run after the subtest's).
 	watched := map[*types.Var]string{}
 	givenWatched := func(call *ast.CallExpr) (string, bool) {
 		for _, a := range call.Args {
@@ -362,13 +402,36 @@ func (c *checker) observedLater(s *site) string {
 		}
 		return "", false
 	}
-	ast.Inspect(body, func(n ast.Node) bool {
+	made := func(lhs []*ast.Ident, call *ast.CallExpr) {
+		if c.plainCall(call) {
+			return
+		}
+		via, ok := givenWatched(call)
+		if !ok {
+			return
+		}
+		for _, id := range lhs {
+			if v, ok := c.info.ObjectOf(id).(*types.Var); ok {
+				if via == "" {
+					via = fmt.Sprintf("%s is given the test's t and may register a check with t.Cleanup", calleeName(c.info, call))
+				}
+				watched[v] = via
+			}
+		}
+	}
+	ast.Inspect(c.fn.Body, func(n ast.Node) bool {
 		if n == nil || n.Pos() >= s.stmt.Pos() {
 			return false
 		}
 		switch n := n.(type) {
 		case *ast.FuncLit:
-			return false
+			return within(s.stmt, n)
+		case *ast.ValueSpec:
+			if len(n.Values) == 1 {
+				if call, ok := ast.Unparen(n.Values[0]).(*ast.CallExpr); ok {
+					made(n.Names, call)
+				}
+			}
 		case *ast.CallExpr:
 			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && sel.Sel.Name == "Cleanup" && match.IsNamed(c.info.TypeOf(sel.X), "testing", "T", "B", "F", "TB") && len(n.Args) == 1 {
 				ast.Inspect(n.Args[0], func(m ast.Node) bool {
@@ -384,29 +447,19 @@ func (c *checker) observedLater(s *site) string {
 			if len(n.Rhs) != 1 {
 				return true
 			}
-			call, ok := ast.Unparen(n.Rhs[0]).(*ast.CallExpr)
-			if !ok || c.plainCall(call) {
-				return true
-			}
-			via, ok := givenWatched(call)
-			if !ok {
-				return true
-			}
-			for _, l := range n.Lhs {
-				id, ok := l.(*ast.Ident)
-				if !ok {
-					continue
-				}
-				if v, ok := c.info.ObjectOf(id).(*types.Var); ok {
-					if via == "" {
-						via = fmt.Sprintf("%s is given the test's t and may register a check with t.Cleanup", calleeName(c.info, call))
+			if call, ok := ast.Unparen(n.Rhs[0]).(*ast.CallExpr); ok {
+				var lhs []*ast.Ident
+				for _, l := range n.Lhs {
+					if id, ok := l.(*ast.Ident); ok {
+						lhs = append(lhs, id)
 					}
-					watched[v] = via
 				}
+				made(lhs, call)
 			}
 		}
 		return true
 	})
+	c.readAfterSubtest(s, watched)
 	if len(watched) == 0 {
 		return ""
 	}
@@ -418,7 +471,7 @@ func (c *checker) observedLater(s *site) string {
 			ast.Inspect(a, func(m ast.Node) bool {
 				if id, ok := m.(*ast.Ident); ok && out == "" {
 					if v, ok := c.info.Uses[id].(*types.Var); ok && watched[v] != "" {
-						out = fmt.Sprintf("%s.%s would run before the cleanups registered earlier, and %s is given %s (%s): what %s does to it (a flush, a last call) may change what that check sees, which the original never ran", s.v.Name(), s.lc.method, s.v.Name(), v.Name(), watched[v], s.lc.method)
+						out = fmt.Sprintf("a cleanup's %s.%s would run before the checks made after it (cleanups registered earlier run later), and %s is given %s (%s): what %s does to it (a flush, a last call) may change what they see, and the original never ran it", s.v.Name(), s.lc.method, s.v.Name(), v.Name(), watched[v], s.lc.method)
 					}
 				}
 				return out == ""
@@ -426,7 +479,7 @@ func (c *checker) observedLater(s *site) string {
 		}
 	}
 	check(s.call)
-	ast.Inspect(body, func(n ast.Node) bool {
+	ast.Inspect(c.fn.Body, func(n ast.Node) bool {
 		if call, ok := n.(*ast.CallExpr); ok && out == "" {
 			if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && match.Root(c.info, sel.X) == s.v {
 				check(call)
@@ -511,6 +564,56 @@ func (c *checker) bodyClosed(resp *types.Var) bool {
 			if fn := match.Callee(c.info, q); fn != nil && fn.Pkg() != nil && !match.IsStd(fn.Pkg().Path()) && !c.nonOwning(q) {
 				found = true
 			}
+		}
+		return !found
+	})
+	return found
+}
+
+// readAfterSubtest marks, when the value is made in a subtest (a function
+// literal given to t.Run), the variables of the enclosing test the
+// subtest captures and the enclosing test reads after t.Run returns: the
+// subtest's cleanups have run by then, so a check there sees what the
+// value's end did (a batcher's flush into a sink the parent counts).
+func (c *checker) readAfterSubtest(s *site, watched map[*types.Var]string) {
+	var lit *ast.FuncLit
+	var run *ast.CallExpr
+	match.WithStack(c.fn.Body, func(n ast.Node, stack []ast.Node) bool {
+		if n.Pos() > s.stmt.Pos() || n.End() < s.stmt.End() {
+			return false
+		}
+		if l, ok := n.(*ast.FuncLit); ok && len(stack) > 0 {
+			if call, ok := stack[len(stack)-1].(*ast.CallExpr); ok {
+				if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && sel.Sel.Name == "Run" && match.IsNamed(c.info.TypeOf(sel.X), "testing", "T", "B", "F", "TB") {
+					lit, run = l, call
+				}
+			}
+		}
+		return true
+	})
+	if lit == nil {
+		return
+	}
+	ast.Inspect(lit.Body, func(n ast.Node) bool {
+		id, ok := n.(*ast.Ident)
+		if !ok {
+			return true
+		}
+		v, ok := c.info.Uses[id].(*types.Var)
+		if !ok || match.IsPackageLevel(v) || lit.Pos() <= v.Pos() && v.Pos() < lit.End() || watched[v] != "" || !c.readAfter(v, run.End()) {
+			return true
+		}
+		watched[v] = fmt.Sprintf("the test reads %s after the subtest, whose cleanups have run by then", v.Name())
+		return true
+	})
+}
+
+// readAfter reports whether the test function mentions v after pos.
+func (c *checker) readAfter(v *types.Var, pos token.Pos) bool {
+	found := false
+	ast.Inspect(c.fn.Body, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && id.Pos() > pos && c.info.Uses[id] == types.Object(v) {
+			found = true
 		}
 		return !found
 	})
