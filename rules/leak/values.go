@@ -241,7 +241,10 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 			}
 		}
 		if notFixed == "" && !isStdType(s.v.Type()) {
-			checked = append(checked, "no check registered earlier sees what "+s.lc.method+" does")
+			checked = append(checked, "the package does not share it with other tests", "no check registered earlier sees what "+s.lc.method+" does")
+		}
+		if notFixed == "" && match.IsNamed(s.v.Type(), "net/http/httptest", "Server") {
+			checked = append(checked, "the test leaves no response of it open")
 		}
 		if s.lc.result == "error" && c.style.kind != drop && c.style.kind != dropBlank {
 			if s.dropErr = c.errDropped(s); s.dropErr != "" {
