@@ -161,6 +161,9 @@ func (c *checker) endOf(lit *ast.FuncLit, body *ast.BlockStmt, g *ast.GoStmt) (e
 		if chanOps(loop.Body, sel) {
 			return "", ""
 		}
+		if why := c.mayBlock(loop.Body); why != "" {
+			return "", why
+		}
 		return c.endedBy(exit, body, g)
 	case *ast.RangeStmt:
 		if _, ok := types.Unalias(c.info.TypeOf(loop.X)).Underlying().(*types.Chan); !ok {
@@ -168,6 +171,9 @@ func (c *checker) endOf(lit *ast.FuncLit, body *ast.BlockStmt, g *ast.GoStmt) (e
 		}
 		if chanOps(loop.Body, nil) {
 			return "", ""
+		}
+		if why := c.mayBlock(loop.Body); why != "" {
+			return "", why
 		}
 		return c.endedBy(loop.X, body, g)
 	}
@@ -491,4 +497,132 @@ func (c *checker) freshName(base string) string {
 		name = fmt.Sprintf("%s%d", base, k)
 	}
 	return name
+}
+
+// mayBlock says why the loop body may block outside its select, or "":
+// it calls code that may wait on the state of the code under test (p.Submit
+// blocking while a bug keeps a slot taken, a mutex a bug never unlocks).
+// The test's own checks catch such a bug with their timeout; a join at
+// cleanup would then wait for ever, and turn a clean failure into a hang
+// of the whole binary. Only calls known not to block are allowed:
+// builtins, conversions, the testing types' methods, and standard
+// library packages that compute without waiting.
+func (c *checker) mayBlock(b *ast.BlockStmt) string {
+	out := ""
+	ast.Inspect(b, func(n ast.Node) bool {
+		if out != "" {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CommClause:
+			// The case's own operation (<-ctx.Done(), <-time.After(d)) is
+			// the select's: it does not block the loop while another case
+			// can run. Its body may.
+			for _, st := range n.Body {
+				ast.Inspect(st, func(m ast.Node) bool {
+					if call, ok := m.(*ast.CallExpr); ok && out == "" {
+						out = c.blockingCall(call)
+					}
+					_, lit := m.(*ast.FuncLit)
+					return out == "" && !lit
+				})
+			}
+			return false
+		case *ast.CallExpr:
+			out = c.blockingCall(n)
+		}
+		return out == ""
+	})
+	return out
+}
+
+// blockingCall says why call may block, or "".
+func (c *checker) blockingCall(call *ast.CallExpr) string {
+	if !c.mayWait(call, map[*types.Func]bool{}, 0) {
+		return ""
+	}
+	return fmt.Sprintf("the goroutine calls %s, which may block on the state of the code under test; a join at cleanup would then wait for ever and turn the failure the test reports into a hang: end it with a bounded wait by hand", types.ExprString(call.Fun))
+}
+
+// mayWait reports whether call may wait on another goroutine: a call of
+// code out of sight (another package's, an interface method, a function
+// value), of sync.Cond.Wait, WaitGroup.Wait or time.Sleep, or of a
+// function of the package whose body sends, receives, selects without a
+// default, or makes such a call. Builtins, conversions, the testing
+// types' methods, mutexes (held for short sections) and the standard
+// library packages that compute without waiting are not.
+func (c *checker) mayWait(call *ast.CallExpr, seen map[*types.Func]bool, depth int) bool {
+	if tv, ok := c.info.Types[call.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
+		return false
+	}
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && match.IsNamed(c.info.TypeOf(sel.X), "testing", "T", "B", "F", "TB") {
+		return false
+	}
+	fn := match.Callee(c.info, call)
+	if fn == nil || fn.Pkg() == nil {
+		return true // a function value
+	}
+	path := fn.Pkg().Path()
+	switch {
+	case nonBlocking[path]:
+		return false
+	case path == "sync":
+		return fn.Name() == "Wait" || fn.Name() == "Do"
+	case path == "time":
+		return fn.Name() == "Sleep"
+	}
+	if r := fn.Type().(*types.Signature).Recv(); r != nil && types.IsInterface(r.Type()) {
+		return true
+	}
+	fd := c.decls[fn.Origin()]
+	if fd == nil || fd.Body == nil {
+		return true
+	}
+	if seen[fn.Origin()] || depth > maxKeepDepth {
+		return seen[fn.Origin()] == false // too deep: say it may
+	}
+	seen[fn.Origin()] = true
+	waits := false
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		if waits {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.GoStmt:
+			return false // what it starts runs beside the caller
+		case *ast.FuncLit:
+			return false
+		case *ast.SendStmt:
+			waits = true
+		case *ast.UnaryExpr:
+			waits = n.Op == token.ARROW
+		case *ast.SelectStmt:
+			def := false
+			for _, cc := range n.Body.List {
+				if cc.(*ast.CommClause).Comm == nil {
+					def = true
+				}
+			}
+			waits = !def
+		case *ast.RangeStmt:
+			if _, ok := types.Unalias(c.info.TypeOf(n.X)).Underlying().(*types.Chan); ok {
+				waits = true
+			}
+		case *ast.CallExpr:
+			waits = c.mayWait(n, seen, depth+1)
+		}
+		return !waits
+	})
+	return waits
+}
+
+// nonBlocking lists the standard library packages whose functions and
+// methods compute without waiting on other goroutines.
+var nonBlocking = map[string]bool{
+	"fmt": true, "strings": true, "strconv": true, "bytes": true, "sort": true, "slices": true,
+	"maps": true, "math": true, "errors": true, "sync/atomic": true, "unicode": true,
+	"unicode/utf8": true, "encoding/json": true, "encoding/hex": true, "encoding/base64": true,
+	"path": true, "path/filepath": true, "reflect": true, "math/rand": true, "math/rand/v2": true,
 }

@@ -117,6 +117,10 @@ type site struct {
 	errV       *types.Var // the error the call returns beside it, if named
 	errIgnored bool       // the call returns an error the test drops
 	lc         *lifecycle
+
+	// dropErr says why the cleanup drops the lifecycle method's error
+	// (errDropped), or "".
+	dropErr string
 }
 
 // values reports the values fd creates with a lifecycle method that it
@@ -227,6 +231,26 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 			}
 			if ok != "" {
 				checked = append(checked, ok)
+			}
+		}
+		// What else the cleanup changes: who else uses the value, the
+		// order against the checks registered earlier, what it waits for.
+		for _, hazard := range []func(*site) string{c.shared, c.observedLater, c.waitsForRequests} {
+			if notFixed == "" {
+				notFixed = hazard(s)
+			}
+		}
+		if notFixed == "" && !isStdType(s.v.Type()) {
+			checked = append(checked, "the package does not share it with other tests", "no check registered earlier sees what "+s.lc.method+" does")
+		}
+		if notFixed == "" && match.IsNamed(s.v.Type(), "net/http/httptest", "Server") {
+			checked = append(checked, "the test leaves no response of it open")
+		}
+		if s.lc.result == "error" && c.style.kind != drop && c.style.kind != dropBlank {
+			if s.dropErr = c.errDropped(s); s.dropErr != "" {
+				fix.Changes[0].What += "; its " + s.lc.method + " error is dropped: " + s.dropErr
+			} else {
+				checked = append(checked, "the cleanup is the only "+s.lc.method+" and the test provokes no error from it")
 			}
 		}
 		fix.Changes[0].Checked = checked
@@ -617,7 +641,11 @@ func (c *checker) endStmt(s *site, t string) dst.Stmt {
 		return cleanup(&dst.SelectorExpr{X: dst.NewIdent(s.v.Name()), Sel: dst.NewIdent(s.lc.method)})
 	}
 	var body dst.Stmt = &dst.ExprStmt{X: end}
-	if s.lc.result == "error" {
+	if s.lc.result == "error" && s.dropErr != "" {
+		// The error may mean nothing (errDropped): the original never
+		// checked it.
+		body = &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent("_")}, Tok: token.ASSIGN, Rhs: []dst.Expr{end}}
+	} else if s.lc.result == "error" {
 		// The error is handled as the package's tests handle it.
 		switch st := c.style; st.kind {
 		case report:
