@@ -35,6 +35,9 @@ func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string)
 	if why := c.countContract(l); why != "" {
 		return nil, why
 	}
+	if why := c.acts(l); why != "" {
+		return nil, why
+	}
 	if !use.ok() {
 		if use.why == "assigned" {
 			return nil, "the loop counter is assigned in the body"
@@ -71,10 +74,20 @@ func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string)
 			return nil, "the attempts add up to more than a time.Duration holds"
 		}
 		budget = max(c.timeout, total)
-		if total < budget {
-			if fails, why := c.exhaustionFails(l); !fails {
-				return nil, why
+		fails, why := c.exhaustionFails(l)
+		if total >= budget {
+			// The deadline would be the waits' total, and each pass
+			// lasts its waits plus its work: a deadline that long ends
+			// the loop before its count, checking for less time than
+			// the test did.
+			if !fails {
+				return nil, fmt.Sprintf("running out of attempts does not fail the test, and a deadline of the waits' %s alone would end the loop before its %d attempts, each of which also takes the time of its work: the test would check for less time than it does", match.FormatDuration(total), n)
 			}
+			if w := c.work(l); w != "" {
+				return nil, fmt.Sprintf("the deadline would be the waits' %s alone (at least --poll-timeout), but each pass also runs %s: the loop's real window is longer, and a deadline of its waits would cut it short", match.FormatDuration(total), w)
+			}
+		} else if !fails {
+			return nil, why
 		}
 	} else {
 		if fails, why := c.exhaustionFails(l); !fails {
@@ -161,5 +174,5 @@ func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string)
 		}
 		return c.rewrite(l, name, budgetExpr, keep)
 	}
-	return &rule.Fix{Message: msg, Changes: []rule.Change{{Kind: rule.Budget, What: "the attempt count becomes a deadline: the condition may take longer than the attempts allowed", Checked: checked}}, Apply: apply, Deletes: deletes}, ""
+	return &rule.Fix{Message: msg, Changes: []rule.Change{{Kind: rule.Budget, What: "the attempt count becomes a deadline: the condition may take longer than the attempts allowed", Checked: append(checked, actsChecked, workChecked)}}, Apply: apply, Deletes: deletes}, ""
 }

@@ -58,6 +58,10 @@ type checker struct {
 	byDigits map[string][]mention // run of digits in a string constant -> declarations
 	byInt    map[int64][]mention  // integer constant -> declarations
 	listens  map[listenKey]bool   // a function's listen sites, by port
+
+	// Read once per package, on first use (hazard.go).
+	fileText []dirFile // the files of the package's directory besides its Go files
+	arith    *string   // the package's first arithmetic on a port, or ""
 }
 
 func run(pass *rule.Pass) error {
@@ -297,6 +301,17 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 	if why := c.elsewhere(s); why != "" {
 		return nil, why
 	}
+	if f := c.inFiles(s.port); f != "" {
+		return nil, fmt.Sprintf("port %s also appears in %s, a file the code under test may read: it would still name the old port", s.port, f)
+	}
+	if len(edits) > 0 {
+		if why := namedHost(s); why != "" {
+			return nil, why
+		}
+	}
+	if why := c.derived(s); why != "" {
+		return nil, why
+	}
 	if ln != nil && len(edits) > 0 {
 		if obj, _, _ := types.LookupFieldOrMethod(ln.Type(), true, ln.Pkg(), method); obj == nil {
 			return nil, fmt.Sprintf("%s has no %s method to name the listener's address", ln.Name(), method)
@@ -310,7 +325,7 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 	}
 	return &rule.Fix{
 		Message: msg,
-		Changes: []rule.Change{{Kind: rule.Paths, What: "the server listens on a port the kernel picks, not a fixed one"}},
+		Changes: []rule.Change{{Kind: rule.Paths, What: "the server listens on a port the kernel picks, not a fixed one", Checked: hazardsChecked}},
 		Apply: func() error {
 			lit := &dst.BasicLit{Kind: token.STRING, Value: strconv.Quote(newAddr)}
 			repl := map[dst.Node]dst.Node{c.pass.Dst(s.arg): lit}

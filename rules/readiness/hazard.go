@@ -99,6 +99,19 @@ func (c *checker) makesBeforeWait(stmts []ast.Stmt) (what, at string, waited boo
 		if c.waitsHere(st) {
 			return "", "", true
 		}
+		// A goroutine the child starts after its handler (go func() {
+		// Init(pidfile) }()) makes its things while the parent already
+		// reads the line: its work is start-up too.
+		if g, ok := st.(*ast.GoStmt); ok {
+			var body ast.Node = g.Call
+			if lit, ok := ast.Unparen(g.Call.Fun).(*ast.FuncLit); ok {
+				body = lit.Body
+			}
+			if what, at = c.calls(body, madeBy, effect.Network, 0, map[*ast.FuncDecl]bool{}); what != "" {
+				return what + " in a goroutine", at, false
+			}
+			continue
+		}
 		if what, at = c.calls(st, madeBy, effect.Network, 0, map[*ast.FuncDecl]bool{}); what != "" {
 			return what, at, false
 		}

@@ -461,12 +461,18 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 			return nil, fmt.Sprintf("the name %s does not mean package %s where the test starts the child", pkg, pkg)
 		}
 	}
+	if why := c.notifyHazard(s, helper); why != "" {
+		return nil, why
+	}
+	if why := c.otherChild(s); why != "" {
+		return nil, why
+	}
 	why, checked := c.syncHazard(s, helper, n)
 	if why != "" {
 		return nil, why
 	}
 	fix := c.fix(s, n, t)
-	fix.Changes[0].Checked = []string{checked}
+	fix.Changes[0].Checked = []string{checked, notifyChecked}
 	return fix, ""
 }
 

@@ -1,0 +1,213 @@
+package freeport
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// The paths hazards of moving a listener to a port the system picks: the
+// fixed port (or its host) reaching something besides the listen call and
+// the uses the fix points at the listener. Each makes the rewritten test
+// fail on correct code (the other copy still names the old port) or test
+// something else (a certificate for another name, a Host guard that lets
+// an IP through).
+
+// hazardsChecked are the hazards plan excludes, for rule.Change.Checked.
+var hazardsChecked = []string{
+	"the port in no file of the package's directory (testdata)",
+	"no port near it in the package (a port derived from it) and no arithmetic on a port in the code",
+	"the host as written (a name, not an IP ln.Addr() would give)",
+}
+
+// maxScanned bounds the files and bytes hazardFiles reads in a package's
+// directory: a fixture tree of thousands of files is not read whole.
+const (
+	maxScannedFiles = 500
+	maxScannedBytes = 1 << 20
+)
+
+// inFiles returns the path (relative to the package directory) of a file
+// under the package's directory, other than the Go files the rule reads,
+// that holds port as a run of digits: a testdata config or fixture the
+// code under test may read, which would still name the old port. Or "".
+func (c *checker) inFiles(port string) string {
+	if c.fileText == nil {
+		c.readDir()
+	}
+	for _, f := range c.fileText {
+		if hasPort(f.text, port) {
+			return f.rel
+		}
+	}
+	return ""
+}
+
+type dirFile struct{ rel, text string }
+
+// readDir reads the package directory's files once: every regular file
+// under it other than the Go files the rule already reads (so files of
+// other build tags count too), hidden directories skipped.
+func (c *checker) readDir() {
+	c.fileText = []dirFile{}
+	read := map[string]bool{}
+	dir := ""
+	for _, f := range c.pass.AllFiles {
+		name := c.pass.Fset.File(f.Pos()).Name()
+		read[name] = true
+		dir = filepath.Dir(name)
+	}
+	if dir == "" {
+		return
+	}
+	n := 0
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if path != dir && (strings.HasPrefix(d.Name(), ".") || d.Name() == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if read[path] || !d.Type().IsRegular() {
+			return nil
+		}
+		if n++; n > maxScannedFiles {
+			return filepath.SkipAll
+		}
+		info, err := d.Info()
+		if err != nil || info.Size() > maxScannedBytes {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, path)
+		c.fileText = append(c.fileText, dirFile{rel: filepath.ToSlash(rel), text: string(b)})
+		return nil
+	})
+}
+
+// nearPorts is how far from the listened port a mention counts as a port
+// derived from it (an admin API on port+1, a gossip port on port+2).
+const nearPorts = 10
+
+// derived returns why a port near s's (within nearPorts) that the package
+// or its directory's files mention may be derived from it, or why the
+// code computes a port, or "". A neighbour the package listens on itself
+// is a port of its own (two peers on 18309 and 18310).
+func (c *checker) derived(s *site) string {
+	n, err := strconv.Atoi(s.port)
+	if err != nil {
+		return ""
+	}
+	for k := -nearPorts; k <= nearPorts; k++ {
+		p := n + k
+		if k == 0 || p <= 0 || p > 65535 {
+			continue
+		}
+		near := strconv.Itoa(p)
+		if c.listened(near) {
+			continue // a fixed port of its own: its listen is a site, checked on its own
+		}
+		for _, d := range c.mentioning(near) {
+			where := "a package-level variable"
+			if fd, ok := d.(*ast.FuncDecl); ok {
+				where = fd.Name.Name
+			}
+			return fmt.Sprintf("port %s, %+d from the listened port %s, appears in %s (%s): a port the code may derive from the listener's, which would no longer be there", near, k, s.port, where, c.where(d.Pos()))
+		}
+		if f := c.inFiles(near); f != "" {
+			return fmt.Sprintf("port %s, %+d from the listened port %s, appears in %s: a port the code may derive from the listener's, which would no longer be there", near, k, s.port, f)
+		}
+	}
+	if at := c.portArith(); at != "" {
+		return "the code computes a port by arithmetic (" + at + "): it may derive one from the listener's, and the test may name the result"
+	}
+	return ""
+}
+
+// portArith returns the place of the first sum or difference in the
+// package whose operand is an integer named port (a variable, a field
+// such as addr.Port): port+1, Port-offset. Or "".
+func (c *checker) portArith() string {
+	if c.arith != nil {
+		return *c.arith
+	}
+	found := ""
+	for _, f := range c.pass.AllFiles {
+		ast.Inspect(f, func(n ast.Node) bool {
+			b, ok := n.(*ast.BinaryExpr)
+			if !ok || found != "" || b.Op != token.ADD && b.Op != token.SUB {
+				return found == ""
+			}
+			for _, x := range []ast.Expr{b.X, b.Y} {
+				if c.portInt(x) {
+					found = fmt.Sprintf("%s at %s", types.ExprString(b), c.where(b.Pos()))
+				}
+			}
+			return found == ""
+		})
+	}
+	c.arith = &found
+	return found
+}
+
+// portInt reports whether e is an integer variable or field whose name
+// says it is a port.
+func (c *checker) portInt(e ast.Expr) bool {
+	var id *ast.Ident
+	switch x := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		id = x
+	case *ast.SelectorExpr:
+		id = x.Sel
+	default:
+		return false
+	}
+	if !strings.Contains(strings.ToLower(id.Name), "port") {
+		return false
+	}
+	if _, ok := c.info.Uses[id].(*types.Var); !ok {
+		return false
+	}
+	b, ok := c.info.TypeOf(e).Underlying().(*types.Basic)
+	return ok && b.Info()&types.IsInteger != 0
+}
+
+// namedHost returns why the test's later uses of the address may not
+// become ln.Addr().String(): the address names its host (localhost, a
+// DNS name), and Addr() gives an IP, so a certificate made for the name,
+// a Host guard or a virtual host would see another host. Or "".
+func namedHost(s *site) string {
+	if s.host == "" || net.ParseIP(strings.Trim(s.host, "[]")) != nil {
+		return ""
+	}
+	return fmt.Sprintf("the test reaches the listener by the name %q, and the listener's address would give an IP: a certificate for the name, a Host check or a virtual host would see another host", s.host)
+}
+
+// where words pos as file:line, the file's base name.
+func (c *checker) where(pos token.Pos) string {
+	p := c.pass.Fset.Position(pos)
+	return fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)
+}
+
+// listened reports whether some test of the package listens on port.
+func (c *checker) listened(port string) bool {
+	for _, s := range c.sites {
+		if s.port == port {
+			return true
+		}
+	}
+	return false
+}
