@@ -47,6 +47,8 @@ const (
 	checkedZero     = "no zero duration"
 	checkedReadings = "no comparison of two clock readings"
 	checkedDeadline = "no sleep ending exactly on a configured deadline"
+	checkedKey      = "no clock reading used as a key"
+	checkedPoll     = "no deadline polled without blocking"
 )
 
 // clockKey is what a clock hazard's reason stands for (reasons.add):
@@ -67,7 +69,7 @@ func ClockChecked(targets []*Target) []string {
 		return nil
 	}
 	var out []string
-	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline} {
+	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll} {
 		all := true
 		for _, t := range targets {
 			all = all && slices.Contains(t.ClockChecked(), c)
@@ -89,6 +91,9 @@ type clockScan struct {
 	zero    string // the first zero duration handed to the code under test
 	order   string // the first comparison of two clock readings
 	decides string // the first decision at a deadline (Time.After, a comparison of elapsed time)
+	key     string // the first reading of the clock used as a key or a name
+	poll    string // the first deadline polled without blocking (ctx.Err(), a select with a default)
+	timeout string // the first deadline set (context.WithTimeout)
 
 	rootList []ast.Node            // what the bubble would hold (roots)
 	visiting map[types.Object]bool // the variables usedMeeting is following
@@ -144,6 +149,16 @@ func (a *Analysis) clockHazards(t *Target) {
 		// nothing is held against it either (the wrap stays as proven
 		// as the rest of the analysis makes it).
 		checked = append(checked, checkedReadings)
+	}
+	if c.key != "" {
+		t.unproven.add(clockKey(checkedKey), fmt.Sprintf("the code uses a reading of the clock as a key or a name (%s): in a synctest bubble no time passes between two statements, so two readings are equal and the second entry replaces the first", c.key))
+	} else if c.foreign == "" {
+		checked = append(checked, checkedKey)
+	}
+	if c.poll != "" && c.timeout != "" {
+		t.unproven.add(clockKey(checkedPoll), fmt.Sprintf("the code polls a deadline without blocking (%s) and the test runs under one (%s): in a synctest bubble time moves only when every goroutine blocks, so a loop that never blocks never sees the deadline pass", c.poll, c.timeout))
+	} else if c.foreign == "" || c.timeout == "" {
+		checked = append(checked, checkedPoll)
 	}
 	dl, unseen := c.deadline(t)
 	decides := ""
@@ -302,9 +317,146 @@ func (c *clockScan) scan(root ast.Node, test bool) {
 			}
 		case *ast.BinaryExpr:
 			c.binary(n)
+		case *ast.IndexExpr:
+			if c.key == "" && isMap(info.TypeOf(n.X)) && c.identity(n.Index) {
+				c.key = c.at(types.ExprString(n), n)
+			}
+		case *ast.SelectStmt:
+			if c.poll == "" && nonBlocking(n) {
+				c.poll = c.at("a select with a default case", n)
+			}
+		case *ast.ForStmt:
+			if c.poll == "" && n.Cond != nil && c.clockCond(n.Cond) && !mayBlock(info, n.Body) {
+				c.poll = c.at("a loop on "+types.ExprString(n.Cond)+" that never blocks", n)
+			}
+		case *ast.Ident:
+			if c.fixed == "" {
+				if v, ok := info.Uses[n].(*types.Var); ok && match.IsPackageLevel(v) && v.Pkg() == c.a.pass.Pkg {
+					if at := c.fixedInit(v); at != "" && (len(stack) == 0 || c.meets(n, stack)) {
+						c.fixed = at
+					}
+				}
+			}
 		}
 		return true
 	})
+}
+
+// fixedInit names the fixed date a package-level variable v is
+// initialised with (var rotatedAt = time.Date(2024, ...)), or "".
+func (c *clockScan) fixedInit(v *types.Var) string {
+	for _, f := range c.a.pass.Files {
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.VAR {
+				continue
+			}
+			for _, sp := range gd.Specs {
+				vs := sp.(*ast.ValueSpec)
+				for i, id := range vs.Names {
+					if c.a.info.Defs[id] != v || i >= len(vs.Values) {
+						continue
+					}
+					found := ""
+					ast.Inspect(vs.Values[i], func(n ast.Node) bool {
+						call, ok := n.(*ast.CallExpr)
+						if !ok || found != "" {
+							return found == ""
+						}
+						switch {
+						case match.IsPkgFunc(c.a.info, call, "time", "Date", "Unix", "UnixMilli", "UnixMicro") && len(call.Args) > 0 && c.a.info.Types[call.Args[0]].Value != nil,
+							match.IsPkgFunc(c.a.info, call, "time", "Parse", "ParseInLocation") && len(call.Args) > 1 && c.a.info.Types[call.Args[1]].Value != nil:
+							found = c.at(types.ExprString(call.Fun)+" in the package-level "+v.Name(), call)
+						}
+						return found == ""
+					})
+					return found
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// identity reports whether e is a reading of the clock made into an
+// identity: the reading itself, its Unix*, String or Format, or a
+// fmt.Sprint* of one (a key, a file name).
+func (c *clockScan) identity(e ast.Expr) bool {
+	if c.reading(e) {
+		return true
+	}
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	if tv, ok := c.a.info.Types[call.Fun]; ok && tv.IsType() && len(call.Args) == 1 {
+		return c.identity(call.Args[0]) // a conversion: string(...), uint64(...)
+	}
+	if match.IsPkgFunc(c.a.info, call, "fmt", "Sprint", "Sprintf", "Sprintln") || match.IsPkgFunc(c.a.info, call, "strconv", "FormatInt", "Itoa") {
+		for _, a := range call.Args {
+			if c.identity(a) {
+				return true
+			}
+		}
+		return false
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	return ok && match.IsMethod(c.a.info, call, "time", "Unix", "UnixNano", "UnixMilli", "UnixMicro", "String", "Format") && c.reading(sel.X)
+}
+
+// clockCond reports whether a loop's condition reads the clock: elapsed
+// time compared, or time.Now() against a deadline.
+func (c *clockScan) clockCond(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok && (match.IsPkgFunc(c.a.info, call, "time", "Now", "Since", "Until") || match.IsMethod(c.a.info, call, "context", "Err")) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// nonBlocking reports whether s is a select with a default case: a
+// check of its channels (a Done, a timer) that never waits.
+func nonBlocking(s *ast.SelectStmt) bool {
+	for _, cl := range s.Body.List {
+		if cc, ok := cl.(*ast.CommClause); ok && cc.Comm == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// mayBlock reports whether body may block: a channel operation, a
+// select, a sleep, a lock or a wait in it. Calls are not followed: a loop
+// that only calls code is taken not to block, which can only make a wrap
+// unproven.
+func mayBlock(info *types.Info, body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SendStmt, *ast.SelectStmt:
+			found = true
+		case *ast.UnaryExpr:
+			found = found || n.Op == token.ARROW
+		case *ast.CallExpr:
+			if match.IsPkgFunc(info, n, "time", "Sleep", "After") || match.IsMethod(info, n, "sync", "Wait", "Lock", "RLock") {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// isMap reports whether t is a map type (a sync.Map's Store takes any).
+func isMap(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	_, ok := t.Underlying().(*types.Map)
+	return ok
 }
 
 // call records a fixed date, a reading of the clock, and a decision with
@@ -323,6 +475,36 @@ func (c *clockScan) call(call *ast.CallExpr, stack []ast.Node) {
 	case match.IsPkgFunc(info, call, "time", "Parse", "ParseInLocation"):
 		if c.fixed == "" && len(call.Args) > 1 && info.Types[call.Args[1]].Value != nil && c.meets(call, stack) {
 			c.fixed = c.at(types.ExprString(call.Fun), call)
+		}
+	case match.IsMethod(info, call, "context", "Err"):
+		// In a loop that never blocks (a CPU-bound search checking
+		// between steps): a one-shot check, or one in a loop that
+		// waits, sees the deadline as it would.
+		for i := len(stack) - 1; i >= 0 && c.poll == ""; i-- {
+			var body *ast.BlockStmt
+			switch l := stack[i].(type) {
+			case *ast.ForStmt:
+				body = l.Body
+			case *ast.RangeStmt:
+				body = l.Body
+			case *ast.FuncLit, *ast.FuncDecl:
+				i = -1
+				continue
+			default:
+				continue
+			}
+			if !mayBlock(info, body) {
+				c.poll = c.at(types.ExprString(call)+" in a loop that never blocks", call)
+			}
+			break
+		}
+	case match.IsPkgFunc(info, call, "context", "WithTimeout", "WithDeadline", "WithTimeoutCause", "WithDeadlineCause"):
+		if c.timeout == "" {
+			c.timeout = c.at(types.ExprString(call.Fun), call)
+		}
+	case match.IsMethod(info, call, "sync", "Store", "LoadOrStore", "Swap") && len(call.Args) > 0:
+		if c.key == "" && c.identity(call.Args[0]) {
+			c.key = c.at(types.ExprString(call), call)
 		}
 	case match.IsMethod(info, call, "time", "After", "Before", "Compare", "Equal"):
 		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)

@@ -43,11 +43,20 @@ type Duration struct {
 	Role  string // what the code calls it: the parameter, field or variable name ("flushEvery")
 	Site  string // how the test sets it: "NewBatcher(..., 50 * time.Millisecond)"
 	Where string // "batch_test.go:12"
+	// Own marks a duration of the code under test's own (Finder.Own):
+	// Site is the wait or deadline that uses it, Role is empty.
+	Own bool
 }
 
 // describe words d for a reason: "the 50ms the test sets as flushEvery
 // (NewBatcher(..., 50 * time.Millisecond) at batch_test.go:12)".
 func (d Duration) describe() string {
+	if d.Own {
+		if d.Known {
+			return fmt.Sprintf("its own %s (%s at %s)", match.FormatDuration(d.Value), d.Site, d.Where)
+		}
+		return fmt.Sprintf("a duration of its own (%s at %s)", d.Site, d.Where)
+	}
 	v := "the duration"
 	if d.Known {
 		v = "the " + match.FormatDuration(d.Value)

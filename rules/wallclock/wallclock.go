@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"path/filepath"
 	"strings"
 
 	"github.com/dave/dst"
@@ -74,11 +75,12 @@ type checker struct {
 	bubbles *bubble.Analysis
 	timings map[*types.Var]*timing
 	uses    map[*types.Var][]*ast.Ident
-	removed map[ast.Node]bool       // statements deleted by applied fixes
-	wrapped map[*bubble.Target]bool // tests wrapped by applied fixes
-	benched map[*ast.FuncDecl]bool  // tests that got a benchmark
-	names   map[string]bool         // package-level names, for new benchmarks
-	sites   []*site                 // every assertion found
+	removed map[ast.Node]bool        // statements deleted by applied fixes
+	wrapped map[*bubble.Target]bool  // tests wrapped by applied fixes
+	lowerAt map[*bubble.Target]*site // the first lower bound of each test
+	benched map[*ast.FuncDecl]bool   // tests that got a benchmark
+	names   map[string]bool          // package-level names, for new benchmarks
+	sites   []*site                  // every assertion found
 	decls   map[*types.Func]*ast.FuncDecl
 }
 
@@ -136,6 +138,14 @@ func run(pass *rule.Pass) error {
 	}
 	c.bubbles.Analyze()
 	c.sites = sites
+	// A wrap puts the whole test on the virtual clock: a lower bound
+	// anywhere in it makes every site's wrap as unproven as its own.
+	c.lowerAt = map[*bubble.Target]*site{}
+	for _, s := range sites {
+		if t := c.bubbles.TargetOf(s.stmt.Pos()); t != nil && s.lower && c.lowerAt[t] == nil {
+			c.lowerAt[t] = s
+		}
+	}
 	for _, s := range sites {
 		c.report(s)
 	}
@@ -495,14 +505,31 @@ func (c *checker) report(s *site) {
 			d.Blockers = append(append([]string{d.NotFixed}, blocked[1:]...), unproven...)
 			break
 		}
+		hyp := t.Unproven()
+		checked := bubble.ClockChecked([]*bubble.Target{t})
+		if low := c.lowerAt[t]; low != nil {
+			// On the virtual clock the elapsed time is exactly the sum
+			// of the code's waits, with no overhead: a bound at that
+			// sum computed with other rounding (4*time.Second/30
+			// against four waits of time.Second/30) misses it by a
+			// nanosecond on correct code. A run shows it.
+			p := c.pass.Fset.Position(low.stmt.Pos())
+			why := fmt.Sprintf("the test asserts a lower bound on elapsed time (at %s:%d): in a synctest bubble the elapsed time is exactly the sum of the code's waits, with none of the real clock's overhead, so a bound at that sum computed with other rounding fails on correct code", filepath.Base(p.Filename), p.Line)
+			unproven = append(unproven, why)
+			if hyp == "" {
+				hyp = why
+			}
+		} else {
+			checked = append(checked, checkedExact)
+		}
 		if len(unproven) > 0 {
 			d.Blockers = unproven
 		}
 		d.Fix = &rule.Fix{
 			Message: fmt.Sprintf("run the test in a synctest bubble, where the %s budget holds exactly in virtual time", budget),
 			Changes: []rule.Change{{Kind: rule.Clock, What: "the test runs in a synctest bubble: its clock is virtual, so the budget holds exactly",
-				Checked: bubble.ClockChecked([]*bubble.Target{t})}},
-			Hypothesis: rule.Unproven(t.Unproven()),
+				Checked: checked}},
+			Hypothesis: rule.Unproven(hyp),
 			Apply: func() error {
 				if !c.wrapped[t] {
 					c.wrapped[t] = true
@@ -533,6 +560,11 @@ func (c *checker) report(s *site) {
 		// of something else (the value a memoised call returns), so the
 		// budget is the only check of that property.
 		d.NotFixed = "the test names what the budget checks (" + c.namesSpeed(s, t) + "): its other checks are of something else, so removing the budget would leave that property unchecked"
+	case c.speedOnly(s) != "":
+		// The values checked stay right under the bug the budget
+		// catches (a cache that never hits, a linear Get): the budget
+		// is the only check of it, whatever else the test checks.
+		d.NotFixed = c.speedOnly(s) + ": the budget is the only check of that, since the values stay right without it, so removing it would pass such a bug"
 	default:
 		d.Fix = c.removeFix(s, t, budget)
 	}

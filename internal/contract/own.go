@@ -1,0 +1,153 @@
+package contract
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+
+	"github.com/unflake/unflake/internal/match"
+)
+
+// OwnChecked is the Checked entry of a window no duration of the code
+// under test's own binds.
+const OwnChecked = "no wait or deadline of the code under test's own of the order of the window"
+
+// Own returns the durations the code under test runs on of its own: the
+// waits and deadlines in the package's functions (outside the test
+// files) that fn reaches before the position before (token.NoPos:
+// anywhere in it): time.Sleep, time.After, time.Tick, time.NewTimer,
+// time.NewTicker, time.AfterFunc, a Timer's or Ticker's Reset,
+// context.WithTimeout, Time.Add, and a duration elapsed time is compared
+// with (time.Since(last) > idle). Such a duration decides when the
+// event a test's sleep waits for comes (a heartbeat's period, a
+// dispatcher's delay, a reaper's idle limit), as one the test sets does:
+// a sleep of the order of it is its window, and a poll with a budget
+// passes a delay many times too long.
+//
+// A duration read from a field or a parameter is a value handed in:
+// when configured is true (the test sets durations of its own, which
+// Set returns) it is taken to be one of those and left out; otherwise it
+// is a default of the code, of unknown value.
+func (f *Finder) Own(fn ast.Node, before token.Pos, configured bool) []Duration {
+	var out []Duration
+	seen := map[*ast.FuncDecl]bool{}
+	var work []*ast.FuncDecl
+	reach := func(call *ast.CallExpr) {
+		fn := match.Callee(f.info, call)
+		if fn == nil {
+			return
+		}
+		if fd := f.decls[fn.Origin()]; fd != nil && fd.Body != nil && !seen[fd] {
+			seen[fd] = true
+			work = append(work, fd)
+		}
+	}
+	ast.Inspect(fn, func(n ast.Node) bool {
+		if n == nil || before.IsValid() && n.Pos() >= before {
+			return false
+		}
+		if call, ok := n.(*ast.CallExpr); ok {
+			reach(call)
+		}
+		return true
+	})
+	for len(work) > 0 {
+		fd := work[0]
+		work = work[1:]
+		test := f.inTest(fd.Pos())
+		ev := &evaluator{info: f.info, root: fd}
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				reach(n)
+				if !test {
+					if e := f.clockArg(n); e != nil {
+						f.own(ev, fd, e, types.ExprString(n), configured, &out)
+					}
+				}
+			case *ast.BinaryExpr:
+				if !test {
+					if e := f.comparedWithElapsed(n); e != nil {
+						f.own(ev, fd, e, types.ExprString(n), configured, &out)
+					}
+				}
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// own adds the duration e of the code's function fd, used by site.
+func (f *Finder) own(ev *evaluator, fd *ast.FuncDecl, e ast.Expr, site string, configured bool, out *[]Duration) {
+	d := Duration{Own: true, Site: site, Where: f.where(e.Pos())}
+	d.Value, d.Known = ev.value(e, 0)
+	if !d.Known && configured && f.handedIn(fd, e) {
+		return
+	}
+	*out = append(*out, d)
+}
+
+// handedIn reports whether e reads a field or a parameter of fd: a value
+// the code was given (or a field its constructor set).
+func (f *Finder) handedIn(fd *ast.FuncDecl, e ast.Expr) bool {
+	switch x := ast.Unparen(e).(type) {
+	case *ast.SelectorExpr:
+		sel, ok := f.info.Selections[x]
+		return ok && sel.Kind() == types.FieldVal
+	case *ast.Ident:
+		v, ok := f.info.Uses[x].(*types.Var)
+		return ok && !match.IsPackageLevel(v) && v.Pos() >= fd.Pos() && v.Pos() < fd.Body.Pos()
+	case *ast.BinaryExpr:
+		// ttl / 3: arithmetic on a value handed in.
+		in := func(e ast.Expr) bool { return f.info.Types[e].Value != nil || f.handedIn(fd, e) }
+		return in(x.X) && in(x.Y) && (f.info.Types[x.X].Value == nil || f.info.Types[x.Y].Value == nil)
+	}
+	return false
+}
+
+// clockArg returns the duration a call waits or sets a deadline with, or
+// nil.
+func (f *Finder) clockArg(call *ast.CallExpr) ast.Expr {
+	info := f.info
+	var e ast.Expr
+	switch {
+	case match.IsPkgFunc(info, call, "time", "Sleep", "After", "Tick", "NewTimer", "NewTicker", "AfterFunc"):
+		if len(call.Args) > 0 {
+			e = call.Args[0]
+		}
+	case match.IsPkgFunc(info, call, "context", "WithTimeout", "WithTimeoutCause"):
+		if len(call.Args) > 1 {
+			e = call.Args[1]
+		}
+	case match.IsMethod(info, call, "time", "Reset", "Add"):
+		if len(call.Args) == 1 {
+			e = call.Args[0]
+		}
+	}
+	if e == nil || !isDuration(info.TypeOf(e)) {
+		return nil
+	}
+	return e
+}
+
+// comparedWithElapsed returns the duration b compares elapsed time
+// (time.Since(x), time.Until(x), a.Sub(b)) with, or nil.
+func (f *Finder) comparedWithElapsed(b *ast.BinaryExpr) ast.Expr {
+	switch b.Op {
+	case token.LSS, token.LEQ, token.GTR, token.GEQ:
+	default:
+		return nil
+	}
+	elapsed := func(e ast.Expr) bool {
+		call, ok := ast.Unparen(e).(*ast.CallExpr)
+		return ok && (match.IsPkgFunc(f.info, call, "time", "Since", "Until") || match.IsMethod(f.info, call, "time", "Sub"))
+	}
+	switch {
+	case elapsed(b.X) && isDuration(f.info.TypeOf(b.Y)):
+		return b.Y
+	case elapsed(b.Y) && isDuration(f.info.TypeOf(b.X)):
+		return b.X
+	}
+	return nil
+}
