@@ -50,27 +50,42 @@ func (p *poll) fix() (*rule.Fix, string) {
 	if why := p.timePackage(scope); why != "" {
 		return nil, why
 	}
-	var budget func() dst.Expr
+	// The poll's budget is the sleep itself: a poll that stops as soon
+	// as a monotone state holds, and never waits past the window the
+	// test gave it, fails on every event the sleep's check failed on,
+	// a late one included, and only ends sooner. A longer budget (the
+	// --poll-timeout, which cures a window too tight under load) passes
+	// an event later than the window, which the original caught: it is
+	// a further form only verification tries, after this one failed,
+	// and keeps only if the test still kills the late mutants the
+	// original kills.
 	interval := pollInterval
-	desc := ""
+	var window, long func() dst.Expr
+	var windowText, longText string
 	if w.known {
 		b := max(p.c.timeout, w.dur)
 		interval = min(interval, w.dur)
-		budget = func() dst.Expr { return match.DurationExpr(b) }
-		desc = match.FormatDuration(b)
+		window = func() dst.Expr { return match.DurationExpr(w.dur) }
+		windowText = match.FormatDuration(w.dur)
+		long = func() dst.Expr { return match.DurationExpr(b) }
+		longText = match.FormatDuration(b)
 	} else {
 		if !match.IsPure(p.c.info, w.d) {
 			return nil, "the sleep's duration " + types.ExprString(w.d) + " is not a simple expression"
 		}
+		sleep := func() dst.Expr {
+			d := dst.Clone(p.c.pass.Dst(w.d)).(dst.Expr)
+			match.StripDecorations(d)
+			return d
+		}
+		window, windowText = sleep, types.ExprString(w.d)
 		// timeout + d is at least max(timeout, d), so the poll never
 		// waits less than the sleep did, and needs no max (go1.21, and
 		// often shadowed in older code).
-		budget = func() dst.Expr {
-			d := dst.Clone(p.c.pass.Dst(w.d)).(dst.Expr)
-			match.StripDecorations(d)
-			return &dst.BinaryExpr{X: match.DurationExpr(p.c.timeout), Op: token.ADD, Y: parenIf(d, token.ADD)}
+		long = func() dst.Expr {
+			return &dst.BinaryExpr{X: match.DurationExpr(p.c.timeout), Op: token.ADD, Y: parenIf(sleep(), token.ADD)}
 		}
-		desc = fmt.Sprintf("%s + %s", match.FormatDuration(p.c.timeout), types.ExprString(w.d))
+		longText = fmt.Sprintf("%s + %s", match.FormatDuration(p.c.timeout), types.ExprString(w.d))
 	}
 	body, why := p.body(interval)
 	if why != "" {
@@ -105,37 +120,58 @@ func (p *poll) fix() (*rule.Fix, string) {
 	}
 
 	checks, follow := p.group.noun(), "follow"+sIf(len(p.group.checks) == 1)
-	msg := fmt.Sprintf("poll until the %s hold%s, every %s for up to %s; the %s %s unchanged",
-		checks, sIf(len(p.group.checks) == 1), match.FormatDuration(interval), desc, checks, follow)
-	if !monotone {
-		msg = fmt.Sprintf("poll for the %s state, every %s for up to %s, then keep the rest of the %s window; the %s %s unchanged",
-			p.group.possessive(), match.FormatDuration(interval), desc, p.windowDesc(), checks, follow)
-	}
-	fix := &rule.Fix{
-		Message: msg,
-		Changes: []rule.Change{{Kind: rule.Budget, What: fmt.Sprintf("the wait ends when the checks hold, after up to %s, not after the sleep's fixed window", desc), Checked: p.checked}},
-		Deletes: []ast.Node{w.call},
-		Apply: func() error {
-			stmts, post := body()
-			var window dst.Expr
-			if !monotone {
-				window = p.window()
-			}
-			p.rewrite(name, start, budget(), stmts, post, window)
-			return nil
-		},
-	}
-	// A monotone state, once reached, stays: a poll on it is as strict as
-	// the check at the end of the window whatever the state was when the
-	// sleep started. Exact checks keep the window, and what is unproven
-	// is only whether the poll gains anything.
-	if !monotone && !p.provenChange() {
-		h := &rule.Hypothesis{Reason: unprovenExactWhy, Probe: p.probe(), ProbeHolds: probeHolds}
-		for _, s := range p.group.stmts {
-			h.ProbeChecks = append(h.ProbeChecks, s)
+	form := func(budget func() dst.Expr, desc string, what string) *rule.Fix {
+		msg := fmt.Sprintf("poll until the %s hold%s, every %s for up to %s; the %s %s unchanged",
+			checks, sIf(len(p.group.checks) == 1), match.FormatDuration(interval), desc, checks, follow)
+		if !monotone {
+			msg = fmt.Sprintf("poll for the %s state, every %s for up to %s, then keep the rest of the %s window; the %s %s unchanged",
+				p.group.possessive(), match.FormatDuration(interval), desc, p.windowDesc(), checks, follow)
 		}
-		fix.Hypothesis = h
+		return &rule.Fix{
+			Message: msg,
+			Changes: []rule.Change{{Kind: rule.Budget, What: what, Checked: p.checked}},
+			Deletes: []ast.Node{w.call},
+			Apply: func() error {
+				stmts, post := body()
+				var window dst.Expr
+				if !monotone {
+					window = p.window()
+				}
+				p.rewrite(name, start, budget(), stmts, post, window)
+				return nil
+			},
+		}
 	}
+	lateWhy := fmt.Sprintf("a poll of up to %s passes an event that comes later than the sleep's %s window, which the original fails on", longText, windowText)
+	longWhat := fmt.Sprintf("the wait ends when the checks hold, after up to %s, not after the sleep's %s window: an event later than the window but within the budget passes", longText, windowText)
+	if monotone {
+		// A monotone state, once reached, stays: a poll on it is as
+		// strict as the check at the end of the window whatever the
+		// state was when the sleep started.
+		fix := form(window, windowText, "the wait ends as soon as the checks hold, and never later than the sleep's window: an event later than the window still fails the checks")
+		if longText != windowText {
+			longer := form(long, longText, longWhat)
+			longer.Hypothesis = &rule.Hypothesis{Reason: lateWhy}
+			fix.Hypothesis = &rule.Hypothesis{Alternatives: []*rule.Fix{longer}}
+		}
+		return fix, ""
+	}
+	// Exact checks keep the whole window after the state is reached, so
+	// a poll bounded by the window would save nothing: the only form
+	// that gains anything waits longer for the state, which passes an
+	// event later than the window. It is never proven; verification
+	// keeps it only if the test still kills the mutants (a late event
+	// among them) the original kills.
+	fix := form(long, longText, longWhat)
+	reason := lateWhy
+	if !p.provenChange() {
+		reason = unprovenExactWhy + "; and " + lateWhy
+	}
+	h := &rule.Hypothesis{Reason: reason, Probe: p.probe(), ProbeHolds: probeHolds}
+	for _, s := range p.group.stmts {
+		h.ProbeChecks = append(h.ProbeChecks, s)
+	}
+	fix.Hypothesis = h
 	return fix, ""
 }
 
