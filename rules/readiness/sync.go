@@ -40,7 +40,7 @@ func (c *checker) notifyHazard(s *site, helper *ast.FuncDecl) string {
 	}
 	if len(all) == 1 && len(all[0].Args) > 1 && len(s.signal.Args) == 1 {
 		sent := s.signal.Args[0]
-		for _, a := range all[0].Args[1:] {
+		for _, a := range c.signalArgs(all[0]) {
 			if c.sameSignal(a, sent) {
 				return ""
 			}
@@ -48,6 +48,59 @@ func (c *checker) notifyHazard(s *site, helper *ast.FuncDecl) string {
 		return fmt.Sprintf("the child's handler (signal.Notify at %s) is not shown to take the signal the test sends (%s at %s): the readiness line would not say that signal is handled", c.line(all[0]), types.ExprString(sent), c.line(s.signal))
 	}
 	return ""
+}
+
+// signalArgs returns the signals a Notify call lists. A spread package
+// variable (signal.Notify(ch, Signals...)) stands for the elements of its
+// initializer, a composite literal, when no file of the package assigns
+// the variable; otherwise it is itself the one argument, which matches
+// no signal the test sends.
+func (c *checker) signalArgs(call *ast.CallExpr) []ast.Expr {
+	args := call.Args[1:]
+	if !call.Ellipsis.IsValid() || len(args) != 1 {
+		return args
+	}
+	id, ok := ast.Unparen(args[0]).(*ast.Ident)
+	if !ok {
+		return args
+	}
+	v, ok := c.info.Uses[id].(*types.Var)
+	if !ok || v.Parent() != c.pass.Pkg.Scope() {
+		return args
+	}
+	var lit *ast.CompositeLit
+	assigned := false
+	for _, f := range c.pass.AllFiles {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.ValueSpec:
+				for i, name := range n.Names {
+					if c.info.Defs[name] == v && i < len(n.Values) {
+						lit, _ = ast.Unparen(n.Values[i]).(*ast.CompositeLit)
+					}
+				}
+			case *ast.AssignStmt:
+				for _, l := range n.Lhs {
+					l = ast.Unparen(l)
+					if ix, ok := l.(*ast.IndexExpr); ok {
+						l = ast.Unparen(ix.X) // Signals[0] = ...
+					}
+					if lid, ok := l.(*ast.Ident); ok && c.info.Uses[lid] == v {
+						assigned = true
+					}
+				}
+			case *ast.UnaryExpr:
+				if xid, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && c.info.Uses[xid] == v {
+					assigned = true
+				}
+			}
+			return true
+		})
+	}
+	if lit == nil || assigned {
+		return args
+	}
+	return lit.Elts
 }
 
 // sameSignal reports whether a and b are the same signal: the same
