@@ -67,7 +67,7 @@ func TestX(t *testing.T) {
 // line; the wrap's Change lists the hazards excluded.
 func TestClockHazards(t *testing.T) {
 	testmod.Short(t)
-	all := []string{"no fixed date", "no zero duration", "no comparison of two clock readings", "no sleep ending exactly on a configured deadline"}
+	all := []string{"no fixed date", "no zero duration", "no comparison of two clock readings", "no sleep ending exactly on a configured deadline", "no clock reading used as a key", "no deadline polled without blocking"}
 	for _, tc := range []struct {
 		name, body string
 		// want is "fixed", or "unproven: REASON" or "not fixed: REASON"
@@ -226,7 +226,7 @@ func TestX(t *testing.T) {
 	if len(ds) != 1 || ds[0].Fix == nil || ds[0].Fix.Unproven() != "" {
 		t.Fatalf("want one proven fix, got %+v", ds)
 	}
-	want2 := []string{"no zero duration", "no sleep ending exactly on a configured deadline"}
+	want2 := []string{"no zero duration", "no sleep ending exactly on a configured deadline", "no deadline polled without blocking"}
 	if got := ds[0].Fix.Changes[0].Checked; !slices.Equal(got, want2) {
 		t.Errorf("checked %q, want %q", got, want2)
 	}
