@@ -499,9 +499,10 @@ func (c *checker) contexts(sc *scope, sites []site) {
 // cleanups), so a deferred call that waits for what the cancel ends (a
 // goroutine that returns on <-ctx.Done(), joined by `defer wg.Wait()`)
 // would wait forever. waits says why the fix is refused: the deferred code
-// waits (a receive, a select without default, a Wait call). unproven says
-// why it cannot be proven: a deferred call the rule cannot tell does not
-// wait (a Close or Stop that may join a goroutine).
+// waits (a receive, a select without default, a Wait call) or may wait
+// (a Close or Stop the rule cannot tell does not join a goroutine).
+// unproven is no longer used: a hang there shows only when a goroutine is
+// blocked on the context, which running cannot reliably bring about.
 func (c *checker) deferredAfter(sc *scope, cancelDefer ast.Stmt) (waits, unproven string) {
 	ast.Inspect(sc.body, func(n ast.Node) bool {
 		if waits != "" || n == nil {
@@ -524,8 +525,10 @@ func (c *checker) deferredAfter(sc *scope, cancelDefer ast.Stmt) (waits, unprove
 				waits = fmt.Sprintf("defer %s, deferred before the cancel, runs after it and %s: t.Context() is cancelled only after the test's deferred calls return, so it would wait forever", text, what)
 				return false
 			}
-			if unproven == "" && !c.neverWaits(n.Call) {
-				unproven = fmt.Sprintf("defer %s, deferred before the cancel, runs after it and may wait for what the cancel ends: t.Context() is cancelled only after the test's deferred calls return", text)
+			// Running cannot tell: a Stop that joins a worker blocked on
+			// the context hangs only when the worker is blocked there.
+			if !c.neverWaits(n.Call) {
+				waits = fmt.Sprintf("defer %s at %s, deferred before the cancel, runs after it and may wait for what the cancel ends (a Stop, Close or Wait that joins a goroutine returning on the context): t.Context() is cancelled only after the test's deferred calls return", text, c.line(n))
 			}
 			return false
 		}
