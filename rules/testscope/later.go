@@ -42,10 +42,11 @@ func (c *checker) reachable(root ast.Node, skip ast.Node) map[*types.Func]bool {
 			}
 			if id, ok := m.(*ast.Ident); ok {
 				if fn, ok := c.info.Uses[id].(*types.Func); ok {
-					fn = fn.Origin()
-					if fd := c.decls[fn]; fd != nil && fd.Body != nil && !seen[fn] {
-						seen[fn] = true
-						walk(fd.Body)
+					for _, fn := range c.implementations(fn.Origin()) {
+						if fd := c.decls[fn]; fd != nil && fd.Body != nil && !seen[fn] {
+							seen[fn] = true
+							walk(fd.Body)
+						}
 					}
 				}
 			}
@@ -54,6 +55,24 @@ func (c *checker) reachable(root ast.Node, skip ast.Node) map[*types.Func]bool {
 	}
 	walk(root)
 	return seen
+}
+
+// implementations returns fn, or for a method of an interface every
+// package method of that name: a call through the interface may run any
+// of them, so the rule follows them all (a Start behind a Runner
+// interface that starts the goroutine).
+func (c *checker) implementations(fn *types.Func) []*types.Func {
+	recv := fn.Signature().Recv()
+	if recv == nil || !types.IsInterface(recv.Type()) {
+		return []*types.Func{fn}
+	}
+	var out []*types.Func
+	for m, fd := range c.decls {
+		if fd.Recv != nil && m.Name() == fn.Name() {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // A reader is code that may run after the test: another test of the
@@ -230,7 +249,117 @@ func (c *checker) goroutineRead(sc *scope, v *types.Var) string {
 			return true
 		})
 	}
+	if why == "" {
+		why = c.opaqueStart(roots, v)
+	}
 	return why
+}
+
+// syncCallbacks are packages whose functions run the callbacks they are
+// given before returning, never in a goroutine of their own.
+var syncCallbacks = map[string]bool{
+	"testing": true, "sort": true, "slices": true, "maps": true, "strings": true,
+	"bytes": true, "fmt": true, "errors": true, "strconv": true, "reflect": true,
+}
+
+// opaqueStart says where the test calls code the rule cannot follow that
+// may start a goroutine reading v, or "": a call of a function value
+// (when some goroutine of the package reads v), or a call into another
+// package given a function or a value of one of the package's types
+// (when the package reads v anywhere): such code may leave a goroutine
+// that reads v when the cleanup restores it.
+func (c *checker) opaqueStart(roots []ast.Node, v *types.Var) string {
+	read := c.varReadOf(v)
+	pkgReads, goReads := false, false
+	for _, fd := range c.decls {
+		if fd.Body == nil || !read(fd.Body, nil) {
+			continue
+		}
+		pkgReads = true
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			if g, ok := n.(*ast.GoStmt); ok && read(g.Call, nil) {
+				goReads = true
+			}
+			return !goReads
+		})
+	}
+	// A go statement in a function that reads v only through a call.
+	if !goReads {
+		for _, fd := range c.decls {
+			if fd.Body == nil {
+				continue
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if g, ok := n.(*ast.GoStmt); ok && !goReads {
+					for fn := range c.reachable(g.Call, nil) {
+						if read(c.decls[fn].Body, nil) {
+							goReads = true
+						}
+					}
+				}
+				return !goReads
+			})
+		}
+	}
+	if !pkgReads {
+		return ""
+	}
+	var why string
+	for _, root := range roots {
+		ast.Inspect(root, func(n ast.Node) bool {
+			if why != "" {
+				return false
+			}
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			if tv, ok := c.info.Types[call.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
+				return true
+			}
+			if _, lit := ast.Unparen(call.Fun).(*ast.FuncLit); lit {
+				return true
+			}
+			fn := match.Callee(c.info, call)
+			switch {
+			case fn == nil:
+				if goReads {
+					why = fmt.Sprintf("%s at %s, a call of a function value the rule cannot follow (it may start a goroutine)", types.ExprString(call.Fun), c.line(call))
+				}
+			case fn.Pkg() != nil && fn.Pkg() != c.pass.Pkg && !syncCallbacks[fn.Pkg().Path()]:
+				for _, arg := range call.Args {
+					if c.mayReach(arg) {
+						why = fmt.Sprintf("%s at %s, in package %s, which the rule cannot follow and is given code of this package (it may run it in a goroutine)", types.ExprString(call.Fun), c.line(call), fn.Pkg().Path())
+						break
+					}
+				}
+			}
+			return why == ""
+		})
+	}
+	return why
+}
+
+// mayReach reports whether arg hands another package code of this
+// package: a function, or a value of a type with methods declared here.
+func (c *checker) mayReach(arg ast.Expr) bool {
+	t := c.info.TypeOf(arg)
+	if t == nil {
+		return false
+	}
+	if _, ok := t.Underlying().(*types.Signature); ok {
+		return true
+	}
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	if n, ok := t.(*types.Named); ok && n.Obj().Pkg() == c.pass.Pkg && n.NumMethods() > 0 {
+		return true
+	}
+	if n, ok := t.(*types.Named); ok && n.Obj().Pkg() == c.pass.Pkg && types.IsInterface(t) {
+		return true // may hold one of the package's types
+	}
+	return false
 }
 
 // parallelSubtest says where sc runs a subtest that may run in parallel

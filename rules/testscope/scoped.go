@@ -499,9 +499,10 @@ func (c *checker) contexts(sc *scope, sites []site) {
 // cleanups), so a deferred call that waits for what the cancel ends (a
 // goroutine that returns on <-ctx.Done(), joined by `defer wg.Wait()`)
 // would wait forever. waits says why the fix is refused: the deferred code
-// waits (a receive, a select without default, a Wait call). unproven says
-// why it cannot be proven: a deferred call the rule cannot tell does not
-// wait (a Close or Stop that may join a goroutine).
+// waits (a receive, a select without default, a Wait call) or may wait
+// (a Close or Stop the rule cannot tell does not join a goroutine).
+// unproven is no longer used: a hang there shows only when a goroutine is
+// blocked on the context, which running cannot reliably bring about.
 func (c *checker) deferredAfter(sc *scope, cancelDefer ast.Stmt) (waits, unproven string) {
 	ast.Inspect(sc.body, func(n ast.Node) bool {
 		if waits != "" || n == nil {
@@ -524,8 +525,16 @@ func (c *checker) deferredAfter(sc *scope, cancelDefer ast.Stmt) (waits, unprove
 				waits = fmt.Sprintf("defer %s, deferred before the cancel, runs after it and %s: t.Context() is cancelled only after the test's deferred calls return, so it would wait forever", text, what)
 				return false
 			}
-			if unproven == "" && !c.neverWaits(n.Call) {
-				unproven = fmt.Sprintf("defer %s, deferred before the cancel, runs after it and may wait for what the cancel ends: t.Context() is cancelled only after the test's deferred calls return", text)
+			// Running cannot tell: a Stop that joins a worker blocked on
+			// the context hangs only when the worker is blocked there.
+			if follows, blocks := c.followWaits(n.Call); follows && blocks == "" {
+				if unproven == "" {
+					unproven = fmt.Sprintf("defer %s, deferred before the cancel, runs after it: t.Context() is cancelled only after the test's deferred calls return", text)
+				}
+			} else if follows {
+				waits = fmt.Sprintf("defer %s at %s, deferred before the cancel, runs after it and %s: t.Context() is cancelled only after the test's deferred calls return, so it may wait forever", text, c.line(n), blocks)
+			} else if !c.neverWaits(n.Call) {
+				waits = fmt.Sprintf("defer %s at %s, deferred before the cancel, runs after it and may wait for what the cancel ends (a Stop, Close or Wait that joins a goroutine returning on the context): t.Context() is cancelled only after the test's deferred calls return", text, c.line(n))
 			}
 			return false
 		}
@@ -573,6 +582,86 @@ func (c *checker) waitIn(call *ast.CallExpr) string {
 	}
 	check(call)
 	return what
+}
+
+// followWaits follows a deferred call of a package function or method
+// (and the package functions it reaches). follows is false when the call
+// is not one; blocks says how the code may block, or "": a wait (see
+// waitIn), a channel send, or a call the rule cannot follow (a function
+// value, an interface method, another package's code that may wait).
+func (c *checker) followWaits(call *ast.CallExpr) (follows bool, blocks string) {
+	fn := match.Callee(c.info, call)
+	if fn == nil || c.decls[fn.Origin()] == nil || c.decls[fn.Origin()].Body == nil {
+		return false, ""
+	}
+	bodies := []ast.Node{c.decls[fn.Origin()].Body}
+	for f := range c.reachable(bodies[0], nil) {
+		bodies = append(bodies, c.decls[f].Body)
+	}
+	for _, b := range bodies {
+		ast.Inspect(b, func(n ast.Node) bool {
+			if blocks != "" {
+				return false
+			}
+			switch n := n.(type) {
+			case *ast.FuncLit:
+				return false // runs at another time, or is called: a call of a value below
+			case *ast.GoStmt:
+				return false
+			case *ast.SendStmt:
+				blocks = "sends on a channel at " + c.line(n)
+			case *ast.UnaryExpr, *ast.RangeStmt, *ast.SelectStmt:
+				if w := c.waitInNode(n); w != "" {
+					blocks = w + " at " + c.line(n)
+				}
+			case *ast.CallExpr:
+				if tv, ok := c.info.Types[n.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
+					return true
+				}
+				if w := c.waitInNode(n); w != "" {
+					blocks = w + " at " + c.line(n)
+					return false
+				}
+				f := match.Callee(c.info, n)
+				if f == nil || (f.Pkg() != c.pass.Pkg && !c.neverWaits(n)) {
+					blocks = "calls " + types.ExprString(n.Fun) + " at " + c.line(n) + ", which the rule cannot tell does not wait"
+				} else if f.Pkg() == c.pass.Pkg && c.decls[f.Origin()] == nil {
+					blocks = "calls " + types.ExprString(n.Fun) + " at " + c.line(n) + ", which the rule cannot follow"
+				}
+			}
+			return blocks == ""
+		})
+		if blocks != "" {
+			break
+		}
+	}
+	return true, blocks
+}
+
+// waitInNode is waitIn for one node, not followed into its children.
+func (c *checker) waitInNode(n ast.Node) string {
+	switch n := n.(type) {
+	case *ast.UnaryExpr:
+		if n.Op == token.ARROW {
+			return "receives from a channel"
+		}
+	case *ast.RangeStmt:
+		if _, ok := c.info.TypeOf(n.X).Underlying().(*types.Chan); ok {
+			return "ranges over a channel"
+		}
+	case *ast.SelectStmt:
+		for _, cl := range n.Body.List {
+			if cc, ok := cl.(*ast.CommClause); ok && cc.Comm == nil {
+				return ""
+			}
+		}
+		return "waits in a select"
+	case *ast.CallExpr:
+		if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && sel.Sel.Name == "Wait" {
+			return "waits (" + types.ExprString(sel) + ")"
+		}
+	}
+	return ""
 }
 
 // neverWaits reports whether a deferred call surely does not wait for a
