@@ -35,7 +35,9 @@ import (
 var checkedOrder = []string{
 	"the children share no variable, file argument or port, in their commands or in the code they run",
 	"children in one directory all run the test binary",
-	"the test sets no environment variable or working directory the children inherit, and runs no server they may reach",
+	"the test sets no environment variable or working directory the children inherit, and runs no server they may reach (in the test, TestMain or init)",
+	"the test binary's code the children run (the selected tests, TestMain, init, what they call) writes no file, listens or dials nowhere, and writes no environment variable",
+	"no package-level variable the test, TestMain or init sets is read by the code building the children's commands",
 	"the test reads no clock and sets no deadline around the children",
 	"the test compares no two children's results by order",
 }
@@ -57,6 +59,9 @@ func (c *checker) orderHazard(ch *chain, sRefs []map[*types.Var][]ref) string {
 	}
 	for _, u := range ch.units {
 		if why := c.userDirUse(c.childCode(u)); why != "" {
+			return why
+		}
+		if why := c.childEffect(u); why != "" {
 			return why
 		}
 	}
@@ -83,6 +88,9 @@ func (c *checker) loopOrderHazard(ls *loopSite) string {
 			}
 			return fmt.Sprintf("every child is given the file argument %q (%s); one may read what another writes", a, c.line(u.call))
 		}
+	}
+	if why := c.childEffect(u); why != "" {
+		return why
 	}
 	return c.userDirUse(c.childCode(u))
 }

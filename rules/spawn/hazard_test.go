@@ -33,8 +33,8 @@ func TestX(t *testing.T) {
 	if len(diags) != 1 || diags[0].Fix == nil {
 		t.Fatalf("got %+v, want one fixed finding", diags)
 	}
-	if got := diags[0].Fix.Changes[0].Checked; len(got) != 5 {
-		t.Errorf("checked %q, want the shared arguments, the directory, the inherited state, the clock and the order of results", got)
+	if got := diags[0].Fix.Changes[0].Checked; len(got) != 7 {
+		t.Errorf("checked %q, want the shared arguments, the directory, the inherited state, the child code's effects, the package variables, the clock and the order of results", got)
 	}
 }
 
@@ -69,7 +69,7 @@ func TestX(t *testing.T) {
 	if len(diags) != 1 || diags[0].Fix != nil {
 		t.Fatalf("got %+v, want one finding, not fixed", diags)
 	}
-	if want := "the test sets TOOL_STATE in the environment (x_test.go:10)"; !strings.Contains(diags[0].NotFixed, want) {
+	if want := "TestMain sets TOOL_STATE in the environment (x_test.go:10)"; !strings.Contains(diags[0].NotFixed, want) {
 		t.Errorf("not fixed: %q, want it to say %q", diags[0].NotFixed, want)
 	}
 }

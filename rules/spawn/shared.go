@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"go/types"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/unflake/unflake/internal/match"
@@ -81,10 +82,21 @@ func (c *checker) stateHazard(end token.Pos, units []*unit) string {
 		if fd.Body == nil || fd.Recv != nil || (fn.Name() != "TestMain" && fn.Name() != "init") {
 			continue
 		}
+		// A server TestMain or init runs is reached by the children
+		// like one the test runs (a registry numbering members as they
+		// come), and so is a goroutine it starts.
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
-			if call, ok := n.(*ast.CallExpr); ok && why == "" {
-				if w := c.stateCall(call); w != "" && !strings.Contains(w, "server") {
-					why = w
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				if why == "" {
+					why = c.stateCall(n)
+					if w, ok := strings.CutPrefix(why, "the test "); ok {
+						why = fn.Name() + " " + w
+					}
+				}
+			case *ast.GoStmt:
+				if why == "" {
+					why = fmt.Sprintf("%s starts a goroutine (%s) that runs beside the children: if it serves them, it sees them in the order they come, and running them together may flake where a few runs pass", fn.Name(), c.line(n))
 				}
 			}
 			return why == ""
@@ -117,18 +129,34 @@ func (c *checker) globalConfig(units []*unit) string {
 	if len(read) == 0 {
 		return ""
 	}
-	var set *types.Var
-	n := match.ModifiesFunc(c.info, c.fn.Body, func(v *types.Var) bool {
-		if read[v] != "" {
-			set = v
-			return true
+	// TestMain and init set for the test what the test would: a
+	// server's address kept in a package variable.
+	setters := []*ast.FuncDecl{c.fn}
+	for fn, fd := range c.allDecls() {
+		if fd.Body != nil && fd.Recv == nil && (fn.Name() == "TestMain" || fn.Name() == "init") {
+			setters = append(setters, fd)
 		}
-		return false
-	})
-	if n == nil {
-		return ""
 	}
-	return fmt.Sprintf("the test sets the package-level variable %s (%s), which %s reads to build the children's commands: every child is given what it names, one may read what another writes, and running them together may flake where a few runs pass", set.Name(), c.line(n), read[set])
+	slices.SortFunc(setters[1:], func(a, b *ast.FuncDecl) int { return int(a.Pos() - b.Pos()) })
+	for _, fd := range setters {
+		var set *types.Var
+		n := match.ModifiesFunc(c.info, fd.Body, func(v *types.Var) bool {
+			if read[v] != "" {
+				set = v
+				return true
+			}
+			return false
+		})
+		if n == nil {
+			continue
+		}
+		who := "the test"
+		if fd != c.fn {
+			who = fd.Name.Name
+		}
+		return fmt.Sprintf("%s sets the package-level variable %s (%s), which %s reads to build the children's commands: every child is given what it names, one may read what another writes (or a server numbers them as they come), and running them together may flake where a few runs pass", who, set.Name(), c.line(n), read[set])
+	}
+	return ""
 }
 
 // stateCall says what state a call sets up that children share: an
