@@ -551,7 +551,7 @@ func (c *checker) blockingCall(call *ast.CallExpr) string {
 // value), of sync.Cond.Wait, WaitGroup.Wait or time.Sleep, or of a
 // function of the package whose body sends, receives, selects without a
 // default, or makes such a call. Builtins, conversions, the testing
-// types' methods, mutexes (held for short sections) and the standard
+// types' methods, the test's own mutexes and the standard
 // library packages that compute without waiting are not.
 func (c *checker) mayWait(call *ast.CallExpr, seen map[*types.Func]bool, depth int) bool {
 	if tv, ok := c.info.Types[call.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
@@ -569,13 +569,27 @@ func (c *checker) mayWait(call *ast.CallExpr, seen map[*types.Func]bool, depth i
 	case nonBlocking[path]:
 		return false
 	case path == "sync":
-		return fn.Name() == "Wait" || fn.Name() == "Do"
+		// A mutex the goroutine's own code takes is the test's; one taken
+		// inside the code under test is held as long as that code holds
+		// it, and a bug may return still holding it.
+		return fn.Name() == "Wait" || (fn.Name() == "Do" && !c.locksFree) || (depth > 0 && !c.locksFree && (fn.Name() == "Lock" || fn.Name() == "RLock"))
 	case path == "time":
 		return fn.Name() == "Sleep"
+	case c.locksFree && match.IsStd(path):
+		// A lifecycle method's own resources of the standard library
+		// (a file, a listener) end without the code under test.
+		return false
 	}
 	if r := fn.Type().(*types.Signature).Recv(); r != nil && types.IsInterface(r.Type()) {
 		return true
 	}
+	return c.bodyWaits(fn, seen, depth)
+}
+
+// bodyWaits reports whether the body of fn, a function of the package,
+// may wait on another goroutine (see mayWait); a function out of sight
+// may.
+func (c *checker) bodyWaits(fn *types.Func, seen map[*types.Func]bool, depth int) bool {
 	fd := c.decls[fn.Origin()]
 	if fd == nil || fd.Body == nil {
 		return true

@@ -113,11 +113,14 @@ func example(fd *ast.FuncDecl) bool {
 
 // checker checks the tests of one package.
 type checker struct {
-	pass  *rule.Pass
-	info  *types.Info
-	decls map[*types.Func]*ast.FuncDecl
-	file  *ast.File
-	fn    *ast.FuncDecl
+	// locksFree: a mutex taken inside the code under test counts as no
+	// wait (see endWaits); a join's goroutine counts it.
+	locksFree bool
+	pass      *rule.Pass
+	info      *types.Info
+	decls     map[*types.Func]*ast.FuncDecl
+	file      *ast.File
+	fn        *ast.FuncDecl
 
 	// sums holds the summaries of the package's methods (stop.go).
 	sums map[*types.Func]*summary

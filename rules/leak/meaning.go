@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // What a cleanup changes in a test's meaning beyond "the value ends":
@@ -460,6 +461,14 @@ func (c *checker) observedLater(s *site) string {
 		return true
 	})
 	c.readAfterSubtest(s, watched)
+	// A check registered earlier may read package-level state (a default
+	// transport's counters, a sink): what the method writes there runs
+	// before the check too, though the value was never handed it.
+	if reg := c.registeredBefore(s); reg != "" && s.lc.fn != nil {
+		if g := c.globalsOf(s.lc.fn, map[*types.Func]bool{}, 0); g != "" {
+			return fmt.Sprintf("a cleanup's %s.%s would run before the checks registered earlier (%s), and %s reaches the package-level %s, which such a check may read: the original never ran it", s.v.Name(), s.lc.method, reg, s.lc.method, g)
+		}
+	}
 	if len(watched) == 0 {
 		return ""
 	}
@@ -618,4 +627,102 @@ func (c *checker) readAfter(v *types.Var, pos token.Pos) bool {
 		return !found
 	})
 	return found
+}
+
+// endWaits says why the cleanup's end of s may wait for ever, or "": a
+// lifecycle method of the code under test that waits (for its goroutine
+// to end, on a channel, a WaitGroup, a mutex the code holds) waits on the
+// state of that code. Under a bug that wedges it (a loop stuck on a
+// send, a lock never released) the cleanup would hang the test binary to
+// its timeout, where the original failed at its check: a caught bug
+// becomes a hang. Values of the standard library wait on their own
+// state only.
+func (c *checker) endWaits(s *site) string {
+	if isStdType(s.v.Type()) || s.lc.fn == nil || s.lc.fn.Pkg() == nil || match.IsStd(s.lc.fn.Pkg().Path()) {
+		return ""
+	}
+	// A lock Close takes is the one the test's own calls of the value
+	// take: the original hangs on it as well. Channels and goroutines
+	// Close waits for are what a cleanup adds.
+	waits := false
+	if c.decls[s.lc.fn.Origin()] != nil {
+		c.locksFree = true
+		waits = c.bodyWaits(s.lc.fn, map[*types.Func]bool{}, 1)
+		c.locksFree = false
+	} else if sum := c.summaryOf(match.Callee(c.info, s.call)); sum != nil {
+		// Another package's: its summary tells whether the method ends
+		// a goroutine the constructor starts, which it may wait for. An
+		// interface value's method is unproven already (cleanupFix).
+		for _, e := range sum.Effects {
+			if e.Kind == effect.GoroutineEnds && e.Ends == s.lc.method {
+				waits = true
+			}
+		}
+	}
+	if !waits {
+		return ""
+	}
+	return fmt.Sprintf("%s.%s may wait on the state of the code under test (its goroutine, a channel, a lock it holds); under a bug that wedges that code a cleanup would hang the test to its timeout instead of failing at its check: end it by hand with a bounded wait", s.v.Name(), s.lc.method)
+}
+
+// registeredBefore names a call before s that may register a check run at
+// the test's end: a t.Cleanup, or a call given the test's t (a helper
+// such as expectSent(t, 1)), or "".
+func (c *checker) registeredBefore(s *site) string {
+	out := ""
+	ast.Inspect(c.fn.Body, func(n ast.Node) bool {
+		if n == nil || out != "" || n.Pos() >= s.stmt.Pos() {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return within(s.stmt, n)
+		case *ast.CallExpr:
+			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && sel.Sel.Name == "Cleanup" && match.IsNamed(c.info.TypeOf(sel.X), "testing", "T", "B", "F", "TB") {
+				out = fmt.Sprintf("the t.Cleanup at line %d", c.pass.Fset.Position(n.Pos()).Line)
+				return false
+			}
+			if c.plainCall(n) {
+				return true
+			}
+			for _, a := range n.Args {
+				if match.IsNamed(c.info.TypeOf(a), "testing", "T", "B", "F", "TB") {
+					out = fmt.Sprintf("%s at line %d is given the test's t and may register one with t.Cleanup", calleeName(c.info, n), c.pass.Fset.Position(n.Pos()).Line)
+					return false
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// globalsOf names a package-level variable of the code under test that fn
+// (a function of the package, or one it calls) uses, or "". A function
+// out of sight is not followed: the cases that matter are the package's
+// own sinks.
+func (c *checker) globalsOf(fn *types.Func, seen map[*types.Func]bool, depth int) string {
+	fd := c.decls[fn.Origin()]
+	if fd == nil || fd.Body == nil || seen[fn.Origin()] || depth > maxKeepDepth {
+		return ""
+	}
+	seen[fn.Origin()] = true
+	out := ""
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		if out != "" {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.Ident:
+			if v, ok := c.info.Uses[n].(*types.Var); ok && match.IsPackageLevel(v) && v.Pkg() == fn.Pkg() {
+				out = v.Name()
+			}
+		case *ast.CallExpr:
+			if f := match.Callee(c.info, n); f != nil && f.Pkg() == fn.Pkg() {
+				out = c.globalsOf(f, seen, depth+1)
+			}
+		}
+		return out == ""
+	})
+	return out
 }

@@ -235,13 +235,13 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 		}
 		// What else the cleanup changes: who else uses the value, the
 		// order against the checks registered earlier, what it waits for.
-		for _, hazard := range []func(*site) string{c.shared, c.observedLater, c.waitsForRequests} {
+		for _, hazard := range []func(*site) string{c.shared, c.observedLater, c.waitsForRequests, c.endWaits} {
 			if notFixed == "" {
 				notFixed = hazard(s)
 			}
 		}
 		if notFixed == "" && !isStdType(s.v.Type()) {
-			checked = append(checked, "the package does not share it with other tests", "no check registered earlier sees what "+s.lc.method+" does")
+			checked = append(checked, "the package does not share it with other tests", "no check registered earlier sees what "+s.lc.method+" does", s.lc.method+" does not wait on the state of the code under test")
 		}
 		if notFixed == "" && match.IsNamed(s.v.Type(), "net/http/httptest", "Server") {
 			checked = append(checked, "the test leaves no response of it open")
@@ -641,24 +641,12 @@ func (c *checker) endStmt(s *site, t string) dst.Stmt {
 		return cleanup(&dst.SelectorExpr{X: dst.NewIdent(s.v.Name()), Sel: dst.NewIdent(s.lc.method)})
 	}
 	var body dst.Stmt = &dst.ExprStmt{X: end}
-	if s.lc.result == "error" && s.dropErr != "" {
-		// The error may mean nothing (errDropped): the original never
-		// checked it.
+	if s.lc.result == "error" {
+		// The original never ended the value, so it checked no error of
+		// it: the error may be the API's answer to what the test did (a
+		// lease the test made be lost), and reporting it would fail
+		// correct code.
 		body = &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent("_")}, Tok: token.ASSIGN, Rhs: []dst.Expr{end}}
-	} else if s.lc.result == "error" {
-		// The error is handled as the package's tests handle it.
-		switch st := c.style; st.kind {
-		case report:
-			body = &dst.IfStmt{
-				Init: &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent("err")}, Tok: token.DEFINE, Rhs: []dst.Expr{end}},
-				Cond: &dst.BinaryExpr{X: dst.NewIdent("err"), Op: token.NEQ, Y: dst.NewIdent("nil")},
-				Body: &dst.BlockStmt{List: []dst.Stmt{&dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent(st.method)}, Args: []dst.Expr{dst.NewIdent("err")}}}}},
-			}
-		case assert:
-			body = &dst.ExprStmt{X: &dst.CallExpr{Fun: &dst.Ident{Name: st.assert.Name(), Path: st.assert.Pkg().Path()}, Args: []dst.Expr{dst.NewIdent(t), end}}}
-		case dropBlank:
-			body = &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent("_")}, Tok: token.ASSIGN, Rhs: []dst.Expr{end}}
-		}
 	}
 	return cleanup(&dst.FuncLit{Type: &dst.FuncType{Params: &dst.FieldList{}}, Body: &dst.BlockStmt{List: []dst.Stmt{body}}})
 }
