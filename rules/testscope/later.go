@@ -596,18 +596,7 @@ func (c *checker) fieldOf(el ast.Expr, field string) ast.Expr {
 // runs the tests.
 func (c *checker) modeHazard(body *ast.BlockStmt, dir *types.Var) string {
 	under := c.derived(body, dir)
-	mentions := func(n ast.Node) bool {
-		found := false
-		ast.Inspect(n, func(m ast.Node) bool {
-			if id, ok := m.(*ast.Ident); ok {
-				if v, ok := c.info.Uses[id].(*types.Var); ok && under[v] {
-					found = true
-				}
-			}
-			return !found
-		})
-		return found
-	}
+	mentions := func(n ast.Node) bool { return c.usesAny(n, under) }
 	var why string
 	ast.Inspect(body, func(n ast.Node) bool {
 		if why != "" {

@@ -28,18 +28,7 @@ import (
 // effect summary, uses the network.
 func (c *checker) socketHazard(body *ast.BlockStmt, dir *types.Var) string {
 	under := c.derived(body, dir)
-	mentions := func(n ast.Node) bool {
-		found := false
-		ast.Inspect(n, func(m ast.Node) bool {
-			if id, ok := m.(*ast.Ident); ok {
-				if v, ok := c.info.Uses[id].(*types.Var); ok && under[v] {
-					found = true
-				}
-			}
-			return !found
-		})
-		return found
-	}
+	mentions := func(n ast.Node) bool { return c.usesAny(n, under) }
 	var why string
 	ast.Inspect(body, func(n ast.Node) bool {
 		if why != "" {
@@ -164,4 +153,19 @@ func (c *checker) derived(body *ast.BlockStmt, dir *types.Var) map[*types.Var]bo
 func (c *checker) line(n ast.Node) string {
 	p := c.pass.Fset.Position(n.Pos())
 	return fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)
+}
+
+// usesAny reports whether n uses one of the variables in vars (the
+// directory and what the test builds from it).
+func (c *checker) usesAny(n ast.Node, vars map[*types.Var]bool) bool {
+	found := false
+	ast.Inspect(n, func(m ast.Node) bool {
+		if id, ok := m.(*ast.Ident); ok {
+			if v, ok := c.info.Uses[id].(*types.Var); ok && vars[v] {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
