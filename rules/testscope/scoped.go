@@ -259,7 +259,8 @@ func (c *checker) defaultTempRoot(e ast.Expr) bool {
 	return ok && len(call.Args) == 0 && match.IsPkgFunc(c.info, call, "os", "TempDir")
 }
 
-// chdirs rewrites os.Chdir to t.Chdir (go1.24) and removes its restore.
+// chdirs reports os.Chdir in a test, with the reason t.Chdir is not a
+// fix; its restore is found only to say what else stands in the way.
 func (c *checker) chdirs(sc *scope, sites []site) {
 	type chdir struct {
 		site
@@ -346,25 +347,15 @@ func (c *checker) chdirs(sc *scope, sites []site) {
 			Message: "os.Chdir changes the working directory of every later test",
 		}
 		var why string
-		var dels []ast.Stmt
 		if r := restores[cd]; r != nil {
-			dels = append(dels, r.stmt)
-			more, ok := c.removable(r.capture, r.stmt)
-			if !ok {
+			if _, ok := c.removable(r.capture, r.stmt); !ok {
 				why = "the value saved for the restore is needed elsewhere"
 			}
-			dels = append(dels, more...)
 		}
+		// A reason the rule would have without $PWD comes first: it is
+		// what the user must change before t.Chdir could even be tried.
 		switch {
 		case why != "":
-		default:
-			// t.Chdir also sets $PWD to the new directory (on all but
-			// Windows and Plan 9), where os.Chdir leaves it as it was:
-			// code that locates files through $PWD, a bug the original
-			// catches when PWD is set (the go command sets it), would
-			// pass. The bug is not in the correct code the rule reads,
-			// so no check can rule it out.
-			why = "t.Chdir also sets $PWD to the new directory, where os.Chdir leaves it as it was: code that reads $PWD instead of the working directory (a bug the test catches now) would pass"
 		case len(others) > 0 && !direct:
 			why = "the test also calls " + via + "; it may change directory in a way the rule does not recognise as a restore"
 		case len(others) > 0:
@@ -375,43 +366,16 @@ func (c *checker) chdirs(sc *scope, sites []site) {
 			why = c.tooOld("t.Chdir", "go1.24")
 		case !c.resolves(sc.t.Name(), cd.stmt.Pos(), sc.t):
 			why = fmt.Sprintf("%s does not name the test's t here", sc.t.Name())
+		default:
+			// t.Chdir also sets $PWD to the new directory (on all but
+			// Windows and Plan 9), where os.Chdir leaves it as it was:
+			// code that locates files through $PWD, a bug the original
+			// catches when PWD is set (the go command sets it), would
+			// pass. The bug is not in the correct code the rule reads,
+			// so no check can rule it out, and os.Chdir is never fixed.
+			why = "t.Chdir also sets $PWD to the new directory, where os.Chdir leaves it as it was: code that reads $PWD instead of the working directory (a bug the test catches now) would pass"
 		}
-		if why != "" {
-			d.NotFixed = why
-			c.pass.Report(d)
-			continue
-		}
-		var delNodes []ast.Node
-		for _, st := range dels {
-			delNodes = append(delNodes, c.deletes(cd.parent, st)...)
-		}
-		if cd.ifErr {
-			delNodes = append(delNodes, cd.stmt.(*ast.IfStmt).Body)
-		}
-		msg := "use t.Chdir, which restores the working directory when the test ends"
-		if restores[cd] != nil {
-			msg += "; remove the restore"
-		}
-		cd, t := cd, sc.t.Name()
-		d.Fix = &rule.Fix{
-			Message:    msg,
-			Changes:    []rule.Change{{Kind: rule.Paths, What: "the working directory is changed for this test only and restored when it ends"}},
-			Deletes:    delNodes,
-			Hypothesis: rule.Unproven(mayPanic(sc, "t.Chdir")),
-			Apply: func() error {
-				call := c.pass.Dst(cd.call).(*dst.CallExpr)
-				call.Fun = &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Chdir")}
-				if cd.ifErr {
-					old := c.pass.Dst(cd.stmt).(*dst.IfStmt)
-					es := &dst.ExprStmt{X: call}
-					es.Decs.NodeDecs = old.Decs.NodeDecs
-					if err := c.replaceStmt(cd.parent, cd.stmt, es); err != nil {
-						return err
-					}
-				}
-				return c.deleteStmts(cd.parent, dels...)
-			},
-		}
+		d.NotFixed = why
 		c.pass.Report(d)
 	}
 }
