@@ -78,48 +78,38 @@ func (c *checker) sticky(fn *types.Func, seen map[*types.Func]bool, depth int) s
 	if recv == nil {
 		return ""
 	}
-	out := ""
-	ast.Inspect(fd.Body, func(n ast.Node) bool {
-		if out != "" {
-			return false
+	for _, r := range results(fd.Body) {
+		if t := c.info.TypeOf(r); t == nil || !types.Implements(t, errorType()) {
+			continue
 		}
-		switch n := n.(type) {
-		case *ast.FuncLit:
-			return false
-		case *ast.ReturnStmt:
-			for _, r := range n.Results {
-				r = ast.Unparen(r)
-				if t := c.info.TypeOf(r); t == nil || !types.Implements(t, errorType()) {
-					continue
-				}
-				if call, ok := r.(*ast.CallExpr); ok {
-					if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
-						if id, ok := ast.Unparen(sel.X).(*ast.Ident); ok && c.info.Uses[id] == types.Object(recv) {
-							if g, ok := c.info.Uses[sel.Sel].(*types.Func); ok {
-								if ev := c.sticky(g, seen, depth+1); ev != "" {
-									out = ev
-									return false
-								}
-							}
+		if call, ok := r.(*ast.CallExpr); ok {
+			if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
+				if id, ok := ast.Unparen(sel.X).(*ast.Ident); ok && c.info.Uses[id] == types.Object(recv) {
+					if g, ok := c.info.Uses[sel.Sel].(*types.Func); ok {
+						if ev := c.sticky(g, seen, depth+1); ev != "" {
+							return ev
 						}
 					}
 				}
-				// return s.err, errors.Join(s.errs...), fmt.Errorf("close: %w", s.err)
-				ast.Inspect(r, func(m ast.Node) bool {
-					sel, ok := m.(*ast.SelectorExpr)
-					if !ok || out != "" || match.Root(c.info, sel) != recv {
-						return out == ""
-					}
-					if t := c.info.TypeOf(sel); t != nil && keepsErrors(t) {
-						out = "return " + short(r)
-					}
-					return out == ""
-				})
 			}
 		}
-		return out == ""
-	})
-	return out
+		// return s.err, errors.Join(s.errs...), fmt.Errorf("close: %w", s.err)
+		out := ""
+		ast.Inspect(r, func(m ast.Node) bool {
+			sel, ok := m.(*ast.SelectorExpr)
+			if !ok || out != "" || match.Root(c.info, sel) != recv {
+				return out == ""
+			}
+			if t := c.info.TypeOf(sel); t != nil && keepsErrors(t) {
+				out = "return " + short(r)
+			}
+			return out == ""
+		})
+		if out != "" {
+			return out
+		}
+	}
+	return ""
 }
 
 // keepsErrors reports whether a field of type t holds errors: error,
@@ -329,47 +319,31 @@ func (c *checker) held(fn *types.Func, seen map[*types.Func]bool, depth int, rec
 		}
 		return true
 	})
-	out := ""
-	ast.Inspect(fd.Body, func(n ast.Node) bool {
-		if out != "" {
-			return false
+	for _, e := range results(fd.Body) {
+		if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
+			e = ast.Unparen(u.X)
 		}
-		switch n := n.(type) {
-		case *ast.FuncLit:
-			return false
-		case *ast.ReturnStmt:
-			for _, e := range n.Results {
-				e = ast.Unparen(e)
-				if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
-					e = ast.Unparen(u.X)
-				}
-				if t := c.info.TypeOf(e); t == nil || types.Identical(t, types.Universe.Lookup("error").Type()) {
-					continue
-				}
-				switch x := e.(type) {
-				case *ast.Ident:
-					if v, ok := c.info.Uses[x].(*types.Var); ok && takes[v] != "" {
-						out = takes[v]
-						return false
-					}
-				case *ast.CallExpr:
-					if g := match.Callee(c.info, x); g != nil && g.Type().(*types.Signature).Recv() == nil {
-						if ev := c.held(g, seen, depth+1, nil); ev != "" {
-							out = ev
-							return false
-						}
-					}
-					continue
-				}
-				if keeper(e) {
-					out = "returns " + short(e)
-					return false
+		if t := c.info.TypeOf(e); t == nil || types.Identical(t, types.Universe.Lookup("error").Type()) {
+			continue
+		}
+		switch x := e.(type) {
+		case *ast.Ident:
+			if v, ok := c.info.Uses[x].(*types.Var); ok && takes[v] != "" {
+				return takes[v]
+			}
+		case *ast.CallExpr:
+			if g := match.Callee(c.info, x); g != nil && g.Type().(*types.Signature).Recv() == nil {
+				if ev := c.held(g, seen, depth+1, nil); ev != "" {
+					return ev
 				}
 			}
+			continue
 		}
-		return true
-	})
-	return out
+		if keeper(e) {
+			return "returns " + short(e)
+		}
+	}
+	return ""
 }
 
 // observedLater says why ending the value at cleanup may change what a

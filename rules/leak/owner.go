@@ -134,18 +134,7 @@ func (c *checker) keeps(fn *types.Func, seen map[*types.Func]bool, depth int) st
 		v := match.Root(c.info, e)
 		return v != nil && (v == recv || match.IsPackageLevel(v))
 	}
-	var results []ast.Expr
-	ast.Inspect(fd.Body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.FuncLit:
-			return false
-		case *ast.ReturnStmt:
-			results = append(results, n.Results...)
-		}
-		return true
-	})
-	for _, e := range results {
-		e = ast.Unparen(e)
+	for _, e := range results(fd.Body) {
 		if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
 			e = ast.Unparen(u.X)
 		}
@@ -239,4 +228,22 @@ func short(e ast.Expr) string {
 		s = s[:37] + "..."
 	}
 	return s
+}
+
+// results returns the values body's return statements return, outside
+// the function literals in it, without their parentheses.
+func results(body *ast.BlockStmt) []ast.Expr {
+	var out []ast.Expr
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			for _, r := range n.Results {
+				out = append(out, ast.Unparen(r))
+			}
+		}
+		return true
+	})
+	return out
 }
