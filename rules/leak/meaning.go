@@ -319,13 +319,7 @@ func (c *checker) held(fn *types.Func, seen map[*types.Func]bool, depth int, rec
 		}
 		return true
 	})
-	for _, e := range results(fd.Body) {
-		if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
-			e = ast.Unparen(u.X)
-		}
-		if t := c.info.TypeOf(e); t == nil || types.Identical(t, types.Universe.Lookup("error").Type()) {
-			continue
-		}
+	for _, e := range c.returnedValues(fd.Body) {
 		switch x := e.(type) {
 		case *ast.Ident:
 			if v, ok := c.info.Uses[x].(*types.Var); ok && takes[v] != "" {

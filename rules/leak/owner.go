@@ -134,13 +134,7 @@ func (c *checker) keeps(fn *types.Func, seen map[*types.Func]bool, depth int) st
 		v := match.Root(c.info, e)
 		return v != nil && (v == recv || match.IsPackageLevel(v))
 	}
-	for _, e := range results(fd.Body) {
-		if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
-			e = ast.Unparen(u.X)
-		}
-		if t := c.info.TypeOf(e); t == nil || types.Identical(t, types.Universe.Lookup("error").Type()) {
-			continue
-		}
+	for _, e := range c.returnedValues(fd.Body) {
 		switch x := e.(type) {
 		case *ast.CallExpr:
 			if callee := match.Callee(c.info, x); callee != nil {
@@ -245,5 +239,21 @@ func results(body *ast.BlockStmt) []ast.Expr {
 		}
 		return true
 	})
+	return out
+}
+
+// returnedValues returns what body returns other than errors, with a
+// leading & taken off (return &s.conns[i] hands out s.conns[i]).
+func (c *checker) returnedValues(body *ast.BlockStmt) []ast.Expr {
+	var out []ast.Expr
+	for _, e := range results(body) {
+		if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
+			e = ast.Unparen(u.X)
+		}
+		if t := c.info.TypeOf(e); t == nil || types.Identical(t, types.Universe.Lookup("error").Type()) {
+			continue
+		}
+		out = append(out, e)
+	}
 	return out
 }
