@@ -360,9 +360,12 @@ func verifySummary(v *verify.Verification, base string) string {
 	if v.Stopped {
 		s += "; stopped before verification ended"
 	}
-	held := 0 // fixes whose probe passed every run (verify.Probe)
+	held, failed := 0, 0 // fixes whose probe passed every run; whose must-pass form failed (verify.Probe)
 	for _, p := range v.Probed {
-		if p.Holds() {
+		switch {
+		case p.MustPass && p.Waits:
+			failed++
+		case !p.MustPass && p.Holds():
 			held++
 		}
 	}
@@ -371,6 +374,9 @@ func verifySummary(v *verify.Verification, base string) string {
 		s += "; 1 wait left: its checks hold without waiting"
 	case held > 1:
 		s += fmt.Sprintf("; %d waits left: their checks hold without waiting", held)
+	}
+	if failed > 0 {
+		s += fmt.Sprintf("; %s held back: a form of the fix that must pass failed", plural(failed, "fix"))
 	}
 	switch m := v.Mutants; {
 	case m.Tests > 0 && m.Of == 0:

@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -95,6 +96,11 @@ type Finding struct {
 	// run with the probe (rule.Hypothesis.ProbeHolds, or a general one when the
 	// rule gives none). Verification reads it; it is not output.
 	ProbeHolds string `json:"-"`
+	// ProbeMustPass is set when the probe is a form the tests must pass
+	// (rule.Hypothesis.MustPass); ProbeHolds is then the reason for holding
+	// the fix back when a test fails with it (rule.Hypothesis.ProbeFails,
+	// or a general one).
+	ProbeMustPass bool `json:"-"`
 
 	// ProbeLines are the file's lines, first and last, where a failure
 	// with the probe is evidence (rule.Hypothesis.ProbeChecks); zero when any
@@ -126,6 +132,10 @@ func (m Mutants) String() string {
 	}
 	return s
 }
+
+// probeFails is a finding's ProbeHolds, for a probe that must pass, when
+// its rule gives none.
+const probeFails = "a test fails with a form of the fix that must pass"
 
 // probeHolds is a finding's ProbeHolds when its rule gives none.
 const probeHolds = "the tests pass without the change the fix waits for: nothing shows it waits for a change"
@@ -194,6 +204,10 @@ func (j *job) finding(fd *finder, d rule.Diagnostic) (Finding, bool) {
 			out.ProbeHolds = h.ProbeHolds
 			if out.ProbeHolds == "" {
 				out.ProbeHolds = probeHolds
+			}
+			if h.MustPass {
+				out.ProbeMustPass = true
+				out.ProbeHolds = cmp.Or(h.ProbeFails, probeFails)
 			}
 			for _, n := range h.ProbeChecks {
 				from, to := fset.Position(n.Pos()).Line, fset.Position(n.End()).Line

@@ -298,7 +298,7 @@ func Unproven(reason string) *Hypothesis {
 
 // A Hypothesis is what verification needs to try an unproven fix: why it
 // is unproven, the further forms to try, and the probe that must fail
-// for the fix to be tried at all.
+// (or, with MustPass, pass) for the fix to be tried at all.
 type Hypothesis struct {
 	// Reason says why the rule could not prove the fix safe statically
 	// ("the test starts goroutines the analysis cannot follow"), and is
@@ -337,6 +337,20 @@ type Hypothesis struct {
 	// short) shows nothing about them. The probe must keep the lines of
 	// the file where they are.
 	ProbeChecks []ast.Node
+
+	// MustPass turns the probe round: Probe is then a form the tests must
+	// pass every run for the fix to be tried at all. The children of a
+	// chain run one after another in the reverse order are such a form:
+	// a cheap, deterministic check that their order does not matter,
+	// where the fix itself (the children run together) would fail only
+	// now and then. A test that fails with it holds the fix back, with
+	// ProbeFails and the failure as the reason. The fix may be proven
+	// (Reason ""): plain fix applies it, verification checks it first.
+	MustPass bool
+
+	// ProbeFails is, with MustPass, the finding's reason when a test
+	// fails with Probe ("the children depend on their order").
+	ProbeFails string
 }
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]*$`)

@@ -43,11 +43,23 @@ type Probe struct {
 	// too (revert.ProbeUntold), since nothing shows the checks wait for
 	// a change.
 	Why *rewrite.Revert
+	// MustPass is set when the probe is a form the tests must pass
+	// (rule.Hypothesis.MustPass): Waits then means the fix was held back.
+	MustPass bool
 }
 
 // Holds reports whether the tests passed every run with the probe: the
-// checks hold without waiting, and the fix was held back for that.
+// checks hold without waiting, and the fix was held back for that (or,
+// with MustPass, was tried).
 func (p Probe) Holds() bool { return !p.Waits && p.Why == nil }
+
+// Held reports whether the probe's outcome held the fix back.
+func (p Probe) Held() bool {
+	if p.MustPass {
+		return !p.Holds()
+	}
+	return !p.Waits
+}
 
 // probedBefore holds back, in a later probe phase, a fix whose probe has
 // an outcome already; it is never reported.
@@ -86,7 +98,7 @@ func (v *verifier) probe(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Re
 		if _, ok := v.probes[s.Key]; ok || f.ProbeHolds == "" {
 			continue
 		}
-		p := Probe{Site: s, Test: topLevel(f.Test)}
+		p := Probe{Site: s, Test: topLevel(f.Test), MustPass: f.ProbeMustPass}
 		if !rewrite.IsTestName(p.Test) {
 			p.Test = ""
 		}
@@ -94,7 +106,7 @@ func (v *verifier) probe(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Re
 		case why != nil:
 			p.Why = why
 			p.Waits = why.AfterRewrite() && why.Kind != revert.BuildAfter && failsAt(why, f)
-			if !p.Waits && why.AfterRewrite() && why.Kind != revert.BuildAfter {
+			if !p.Waits && !p.MustPass && why.AfterRewrite() && why.Kind != revert.BuildAfter {
 				// The test failed, but not at the checks the wait was
 				// before (a later wait, now too short, say): nothing
 				// shows those checks wait for a change.
@@ -131,7 +143,7 @@ func (v *verifier) probe(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Re
 func (v *verifier) decided(p Probe, holds, msg string) {
 	v.probes[p.Site.Key] = p
 	v.probed = append(v.probed, p)
-	if p.Waits {
+	if !p.Held() {
 		return
 	}
 	what := "the probe"
@@ -139,7 +151,14 @@ func (v *verifier) decided(p Probe, holds, msg string) {
 		what += " (" + msg + ")"
 	}
 	hold := &rewrite.Revert{Kind: revert.ProbeUntold, Test: p.Test}
-	if p.Holds() {
+	switch {
+	case p.MustPass && p.Waits:
+		// What the fix assumes is false: the form that must pass fails.
+		hold.Kind = revert.FailsCheck
+		hold.Detail = fmt.Sprintf("%s: %s", holds, p.Why.String())
+	case p.MustPass:
+		hold.Detail = fmt.Sprintf("not verified: %s could not show that the fix's assumption holds: %s", what, p.Why.String())
+	case p.Holds():
 		hold.Kind = revert.HoldsWithout
 		who := p.Test
 		if who == "" {
@@ -154,7 +173,7 @@ func (v *verifier) decided(p Probe, holds, msg string) {
 			with += ": " + msg
 		}
 		hold.Detail = fmt.Sprintf("%s (%s passed %s with %s)", holds, who, runs, with)
-	} else {
+	default:
 		hold.Detail = fmt.Sprintf("not verified: %s could not show that the checks wait for a change: %s", what, p.Why.String())
 	}
 	v.probeHeld[p.Site.Key] = hold

@@ -100,8 +100,8 @@ func (c *checker) reportChain(ch *chain) {
 		d.Message = fmt.Sprintf("%d independent child processes run one after another", len(ch.units))
 		d.Fix = c.chainFix(ch)
 		if d.Fix != nil {
-			d.Fix.Hypothesis = rule.Unproven(c.unproven(ch.units))
-			if d.Fix.Hypothesis != nil {
+			d.Fix.Hypothesis.Reason = c.unproven(ch.units)
+			if d.Fix.Hypothesis.Reason != "" {
 				d.Message = fmt.Sprintf("%d child processes run one after another", len(ch.units))
 			}
 		}

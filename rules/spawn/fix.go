@@ -75,15 +75,35 @@ func (g *group) wait() dst.Stmt {
 }
 
 // chainFix runs the units of ch concurrently and moves the checks of
-// their results after the wait.
+// their results after the wait. Its probe, a form verification must
+// pass before it tries the fix, runs them one after another in the
+// reverse order (see hazard.go).
 func (c *checker) chainFix(ch *chain) *rule.Fix {
+	fix := c.chainForm(ch, false)
+	if fix != nil {
+		fix.Hypothesis = &rule.Hypothesis{
+			Probe:      c.chainForm(ch, true),
+			MustPass:   true,
+			ProbeFails: "the children depend on the order they run in: run one after another in the reverse order, a test fails",
+		}
+	}
+	return fix
+}
+
+// chainForm returns the fix of ch, or with reversed its probe: the same
+// code, but each child, last first, waited for before the next starts.
+func (c *checker) chainForm(ch *chain, reversed bool) *rule.Fix {
 	g, msg, requires := c.groupFor(ch.units[0].call, "g")
 	if g == nil {
 		return nil
 	}
 	ch.hoisted = append([]*hoist(nil), ch.hoisted...)
+	message := "run the children together with " + msg + " and check their results after all have finished, in the original order"
+	if reversed {
+		message = "run the children one after another in the reverse order"
+	}
 	return &rule.Fix{
-		Message:  "run the children together with " + msg + " and check their results after all have finished, in the original order",
+		Message:  message,
 		Changes:  []rule.Change{{Kind: rule.Order, What: "the children run at the same time, not one after another", Checked: checkedOrder}},
 		Requires: requires,
 		Apply: func() error {
@@ -109,13 +129,24 @@ func (c *checker) chainFix(ch *chain) *rule.Fix {
 				out = append(out, c.hoistDecl(ch.hoisted))
 			}
 			out = append(out, g.decl()...)
-			var replays [][]dst.Stmt
-			for _, u := range ch.units {
-				body, replay := c.moveUnit(u, g, ch.hoistStmts)
-				out = append(out, g.spawn(body)...)
-				replays = append(replays, replay)
+			replays := make([][]dst.Stmt, len(ch.units))
+			var spawns [][]dst.Stmt
+			for i, u := range ch.units {
+				var body []dst.Stmt
+				body, replays[i] = c.moveUnit(u, g, ch.hoistStmts)
+				spawns = append(spawns, g.spawn(body))
 			}
-			out = append(out, g.wait())
+			if reversed {
+				for i := len(spawns) - 1; i >= 0; i-- {
+					out = append(out, spawns[i]...)
+					out = append(out, g.wait())
+				}
+			} else {
+				for _, sp := range spawns {
+					out = append(out, sp...)
+				}
+				out = append(out, g.wait())
+			}
 			for i := range ch.units {
 				out = append(out, replays[i]...)
 				for _, s := range ch.handlers[i] {

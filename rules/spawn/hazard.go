@@ -23,13 +23,13 @@ import (
 // so where the rule sees the hazard it reports the chain, not fixed,
 // instead of leaving it to fix --verify.
 //
-// Not yet expressible: a form verification must also pass. Running the
-// children one after another in the reverse order is a cheap,
-// deterministic check that a chain's order does not matter (a second
-// run that reads the first one's cache fails every time), where running
-// them together fails a few times in ten. rule.Hypothesis has only forms
-// to try instead (Alternatives) and a form that must fail (Probe); a
-// must-pass form would need a field there and a hook in verification.
+// Where the rule sees no hazard, verification still checks one form
+// before it tries a chain's fix (chainFix, rule.Hypothesis.MustPass): the
+// children run one after another in the reverse order, which a chain
+// whose order matters fails every time (a second run that reads the
+// first one's cache), where running them together fails a few times in
+// ten. A loop's fix has no such form yet: reversing a range over a map,
+// a channel or a function is not a rewrite of the loop alone.
 
 // checkedOrder lists the order hazards a fix of the rule has excluded.
 var checkedOrder = []string{

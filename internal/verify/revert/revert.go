@@ -70,6 +70,13 @@ const (
 	// as for HoldsWithout, and not recorded either. Detail is the whole
 	// reason.
 	ProbeUntold RevertKind = "probe-untold"
+	// FailsCheck: the fix has a form the tests must pass
+	// (rule.Hypothesis.MustPass: its children run one after another in the
+	// reverse order) and a test failed with it: what the fix assumes (the
+	// order does not matter) is false, so the fix is held back. Detail is
+	// the whole reason: the rule's Hypothesis.ProbeFails and the failure.
+	// The fix itself never ran, so it is not recorded at its site.
+	FailsCheck RevertKind = "fails-check"
 	// Weaker: the test passed every run after the rewrite, but a mutant
 	// of the code under test that the original test fails on (a write
 	// made twice, made again later, undone, dropped: verify's mutate.go)
@@ -114,7 +121,7 @@ func (r *Revert) Reason() string {
 	case Clash, FailsBefore, FlakyBefore, NoTest:
 		// Nothing the fix did: the test verified nothing.
 		return "not verified: " + r.String()
-	case Companion, HoldsWithout, ProbeUntold:
+	case Companion, HoldsWithout, ProbeUntold, FailsCheck:
 		return r.Detail
 	}
 	prefix := "reverted: "
