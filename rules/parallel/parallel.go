@@ -58,20 +58,23 @@ var osWrites = []string{"Setenv", "Unsetenv", "Clearenv", "Chdir"}
 
 func run(pass *rule.Pass) error {
 	c := &checker{
-		pass:  pass,
-		info:  pass.TypesInfo,
-		decls: match.DeclsOf(pass),
-		memo:  map[*types.Func]*obstacle{},
+		pass:      pass,
+		info:      pass.TypesInfo,
+		decls:     match.DeclsOf(pass),
+		memo:      map[*types.Func]*obstacle{},
+		clockMemo: map[*types.Func]string{},
 	}
-	for _, f := range pass.Files {
-		name := pass.Fset.File(f.Pos()).Name()
-		if !strings.HasSuffix(name, "_test.go") || ast.IsGenerated(f) {
-			continue
-		}
-		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok {
-				c.check(fd)
-			}
+	// Decided from the last test in run order back: whether a test may
+	// leave its place depends on which later tests stay sequential (see
+	// order.go).
+	tests := c.tests()
+	diags := make([]*rule.Diagnostic, len(tests))
+	for i := len(tests) - 1; i >= 0; i-- {
+		diags[i] = c.check(tests, i)
+	}
+	for _, d := range diags {
+		if d != nil {
+			pass.Report(*d)
 		}
 	}
 	return nil
@@ -79,10 +82,11 @@ func run(pass *rule.Pass) error {
 
 // checker checks the tests of one package.
 type checker struct {
-	pass  *rule.Pass
-	info  *types.Info
-	decls map[*types.Func]*ast.FuncDecl
-	memo  map[*types.Func]*obstacle // nil while a function is being followed
+	pass      *rule.Pass
+	info      *types.Info
+	decls     map[*types.Func]*ast.FuncDecl
+	memo      map[*types.Func]*obstacle // nil while a function is being followed
+	clockMemo map[*types.Func]string
 
 	// shared is what the package's code may change of the state its
 	// tests share, computed on first use.
@@ -101,33 +105,43 @@ type obstacle struct {
 	shares string
 }
 
-// check reports fd if it is a test that could run in parallel.
-func (c *checker) check(fd *ast.FuncDecl) {
-	t := c.testParam(fd)
-	if t == nil || fd.Body == nil || len(fd.Body.List) == 0 {
-		return
+// check returns the finding for tests[i] if it is a test that could run
+// in parallel, and marks it fixed when the finding makes it parallel.
+func (c *checker) check(tests []*test, i int) *rule.Diagnostic {
+	ts := tests[i]
+	fd := ts.fd
+	if !ts.edit || len(fd.Body.List) == 0 {
+		return nil
 	}
 	// Have: func TestX(t *testing.T) with a body.
-	if c.callsParallel(fd.Body, t) || c.callsSetenv(fd.Body) {
-		return // already parallel, or sequential on purpose: not a finding
+	if ts.parallel || c.callsSetenv(fd.Body) {
+		return nil // already parallel, or sequential on purpose: not a finding
 	}
 	// Have: a sequential test that sets no environment variable itself.
 	eff := c.effects(fd.Body, true)
 	if eff.state == "" && eff.unseen != "" {
-		return // the analysis cannot see enough to say anything useful
+		return nil // the analysis cannot see enough to say anything useful
 	}
-	d := rule.Diagnostic{
+	d := &rule.Diagnostic{
 		Pos:     fd.Name.Pos(),
 		End:     fd.Name.End(),
 		Message: fmt.Sprintf("%s does not call t.Parallel", fd.Name.Name),
+	}
+	if eff.state == "" {
+		if w := c.clock(fd.Body); w != "" {
+			eff.state = w + ": beside other tests, their load would stretch the time it waits or measures, so a check that depends on it could fail on correct code or pass a bug (a synctest bubble would keep its time apart)"
+		} else {
+			eff.state = c.order(tests, i)
+		}
 	}
 	if eff.state != "" {
 		d.NotFixed = "the test " + eff.state
 	} else {
 		d.Message = fmt.Sprintf("%s touches no process-wide state but does not call t.Parallel", fd.Name.Name)
-		d.Fix = c.fix(fd, t.Name())
+		d.Fix = c.fix(fd, ts.t.Name())
+		ts.fixed = true
 	}
-	c.pass.Report(d)
+	return d
 }
 
 // testParam returns the *testing.T parameter of a top-level test
@@ -396,6 +410,9 @@ func (c *checker) fix(fd *ast.FuncDecl, t string) *rule.Fix {
 				"no call into another package when the package's code changes another package's state",
 				"no testing.AllocsPerRun, testing.Benchmark, t.Setenv or t.Chdir",
 				"no elapsed real time measured in the test's code",
+				"no real clock read or waited on (time.Sleep, time.After, timers, tickers, deadlines, time.Now) by the test or the package code it calls, outside a synctest bubble",
+				"no function of the code under test that a later test staying sequential calls too",
+				"not the first test to call a function of the code under test that another test calls too",
 			},
 		}},
 		Apply: func() error {
