@@ -4,6 +4,7 @@ package config
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -32,4 +33,14 @@ func SplitHosts(s string) []string {
 		}
 	}
 	return hosts
+}
+
+// Dir returns the directory of the application's configuration files,
+// under the user's configuration directory.
+func Dir() (string, error) {
+	base, err := os.UserConfigDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(base, "app"), nil
 }

@@ -93,3 +93,74 @@ func splitName(s string) []string {
 	flush(len(rs))
 	return words
 }
+
+// A sleep that ends a guess ("give the child time to start") and a sleep
+// that is a window the test grants ("the worker must be up within
+// 1.5s") look alike; the words next to it, the test's name and its
+// failure messages tell them apart. StatedBound and NameStatedBound read
+// those words more widely than MessageBound and NameBound, for a rule
+// (readiness) whose replacement of the sleep ends when the awaited thing
+// happens, however late: any stated bound keeps the sleep.
+
+// statedBound matches what MessageBound does not: a comparative or an
+// obligation with a duration ("under 2s", "less than 500ms", "must be up
+// in 1.5s"), a deadline, a start-up time or budget.
+var statedBound = regexp.MustCompile(`(?i)\b(under|less than|no (more|longer|later) than|at most|faster than|in|by)\s+(\d+(\.\d+)?\s*(ns|us|µs|ms|s|secs?|seconds?|minutes?|mins?|m|h)\b|(a|one|half a) (second|minute)\b)|\bdeadlines?\b|\b(start-?up|boot|readiness|ready) (time|budget|bound|limit|window|deadline|sla)\b|\bsla\b|\btime limit\b`)
+
+// obligation and duration: "the daemon has to answer ... 2s" states a
+// bound when both are in one sentence.
+var (
+	obligation = regexp.MustCompile(`(?i)\b(must|should|has to|have to|needs? to|is expected to|expected within|required to|guarantees?|promises?)\b`)
+	duration   = regexp.MustCompile(`(?i)\b\d+(\.\d+)?\s*(ns|us|µs|ms|s|secs?|seconds?|minutes?|mins?|m|h)\b`)
+	sentences  = regexp.MustCompile(`[.;!?\n]+\s`)
+)
+
+// StatedBound returns the part of text (a comment, a failure message)
+// that states a time bound, or "": what MessageBound finds, a comparative
+// with a duration ("under 2s"), a deadline or start-up budget, or a
+// sentence with both an obligation and a duration ("must be up in 1.5s").
+func StatedBound(text string) string {
+	if b := MessageBound(text); b != "" {
+		return b
+	}
+	if m := statedBound.FindString(text); m != "" {
+		return m
+	}
+	for _, sentence := range sentences.Split(text, -1) {
+		if obligation.MatchString(sentence) {
+			if d := duration.FindString(sentence); d != "" {
+				return strings.TrimSpace(sentence)
+			}
+		}
+	}
+	return ""
+}
+
+// nameUnits are the words after a number that make a duration of it in a
+// name (TestUpIn1500ms, TestReady_2s).
+var nameUnits = map[string]bool{"ns": true, "us": true, "ms": true, "s": true, "sec": true, "secs": true, "second": true, "seconds": true, "m": true, "min": true, "mins": true, "minute": true, "minutes": true, "h": true}
+
+// nameSpeed are the words of a name that promise a speed (TestFastStart,
+// TestReadyQuickly, TestStartupDeadline). "Slow" is not one: a test
+// named for a slow child (TestSlowChild) is about surviving it.
+var nameSpeed = map[string]bool{"fast": true, "faster": true, "quick": true, "quickly": true, "deadline": true, "sla": true, "latency": true}
+
+// NameStatedBound returns the words of a name that state a time bound,
+// or "": what NameBound finds, a duration (a number and a unit), or a
+// word that promises a speed.
+func NameStatedBound(name string) string {
+	if b := NameBound(name); b != "" {
+		return b
+	}
+	words := splitName(name)
+	for i, w := range words {
+		lw := strings.ToLower(w)
+		if nameSpeed[lw] {
+			return w
+		}
+		if i+1 < len(words) && unicode.IsDigit([]rune(w)[0]) && nameUnits[strings.ToLower(words[i+1])] {
+			return w + words[i+1]
+		}
+	}
+	return ""
+}

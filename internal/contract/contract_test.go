@@ -204,6 +204,42 @@ func TestMessageBound(t *testing.T) {
 	}
 }
 
+func TestStatedBound(t *testing.T) {
+	for text, want := range map[string]string{
+		"the worker must be up within 1.5s":          "within 1.5s",
+		"start-up takes under 200ms":                 "under 200ms",
+		"ready in less than 2 seconds":               "less than 2 seconds",
+		"the daemon has to answer. It does so in 3s": "in 3s",
+		"the daemon has to answer, 3s at most":       "the daemon has to answer, 3s at most",
+		"a start-up budget of its own":               "start-up budget",
+		"past the deadline":                          "deadline",
+		"give the child time to install its handler": "",
+		"100ms is plenty for the child to get going": "",
+		"let it load its config. Then 2s is plenty":  "",
+		"got %d drains, want 1":                      "",
+	} {
+		if got := StatedBound(text); got != want {
+			t.Errorf("StatedBound(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
+
+func TestNameStatedBound(t *testing.T) {
+	for name, want := range map[string]string{
+		"TestReadyWithin100ms": "Within",
+		"TestUpIn1500ms":       "1500ms",
+		"TestReady_2s":         "2s",
+		"TestFastStart":        "Fast",
+		"TestSlowChild":        "",
+		"TestV2Server":         "",
+		"TestStop":             "",
+	} {
+		if got := NameStatedBound(name); got != want {
+			t.Errorf("NameStatedBound(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
 // fakeTime imports a stand-in time package (Duration, its units, Sleep),
 // which is all the cases need: the real one from source takes seconds.
 func fakeTime(t *testing.T, fset *token.FileSet) types.Importer {

@@ -13,6 +13,9 @@ import (
 // oneNotify is the Checked entry of the handler and children hazards.
 const oneNotify = "one signal.Notify in the child, for the signal the test sends, and one child started before the sleep"
 
+// noBound is the Checked entry of the timing hazard.
+const noBound = "no start-up time bound in the comments next to the sleep, the test's names or the failure messages after the sleep, and no measurement of time by the test or its helper"
+
 const helper = `package x
 
 import (
@@ -41,7 +44,7 @@ func TestStop(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond) NOTE
 	cmd.Process.Signal(syscall.SIGTERM)
 	cmd.Wait()
 	CHECK
@@ -58,7 +61,7 @@ func TestCheckedSync(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := helper
-			for k, v := range map[string]string{"AFTER": tc.after, "CHECK": tc.check} {
+			for k, v := range map[string]string{"AFTER": tc.after, "CHECK": tc.check, "NOTE": ""} {
 				src = strings.Replace(src, k, v, 1)
 			}
 			diags := ruletest.Run(t, readiness.Rule, effect.None, ruletest.Package{Path: "example.com/m/x", Files: map[string]string{"x_test.go": src}})
@@ -71,9 +74,47 @@ func TestCheckedSync(t *testing.T) {
 			case tc.want != "" && diags[0].Fix == nil:
 				t.Errorf("not fixed (%s), want fixed", diags[0].NotFixed)
 			case tc.want != "":
-				if got := diags[0].Fix.Changes[0].Checked; !slices.Equal(got, []string{tc.want, oneNotify}) {
+				if got := diags[0].Fix.Changes[0].Checked; !slices.Equal(got, []string{tc.want, oneNotify, noBound}) {
 					t.Errorf("checked %q, want %q", got, tc.want)
 				}
+			}
+		})
+	}
+}
+
+// TestTimingBound: a sleep the test's words make a window (a bound in the
+// comment next to it, the test's name, a failure message after it) or
+// that a measurement of time spans stays; a guess is replaced.
+func TestTimingBound(t *testing.T) {
+	for _, tc := range []struct{ name, note, check, test, want string }{
+		{"guess", "// give the child time to install its handler", "", "TestStop", ""},
+		{"guess with a duration", "// 100ms is plenty for the child to install its handler", "", "TestStop", ""},
+		{"within in the comment", "// the child must be up within 1.5s", "", "TestStop", `the comment at x_test.go:29 states a time bound ("within 1.5s")`},
+		{"obligation and duration", "// the daemon has to be up in 100ms", "", "TestStop", `"in 100ms"`},
+		{"under in the comment", "// start-up takes under 200ms", "", "TestStop", `"under 200ms"`},
+		{"name", "", "", "TestStopWithin2s", `the test's name TestStopWithin2s states a time bound ("Within")`},
+		{"name with a duration", "", "", "TestStartsIn500ms", `("500ms")`},
+		{"name with a speed", "", "", "TestFastStart", `("Fast")`},
+		{"message", "", `t.Fatal("the child was not up in time")`, "TestStop", `the failure message at x_test.go:32 states a time bound ("in time")`},
+		{"measured", "", `if time.Since(time.Now()) > time.Second { t.Fatal("slow") }`, "TestStop", "the test measures time (at x_test.go:32)"},
+		{"compared value", "", `if os.Getenv("MODE") == "deadline" { t.Fatal("x") }`, "TestStop", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(helper, "func TestStop(", "func "+tc.test+"(", 1)
+			for k, v := range map[string]string{"AFTER": "", "CHECK": tc.check, "NOTE": tc.note} {
+				src = strings.Replace(src, k, v, 1)
+			}
+			diags := ruletest.Run(t, readiness.Rule, effect.None, ruletest.Package{Path: "example.com/m/x", Files: map[string]string{"x_test.go": src}})
+			if len(diags) != 1 {
+				t.Fatalf("got %d findings, want 1: %+v", len(diags), diags)
+			}
+			switch {
+			case tc.want == "" && diags[0].Fix == nil:
+				t.Errorf("not fixed (%s), want fixed", diags[0].NotFixed)
+			case tc.want != "" && diags[0].Fix != nil:
+				t.Errorf("fixed, want not fixed for %s", tc.want)
+			case tc.want != "" && !strings.Contains(diags[0].NotFixed, tc.want):
+				t.Errorf("not fixed: %s\nwant the reason to hold %s", diags[0].NotFixed, tc.want)
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/dave/dst"
 
 	"github.com/unflake/unflake/internal/handover"
+	"github.com/unflake/unflake/internal/intent"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
 )
@@ -87,6 +88,8 @@ type checker struct {
 	inserted map[dst.Stmt]bool
 
 	hands *handover.Finder
+
+	saidPkg *intent.Package // what the tests say, made on first use (said)
 
 	tests   []*ast.FuncDecl            // testFuncs, read once
 	helpers map[string][]*ast.FuncDecl // -test.run pattern -> test functions it matches
@@ -425,6 +428,11 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 	if helper == nil {
 		return nil, why + "; " + handshakeWords
 	}
+	// A sleep that is the window of a time bound the test states or
+	// measures is no guess: no handshake may replace it.
+	if why := c.timingHazard(s, helper); why != "" {
+		return nil, why
+	}
 	n, why := c.findNotify(helper.Body, 0, map[*ast.FuncDecl]bool{helper: true})
 	if n == nil {
 		if why == "" {
@@ -472,7 +480,7 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 		return nil, why
 	}
 	fix := c.fix(s, n, t)
-	fix.Changes[0].Checked = []string{checked, notifyChecked}
+	fix.Changes[0].Checked = []string{checked, notifyChecked, timingChecked}
 	return fix, ""
 }
 

@@ -45,6 +45,10 @@ type moduleWrite struct {
 	// what, when not empty, says what the code does, for code the
 	// analysis cannot follow by name (a function value, another module).
 	what string
+	// reads marks a read of the variable (os.Getenv, os.LookupEnv; any
+	// variable for os.Environ, os.ExpandEnv or a name the analysis cannot
+	// tell), not a write.
+	reads bool
 }
 
 // moduleSets returns, for the clear of name in the test fd, a write of
@@ -62,7 +66,7 @@ func (c *checker) moduleSets(fd *ast.FuncDecl, name string) *moduleWrite {
 		if w.at.IsValid() && fd.Pos() <= w.at && w.at < fd.End() {
 			continue // the test's own writes: keep judges them
 		}
-		if !w.any && w.name != name {
+		if w.reads || !w.any && w.name != name {
 			continue
 		}
 		if w.unsets {
@@ -73,6 +77,21 @@ func (c *checker) moduleSets(fd *ast.FuncDecl, name string) *moduleWrite {
 		}
 	}
 	return found
+}
+
+// moduleReads returns a read of name (or of a variable the analysis
+// cannot name) by code of the module, the clear's own test included, or
+// nil.
+func (c *checker) moduleReads(name string) *moduleWrite {
+	if c.module == nil {
+		c.module = c.readModule()
+	}
+	for i := range c.module {
+		if w := &c.module[i]; w.reads && (w.any || w.name == name) {
+			return w
+		}
+	}
+	return nil
 }
 
 // readModule lists the environment writes of the module holding the
@@ -89,7 +108,8 @@ func (c *checker) readModule() []moduleWrite {
 	if len(c.pass.AllFiles) == 0 {
 		return out
 	}
-	root := moduleRoot(filepath.Dir(c.pass.Fset.File(c.pass.AllFiles[0].Pos()).Name()))
+	dir := filepath.Dir(c.pass.Fset.File(c.pass.AllFiles[0].Pos()).Name())
+	root := moduleRoot(dir)
 	if root == "" {
 		return out
 	}
@@ -112,7 +132,15 @@ func (c *checker) readModule() []moduleWrite {
 		if filepath.Ext(path) != ".go" || own[path] {
 			return nil
 		}
-		out = append(out, fileWrites(path)...)
+		// Another package's tests run in another test binary: their
+		// reads are not this package's code reading the variable (their
+		// writes still count, as the seal's distrust of the module does).
+		otherTests := strings.HasSuffix(path, "_test.go") && filepath.Dir(path) != dir
+		for _, w := range fileWrites(path) {
+			if !(w.reads && otherTests) {
+				out = append(out, w)
+			}
+		}
 		return nil
 	})
 	return out
@@ -123,17 +151,37 @@ func (c *checker) readModule() []moduleWrite {
 // runs.
 func (c *checker) ownWrites(f *ast.File) []moduleWrite {
 	var out []moduleWrite
+	sealers := c.sealers()
 	for _, d := range f.Decls {
 		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == "TestMain" {
 			continue
+		}
+		// The reads of a helper TestMain calls are the seal's ("clear
+		// only what is set"): they test the variable to seal it.
+		sealer := false
+		if fd, ok := d.(*ast.FuncDecl); ok {
+			if fn, ok := c.info.Defs[fd.Name].(*types.Func); ok {
+				sealer = sealers[fn]
+			}
+		}
+		keep := func(w moduleWrite) {
+			if !(w.reads && sealer) {
+				out = append(out, w)
+			}
 		}
 		called := map[*ast.Ident]bool{}
 		ast.Inspect(d, func(n ast.Node) bool {
 			if id, ok := n.(*ast.Ident); ok {
 				// A function value, or code of another package.
 				if fn, ok := c.info.Uses[id].(*types.Func); ok && !called[id] {
+					if p := fn.Pkg(); p != nil && (p.Path() == "os" || p.Path() == "syscall") && envReads[fn.Name()] {
+						// os.Getenv as a value (os.Expand(s, os.Getenv)):
+						// it reads a variable the analysis cannot name.
+						keep(moduleWrite{pos: c.pass.Fset.Position(id.Pos()), at: id.Pos(), call: p.Path() + "." + fn.Name(), any: true, reads: true})
+						return true
+					}
 					if what := c.foreignWrite(fn, true); what != "" {
-						out = append(out, moduleWrite{
+						keep(moduleWrite{
 							pos: c.pass.Fset.Position(id.Pos()), at: id.Pos(), any: true, what: what,
 							// os.Setenv as a value leaves a value; anything else may unset.
 							unsets: !(fn.Name() == "Setenv" && match.IsStd(fn.Pkg().Path())),
@@ -146,11 +194,16 @@ func (c *checker) ownWrites(f *ast.File) []moduleWrite {
 			if !ok {
 				return true
 			}
-			if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && (isEnvFunc(c.info, call, "Setenv") || isEnvFunc(c.info, call, "Unsetenv") || isEnvFunc(c.info, call, "Clearenv")) {
+			sel, isSel := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+			if isSel && (isEnvFunc(c.info, call, "Setenv") || isEnvFunc(c.info, call, "Unsetenv") || isEnvFunc(c.info, call, "Clearenv")) {
 				called[sel.Sel] = true
 			}
 			w := moduleWrite{pos: c.pass.Fset.Position(call.Pos()), at: call.Pos()}
 			switch {
+			case match.IsPkgFunc(c.info, call, "os", "Getenv", "LookupEnv") || match.IsPkgFunc(c.info, call, "syscall", "Getenv"):
+				w.call, w.reads = readCall(c.info, call, isSel, sel, called), true
+			case match.IsPkgFunc(c.info, call, "os", "Environ", "ExpandEnv") || match.IsPkgFunc(c.info, call, "syscall", "Environ"):
+				w.call, w.reads, w.any = readCall(c.info, call, isSel, sel, called), true, true
 			case match.IsPkgFunc(c.info, call, "os", "Setenv") || match.IsPkgFunc(c.info, call, "syscall", "Setenv"):
 				if len(call.Args) == 2 {
 					if v, ok := match.ConstString(c.info, call.Args[1]); ok && v == "" {
@@ -169,11 +222,25 @@ func (c *checker) ownWrites(f *ast.File) []moduleWrite {
 				w.name, ok = match.ConstString(c.info, call.Args[0])
 				w.any = !ok
 			}
-			out = append(out, w)
+			keep(w)
 			return true
 		})
 	}
 	return out
+}
+
+// envReads are the functions of os and syscall that read the
+// environment by a name, or all of it.
+var envReads = map[string]bool{"Getenv": true, "LookupEnv": true, "Environ": true, "ExpandEnv": true}
+
+// readCall names the read call ("os.Getenv") and marks its selector as
+// called, so it does not count again as a function value.
+func readCall(info *types.Info, call *ast.CallExpr, isSel bool, sel *ast.SelectorExpr, called map[*ast.Ident]bool) string {
+	fn := match.Callee(info, call)
+	if isSel {
+		called[sel.Sel] = true
+	}
+	return fn.Pkg().Path() + "." + fn.Name()
 }
 
 // fileCache keeps the writes of the module's files across the packages
@@ -217,8 +284,8 @@ func fileWrites(path string) []moduleWrite {
 
 func parseWrites(path string) []moduleWrite {
 	src, err := os.ReadFile(path)
-	if err != nil || !bytes.Contains(src, []byte("Setenv")) && !bytes.Contains(src, []byte("Unsetenv")) && !bytes.Contains(src, []byte("Clearenv")) {
-		return nil
+	if err != nil || !bytes.Contains(src, []byte("env")) && !bytes.Contains(src, []byte("Environ")) {
+		return nil // no Setenv, Unsetenv, Clearenv, Getenv, LookupEnv, ExpandEnv or Environ
 	}
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
@@ -276,6 +343,9 @@ func parseWrites(path string) []moduleWrite {
 				call := pkgs[x.Name] + "." + sel.Sel.Name
 				out = append(out, moduleWrite{pos: fset.Position(sel.Pos()), call: call, any: true, unsets: sel.Sel.Name != "Setenv", what: "takes " + call + " as a function value, which may write any variable"})
 			}
+			if x, ok := sel.X.(*ast.Ident); ok && pkgs[x.Name] != "" && envReads[sel.Sel.Name] {
+				out = append(out, moduleWrite{pos: fset.Position(sel.Pos()), call: pkgs[x.Name] + "." + sel.Sel.Name, any: true, reads: true})
+			}
 			return true
 		}
 		call, ok := n.(*ast.CallExpr)
@@ -303,6 +373,10 @@ func parseWrites(path string) []moduleWrite {
 			w.unsets = true
 		case "Clearenv":
 			w.any, w.unsets = true, true
+		case "Getenv", "LookupEnv":
+			w.reads = true
+		case "Environ", "ExpandEnv":
+			w.reads, w.any = true, true
 		default:
 			return true
 		}
@@ -339,35 +413,55 @@ func moduleRoot(dir string) string {
 	}
 }
 
-// setElsewhere says why removing the clear of name in fd is unproven, or
-// (blocks) why it must not be removed: code of the module sets name (or a
-// variable it cannot name), so the clear may shield the test from a value
-// left behind; or it may unset it, leaving a state the clear's empty value
-// differs from in a way running the tests cannot show. "" when none does.
-func (c *checker) setElsewhere(fd *ast.FuncDecl, name string) (why string, blocks bool) {
-	w := c.moduleSets(fd, name)
-	if w == nil {
-		return "", false
-	}
-	where := fmt.Sprintf("%s:%d", c.relPath(w.pos.Filename), w.pos.Line)
-	if w.unsets {
-		what := fmt.Sprintf("unsets %s (%s)", name, w.call)
+// elsewhere says why the clear of name in fd must stay because of code
+// of the module outside fd's own writes (keep judges those), or "".
+//
+// The clear's t.Setenv empties the variable and restores it when the
+// test ends; TestMain's seal only empties it once, before the first test.
+// So the clear also undoes every write the code makes to the variable
+// while the test runs, which nothing else does once it is gone: a value
+// written then (an export "for child processes", a default written back)
+// leaks into the tests after it, and into the next run of the same test
+// under -count, and may hide a bug there (a default that never applies
+// passes on the leaked default). Correct code that writes the variable
+// shows the leak; buggy code may write where correct code does not. Code
+// that reads the variable is where such a write would be (it is the code
+// that deals with it), so the clear stays when code of the module reads
+// or writes the variable, or reads or writes one it cannot name. Running
+// the tests on the correct code cannot show a write only a bug makes, so
+// this blocks the removal rather than making it unproven.
+func (c *checker) elsewhere(fd *ast.FuncDecl, name string) string {
+	const restore = "the clear's t.Setenv restores the variable when the test ends, which TestMain's one-time seal does not"
+	if w := c.moduleSets(fd, name); w != nil {
+		where := fmt.Sprintf("%s:%d", c.relPath(w.pos.Filename), w.pos.Line)
+		if w.unsets {
+			what := fmt.Sprintf("unsets %s (%s)", name, w.call)
+			switch {
+			case w.what != "":
+				what = w.what
+			case w.any:
+				what = fmt.Sprintf("clears the environment or unsets a variable the analysis cannot name (%s)", w.call)
+			}
+			return fmt.Sprintf("%s %s: a later test may see %s unset, not empty as the clear leaves it, and code that tells them apart (os.LookupEnv, os.Environ) would pass there where the clear's test fails; running the tests cannot show it", where, what, name)
+		}
+		what := fmt.Sprintf("sets %s (%s)", name, w.call)
 		switch {
 		case w.what != "":
 			what = w.what
 		case w.any:
-			what = fmt.Sprintf("clears the environment or unsets a variable the analysis cannot name (%s)", w.call)
+			what = fmt.Sprintf("sets a variable the analysis cannot name (%s)", w.call)
 		}
-		return fmt.Sprintf("%s %s: a later test may see %s unset, not empty as the clear leaves it, and code that tells them apart (os.LookupEnv, os.Environ) would pass there where the clear's test fails; running the tests cannot show it", where, what, name), true
+		return fmt.Sprintf("%s %s: a test that ran before may leave it set, and %s; without it a leaked value could hide a bug", where, what, restore)
 	}
-	what := fmt.Sprintf("sets %s (%s)", name, w.call)
-	switch {
-	case w.what != "":
-		what = w.what
-	case w.any:
-		what = fmt.Sprintf("sets a variable the analysis cannot name (%s)", w.call)
+	if r := c.moduleReads(name); r != nil {
+		where := fmt.Sprintf("%s:%d", c.relPath(r.pos.Filename), r.pos.Line)
+		what := fmt.Sprintf("reads %s (%s)", name, r.call)
+		if r.any {
+			what = fmt.Sprintf("reads a variable the analysis cannot name (%s)", r.call)
+		}
+		return fmt.Sprintf("%s %s: code that reads the variable may also write it (an export, a default written back), and %s, so without it such a write would leak into the tests after this one (and its next run) and could hide a bug there", where, what, restore)
 	}
-	return fmt.Sprintf("%s %s: a test that ran before may leave it set, and the clear shields this one from it", where, what), false
+	return ""
 }
 
 // relPath names path relative to the package's directory when it can.
@@ -469,4 +563,27 @@ func (g *modGraph) decide(pkgPath string, visiting map[string]bool) bool {
 		}
 	}
 	return true
+}
+
+// sealers returns the package functions the package's TestMain calls
+// (its seal's helpers), other than tests.
+func (c *checker) sealers() map[*types.Func]bool {
+	out := map[*types.Func]bool{}
+	for _, f := range c.pass.AllFiles {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv != nil || fd.Name.Name != "TestMain" || fd.Body == nil {
+				continue
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if call, ok := n.(*ast.CallExpr); ok {
+					if fn := match.Callee(c.info, call); fn != nil && fn.Pkg() == c.pass.Pkg && c.decls[fn.Origin()] != nil && !strings.HasPrefix(fn.Name(), "Test") {
+						out[fn.Origin()] = true
+					}
+				}
+				return true
+			})
+		}
+	}
+	return out
 }

@@ -147,31 +147,23 @@ func (c *checker) checkFunc(file *ast.File, fd *ast.FuncDecl) {
 		}
 	}
 	type result struct {
-		cl       *clear
-		why      string
-		unproven string
+		cl  *clear
+		why string
 	}
 	var results []result
-	removable, unproven := 0, 0
+	removable := 0
 	for _, cl := range clears {
 		r := result{cl: cl, why: c.keep(fd, top, cl, writes)}
 		if r.why == "" {
-			why, blocks := c.setElsewhere(fd, cl.name)
-			if blocks {
-				r.why = why
-			} else {
-				removable++
-				r.unproven = why
-				if why != "" {
-					unproven++
-				}
-			}
+			r.why = c.elsewhere(fd, cl.name)
+		}
+		if r.why == "" {
+			removable++
 		}
 		results = append(results, r)
 	}
 	last := -1 // the index of the clear that removes the test's last t.Setenv
-	// An unproven removal may be taken back: then a t.Setenv is left.
-	if top && removable == setenvs && unproven == 0 {
+	if top && removable == setenvs {
 		for i, r := range results {
 			if r.why == "" {
 				last = i
@@ -188,7 +180,6 @@ func (c *checker) checkFunc(file *ast.File, fd *ast.FuncDecl) {
 			d.NotFixed = r.why
 		} else {
 			d.Fix = c.fix(r.cl, i == last)
-			d.Fix.Hypothesis = rule.Unproven(r.unproven)
 		}
 		c.pass.Report(d)
 	}
@@ -269,7 +260,8 @@ func (c *checker) fix(cl *clear, last bool) *rule.Fix {
 	}
 	return &rule.Fix{
 		Message: msg,
-		Changes: []rule.Change{{Kind: rule.Paths, What: "the package's TestMain clears the variable for the whole test binary, not this test"}},
+		Changes: []rule.Change{{Kind: rule.Paths, What: "the package's TestMain clears the variable for the whole test binary, not this test",
+			Checked: []string{fmt.Sprintf("no code of the module reads or writes %s, so no write of it (an export, a default written back) needs the clear's restore when the test ends", cl.name)}}},
 		// The comments next to the clear are about it: they may go with it.
 		Deletes: append([]ast.Node{cl.stmt}, match.AdjacentComments(cl.file, cl.parent, cl.stmt)...),
 		Apply: func() error {
