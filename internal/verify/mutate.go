@@ -40,6 +40,11 @@ import (
 // when the original test fails on it; the fix is kept only if the
 // rewritten test fails on every such mutant too (Finding.Mutants), and
 // is otherwise reverted as revert.Weaker, naming the mutant it misses.
+// An unproven fix that changes a budget needs more: a mutant aimed at
+// lateness (late, period x3) that counts. When none could be aimed, or
+// the original kills none, "kills 0 of 0" says nothing of the hazard
+// the rule could not exclude, and the fix is reverted as
+// revert.Unshown.
 // Mutants are files of an overlay: the working tree is never touched.
 //
 // "Late" was long not a mutant: the original failing when the event
@@ -438,7 +443,8 @@ func (v *verifier) strengths() *strength {
 
 // mutate tries the tests of w's fixes, proven or not, which all passed after
 // the rewrite (runs), on mutants of the package's code under test, and
-// returns the fixes to revert as revert.Weaker; their tests' runs lose
+// returns the fixes to revert as revert.Weaker (or revert.Unshown: see
+// unshown); their tests' runs lose
 // Kept. It does nothing in the probe phase (decide asks for probes) or
 // with Options.NoMutants.
 func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork, b *beforeRuns, runs []TestRun) ([]Held, error) {
