@@ -19,6 +19,11 @@ import (
 // renameRule is a test rule with a proven fix: it rewrites each call of
 // from to a call of to, a change of the given kind.
 func renameRule(name, from, to string, kind rule.ChangeKind) *rule.Rule {
+	return hypothesisRule(name, from, to, kind, "")
+}
+
+// hypothesisRule is renameRule with an unproven fix when why is set.
+func hypothesisRule(name, from, to string, kind rule.ChangeKind, why string) *rule.Rule {
 	return &rule.Rule{
 		Name:      name,
 		Doc:       "# " + name + ": a test rule\n\nA test rule.\n\n## Before\n\nx\n\n## After\n\ny\n",
@@ -37,7 +42,8 @@ func renameRule(name, from, to string, kind rule.ChangeKind) *rule.Rule {
 						Pos: call.Pos(), End: call.End(),
 						Message: "calls " + from,
 						Fix: &rule.Fix{Changes: []rule.Change{{Kind: kind, What: "a test change"}},
-							Message: "call " + to,
+							Message:    "call " + to,
+							Hypothesis: rule.Unproven(why),
 							Apply: func() error {
 								pass.Dst(call).(*dst.CallExpr).Fun.(*dst.Ident).Name = to
 								return nil
@@ -152,5 +158,97 @@ func TestRunAimedMutants(t *testing.T) {
 	}
 	if v.Proven != 1 {
 		t.Errorf("proven fixes kept: %d, want 1 (bounded's)", v.Proven)
+	}
+}
+
+// unshownModule: an unproven budget fix (wait made poll, which here
+// waits the same) in two packages whose tests pass after it. In quiet
+// the code under test writes nothing: no mutant can be aimed at it. In
+// blind the code counts one event 5ms after Start, and the test only
+// checks that at most one came: the original does not fail on the
+// event made late, only on it made twice.
+const unshownModule = `
+-- go.mod --
+module example.com/unshown
+
+go 1.24
+-- quiet/quiet.go --
+package quiet
+
+// Ready reports whether the service is ready.
+func Ready() bool { return true }
+-- quiet/quiet_test.go --
+package quiet
+
+import (
+	"testing"
+	"time"
+)
+
+func wait(d time.Duration) { time.Sleep(d) }
+
+func poll(d time.Duration) { time.Sleep(d) }
+
+func TestReady(t *testing.T) {
+	wait(50 * time.Millisecond)
+	if !Ready() {
+		t.Fatal("not ready")
+	}
+}
+-- blind/counter.go --
+package blind
+` + counterCode + `-- blind/counter_test.go --
+package blind
+
+import (
+	"testing"
+	"time"
+)
+
+func wait(d time.Duration) { time.Sleep(d) }
+
+func poll(d time.Duration) { time.Sleep(d) }
+
+func TestAtMostOne(t *testing.T) {
+	var c Counter
+	c.Start()
+	wait(200 * time.Millisecond)
+	if got := c.n.Load(); got > 1 {
+		t.Fatalf("n = %d, want at most 1", got)
+	}
+}
+`
+
+// An unproven budget fix whose test passes every run, and every mutant
+// that counts, is still held back when no mutant aimed at lateness
+// counts: nothing shows the rewrite still sees a late event.
+func TestRunUnshown(t *testing.T) {
+	testmod.Slow(t)
+	dir := testmod.Write(t, unshownModule)
+	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Env: testmod.GoEnv(t),
+		Rules: []*rule.Rule{hypothesisRule("waitpoll", "wait", "poll", rule.Budget, "a longer budget passes a late event")}}
+	res, _, err := verify.Run(context.Background(), cfg, verify.Options{Count: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors: %v", res.Errors)
+	}
+	byPkg := map[string]rewrite.Finding{}
+	for _, f := range res.Findings {
+		byPkg[f.Package[strings.LastIndex(f.Package, "/")+1:]] = f
+	}
+	for pkg, want := range map[string]string{
+		"quiet": "reverted: TestReady after the rewrite shows no strength: no mutant of what the fix changes could be aimed at the code under test",
+		"blind": "reverted: TestAtMostOne after the rewrite shows no strength: the original kills none of the mutants aimed at what the fix changes (late, period x3)",
+	} {
+		f := byPkg[pkg]
+		if f.Fixed || f.Revert == nil || f.Revert.Kind != revert.Unshown {
+			t.Errorf("%s: want held back as %s: %+v (%+v)", pkg, revert.Unshown, f, f.Revert)
+			continue
+		}
+		if !strings.HasPrefix(f.Reason, want) || !strings.HasSuffix(f.Reason, "strength cannot be shown") {
+			t.Errorf("%s: reason %q, want it to start %q", pkg, f.Reason, want)
+		}
 	}
 }

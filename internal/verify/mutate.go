@@ -20,6 +20,7 @@ import (
 
 	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
+	"github.com/unflake/unflake/rule"
 )
 
 // Strength. A fix that passes every run, proven or not, may still have
@@ -39,6 +40,11 @@ import (
 // when the original test fails on it; the fix is kept only if the
 // rewritten test fails on every such mutant too (Finding.Mutants), and
 // is otherwise reverted as revert.Weaker, naming the mutant it misses.
+// An unproven fix that changes a budget needs more: a mutant aimed at
+// lateness (late, period x3) that counts. When none could be aimed, or
+// the original kills none, "kills 0 of 0" says nothing of the hazard
+// the rule could not exclude, and the fix is reverted as
+// revert.Unshown.
 // Mutants are files of an overlay: the working tree is never touched.
 //
 // "Late" was long not a mutant: the original failing when the event
@@ -114,6 +120,11 @@ type target struct {
 	// current value and write a given one back (for undone).
 	read  string
 	write func(val string) string
+
+	// passes: the statement calls a function value or sends one on a
+	// channel: it runs or hands on what a test may have handed the code
+	// (p.Submit(func() { ran.Add(1) }), run by a worker as job()).
+	passes bool
 
 	form siteForm
 	encl string // the function or method the site is in
@@ -432,7 +443,8 @@ func (v *verifier) strengths() *strength {
 
 // mutate tries the tests of w's fixes, proven or not, which all passed after
 // the rewrite (runs), on mutants of the package's code under test, and
-// returns the fixes to revert as revert.Weaker; their tests' runs lose
+// returns the fixes to revert as revert.Weaker (or revert.Unshown: see
+// unshown); their tests' runs lose
 // Kept. It does nothing in the probe phase (decide asks for probes) or
 // with Options.NoMutants.
 func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork, b *beforeRuns, runs []TestRun) ([]Held, error) {
@@ -461,18 +473,23 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 		return nil, nil
 	}
 	// A test with nothing to mutate is not tried again in later rounds.
-	untried := func() {
+	// Its proven fixes stand as verified; its unproven budget fixes do
+	// not (unshown): nothing shows they still see lateness.
+	var held []Held
+	untried := func(why string) []Held {
 		for _, test := range tests {
-			v.recordStrength(byTest[test], rewrite.Mutants{})
+			h, rest := unshown(test, byTest[test], why)
+			held = append(held, h...)
+			v.recordStrength(rest, rewrite.Mutants{})
 		}
+		return held
 	}
 	code, err := v.codeUnderTest(w)
 	if err != nil {
 		return nil, err
 	}
 	if code == nil || len(code.targets) == 0 && len(code.aims) == 0 {
-		untried() // nothing to mutate: the fixes stand as verified
-		return nil, nil
+		return v.dropKept(untried(noAimed), runs), nil
 	}
 
 	// Have: the tests to try and the targets. Pick each test's mutants;
@@ -503,11 +520,13 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 		if len(p.ids) > 0 {
 			plans = append(plans, p)
 		} else {
-			v.recordStrength(p.sites, rewrite.Mutants{})
+			h, rest := unshown(test, p.sites, noAimed)
+			held = append(held, h...)
+			v.recordStrength(rest, rewrite.Mutants{})
 		}
 	}
 	if len(plans) == 0 {
-		return nil, nil
+		return v.dropKept(held, runs), nil
 	}
 	var files []rewrite.Change
 	for path, src := range schema(all) {
@@ -525,36 +544,74 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 		}
 	}
 	if afterDir == "" {
-		untried() // the schema does not build: no mutant to try
-		return nil, nil
+		// The schema does not build: no mutant to try.
+		return v.dropKept(untried(noAimed), runs), nil
 	}
 
-	held := make([][]Held, len(plans))
+	planHeld := make([][]Held, len(plans))
 	errs := make([]error, len(plans))
 	var wg sync.WaitGroup
 	for i, p := range plans {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			held[i], errs[i] = v.mutateTest(w.dir, p, all, origDir, afterDir)
+			planHeld[i], errs[i] = v.mutateTest(w.dir, p, all, origDir, afterDir)
 		}()
 	}
 	wg.Wait()
-	var out []Held
 	for i := range plans {
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
-		for _, h := range held[i] {
-			for j := range runs {
-				if runs[j].Name == h.Why.Test {
-					runs[j].Kept, runs[j].Why = false, h.Why
-				}
+		held = append(held, planHeld[i]...)
+	}
+	return v.dropKept(held, runs), nil
+}
+
+// dropKept marks the runs of the tests of held as not kept, and returns
+// held.
+func (v *verifier) dropKept(held []Held, runs []TestRun) []Held {
+	for _, h := range held {
+		for j := range runs {
+			if runs[j].Name == h.Why.Test {
+				runs[j].Kept, runs[j].Why = false, h.Why
 			}
 		}
-		out = append(out, held[i]...)
 	}
-	return out, nil
+	return held
+}
+
+// Why an unproven budget fix is held back as revert.Unshown.
+const (
+	noAimed     = "no mutant of what the fix changes could be aimed at the code under test (a write the checks await made late, a period made 3x): strength cannot be shown"
+	noneCounted = "the original kills none of the mutants aimed at what the fix changes (%s), so they say nothing of whether the rewrite still sees lateness: strength cannot be shown"
+)
+
+// budgetAimed are the mutations aimed at a budget (aim.go): what shows
+// that a rewrite of a wait still sees the lateness its original saw.
+var budgetAimed = map[mutation]bool{late: true, scaled: true}
+
+// unshown returns the fixes of sites to hold back for lack of evidence
+// (why): those unproven that change a budget (a poll's length, a
+// deadline); and the rest, which stand as verified. An unproven budget
+// fix's hazard is lateness the original caught (rule.Budget): passing
+// every run is no evidence against it, only a mutant aimed at lateness
+// that the original kills and the rewrite kills too is. A proven one's
+// proof covers it. The held are not recorded as tried: their next form,
+// if any, is tried on the mutants.
+func unshown(test string, sites []fixSite, why string) (held []Held, rest []fixSite) {
+	for _, s := range sites {
+		budget := false
+		for _, c := range s.finding.Changes {
+			budget = budget || c.Kind == rule.Budget
+		}
+		if !s.finding.Unproven || !budget {
+			rest = append(rest, s)
+			continue
+		}
+		held = append(held, Held{Site: s.site, Why: &rewrite.Revert{Kind: revert.Unshown, Test: test, Detail: why}})
+	}
+	return held, rest
 }
 
 // A mutantPlan is one test to try on mutants: its fixes, its run
@@ -683,8 +740,31 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 	st.total.Killed += tally.Killed
 	st.mu.Unlock()
 	if missed < 0 {
-		v.recordStrength(p.sites, tally)
-		return nil, nil
+		// Every mutant that counts killed; but an unproven budget fix
+		// needs one aimed at lateness among them.
+		shown := false
+		var aimedNames []string
+		for i, vd := range verdicts {
+			m := all[p.ids[i]-1]
+			if !budgetAimed[m.op] {
+				continue
+			}
+			shown = shown || vd.counts
+			if l := labels[m.op]; !slices.Contains(aimedNames, l) {
+				aimedNames = append(aimedNames, l)
+			}
+		}
+		if shown {
+			v.recordStrength(p.sites, tally)
+			return nil, nil
+		}
+		why := noAimed
+		if len(aimedNames) > 0 {
+			why = fmt.Sprintf(noneCounted, strings.Join(aimedNames, ", "))
+		}
+		held, rest := unshown(p.test, p.sites, why)
+		v.recordStrength(rest, tally)
+		return held, nil
 	}
 	// Blame the fix whose checks the original failed at: the last one
 	// before that line in the test file.
@@ -791,8 +871,18 @@ func (c *codeUnderTest) relevant(m mentions) []*target {
 
 // relevance scores a target by the names of the test's checks: 2 per
 // name of its own they mention, 1 per name read by a function they call.
+//
+// A statement that calls or sends a function value scores 1 when the
+// test hands the code a function literal that writes what its checks
+// read: the write the checks await is the literal's, made when the code
+// runs it (a job a worker takes from a channel), so a late mutant of the
+// call (or the send) makes that write late. Its names alone would not
+// tell: they are the code's (job, jobs), not the checks'.
 func (t *target) relevance(m mentions) int {
 	s := 0
+	if t.passes && m.handsFunc {
+		s++
+	}
 	for _, n := range t.names {
 		switch {
 		case m.direct[n]:
@@ -809,6 +899,9 @@ func (t *target) relevance(m mentions) int {
 // the rest of the test uses (indirect).
 type mentions struct {
 	direct, indirect map[string]bool
+	// handsFunc: the test hands the code a function literal that
+	// mentions a name its checks read (p.Submit(func() { ran.Add(1) })).
+	handsFunc bool
 }
 
 // checkedNames returns the identifiers of the test's checks: the lines
@@ -859,6 +952,45 @@ func checkedNames(sites []fixSite, test string, reads map[string]map[string]bool
 					// (s.onJoin = func...) feeds what the checks read.
 					m.indirect[id.Name] = true
 				}
+			}
+			return true
+		})
+	}
+	// A function literal the test passes to a call (or sends, or
+	// stores) whose body mentions what the checks read: the code runs
+	// it, and its write is what the checks await.
+	if fd := helpers[test]; fd != nil && fd.Recv == nil {
+		tname := "" // the testing value, which checks and literals both use
+		if ps := fd.Type.Params.List; len(ps) > 0 && len(ps[0].Names) > 0 {
+			tname = ps[0].Names[0].Name
+		}
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			var vals []ast.Expr
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				vals = n.Args
+			case *ast.SendStmt:
+				vals = []ast.Expr{n.Value}
+			case *ast.AssignStmt:
+				if n.Tok == token.ASSIGN {
+					vals = n.Rhs
+				}
+			case *ast.CompositeLit:
+				vals = n.Elts
+			case *ast.KeyValueExpr:
+				vals = []ast.Expr{n.Value}
+			}
+			for _, v := range vals {
+				lit, ok := ast.Unparen(v).(*ast.FuncLit)
+				if !ok || m.handsFunc {
+					continue
+				}
+				ast.Inspect(lit.Body, func(n ast.Node) bool {
+					if id, ok := n.(*ast.Ident); ok && id.Name != tname && m.direct[id.Name] {
+						m.handsFunc = true
+					}
+					return !m.handsFunc
+				})
 			}
 			return true
 		})
@@ -1044,12 +1176,16 @@ func (c *collector) classify(s ast.Stmt) *target {
 		}
 	case *ast.SendStmt:
 		t.kind, written = signals, []ast.Expr{s.Chan}
+		if tv, ok := c.info.Types[s.Value]; ok && tv.Type != nil {
+			_, t.passes = tv.Type.Underlying().(*types.Signature)
+		}
 	case *ast.ExprStmt:
 		call, ok := ast.Unparen(s.X).(*ast.CallExpr)
 		if !ok || !c.callTarget(t, call) {
 			return nil
 		}
 		written = []ast.Expr{call.Fun}
+		t.passes = t.kind == signals
 		if t.kind == closes && len(call.Args) == 1 {
 			written = call.Args
 		}

@@ -43,7 +43,9 @@ func (g *group) monotone() bool {
 
 func (g *group) monotoneCheck(ck *check) bool {
 	if ck.fails != nil {
-		return ck.init == nil && g.monotoneFails(ck.fails)
+		// An init declaring one name is a read, followed (if n :=
+		// ran.Load(); n < 3): counter and flag see through it.
+		return (ck.init == nil || len(ck.init.Lhs) == 1 && len(ck.init.Rhs) == 1) && g.monotoneFails(ck.fails)
 	}
 	args := ck.args
 	switch ck.fn.Name() {
@@ -91,8 +93,71 @@ func isZero(info *types.Info, e ast.Expr) bool {
 	return ok && n == 0
 }
 
+// followed returns what e reads: when e names a variable declared, by an
+// init of the group's checks or a define before them, from one value and
+// assigned nowhere else (n := ran.Load(); if n < 3), that value; else e.
+// The variable is a copy taken at the check: the check is as monotone as
+// the state it copies.
+func (g *group) followed(e ast.Expr) ast.Expr {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	if !ok {
+		return e
+	}
+	info := g.c.info
+	v, ok := info.Uses[id].(*types.Var)
+	if !ok {
+		return e
+	}
+	var from ast.Expr
+	declares := func(a *ast.AssignStmt) {
+		if a == nil || a.Tok != token.DEFINE || len(a.Lhs) != 1 || len(a.Rhs) != 1 {
+			return
+		}
+		if l, ok := a.Lhs[0].(*ast.Ident); ok && info.Defs[l] == v {
+			from = a.Rhs[0]
+		}
+	}
+	for _, st := range g.stmts {
+		if a, ok := st.(*ast.AssignStmt); ok {
+			declares(a)
+		}
+	}
+	for _, ck := range g.checks {
+		declares(ck.init)
+	}
+	if from == nil {
+		return e
+	}
+	// Assigned again, or its address taken: not a plain copy.
+	plain := true
+	ast.Inspect(g.fn, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				if l, ok := ast.Unparen(l).(*ast.Ident); ok && info.Uses[l] == v {
+					plain = false
+				}
+			}
+		case *ast.IncDecStmt:
+			if x, ok := ast.Unparen(n.X).(*ast.Ident); ok && info.Uses[x] == v {
+				plain = false
+			}
+		case *ast.UnaryExpr:
+			if x, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && info.Uses[x] == v {
+				plain = false
+			}
+		}
+		return plain
+	})
+	if !plain {
+		return e
+	}
+	return from
+}
+
 // counter reports whether e reads a local counter that only grows.
 func (g *group) counter(e ast.Expr) bool {
+	e = g.followed(e)
 	v := g.stateVar(e)
 	if v == nil {
 		return false
@@ -109,6 +174,7 @@ func (g *group) counter(e ast.Expr) bool {
 
 // flag reports whether e reads a local flag that is only ever set to true.
 func (g *group) flag(e ast.Expr) bool {
+	e = g.followed(e)
 	v := g.stateVar(e)
 	if v == nil {
 		return false

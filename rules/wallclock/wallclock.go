@@ -565,6 +565,13 @@ func (c *checker) report(s *site) {
 		// catches (a cache that never hits, a linear Get): the budget
 		// is the only check of it, whatever else the test checks.
 		d.NotFixed = c.speedOnly(s) + ": the budget is the only check of that, since the values stay right without it, so removing it would pass such a bug"
+	case c.unchecked(s, t) != "":
+		// Per timed region: the test's other checks may be of other
+		// calls. Unless the region's work is checked otherwise (its
+		// results compared, what it acts on read), the budget is the
+		// only check of that work: a derivation made slow, a load
+		// done again, passes without it.
+		d.NotFixed = fmt.Sprintf("the budget (at %s) is the only check of the timed region's work: %s; removing it would pass that work made slow", c.at(s.stmt.Pos()), c.unchecked(s, t))
 	default:
 		d.Fix = c.removeFix(s, t, budget)
 	}

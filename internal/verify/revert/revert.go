@@ -83,6 +83,13 @@ const (
 	// passes the rewritten test: the rewrite made the test blind to a
 	// bug it caught. Detail names the mutant and the original's failure.
 	Weaker RevertKind = "weaker"
+	// Unshown: the fix is unproven and changes a budget (a poll's length,
+	// a deadline), whose hazard is lateness the original caught; but no
+	// mutant aimed at that (a write the checks await made late, a
+	// period made 3x) could be made, or the original kills none, so
+	// nothing shows the rewritten test still sees lateness: passing
+	// every run is no evidence of strength. Detail is the whole reason.
+	Unshown RevertKind = "strength-unshown"
 )
 
 // A Revert says why a fix was held back.
@@ -105,7 +112,7 @@ type Revert struct {
 // fix must not be proposed again (verify records it at the site).
 func (r *Revert) AfterRewrite() bool {
 	switch r.Kind {
-	case BuildAfter, FailsAfter, Panics, Hangs, Vanished, PackageRun, Weaker:
+	case BuildAfter, FailsAfter, Panics, Hangs, Vanished, PackageRun, Weaker, Unshown:
 		return true
 	}
 	return false
@@ -161,6 +168,8 @@ func (r *Revert) String() string {
 		return t + " failed after the rewrite on a resource clash (something it needs was held elsewhere), which is not counted against the fix: " + r.Detail
 	case Weaker:
 		return t + " after the rewrite misses a bug the original catches: " + r.Detail
+	case Unshown:
+		return t + " after the rewrite shows no strength: " + r.Detail
 	}
 	return r.Detail
 }
