@@ -76,6 +76,7 @@ type Finder struct {
 	decls map[*types.Func]*ast.FuncDecl
 	files []*ast.File
 	calls map[*ast.FuncDecl][]*ast.FuncDecl // callee → the declarations that call it (built on first use)
+	seams map[*types.Var]string             // function variables and fields → the clock function of the time package they may hold (built on first use)
 }
 
 // NewFinder returns a Finder over the package's files (every file: the

@@ -124,6 +124,19 @@ func (f *Finder) clockArg(call *ast.CallExpr) ast.Expr {
 		if len(call.Args) == 1 {
 			e = call.Args[0]
 		}
+	default:
+		// A seam: var newTicker = time.NewTicker, or a field a
+		// constructor sets to time.AfterFunc, called as newTicker(d).
+		switch f.seam(call) {
+		case "Sleep", "After", "Tick", "NewTimer", "NewTicker", "AfterFunc":
+			if len(call.Args) > 0 {
+				e = call.Args[0]
+			}
+		case "WithTimeout", "WithTimeoutCause":
+			if len(call.Args) > 1 {
+				e = call.Args[1]
+			}
+		}
 	}
 	if e == nil || !isDuration(info.TypeOf(e)) {
 		return nil
@@ -150,4 +163,77 @@ func (f *Finder) comparedWithElapsed(b *ast.BinaryExpr) ast.Expr {
 		return b.X
 	}
 	return nil
+}
+
+// seam returns the name of the clock function of the time or context
+// package (NewTicker, WithTimeout) that the function variable or field
+// call calls may hold, or "": a package-level variable or a field of
+// function type to which some file of the package (a test's swap
+// included) assigns such a function. The code's own period then goes
+// through a seam (var newTicker = time.NewTicker; tk := newTicker(b.every)),
+// and is the code's own duration all the same.
+func (f *Finder) seam(call *ast.CallExpr) string {
+	var v *types.Var
+	switch fun := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		v, _ = f.info.Uses[fun].(*types.Var)
+	case *ast.SelectorExpr:
+		v, _ = f.info.Uses[fun.Sel].(*types.Var)
+	}
+	if v == nil {
+		return ""
+	}
+	if f.seams == nil {
+		f.seams = map[*types.Var]string{}
+		note := func(l ast.Expr, r ast.Expr) {
+			var lv *types.Var
+			switch x := ast.Unparen(l).(type) {
+			case *ast.Ident:
+				lv, _ = f.info.ObjectOf(x).(*types.Var)
+			case *ast.SelectorExpr:
+				lv, _ = f.info.Uses[x.Sel].(*types.Var)
+			}
+			if lv == nil || f.seams[lv] != "" {
+				return
+			}
+			if lv.Parent() != nil && !match.IsPackageLevel(lv) {
+				return // a local: its own function's business
+			}
+			sel, ok := ast.Unparen(r).(*ast.SelectorExpr)
+			if !ok {
+				return
+			}
+			fn, ok := f.info.Uses[sel.Sel].(*types.Func)
+			if !ok || fn.Pkg() == nil || fn.Pkg().Path() != "time" && fn.Pkg().Path() != "context" {
+				return
+			}
+			f.seams[lv] = fn.Name()
+		}
+		for _, file := range f.files {
+			ast.Inspect(file, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.ValueSpec:
+					for i, name := range n.Names {
+						if i < len(n.Values) && len(n.Names) == len(n.Values) {
+							note(name, n.Values[i])
+						}
+					}
+				case *ast.AssignStmt:
+					if len(n.Lhs) == len(n.Rhs) {
+						for i := range n.Lhs {
+							note(n.Lhs[i], n.Rhs[i])
+						}
+					}
+				case *ast.KeyValueExpr:
+					if k, ok := n.Key.(*ast.Ident); ok {
+						if fv, ok := f.info.Uses[k].(*types.Var); ok && fv.IsField() {
+							note(k, n.Value)
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	return f.seams[v]
 }

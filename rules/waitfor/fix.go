@@ -147,7 +147,11 @@ func (p *poll) fix() (*rule.Fix, string) {
 	if monotone {
 		// A monotone state, once reached, stays: a poll on it is as
 		// strict as the check at the end of the window whatever the
-		// state was when the sleep started.
+		// state was when the sleep started. But the window also held
+		// back what comes after the checks (later.go).
+		if why := p.laterWhy(); why != "" {
+			return nil, why
+		}
 		fix := form(window, windowText, "the wait ends as soon as the checks hold, and never later than the sleep's window: an event later than the window still fails the checks")
 		if longText != windowText {
 			longer := form(long, longText, longWhat)

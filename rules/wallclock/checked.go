@@ -433,3 +433,88 @@ func (c *checker) rootOf(e ast.Expr) (v *types.Var, field string, whole bool) {
 		}
 	}
 }
+
+// The region's work is "checked otherwise" only when both its result and
+// what decides its cost are: a call the test made before the timer
+// started, on what the timed call acts on (r.Preload(name), then r.Resolve
+// timed), may only warm it. The timed call's result is then the same with
+// or without that earlier call, and its speed is the only sign the earlier
+// call worked: the budget is the check of a speed-only property, whatever
+// compares the result.
+
+// warmed says which earlier call of the test prepared what the timed
+// region's calls act on, or "".
+func (c *checker) warmed(s *site, t *bubble.Target) string {
+	acted := map[*types.Var]string{}
+	for _, st := range c.region(s) {
+		if st.Pos() <= s.stmt.Pos() && s.stmt.End() <= st.End() {
+			continue
+		}
+		ast.Inspect(st, func(n ast.Node) bool {
+			if _, ok := n.(*ast.FuncLit); ok {
+				return false
+			}
+			call, ok := n.(*ast.CallExpr)
+			if !ok || c.workCall([]ast.Expr{call}) != call {
+				return true
+			}
+			for _, id := range c.actedOn(call) {
+				if v, ok := c.info.Uses[id].(*types.Var); ok && c.preparable(v) && acted[v] == "" {
+					acted[v] = types.ExprString(call.Fun) + "(...)"
+				}
+			}
+			return true
+		})
+	}
+	if len(acted) == 0 {
+		return ""
+	}
+	start := s.start.decl.Pos()
+	found := ""
+	ast.Inspect(t.Body(), func(n ast.Node) bool {
+		if found != "" || n == nil || n.Pos() >= start {
+			return false
+		}
+		switch n.(type) {
+		case *ast.FuncLit, *ast.IfStmt:
+			return false // runs later, or a check
+		}
+		var call *ast.CallExpr
+		switch st := n.(type) {
+		case *ast.ExprStmt:
+			call, _ = ast.Unparen(st.X).(*ast.CallExpr)
+		case *ast.AssignStmt:
+			call = c.workCall(st.Rhs)
+			for _, l := range st.Lhs {
+				if id, ok := ast.Unparen(l).(*ast.Ident); ok {
+					if v, ok := c.info.Defs[id].(*types.Var); ok && acted[v] != "" {
+						return false // the constructor of what the timed call acts on
+					}
+				}
+			}
+		}
+		if call == nil || c.workCall([]ast.Expr{call}) != call {
+			return true
+		}
+		for _, id := range c.actedOn(call) {
+			if v, ok := c.info.Uses[id].(*types.Var); ok && acted[v] != "" {
+				found = fmt.Sprintf("the timed call %s acts on %s, which %s (at %s) prepared before the timer started: its result may be the same with or without that call (a preload, a warm-up), and its speed is then the only sign the earlier call worked", acted[v], v.Name(), types.ExprString(call.Fun)+"(...)", c.at(call.Pos()))
+				return false
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// preparable reports whether v is a local an earlier call can prepare: not
+// the testing value, an error, or a plain value (a string, a number).
+func (c *checker) preparable(v *types.Var) bool {
+	if match.IsPackageLevel(v) || isError(v.Type()) || match.IsNamed(v.Type(), "testing", "T", "B", "TB") {
+		return false
+	}
+	if _, ok := v.Type().Underlying().(*types.Basic); ok {
+		return false
+	}
+	return true
+}

@@ -459,9 +459,10 @@ func (c *checker) report(s *site) {
 	} else {
 		d.Message = fmt.Sprintf("the test asserts that the timed code takes less than %s of wall time", budget)
 	}
-	waits, opaque, feeds := false, "", ""
+	waits, opaque, feeds, blocks := false, "", "", ""
 	if s.start != nil {
 		region := c.region(s)
+		blocks = c.blocks(region)
 		for _, st := range region {
 			if c.bubbles.UsesClock(st) {
 				waits = true
@@ -538,6 +539,10 @@ func (c *checker) report(s *site) {
 				return nil
 			},
 		}
+	case blocks != "":
+		// Not a bubble (a pipe or a connection is not durably blocking,
+		// and the writer's time is the behaviour), and not a removal.
+		d.NotFixed = "the timed region may block on I/O in " + blocks + ": it measures when something arrives (a writer's ticker, a peer, a child process), not how fast a computation is, so the budget stays"
 	case feeds != "":
 		// Not a bubble either: on a virtual clock, work a goroutine does
 		// takes no time, and an upper bound would always hold.
@@ -565,6 +570,8 @@ func (c *checker) report(s *site) {
 		// catches (a cache that never hits, a linear Get): the budget
 		// is the only check of it, whatever else the test checks.
 		d.NotFixed = c.speedOnly(s) + ": the budget is the only check of that, since the values stay right without it, so removing it would pass such a bug"
+	case c.warmed(s, t) != "":
+		d.NotFixed = fmt.Sprintf("the budget (at %s) is the only check of what prepared the timed call: %s; removing it would pass that preparation made ineffective", c.at(s.stmt.Pos()), c.warmed(s, t))
 	case c.unchecked(s, t) != "":
 		// Per timed region: the test's other checks may be of other
 		// calls. Unless the region's work is checked otherwise (its

@@ -1,0 +1,283 @@
+package waitfor
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"path/filepath"
+	"strings"
+
+	"github.com/unflake/unflake/internal/match"
+)
+
+// A monotone poll ends the sleep's window at the first instant its checks
+// hold. That keeps those checks' power, but the window also served the
+// statements after them: a later check of state the code may still change
+// (n != 1 after a check that n >= 1, a DeepEqual, a len, a "not") ran
+// after the whole window, and saw what came late in it (a redelivery, a
+// count going past its value); after the poll it runs as soon as the
+// first event came, and misses it. An action that stops the code (Close,
+// Stop, a cancel) before such a check makes it worse: what the window
+// would have let happen never does. So a monotone poll is kept only when
+// nothing after it depends on the time that passed. A poll keeping the
+// rest of the window for them would gain nothing over the sleep.
+
+// laterWhy says which statement after the group depends on the time the
+// sleep let pass (naming its line), or "".
+func (p *poll) laterWhy() string {
+	g := p.group
+	c := g.c
+	end := g.stmts[len(g.stmts)-1].End()
+	// A wait in a loop of the function: the loop's statements before the
+	// wait run again after the poll too.
+	var loop ast.Node
+	for _, n := range p.stack {
+		switch n.(type) {
+		case *ast.ForStmt, *ast.RangeStmt:
+			if loop == nil && n.Pos() > g.fn.Pos() && n.End() <= g.fn.End() {
+				loop = n
+			}
+		}
+	}
+	waitPos := p.wait.stmt.Pos()
+	inGroup := func(s ast.Stmt) bool { return s.Pos() >= waitPos && s.End() <= end }
+	var stopper ast.Stmt
+	found := ""
+	match.WithStack(g.fn, func(n ast.Node, stack []ast.Node) bool {
+		if found != "" {
+			return false
+		}
+		s, ok := n.(ast.Stmt)
+		if !ok || inGroup(s) {
+			return true
+		}
+		later := s.Pos() >= end || loop != nil && s.Pos() >= loop.Pos() && s.End() <= loop.End() || c.runsLast(stack)
+		if !later {
+			return true
+		}
+		if ck := c.checkOf(s); ck != nil {
+			lg := &group{c: c, wait: g.wait, fn: g.fn, stmts: []ast.Stmt{s}, checks: []*check{ck}}
+			if lg.monotoneCheck(ck) || !lg.readsSince(waitPos) || lg.errOnly() {
+				return false
+			}
+			found = fmt.Sprintf("the check at %s (%s) after the poll's checks reads state the code may still change and is not monotone", c.line(s), c.short(s))
+			return false
+		}
+		if es, ok := s.(*ast.ExprStmt); ok {
+			if call, ok := ast.Unparen(es.X).(*ast.CallExpr); ok {
+				if h := c.checkingHelper(call); h != "" {
+					found = fmt.Sprintf("%s at %s after the poll's checks is a helper handed the test that checks state (%s)", types.ExprString(call.Fun), c.line(s), h)
+					return false
+				}
+				if stopper == nil && stops(types.ExprString(call.Fun)) {
+					stopper = s
+				}
+			}
+		}
+		return true
+	})
+	if found == "" {
+		return ""
+	}
+	also := ""
+	if stopper != nil {
+		also = fmt.Sprintf(" (and %s at %s, which stops the code, would run before what the window let happen)", c.short(stopper), c.line(stopper))
+	}
+	return fmt.Sprintf("%s%s: the sleep's window held it back too, and a poll that ends at the first instant its checks hold would run it sooner and miss what comes later in the window (a duplicate, a count going past its value); a poll keeping the rest of the window would gain nothing over the sleep", found, also)
+}
+
+// runsLast reports whether the node under stack runs when the test ends:
+// in a deferred function or one t.Cleanup registers.
+func (c *checker) runsLast(stack []ast.Node) bool {
+	for _, n := range stack {
+		switch n := n.(type) {
+		case *ast.DeferStmt:
+			return true
+		case *ast.CallExpr:
+			if match.IsMethod(c.info, n, "testing", "Cleanup") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readsSince reports whether the group's check reads state, or a local
+// that may have changed since the position pos: one assigned after it,
+// written by a function literal (a callback the code runs), or whose
+// address is taken.
+func (g *group) readsSince(pos token.Pos) bool {
+	if g.readsState() {
+		return true
+	}
+	info := g.c.info
+	vars := map[*types.Var]bool{}
+	for _, e := range g.exprs() {
+		ast.Inspect(e, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				if v, ok := info.Uses[id].(*types.Var); ok {
+					vars[v] = true
+				}
+			}
+			return true
+		})
+	}
+	if len(vars) == 0 {
+		return false
+	}
+	moved := false
+	match.WithStack(g.fn, func(n ast.Node, stack []ast.Node) bool {
+		if moved {
+			return false
+		}
+		writes := func(e ast.Expr) {
+			id, ok := ast.Unparen(e).(*ast.Ident)
+			if !ok {
+				return
+			}
+			v, _ := info.ObjectOf(id).(*types.Var)
+			if v == nil || !vars[v] {
+				return
+			}
+			if id.Pos() >= pos || g.inLiteral(stack) {
+				moved = true
+			}
+		}
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				writes(l)
+			}
+		case *ast.IncDecStmt:
+			writes(n.X)
+		case *ast.RangeStmt:
+			if n.Key != nil {
+				writes(n.Key)
+			}
+			if n.Value != nil {
+				writes(n.Value)
+			}
+		case *ast.UnaryExpr:
+			if n.Op == token.AND {
+				if id, ok := ast.Unparen(n.X).(*ast.Ident); ok {
+					if v, ok := info.Uses[id].(*types.Var); ok && vars[v] {
+						moved = true
+					}
+				}
+			}
+		}
+		return !moved
+	})
+	return moved
+}
+
+// errOnly reports whether the group's check only compares errors with nil
+// (if err != nil, require.NoError): the result of a later action, not a
+// state the window let change.
+func (g *group) errOnly() bool {
+	info := g.c.info
+	isErr := func(e ast.Expr) bool {
+		t := info.TypeOf(e)
+		return t != nil && types.Identical(t, types.Universe.Lookup("error").Type())
+	}
+	for _, ck := range g.checks {
+		switch {
+		case ck.fails != nil:
+			b, ok := ast.Unparen(ck.fails).(*ast.BinaryExpr)
+			if !ok || b.Op != token.NEQ && b.Op != token.EQL {
+				return false
+			}
+			if !(isErr(b.X) && info.Types[b.Y].IsNil() || isErr(b.Y) && info.Types[b.X].IsNil()) {
+				return false
+			}
+		default:
+			switch strings.TrimSuffix(ck.fn.Name(), "f") {
+			case "NoError", "Error":
+			default:
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// checkingHelper returns the name of the test files' function call calls,
+// when it is handed the testing value and checks something, or "".
+func (c *checker) checkingHelper(call *ast.CallExpr) string {
+	fn := match.Callee(c.info, call)
+	if fn == nil || fn.Pkg() != c.pass.Pkg {
+		return ""
+	}
+	handed := false
+	for _, a := range call.Args {
+		if t := c.info.TypeOf(a); t != nil && (match.IsNamed(t, "testing", "T") || match.IsNamed(t, "testing", "TB") || match.IsNamed(t, "testing", "B")) {
+			handed = true
+		}
+	}
+	fd := c.decls[fn.Origin()]
+	if !handed || fd == nil || fd.Body == nil {
+		return ""
+	}
+	checks := false
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		if s, ok := n.(ast.Stmt); ok && c.checkOf(s) != nil {
+			checks = true
+		}
+		return !checks
+	})
+	if !checks {
+		return ""
+	}
+	return fn.Name()
+}
+
+// stops reports whether a call's name says it stops or cancels the code.
+func stops(name string) bool {
+	n := strings.ToLower(name[strings.LastIndex(name, ".")+1:])
+	for _, w := range []string{"close", "stop", "shutdown", "cancel", "halt", "quit"} {
+		if strings.HasPrefix(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// line renders a node's position as file:line.
+func (c *checker) line(n ast.Node) string {
+	p := c.pass.Fset.Position(n.Pos())
+	return fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)
+}
+
+// short renders a statement for a reason: a check as its condition or
+// call, another as its text, cut to one line.
+func (c *checker) short(s ast.Stmt) string {
+	var e ast.Node = s
+	if ifs, ok := s.(*ast.IfStmt); ok {
+		e = ifs.Cond
+	}
+	if es, ok := s.(*ast.ExprStmt); ok {
+		e = es.X
+	}
+	text := ""
+	if x, ok := e.(ast.Expr); ok {
+		text = types.ExprString(x)
+	} else {
+		text = fmt.Sprintf("%T", s)
+	}
+	if len(text) > 60 {
+		text = text[:57] + "..."
+	}
+	return text
+}
+
+// inLiteral reports whether stack, under the group's function, holds a
+// function literal (a callback the code may run at any time).
+func (g *group) inLiteral(stack []ast.Node) bool {
+	for _, n := range stack {
+		if lit, ok := n.(*ast.FuncLit); ok && ast.Node(lit) != g.fn {
+			return true
+		}
+	}
+	return false
+}
