@@ -67,7 +67,7 @@ func (p *poll) laterWhy() string {
 		if es, ok := s.(*ast.ExprStmt); ok {
 			if call, ok := ast.Unparen(es.X).(*ast.CallExpr); ok {
 				if h := c.checkingHelper(call); h != "" {
-					found = fmt.Sprintf("%s at %s after the poll's checks is a helper handed the test that checks state (%s)", types.ExprString(call.Fun), c.line(s), h)
+					found = fmt.Sprintf("the helper %s(...) at %s after the poll's checks is handed the test and checks what may still change", h, c.line(s))
 					return false
 				}
 				if stopper == nil && stops(types.ExprString(call.Fun)) {
