@@ -30,9 +30,8 @@ var blockingMethods = []string{"Read", "ReadString", "ReadBytes", "ReadLine", "R
 // blockingFuncs are the package functions that read or wait.
 var blockingFuncs = map[string][]string{
 	"io":       {"ReadAll", "ReadFull", "ReadAtLeast", "Copy", "CopyN", "CopyBuffer"},
-	"net":      {"Dial", "DialTimeout", "DialTCP", "DialUDP", "DialUnix", "Listen"},
+	"net":      {"Dial", "DialTimeout", "DialTCP", "DialUDP", "DialUnix"},
 	"net/http": {"Get", "Post", "Head", "PostForm", "ReadRequest", "ReadResponse"},
-	"os":       {"ReadFile"},
 }
 
 // blocks returns the call of the region (or of a function of the package
@@ -109,6 +108,9 @@ func (c *checker) blockingCall(call *ast.CallExpr, fn *types.Func) bool {
 	}
 	if !named {
 		return false
+	}
+	if _, ok := sig.Recv().Type().Underlying().(*types.Map); ok {
+		return false // http.Header.Get: a map read
 	}
 	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
 	if !ok {

@@ -507,14 +507,18 @@ func (c *checker) warmed(s *site, t *bubble.Target) string {
 	return found
 }
 
-// preparable reports whether v is a local an earlier call can prepare: not
-// the testing value, an error, or a plain value (a string, a number).
+// preparable reports whether v is a local an earlier call can prepare: an
+// object (a pointer, an interface, a struct), not the testing value or an
+// error.
 func (c *checker) preparable(v *types.Var) bool {
 	if match.IsPackageLevel(v) || isError(v.Type()) || match.IsNamed(v.Type(), "testing", "T", "B", "TB") {
 		return false
 	}
-	if _, ok := v.Type().Underlying().(*types.Basic); ok {
-		return false
+	// An object, not data: a slice, a map or a string the earlier call
+	// filled is the input, and the result shows what it held.
+	switch v.Type().Underlying().(type) {
+	case *types.Pointer, *types.Interface, *types.Struct:
+		return true
 	}
-	return true
+	return false
 }
