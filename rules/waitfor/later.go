@@ -87,12 +87,13 @@ func (p *poll) laterWhy() string {
 	return fmt.Sprintf("%s%s: the sleep's window held it back too, and a poll that ends at the first instant its checks hold would run it sooner and miss what comes later in the window (a duplicate, a count going past its value); a poll keeping the rest of the window would gain nothing over the sleep", found, also)
 }
 
-// runsLast reports whether the node under stack runs when the test ends:
-// in a deferred function or one t.Cleanup registers.
+// runsLast reports whether the node under stack runs when the test ends,
+// or all along: in a deferred function, one t.Cleanup registers, or a
+// goroutine the test starts (a watcher whose checks the window gave time).
 func (c *checker) runsLast(stack []ast.Node) bool {
 	for _, n := range stack {
 		switch n := n.(type) {
-		case *ast.DeferStmt:
+		case *ast.DeferStmt, *ast.GoStmt:
 			return true
 		case *ast.CallExpr:
 			if match.IsMethod(c.info, n, "testing", "Cleanup") {
