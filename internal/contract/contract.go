@@ -370,7 +370,7 @@ func Binds(w Window, ds []Duration) (Duration, bool) {
 		if d.Value >= w.Budget {
 			continue
 		}
-		if !w.Known || w.Wait < Factor*d.Value {
+		if !w.Known || w.Wait <= Factor*d.Value {
 			return d, true
 		}
 	}
