@@ -15,7 +15,7 @@ const oneNotify = "one signal.Notify in the child, for the signal the test sends
 
 // noStartup and noTimed are the Checked entries of the start-up hazards.
 const (
-	noStartup = "the child reads neither the signal channel nor what the signal cancels between installing its handler and waiting for the signal"
+	noStartup = "a buffered signal channel, and the child reads neither the signal channel nor what the signal cancels between installing its handler and waiting for the signal"
 	noTimed   = "the child runs no timer, ticker, sleep or deadline shorter than the sleep before it waits for the signal"
 )
 

@@ -35,7 +35,7 @@ import (
 // startupChecked and timedChecked are the Checked entries of a fix: the
 // hazards excluded.
 const (
-	startupChecked = "the child reads neither the signal channel nor what the signal cancels between installing its handler and waiting for the signal"
+	startupChecked = "a buffered signal channel, and the child reads neither the signal channel nor what the signal cancels between installing its handler and waiting for the signal"
 	timedChecked   = "the child runs no timer, ticker, sleep or deadline shorter than the sleep before it waits for the signal"
 )
 
@@ -47,6 +47,9 @@ func (c *checker) startupHazard(s *site, helper *ast.FuncDecl, n *notify) string
 	for _, call := range c.allNotify(helper.Body, 0, map[*ast.FuncDecl]bool{helper: true}) {
 		if len(call.Args) > 0 {
 			w.seed(call.Args[0])
+			if at := c.unbuffered(call.Args[0]); at != "" {
+				return fmt.Sprintf("the child's signal channel is unbuffered (make at %s): signal.Notify drops a signal the child is not receiving at that moment, and the readiness line comes before the child receives, where the sleep let it get there; buffer the channel (make(chan os.Signal, 1)), as go vet asks", at)
+			}
 		}
 	}
 	// The context of signal.NotifyContext is cancelled by the signal.
@@ -123,6 +126,67 @@ func (c *checker) startupHazard(s *site, helper *ast.FuncDecl, n *notify) string
 		return fmt.Sprintf("the child runs timed work of %s (%s at %s) before it waits for the signal, and the sleep is the window it runs in: a readiness line ends the wait as soon as the handler is installed, so what the test counts or checks of that work after the signal (ticks, beats, a timeout) would no longer have happened, on correct code or a bug; keep the sleep, or have the test wait for the work it checks", what, d.Site, d.Where)
 	}
 	return ""
+}
+
+// unbuffered returns where the channel e names is made without a buffer
+// (make(chan os.Signal) or a size of 0), or "".
+func (c *checker) unbuffered(e ast.Expr) string {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	if !ok {
+		return ""
+	}
+	obj := c.info.ObjectOf(id)
+	if obj == nil {
+		return ""
+	}
+	var at string
+	check := func(r ast.Expr) {
+		call, ok := ast.Unparen(r).(*ast.CallExpr)
+		if !ok || len(call.Args) == 0 {
+			return
+		}
+		if b, ok := c.info.Uses[identOf(call.Fun)].(*types.Builtin); !ok || b.Name() != "make" {
+			return
+		}
+		if len(call.Args) == 1 {
+			at = c.line(call)
+			return
+		}
+		if v := c.info.Types[call.Args[1]].Value; v != nil && constant.Sign(v) == 0 {
+			at = c.line(call)
+		}
+	}
+	for _, f := range c.pass.AllFiles {
+		if f.Pos() > obj.Pos() || obj.Pos() > f.End() {
+			continue
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				if len(n.Lhs) == len(n.Rhs) {
+					for i, l := range n.Lhs {
+						if lid, ok := ast.Unparen(l).(*ast.Ident); ok && c.info.ObjectOf(lid) == obj {
+							check(n.Rhs[i])
+						}
+					}
+				}
+			case *ast.ValueSpec:
+				for i, name := range n.Names {
+					if c.info.Defs[name] == obj && i < len(n.Values) {
+						check(n.Values[i])
+					}
+				}
+			}
+			return at == ""
+		})
+	}
+	return at
+}
+
+// identOf returns e as an identifier, or nil.
+func identOf(e ast.Expr) *ast.Ident {
+	id, _ := ast.Unparen(e).(*ast.Ident)
+	return id
 }
 
 // reason words the signal hazard at why.
