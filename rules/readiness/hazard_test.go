@@ -64,6 +64,8 @@ func TestCheckedSync(t *testing.T) {
 		{"child makes nothing", "", `os.Stat("pid")`, "the child makes nothing between installing its handler and waiting for the signal"},
 		{"test checks nothing", `os.WriteFile("pid", nil, 0o644)`, "", "the test checks nothing the child makes after start-up"},
 		{"both", `os.WriteFile("pid", nil, 0o644)`, `os.Stat("pid")`, ""},
+		{"polls the signal", "select {\ncase <-c:\n\tos.Exit(1)\ndefault:\n}", "", ""},
+		{"ticks in the window", "time.NewTicker(time.Millisecond)", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := helper
