@@ -201,3 +201,75 @@ func (f *Finder) comparedWithElapsed(b *ast.BinaryExpr) ast.Expr {
 	}
 	return nil
 }
+
+// Timed returns the waits and deadlines of the timed work the
+// statements run and every package function they reach (the walk
+// follows all of them once), in the test files too: the timed work of a
+// child process the test starts, whose helper is a test function. fn is
+// the function of the statements, whose locals tell their values. Of
+// the statements in before, which run to their end before a point that
+// matters, only the work that outlives them counts: goroutines they
+// start, and tickers, timers and deadlines they set (not a time.Sleep
+// of their own). A value read from a field or a parameter is kept, of
+// unknown value.
+func (f *Finder) Timed(fn ast.Node, before, roots []ast.Node) []Duration {
+	type item struct {
+		root ast.Node
+		decl *ast.FuncDecl
+		full bool // every wait counts, not only the ones that outlive the call
+	}
+	type key struct {
+		decl *ast.FuncDecl
+		full bool
+	}
+	var out []Duration
+	seen := map[key]bool{}
+	var work []item
+	for _, r := range before {
+		work = append(work, item{root: r})
+	}
+	for _, r := range roots {
+		work = append(work, item{root: r, full: true})
+	}
+	for len(work) > 0 {
+		it := work[0]
+		work = work[1:]
+		ev := &evaluator{info: f.info, root: fn}
+		if it.decl != nil {
+			ev.root = it.decl
+		}
+		add := func(e ast.Expr, site string) {
+			d := Duration{Own: true, Site: site, Where: f.where(e.Pos())}
+			d.Value, d.Known = ev.value(e, 0)
+			out = append(out, d)
+		}
+		follow := func(call *ast.CallExpr, full bool) {
+			if fn := match.Callee(f.info, call); fn != nil {
+				if d := f.decls[fn.Origin()]; d != nil && d.Body != nil && !seen[key{d, full}] {
+					seen[key{d, full}] = true
+					work = append(work, item{root: d.Body, decl: d, full: full})
+				}
+			}
+		}
+		ast.Inspect(it.root, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.GoStmt:
+				if !it.full {
+					work = append(work, item{root: n.Call, decl: it.decl, full: true})
+					return false
+				}
+			case *ast.CallExpr:
+				if e := f.clockArg(n); e != nil && (it.full || !match.IsPkgFunc(f.info, n, "time", "Sleep")) {
+					add(e, types.ExprString(n))
+				}
+				follow(n, it.full)
+			case *ast.BinaryExpr:
+				if e := f.comparedWithElapsed(n); e != nil && it.full {
+					add(e, types.ExprString(n))
+				}
+			}
+			return true
+		})
+	}
+	return out
+}
