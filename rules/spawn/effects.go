@@ -170,3 +170,34 @@ func words(name string) []string {
 func lastElem(path string) string {
 	return path[strings.LastIndex(path, "/")+1:]
 }
+
+// childUnseen says where the code a test-binary child runs calls a
+// function of another package (the package under test of an external
+// test package, a library), or "". Its system calls, listens and dials
+// show in its effect summary (lockCall), but not the files it creates: an
+// O_EXCL lock file, a mkdir lock, a cache. The fix is at most unproven.
+func (c *checker) childUnseen(u *unit) string {
+	var why string
+	for _, fd := range c.childCode(u) {
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || why != "" {
+				return why == ""
+			}
+			fn := match.Callee(c.info, call)
+			if fn == nil || fn.Pkg() == nil || fn.Pkg() == c.pass.Pkg {
+				return true
+			}
+			path := fn.Pkg().Path()
+			if match.IsStd(path) || strings.HasPrefix(path, "golang.org/x/sys/") || match.IsAssertion(path, fn.Name()) {
+				return true
+			}
+			why = fmt.Sprintf("the children's code calls %s (%s) of another package, whose file writes the analysis cannot see (a lock file, a pid file, a cache)", match.PkgFuncName(fn), c.line(call))
+			return false
+		})
+		if why != "" {
+			return why
+		}
+	}
+	return ""
+}

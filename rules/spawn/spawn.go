@@ -288,6 +288,11 @@ func (c *checker) unproven(us []*unit) string {
 			return fmt.Sprintf("the %s child runs in %s, whose commands, files and environment the analysis cannot see", ordinal(i), what)
 		}
 	}
+	for _, u := range us {
+		if why := c.childUnseen(u); why != "" {
+			return why
+		}
+	}
 	for i, u := range us {
 		if external(u) {
 			return fmt.Sprintf("the %s child runs %s, %s", ordinal(i), u.prog, unseenProgram)
