@@ -345,7 +345,7 @@ func (w *walker) stmt(st ast.Stmt, depth int) verdict {
 }
 
 // blockingWait reports whether st blocks until the signal (or what it
-// cancels) comes: <-c, v := <-c, <-ctx.Done(), a select with no default
+// cancels) comes: <-c, v := <-c, return <-c, <-ctx.Done(), a select with no default
 // on it, a range over it, wg.Wait() of a group its waiter is part of.
 func (w *walker) blockingWait(st ast.Stmt) bool {
 	recv := func(e ast.Expr) bool {
@@ -369,6 +369,9 @@ func (w *walker) blockingWait(st ast.Stmt) bool {
 		}
 	case *ast.AssignStmt:
 		return len(x.Rhs) == 1 && recv(x.Rhs[0])
+	case *ast.ReturnStmt:
+		// return <-c: a main loop's stand-in that hands the signal back.
+		return len(x.Results) == 1 && recv(x.Results[0])
 	case *ast.SelectStmt:
 		on := false
 		for _, cl := range x.Body.List {
