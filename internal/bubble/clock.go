@@ -31,7 +31,14 @@ import (
 //   - an exact deadline: the test sleeps exactly a duration it gave the
 //     code (sleep(ttl) after New(ttl)), and the code decides with After,
 //     Before or a comparison: in a bubble the sleep ends at the boundary,
-//     where a strict and a non-strict comparison differ.
+//     where a strict and a non-strict comparison differ;
+//   - a quantity computed from elapsed time (a token bucket's refill
+//     float64(now.Sub(last))/every, el.Seconds()*rate, a tick count
+//     handed to a helper): between two calls with no sleep between, real
+//     time gives a few microseconds and a bubble exactly 0, so a rounding
+//     bug (a refill rounded up, "at least one tick") fails in real time
+//     and passes in the bubble. Running the correct code cannot show
+//     that, so it leaves the test not fixed rather than unproven.
 //
 // Each leaves the wrap unproven, its reason naming the hazard and its
 // line: running the test in the bubble tells (a fixed date flips a
@@ -49,6 +56,7 @@ const (
 	checkedDeadline = "no sleep ending exactly on a configured deadline"
 	checkedKey      = "no clock reading used as a key"
 	checkedPoll     = "no deadline polled without blocking"
+	checkedElapsed  = "no quantity computed from elapsed time checked right after another call"
 )
 
 // clockKey is what a clock hazard's reason stands for (reasons.add):
@@ -69,7 +77,7 @@ func ClockChecked(targets []*Target) []string {
 		return nil
 	}
 	var out []string
-	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll} {
+	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed} {
 		all := true
 		for _, t := range targets {
 			all = all && slices.Contains(t.ClockChecked(), c)
@@ -94,6 +102,16 @@ type clockScan struct {
 	key     string // the first reading of the clock used as a key or a name
 	poll    string // the first deadline polled without blocking (ctx.Err(), a select with a default)
 	timeout string // the first deadline set (context.WithTimeout)
+	compute string // the first quantity the code computes from elapsed time
+
+	// spans are the variables and fields set to elapsed time (el :=
+	// now.Sub(last)), so that el > 0 and refill(el, every) are seen.
+	spans map[types.Object]bool
+
+	// computing and reading are the roots that compute from elapsed time
+	// and that read the clock, so that backToBack asks which calls reach
+	// them.
+	computing, clocked map[ast.Node]bool
 
 	rootList []ast.Node            // what the bubble would hold (roots)
 	visiting map[types.Object]bool // the variables usedMeeting is following
@@ -110,7 +128,7 @@ func (a *Analysis) clockHazards(t *Target) {
 		return
 	}
 	a.shapeBlockers(t)
-	c := &clockScan{a: a, readings: map[types.Object]bool{}, visiting: map[types.Object]bool{}}
+	c := &clockScan{a: a, readings: map[types.Object]bool{}, spans: map[types.Object]bool{}, computing: map[ast.Node]bool{}, clocked: map[ast.Node]bool{}, visiting: map[types.Object]bool{}}
 	roots := c.roots(t)
 	c.rootList = roots
 	// Twice: now := time.Now(); c.last = now sets a field to a reading.
@@ -159,6 +177,13 @@ func (a *Analysis) clockHazards(t *Target) {
 		t.unproven.add(clockKey(checkedPoll), fmt.Sprintf("the code polls a deadline without blocking (%s) and the test runs under one (%s): in a synctest bubble time moves only when every goroutine blocks, so a loop that never blocks never sees the deadline pass", c.poll, c.timeout))
 	} else if c.foreign == "" || c.timeout == "" {
 		checked = append(checked, checkedPoll)
+	}
+	// Not fixed rather than unproven: the bug it hides shows only in
+	// real time, so running the correct code in the bubble cannot tell.
+	if again := c.backToBack(t); c.compute != "" && again != "" {
+		t.blocked.add(clockKey(checkedElapsed), fmt.Sprintf("the test checks %s with no wait between, and the code computes a quantity from elapsed time (%s): in a synctest bubble no time passes between two statements, so the second call sees exactly 0 elapsed where real time gives a few microseconds, and a rounding of it (a refill or a tick count rounded up) that the original catches passes in the bubble", again, c.compute))
+	} else if c.foreign == "" {
+		checked = append(checked, checkedElapsed)
 	}
 	dl, unseen := c.deadline(t)
 	decides := ""
@@ -240,11 +265,13 @@ func (c *clockScan) collectReadings(root ast.Node) {
 			return true
 		}
 		for i, r := range rhs {
-			if !c.reading(r) {
-				continue
-			}
-			if obj := c.objOf(lhs[i]); obj != nil {
+			obj := c.objOf(lhs[i])
+			switch {
+			case obj == nil:
+			case c.reading(r):
 				c.readings[obj] = true
+			case c.elapsed(r):
+				c.spans[obj] = true
 			}
 		}
 		return true
@@ -297,6 +324,12 @@ func (c *clockScan) scan(root ast.Node, test bool) {
 		switch n := n.(type) {
 		case *ast.CallExpr:
 			c.call(n, stack)
+			if !test && c.computed(n) {
+				c.computing[root] = true
+			}
+			if match.IsPkgFunc(info, n, "time", "Now", "Since", "Until") {
+				c.clocked[root] = true
+			}
 			if fn := match.Callee(info, n); fn != nil && fn.Pkg() != nil && fn.Pkg() != c.a.pass.Pkg &&
 				!match.IsStd(fn.Pkg().Path()) && !match.IsAssertion(fn.Pkg().Path(), fn.Name()) && c.foreign == "" {
 				c.foreign = c.at(match.PkgFuncName(fn), n)
@@ -317,6 +350,12 @@ func (c *clockScan) scan(root ast.Node, test bool) {
 			}
 		case *ast.BinaryExpr:
 			c.binary(n)
+			if !test && arith(n.Op) && (c.elapsed(n.X) || c.elapsed(n.Y)) {
+				c.computing[root] = true
+				if c.compute == "" {
+					c.compute = c.at(types.ExprString(n), n)
+				}
+			}
 		case *ast.IndexExpr:
 			if c.key == "" && isMap(info.TypeOf(n.X)) && c.identity(n.Index) {
 				c.key = c.at(types.ExprString(n), n)
@@ -660,13 +699,177 @@ func (c *clockScan) binary(b *ast.BinaryExpr) {
 }
 
 // elapsed reports whether e is a measure of elapsed time: time.Since(x),
-// time.Until(x) or a.Sub(b).
+// time.Until(x) or a.Sub(b), or a variable or field set to one.
 func (c *clockScan) elapsed(e ast.Expr) bool {
 	call, ok := ast.Unparen(e).(*ast.CallExpr)
 	if !ok {
-		return false
+		obj := c.objOf(e)
+		return obj != nil && c.spans[obj]
 	}
 	return match.IsPkgFunc(c.a.info, call, "time", "Since", "Until") || match.IsMethod(c.a.info, call, "time", "Sub")
+}
+
+// backToBack returns where the test checks the result of a call into the
+// package's code that computes from elapsed time with no wait since the
+// previous call that reads the clock (the second of two Allow calls, or
+// one in a loop that does not wait), or "": a check made only after a
+// wait sees the elapsed time the wait made, in the bubble as in real
+// time.
+func (c *clockScan) backToBack(t *Target) string {
+	info := c.a.info
+	body := &ast.BlockStmt{List: t.body.List[t.lead:]}
+	mine := func(call *ast.CallExpr) bool {
+		fn := match.Callee(info, call)
+		return fn != nil && fn.Pkg() == c.a.pass.Pkg && !strings.HasSuffix(c.a.pass.Fset.Position(fn.Pos()).Filename, "_test.go")
+	}
+	wait := func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			return match.IsPkgFunc(info, n, "time", "Sleep", "After") || match.IsPkgFunc(info, n, "testing/synctest", "Wait")
+		}
+		return false
+	}
+	checked := func(call *ast.CallExpr, stack []ast.Node) bool {
+		for i := len(stack) - 1; i >= 0; i-- {
+			switch p := stack[i].(type) {
+			case *ast.IfStmt:
+				return i+1 < len(stack) && (stack[i+1] == p.Cond || stack[i+1] == p.Init)
+			case *ast.CallExpr:
+				if fn := match.Callee(info, p); fn != nil && fn.Pkg() != nil && (match.IsAssertion(fn.Pkg().Path(), fn.Name()) || fn.Pkg().Path() == "testing") {
+					return true
+				}
+			case ast.Stmt:
+				// if n := tm.Ticks(d); n != 0: the init's result is checked.
+				if ifs, ok := stack[max(i-1, 0)].(*ast.IfStmt); i > 0 && ok && ifs.Init == p {
+					return true
+				}
+				return false
+			case *ast.FuncLit:
+				return false
+			}
+		}
+		return false
+	}
+	prev, found := "", ""
+	c.inspect(body, func(n ast.Node, stack []ast.Node) bool {
+		if found != "" {
+			return false
+		}
+		if wait(n) {
+			prev = ""
+			return true
+		}
+		call, ok := n.(*ast.CallExpr)
+		if !ok || !mine(call) || !c.reaches(call, c.clocked) {
+			return true
+		}
+		here := c.at(types.ExprString(call), call)
+		if checked(call, stack) && c.reaches(call, c.computing) {
+			again := prev
+			if again == "" {
+				// In a loop that does not wait: the call follows itself.
+				for i := len(stack) - 1; i >= 0 && again == ""; i-- {
+					var lb *ast.BlockStmt
+					switch l := stack[i].(type) {
+					case *ast.ForStmt:
+						lb = l.Body
+					case *ast.RangeStmt:
+						lb = l.Body
+					case *ast.FuncLit:
+						i = -1
+						continue
+					default:
+						continue
+					}
+					waits := false
+					ast.Inspect(lb, func(m ast.Node) bool {
+						waits = waits || wait(m)
+						return !waits
+					})
+					if !waits {
+						again = "itself, in a loop that does not wait"
+					}
+					break
+				}
+			}
+			if again != "" {
+				found = here + " right after " + again
+			}
+		}
+		prev = here
+		return true
+	})
+	return found
+}
+
+// computed records a call that computes from elapsed time: a conversion
+// of it (float64(el)), a method of it other than a comparison or a
+// formatting (el.Seconds(), el.Round(d)), or a function of the package or
+// of math given it (refill(el, every), math.Ceil). Comparisons are the
+// other hazards' (binary); arithmetic is scan's.
+func (c *clockScan) computed(call *ast.CallExpr) bool {
+	info := c.a.info
+	record := func() bool {
+		if c.compute == "" {
+			c.compute = c.at(types.ExprString(call), call)
+		}
+		return true
+	}
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && c.elapsed(sel.X) && match.IsNamed(info.TypeOf(sel.X), "time", "Duration") {
+		return sel.Sel.Name != "String" && record()
+	}
+	mine := conversion(info, call)
+	if fn := match.Callee(info, call); fn != nil && fn.Pkg() != nil && (fn.Pkg() == c.a.pass.Pkg || fn.Pkg().Path() == "math") {
+		mine = true
+	}
+	if !mine {
+		return false
+	}
+	for _, arg := range call.Args {
+		if c.elapsed(arg) {
+			return record()
+		}
+	}
+	return false
+}
+
+// reaches reports whether call, through the package's functions it
+// calls (their closures and goroutines too), reaches a root of set.
+func (c *clockScan) reaches(call *ast.CallExpr, set map[ast.Node]bool) bool {
+	seen := map[*ast.FuncDecl]bool{}
+	var from func(call *ast.CallExpr) bool
+	from = func(call *ast.CallExpr) bool {
+		fn := match.Callee(c.a.info, call)
+		if fn == nil {
+			return false
+		}
+		d := c.a.decls[fn.Origin()]
+		if d == nil || d.Body == nil || seen[d] {
+			return false
+		}
+		seen[d] = true
+		if set[d.Body] {
+			return true
+		}
+		found := false
+		ast.Inspect(d.Body, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok && !found {
+				found = from(call)
+			}
+			return !found
+		})
+		return found
+	}
+	return from(call)
+}
+
+// arith reports whether op computes a number from its operands.
+func arith(op token.Token) bool {
+	switch op {
+	case token.ADD, token.SUB, token.MUL, token.QUO, token.REM, token.SHL, token.SHR:
+		return true
+	}
+	return false
 }
 
 // deadline returns where the test sleeps exactly a duration it gave the

@@ -27,11 +27,11 @@ import (
 )
 
 // Factor bounds "of the order of": a duration d the test sets binds a
-// wait w when w < Factor×d (the window holds fewer than Factor periods,
+// wait w when w <= Factor×d (the window holds Factor periods or fewer,
 // so a period a few times too long shows in it) and d is shorter than
 // the budget that would replace the wait (a budget that runs out before
-// d cannot wait for it either). A wait of Factor periods or more only
-// catches a period at least Factor times too long: a poll loses little
+// d cannot wait for it either). A wait of more than Factor periods only
+// catches a period more than Factor times too long: a poll loses little
 // there, and such waits (a 1s settle over a 5ms tick) are common.
 const Factor = 20
 
@@ -358,7 +358,7 @@ type Window struct {
 }
 
 // Binds returns the first duration of ds the window w checks: one whose
-// value is unknown, or of the order of the wait (w.Wait < Factor×d, or
+// value is unknown, or of the order of the wait (w.Wait <= Factor×d, or
 // the wait is unknown) and shorter than the budget.
 func Binds(w Window, ds []Duration) (Duration, bool) {
 	for _, d := range ds {
@@ -371,7 +371,7 @@ func Binds(w Window, ds []Duration) (Duration, bool) {
 		if d.Value >= w.Budget {
 			continue
 		}
-		if !w.Known || w.Wait < Factor*d.Value {
+		if !w.Known || w.Wait <= Factor*d.Value {
 			return d, true
 		}
 	}
@@ -389,7 +389,7 @@ func Checked(ds []Duration) string {
 	if len(ds) == 0 {
 		return "no duration the test sets reaches the code under test"
 	}
-	return fmt.Sprintf("the durations the test sets are far from the window (a wait of %d periods or more, or beyond the budget)", Factor)
+	return fmt.Sprintf("the durations the test sets are far from the window (a wait of more than %d periods, or beyond the budget)", Factor)
 }
 
 // NoBound is the Checked entry of a test whose words state no time bound.

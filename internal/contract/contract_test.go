@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -256,6 +257,10 @@ const (
 )
 
 func Sleep(d Duration) {}
+
+type Ticker struct{}
+
+func NewTicker(d Duration) *Ticker { return nil }
 `
 	f, err := parser.ParseFile(fset, "time.go", src, 0)
 	if err != nil {
@@ -293,5 +298,55 @@ func TestFramework(t *testing.T) {
 		if got := framework(path); got != want {
 			t.Errorf("framework(%q) = %v, want %v", path, got, want)
 		}
+	}
+}
+
+// TestTimed: of the statements that run to their end before the point
+// (before), only the work that outlives them counts: a ticker, a
+// goroutine's sleep; not a sleep of their own. Of the others (roots),
+// every wait, in the functions they reach too.
+func TestTimed(t *testing.T) {
+	const src = `package p
+
+import "time"
+
+func load()  { time.Sleep(40 * time.Millisecond) }
+func start() { time.NewTicker(50 * time.Millisecond) }
+func spawn() { go func() { time.Sleep(60 * time.Millisecond) }() }
+
+func child() {
+	load()
+	start()
+	spawn()
+	for {
+		time.Sleep(70 * time.Millisecond)
+		load()
+	}
+}
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "p_test.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Defs: map[*ast.Ident]types.Object{}, Uses: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}}
+	if _, err := (&types.Config{Importer: fakeTime(t, fset)}).Check("example.com/p", fset, []*ast.File{f}, info); err != nil {
+		t.Fatal(err)
+	}
+	var child *ast.FuncDecl
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Name.Name == "child" {
+			child = fd
+		}
+	}
+	list := child.Body.List
+	find := NewFinder(fset, info, match.FuncDecls(info, []*ast.File{f}), []*ast.File{f})
+	var got []string
+	for _, d := range find.Timed(child, []ast.Node{list[0], list[1], list[2]}, []ast.Node{list[3]}) {
+		got = append(got, d.Value.String())
+	}
+	slices.Sort(got)
+	if want := []string{"40ms", "50ms", "60ms", "70ms"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

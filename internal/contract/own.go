@@ -1,9 +1,11 @@
 package contract
 
 import (
+	"cmp"
 	"go/ast"
 	"go/token"
 	"go/types"
+	"slices"
 
 	"github.com/unflake/unflake/internal/match"
 )
@@ -14,7 +16,9 @@ const OwnChecked = "no wait or deadline of the code under test's own of the orde
 
 // Own returns the durations the code under test runs on of its own: the
 // waits and deadlines in the package's functions (outside the test
-// files) that fn reaches before the position before (token.NoPos:
+// files) that fn reaches (calls, go statements, closures, method values
+// and functions handed on, the package's implementations of an
+// interface method called) before the position before (token.NoPos:
 // anywhere in it): time.Sleep, time.After, time.Tick, time.NewTimer,
 // time.NewTicker, time.AfterFunc, a Timer's or Ticker's Reset,
 // context.WithTimeout, Time.Add, and a duration elapsed time is compared
@@ -32,22 +36,32 @@ func (f *Finder) Own(fn ast.Node, before token.Pos, configured bool) []Duration 
 	var out []Duration
 	seen := map[*ast.FuncDecl]bool{}
 	var work []*ast.FuncDecl
-	reach := func(call *ast.CallExpr) {
-		fn := match.Callee(f.info, call)
-		if fn == nil {
-			return
-		}
+	add := func(fn *types.Func) {
 		if fd := f.decls[fn.Origin()]; fd != nil && fd.Body != nil && !seen[fd] {
 			seen[fd] = true
 			work = append(work, fd)
+		}
+	}
+	// reach follows a function the code names, called or not: a call, a
+	// go statement, a method value or a function handed on
+	// (time.AfterFunc(d, p.flush), go p.loop()), and for a method of an
+	// interface, the package's types that implement it.
+	reach := func(id *ast.Ident) {
+		fn, ok := f.info.Uses[id].(*types.Func)
+		if !ok {
+			return
+		}
+		add(fn)
+		for _, impl := range f.implementations(fn) {
+			add(impl)
 		}
 	}
 	ast.Inspect(fn, func(n ast.Node) bool {
 		if n == nil || before.IsValid() && n.Pos() >= before {
 			return false
 		}
-		if call, ok := n.(*ast.CallExpr); ok {
-			reach(call)
+		if id, ok := n.(*ast.Ident); ok {
+			reach(id)
 		}
 		return true
 	})
@@ -58,8 +72,9 @@ func (f *Finder) Own(fn ast.Node, before token.Pos, configured bool) []Duration 
 		ev := &evaluator{info: f.info, root: fd}
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
 			switch n := n.(type) {
-			case *ast.CallExpr:
+			case *ast.Ident:
 				reach(n)
+			case *ast.CallExpr:
 				if !test {
 					if e := f.clockArg(n); e != nil {
 						f.own(ev, fd, e, types.ExprString(n), configured, &out)
@@ -75,6 +90,41 @@ func (f *Finder) Own(fn ast.Node, before token.Pos, configured bool) []Duration 
 			return true
 		})
 	}
+	return out
+}
+
+// implementations returns the methods of the package's types that
+// implement m's interface, when m is an interface method: the code a
+// call through the interface may run.
+func (f *Finder) implementations(m *types.Func) []*types.Func {
+	sig, ok := m.Type().(*types.Signature)
+	if !ok || sig.Recv() == nil {
+		return nil
+	}
+	iface, ok := sig.Recv().Type().Underlying().(*types.Interface)
+	if !ok {
+		return nil
+	}
+	var out []*types.Func
+	for fn, fd := range f.decls {
+		if fn.Name() != m.Name() || fd.Recv == nil {
+			continue
+		}
+		recv := fn.Type().(*types.Signature).Recv()
+		if recv == nil {
+			continue
+		}
+		t := recv.Type()
+		if p, ok := t.(*types.Pointer); ok {
+			t = p.Elem()
+		}
+		if types.Implements(t, iface) || types.Implements(types.NewPointer(t), iface) {
+			out = append(out, fn)
+		}
+	}
+	// The map's order is random; positions make the first duration named
+	// the same every run.
+	slices.SortFunc(out, func(a, b *types.Func) int { return cmp.Compare(a.Pos(), b.Pos()) })
 	return out
 }
 
@@ -236,4 +286,76 @@ func (f *Finder) seam(call *ast.CallExpr) string {
 		}
 	}
 	return f.seams[v]
+}
+
+// Timed returns the waits and deadlines of the timed work the
+// statements run and every package function they reach (the walk
+// follows all of them once), in the test files too: the timed work of a
+// child process the test starts, whose helper is a test function. fn is
+// the function of the statements, whose locals tell their values. Of
+// the statements in before, which run to their end before a point that
+// matters, only the work that outlives them counts: goroutines they
+// start, and tickers, timers and deadlines they set (not a time.Sleep
+// of their own). A value read from a field or a parameter is kept, of
+// unknown value.
+func (f *Finder) Timed(fn ast.Node, before, roots []ast.Node) []Duration {
+	type item struct {
+		root ast.Node
+		decl *ast.FuncDecl
+		full bool // every wait counts, not only the ones that outlive the call
+	}
+	type key struct {
+		decl *ast.FuncDecl
+		full bool
+	}
+	var out []Duration
+	seen := map[key]bool{}
+	var work []item
+	for _, r := range before {
+		work = append(work, item{root: r})
+	}
+	for _, r := range roots {
+		work = append(work, item{root: r, full: true})
+	}
+	for len(work) > 0 {
+		it := work[0]
+		work = work[1:]
+		ev := &evaluator{info: f.info, root: fn}
+		if it.decl != nil {
+			ev.root = it.decl
+		}
+		add := func(e ast.Expr, site string) {
+			d := Duration{Own: true, Site: site, Where: f.where(e.Pos())}
+			d.Value, d.Known = ev.value(e, 0)
+			out = append(out, d)
+		}
+		follow := func(call *ast.CallExpr, full bool) {
+			if fn := match.Callee(f.info, call); fn != nil {
+				if d := f.decls[fn.Origin()]; d != nil && d.Body != nil && !seen[key{d, full}] {
+					seen[key{d, full}] = true
+					work = append(work, item{root: d.Body, decl: d, full: full})
+				}
+			}
+		}
+		ast.Inspect(it.root, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.GoStmt:
+				if !it.full {
+					work = append(work, item{root: n.Call, decl: it.decl, full: true})
+					return false
+				}
+			case *ast.CallExpr:
+				if e := f.clockArg(n); e != nil && (it.full || !match.IsPkgFunc(f.info, n, "time", "Sleep")) {
+					add(e, types.ExprString(n))
+				}
+				follow(n, it.full)
+			case *ast.BinaryExpr:
+				if e := f.comparedWithElapsed(n); e != nil && it.full {
+					add(e, types.ExprString(n))
+				}
+			}
+			return true
+		})
+	}
+	return out
 }

@@ -59,7 +59,7 @@ func hypothesisRule(name, from, to string, kind rule.ChangeKind, why string) *ru
 }
 
 // lateModule: in late and bounded, a counter counts one event 5ms after
-// Start, and the test sleeps 200ms before checking it; a proven budget
+// Start, and the test sleeps 400ms before checking it; a proven budget
 // fix replaces the sleep by a poll that returns once the count is 1 and
 // keeps the rest of the window. late's poll has a budget of 5s: it
 // passes the event made a second late, which the sleep caught; bounded's

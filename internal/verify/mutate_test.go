@@ -50,7 +50,7 @@ POLL
 func TestCounts(t *testing.T) {
 	var c Counter
 	c.Start()
-	wait(200*time.Millisecond, func() bool { return c.n.Load() == 1 })
+	wait(400*time.Millisecond, func() bool { return c.n.Load() == 1 })
 	if got := c.n.Load(); got != 1 {
 		t.Fatalf("n = %d, want 1", got)
 	}
@@ -58,7 +58,7 @@ func TestCounts(t *testing.T) {
 `
 
 // strengthModule: in weak, the poll returns as soon as the count is 1,
-// so it misses a second event 50ms later that the original's 200ms sleep
+// so it misses a second event 100ms later that the original's 400ms sleep
 // sees; in strong, the poll keeps the rest of the window (issue 20's
 // waitfor for an exact condition) and sees it.
 var strengthModule = `
@@ -108,7 +108,7 @@ func TestRunMutants(t *testing.T) {
 		byPkg[f.Package[strings.LastIndex(f.Package, "/")+1:]] = f
 	}
 
-	// The mutants of c.n.Add(1): twice, again 51ms later, dropped. The
+	// The mutants of c.n.Add(1): twice, again about 100ms later, dropped. The
 	// original kills each; weak's poll misses the second.
 	weak := byPkg["weak"]
 	if weak.Fixed || weak.Revert == nil || weak.Revert.Kind != revert.Weaker {
@@ -149,11 +149,11 @@ func TestRunMutants(t *testing.T) {
 		src := string(c.New)
 		switch {
 		case strings.HasSuffix(c.Path, "strong/counter_test.go"):
-			if !strings.Contains(src, "poll(200*time.Millisecond") {
+			if !strings.Contains(src, "poll(400*time.Millisecond") {
 				t.Errorf("strong: not rewritten:\n%s", src)
 			}
 		case strings.HasSuffix(c.Path, "weak/counter_test.go"):
-			if strings.Contains(src, "poll(200") || !strings.Contains(src, "//unflake:ignore waittopoll reverted by unflake fix --verify: TestCounts after the rewrite misses a bug") {
+			if strings.Contains(src, "poll(400") || !strings.Contains(src, "//unflake:ignore waittopoll reverted by unflake fix --verify: TestCounts after the rewrite misses a bug") {
 				t.Errorf("weak: want the fix recorded, not applied:\n%s", src)
 			}
 		}

@@ -62,6 +62,11 @@ type checker struct {
 	// Read once per package, on first use (hazard.go).
 	fileText []dirFile // the files of the package's directory besides its Go files
 	arith    *string   // the package's first arithmetic on a port, or ""
+
+	// Built once per package, on first use (flow.go).
+	parent map[ast.Node]ast.Node
+	usesOf map[types.Object][]*ast.Ident
+	bodies map[*types.Func]*ast.FuncDecl
 }
 
 func run(pass *rule.Pass) error {
@@ -292,6 +297,9 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 		}
 		if !c.resolves(ln, u.expr.Pos()) {
 			return nil, fmt.Sprintf("%s is not in scope where the test uses the address in %s", ln.Name(), types.ExprString(u.expr))
+		}
+		if why := c.flowHazard(u); why != "" {
+			return nil, fmt.Sprintf("the address %s reaches %s, not only a dial, a listen or an HTTP client: with a port the system picks, what the code computes from it (a hash, a key, an order, a comparison) may change from run to run", types.ExprString(u.expr), why)
 		}
 		edits = append(edits, e)
 	}

@@ -22,6 +22,7 @@ import (
 
 // hazardsChecked are the hazards plan excludes, for rule.Change.Checked.
 var hazardsChecked = []string{
+	"the address reaches only dials, listens and HTTP clients (followed through variables, literals, fields and the package's functions)",
 	"the port in no file of the package's directory (testdata)",
 	"no port near it in the package (a port derived from it) and no arithmetic on a port in the code",
 	"the host as written (a name, not an IP ln.Addr() would give)",

@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"path/filepath"
 
 	"github.com/dave/dst"
 
@@ -562,6 +563,7 @@ func (c *checker) mayWait(call *ast.CallExpr, seen map[*types.Func]bool, depth i
 	}
 	fn := match.Callee(c.info, call)
 	if fn == nil || fn.Pkg() == nil {
+		c.waitedAt(call, "a call of the function value "+types.ExprString(call.Fun))
 		return true // a function value
 	}
 	path := fn.Pkg().Path()
@@ -572,8 +574,21 @@ func (c *checker) mayWait(call *ast.CallExpr, seen map[*types.Func]bool, depth i
 		// A mutex the goroutine's own code takes is the test's; one taken
 		// inside the code under test is held as long as that code holds
 		// it, and a bug may return still holding it.
-		return fn.Name() == "Wait" || (fn.Name() == "Do" && !c.locksFree) || (depth > 0 && !c.locksFree && (fn.Name() == "Lock" || fn.Name() == "RLock"))
+		//
+		// A lifecycle method (locksFree) is held to the same: the test's
+		// own calls of the value take its mutex too, but a bug that wedges
+		// the code holding it (a flush that locks twice) makes the test
+		// fail at its check with the lock held, and only the cleanup's
+		// Close then blocks, to the test's timeout.
+		w := fn.Name() == "Wait" || (fn.Name() == "Do" && !c.locksFree) || (depth > 0 && (fn.Name() == "Lock" || fn.Name() == "RLock"))
+		if w {
+			c.waitedAt(call, types.ExprString(call.Fun))
+		}
+		return w
 	case path == "time":
+		if fn.Name() == "Sleep" {
+			c.waitedAt(call, types.ExprString(call.Fun))
+		}
 		return fn.Name() == "Sleep"
 	case c.locksFree && match.IsStd(path):
 		// A lifecycle method's own resources of the standard library
@@ -581,7 +596,11 @@ func (c *checker) mayWait(call *ast.CallExpr, seen map[*types.Func]bool, depth i
 		return false
 	}
 	if r := fn.Type().(*types.Signature).Recv(); r != nil && types.IsInterface(r.Type()) {
+		c.waitedAt(call, "the interface method "+types.ExprString(call.Fun))
 		return true
+	}
+	if c.decls[fn.Origin()] == nil {
+		c.waitedAt(call, types.ExprString(call.Fun)+", out of sight")
 	}
 	return c.bodyWaits(fn, seen, depth)
 }
@@ -610,8 +629,12 @@ func (c *checker) bodyWaits(fn *types.Func, seen map[*types.Func]bool, depth int
 			return false
 		case *ast.SendStmt:
 			waits = true
+			c.waitedAt(n, "a send on "+types.ExprString(n.Chan))
 		case *ast.UnaryExpr:
 			waits = n.Op == token.ARROW
+			if waits {
+				c.waitedAt(n, "a receive from "+types.ExprString(n.X))
+			}
 		case *ast.SelectStmt:
 			def := false
 			for _, cc := range n.Body.List {
@@ -620,9 +643,13 @@ func (c *checker) bodyWaits(fn *types.Func, seen map[*types.Func]bool, depth int
 				}
 			}
 			waits = !def
+			if waits {
+				c.waitedAt(n, "a select")
+			}
 		case *ast.RangeStmt:
 			if _, ok := types.Unalias(c.info.TypeOf(n.X)).Underlying().(*types.Chan); ok {
 				waits = true
+				c.waitedAt(n, "a range over "+types.ExprString(n.X))
 			}
 		case *ast.CallExpr:
 			waits = c.mayWait(n, seen, depth+1)
@@ -639,4 +666,13 @@ var nonBlocking = map[string]bool{
 	"maps": true, "math": true, "errors": true, "sync/atomic": true, "unicode": true,
 	"unicode/utf8": true, "encoding/json": true, "encoding/hex": true, "encoding/base64": true,
 	"path": true, "path/filepath": true, "reflect": true, "math/rand": true, "math/rand/v2": true,
+}
+
+// waitedAt records the first operation found that may wait ("b.mu.Lock at
+// batch.go:41"), for the reason endWaits gives.
+func (c *checker) waitedAt(n ast.Node, what string) {
+	if c.waitAt == "" {
+		p := c.pass.Fset.Position(n.Pos())
+		c.waitAt = fmt.Sprintf("%s at %s:%d", what, filepath.Base(p.Filename), p.Line)
+	}
 }

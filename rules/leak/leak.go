@@ -116,11 +116,13 @@ type checker struct {
 	// locksFree: a mutex taken inside the code under test counts as no
 	// wait (see endWaits); a join's goroutine counts it.
 	locksFree bool
-	pass      *rule.Pass
-	info      *types.Info
-	decls     map[*types.Func]*ast.FuncDecl
-	file      *ast.File
-	fn        *ast.FuncDecl
+	// waitAt: the first operation bodyWaits found that may wait.
+	waitAt string
+	pass   *rule.Pass
+	info   *types.Info
+	decls  map[*types.Func]*ast.FuncDecl
+	file   *ast.File
+	fn     *ast.FuncDecl
 
 	// sums holds the summaries of the package's methods (stop.go).
 	sums map[*types.Func]*summary

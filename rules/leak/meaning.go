@@ -609,10 +609,13 @@ func (c *checker) endWaits(s *site) string {
 	if isStdType(s.v.Type()) || s.lc.fn == nil || s.lc.fn.Pkg() == nil || match.IsStd(s.lc.fn.Pkg().Path()) {
 		return ""
 	}
-	// A lock Close takes is the one the test's own calls of the value
-	// take: the original hangs on it as well. Channels and goroutines
-	// Close waits for are what a cleanup adds.
+	// A lock Close takes counts: the test's own calls of the value take
+	// it too, but after a bug wedges the code holding it the test fails
+	// at its check (t.Fatal) and only the cleanup blocks. The standard
+	// library's resources Close ends (a file, a listener) and a
+	// sync.Once around it do not wait on the code under test.
 	waits := false
+	c.waitAt = ""
 	if c.decls[s.lc.fn.Origin()] != nil {
 		c.locksFree = true
 		waits = c.bodyWaits(s.lc.fn, map[*types.Func]bool{}, 1)
@@ -630,7 +633,11 @@ func (c *checker) endWaits(s *site) string {
 	if !waits {
 		return ""
 	}
-	return fmt.Sprintf("%s.%s may wait on the state of the code under test (its goroutine, a channel, a lock it holds); under a bug that wedges that code a cleanup would hang the test to its timeout instead of failing at its check: end it by hand with a bounded wait", s.v.Name(), s.lc.method)
+	at := "its goroutine, a channel, a lock it holds"
+	if c.waitAt != "" {
+		at = c.waitAt
+	}
+	return fmt.Sprintf("%s.%s may wait on the state of the code under test (%s); under a bug that wedges that code a cleanup would hang the test to its timeout instead of failing at its check: end it by hand with a bounded wait", s.v.Name(), s.lc.method, at)
 }
 
 // registeredBefore names a call before s that may register a check run at

@@ -3,6 +3,7 @@ package parallel
 import (
 	"fmt"
 	"go/ast"
+	"go/token"
 	"go/types"
 	"path/filepath"
 	"sort"
@@ -248,12 +249,18 @@ func (c *checker) clock(root ast.Node) string {
 				found = fmt.Sprintf("uses the real clock (%s at %s:%d)", what, filepath.Base(p.Filename), p.Line)
 			}
 		case *ast.Ident:
-			fn, ok := c.info.Uses[n].(*types.Func)
-			if !ok || fn.Pkg() != c.pass.Pkg {
-				return true
-			}
-			if inner := c.funcClock(fn.Origin()); inner != "" {
-				found = "calls " + fn.Name() + ", which " + inner
+			switch obj := c.info.Uses[n].(type) {
+			case *types.Func:
+				if obj.Pkg() != c.pass.Pkg {
+					return true
+				}
+				if inner := c.funcClock(obj.Origin()); inner != "" {
+					found = "calls " + obj.Name() + ", which " + inner
+				}
+			case *types.Var:
+				if how := c.clockVarsOf()[obj]; how != "" {
+					found = "reads package-level variable " + obj.Name() + ", " + how
+				}
 			}
 		}
 		return true
@@ -275,4 +282,80 @@ func (c *checker) funcClock(fn *types.Func) string {
 	s := c.clock(fd.Body)
 	c.clockMemo[fn] = s
 	return s
+}
+
+// clockVarsOf returns the package-level variables of the package whose
+// value comes from the real clock, each with a phrase saying where ("set
+// from the real clock at package initialisation (time.Now at
+// health.go:9)"): a variable whose initialiser reads the clock, or that
+// code reading the clock writes (init stamping a start time, a goroutine
+// counting ticks, a sync.Once keeping the time of its first call). Such a
+// stamp is state every test shares through the order: a test that reads
+// it (an uptime, a grace period since start) sees another value when,
+// made parallel, it runs after the sequential tests instead of first.
+// Writes outside init are shared state already (shared.go); this also
+// catches those of init and of package-level declarations, which happen
+// once, before or as the first test runs.
+func (c *checker) clockVarsOf() map[*types.Var]string {
+	if c.clockVars != nil {
+		return c.clockVars // complete, or partial while computing
+	}
+	c.clockVars = map[*types.Var]string{}
+	mark := func(v *types.Var, how string) bool {
+		if v == nil || v.Pkg() != c.pass.Pkg || !match.IsPackageLevel(v) || c.clockVars[v] != "" {
+			return false
+		}
+		c.clockVars[v] = how
+		return true
+	}
+	// A stamp may come from another one (var deadline = started.Add(d)):
+	// repeat until no variable is added, forgetting what funcClock
+	// computed from the smaller set.
+	for changed := true; changed; {
+		changed = false
+		for _, f := range c.pass.AllFiles {
+			for _, d := range f.Decls {
+				switch d := d.(type) {
+				case *ast.GenDecl:
+					if d.Tok != token.VAR {
+						continue
+					}
+					for _, spec := range d.Specs {
+						vs := spec.(*ast.ValueSpec)
+						for i, name := range vs.Names {
+							var value ast.Expr
+							switch {
+							case len(vs.Values) == len(vs.Names):
+								value = vs.Values[i]
+							case len(vs.Values) == 1:
+								value = vs.Values[0]
+							default:
+								continue
+							}
+							if w := c.clock(value); w != "" {
+								v, _ := c.info.Defs[name].(*types.Var)
+								changed = mark(v, "set at package initialisation from code that "+w) || changed
+							}
+						}
+					}
+				case *ast.FuncDecl:
+					if d.Body == nil {
+						continue
+					}
+					w := c.clock(d.Body)
+					if w == "" {
+						continue
+					}
+					match.ModifiesFunc(c.info, d.Body, func(v *types.Var) bool {
+						changed = mark(v, "which "+d.Name.Name+" writes, and "+d.Name.Name+" "+w) || changed
+						return false
+					})
+				}
+			}
+		}
+		if changed {
+			clear(c.clockMemo)
+		}
+	}
+	return c.clockVars
 }

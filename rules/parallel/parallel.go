@@ -52,6 +52,24 @@ var pure = map[string]bool{
 // osReads are the functions of package os that only read process state.
 var osReads = []string{"Getenv", "LookupEnv", "Environ", "Getwd", "Getpid", "Getuid", "Hostname", "ExpandEnv"}
 
+// fileSystem completes "the test calls os.Stat": the rule does not follow
+// paths, so a file another test writes, or removes, may be the one the
+// test reads.
+const fileSystem = ", which uses the file system, which every test shares: the analysis does not follow paths, so it cannot tell whether another test reads or writes the same ones"
+
+// filepathFS are the functions of package path/filepath that read the
+// file system.
+var filepathFS = []string{"Abs", "EvalSymlinks", "Glob", "Walk", "WalkDir"}
+
+// runtimeShared are the functions of packages runtime and runtime/debug
+// that read or set counters and settings of the whole process: a test
+// that checks them (allocations counted with ReadMemStats, goroutines
+// with NumGoroutine) counts those of the tests running beside it too.
+var runtimeShared = []string{
+	"ReadMemStats", "NumGoroutine", "GC", "GOMAXPROCS", "NumCgoCall", "MemProfile", "SetFinalizer",
+	"FreeOSMemory", "ReadGCStats", "SetGCPercent", "SetMemoryLimit", "SetMaxStack", "SetMaxThreads",
+}
+
 // osWrites are the functions of packages os and syscall that change the
 // process-wide environment or working directory.
 var osWrites = []string{"Setenv", "Unsetenv", "Clearenv", "Chdir"}
@@ -87,6 +105,9 @@ type checker struct {
 	decls     map[*types.Func]*ast.FuncDecl
 	memo      map[*types.Func]*obstacle // nil while a function is being followed
 	clockMemo map[*types.Func]string
+	// clockVars are the package-level variables whose value comes from
+	// the real clock (see clockVarsOf), computed on first use.
+	clockVars map[*types.Var]string
 
 	// shared is what the package's code may change of the state its
 	// tests share, computed on first use.
@@ -94,11 +115,14 @@ type checker struct {
 }
 
 // An obstacle is what makes a function unfit to run in parallel: a change
-// to process-wide state (state), or a call the analysis cannot follow
-// (unseen). Each is a phrase completing "the test ...".
+// to process-wide state (state), a resource of the process or machine
+// the tests share that the analysis cannot track (resource), or a call
+// the analysis cannot follow (unseen). Each is a phrase completing "the
+// test ...".
 type obstacle struct {
-	state  string
-	unseen string
+	state    string
+	resource string
+	unseen   string
 	// shares is a read of state other code of the package may change
 	// (see shared); it becomes state when the function changes nothing
 	// itself, whose change is the better reason.
@@ -119,6 +143,11 @@ func (c *checker) check(tests []*test, i int) *rule.Diagnostic {
 	}
 	// Have: a sequential test that sets no environment variable itself.
 	eff := c.effects(fd.Body, true)
+	if eff.state == "" && eff.resource != "" {
+		// A concrete reason the user can act on (a directory of the
+		// test's own, a measure that stays sequential): reported.
+		eff.state = eff.resource
+	}
 	if eff.state == "" && eff.unseen != "" {
 		return nil // the analysis cannot see enough to say anything useful
 	}
@@ -129,7 +158,7 @@ func (c *checker) check(tests []*test, i int) *rule.Diagnostic {
 	}
 	if eff.state == "" {
 		if w := c.clock(fd.Body); w != "" {
-			eff.state = w + ": beside other tests, their load would stretch the time it waits or measures, so a check that depends on it could fail on correct code or pass a bug (a synctest bubble would keep its time apart)"
+			eff.state = w + ": made parallel, it would run later (after the sequential tests) and beside other tests whose load stretches the time it waits or measures, so a check that depends on the time could fail on correct code or pass a bug (a synctest bubble would keep its time apart)"
 		} else {
 			eff.state = c.order(tests, i)
 		}
@@ -198,7 +227,7 @@ func (c *checker) effects(root ast.Node, test bool) *obstacle {
 	eff := &obstacle{}
 	var written *types.Var
 	n := match.ModifiesFunc(c.info, root, func(v *types.Var) bool {
-		if match.IsPackageLevel(v) && !c.poolOnly(root, v) {
+		if match.IsPackageLevel(v) {
 			written = v
 			return true
 		}
@@ -212,7 +241,7 @@ func (c *checker) effects(root ast.Node, test bool) *obstacle {
 	if n != nil {
 		// No line number: a finding made after other fixes sees rewritten
 		// lines, which the engine maps back only for the finding itself.
-		eff.state = fmt.Sprintf("writes package-level variable %s, which every test shares", written.Name())
+		eff.state = fmt.Sprintf("writes package-level variable %s, which every test shares%s", written.Name(), kept(written))
 		return eff
 	}
 	ast.Inspect(root, func(n ast.Node) bool {
@@ -243,33 +272,21 @@ func (c *checker) effects(root ast.Node, test bool) *obstacle {
 	return eff
 }
 
-// poolOnly reports whether v is a sync.Pool (or a pointer to one) that
-// root uses only through its Get and Put methods. A pool hands each Get a
-// value no other caller holds, and what Put gives back is another's to
-// take: parallel tests that share a pool share no state through it. Any
-// other use (an assignment, its New field, its address) counts as a
-// write.
-func (c *checker) poolOnly(root ast.Node, v *types.Var) bool {
-	if !match.IsNamed(v.Type(), "sync", "Pool") {
-		return false
+// kept says, for a package-level variable of a sync type whose state
+// lives on between tests, what a test made parallel would change of it
+// (", a sync.Pool: ..."), or "". A pool is warm or cold depending on
+// which tests ran before: Get hands out what an earlier test Put back, or
+// what New makes, so a bug in New (a buffer that is not empty) shows only
+// to the test that meets the pool cold. A Once runs for the first test
+// that reaches it, with that test's arguments and clock.
+func kept(v *types.Var) string {
+	switch {
+	case match.IsNamed(v.Type(), "sync", "Pool"):
+		return " (a sync.Pool: its Get and Put leave it warm or cold for the tests after, and a bug in its New shows only on a cold pool)"
+	case match.IsNamed(v.Type(), "sync", "Once"):
+		return " (a sync.Once: the first test to reach it runs it, and every later test sees what that run left)"
 	}
-	uses, calls := 0, 0
-	ast.Inspect(root, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.Ident:
-			if c.info.Uses[n] == types.Object(v) {
-				uses++
-			}
-		case *ast.SelectorExpr:
-			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && c.info.Uses[id] == types.Object(v) {
-				if sel, ok := c.info.Selections[n]; ok && sel.Kind() == types.MethodVal && (sel.Obj().Name() == "Get" || sel.Obj().Name() == "Put") {
-					calls++
-				}
-			}
-		}
-		return true
-	})
-	return uses == calls
+	return ""
 }
 
 // dynamic reports whether call calls a function value other than a local
@@ -316,8 +333,18 @@ func (c *checker) use(eff *obstacle, fn *types.Func, test bool) {
 			eff.state = "calls " + name + ", which changes process-wide state"
 		} else if path == "os" && sig.Recv() == nil && oneOf(fn.Name(), osReads) {
 			c.readsProcess(eff, name, fn.Name())
+		} else if path == "os" && eff.resource == "" {
+			eff.resource = "calls " + name + fileSystem
 		} else if eff.unseen == "" {
 			eff.unseen = "calls " + name
+		}
+	case path == "io/ioutil" || path == "path/filepath" && oneOf(fn.Name(), filepathFS):
+		if eff.resource == "" {
+			eff.resource = "calls " + name + fileSystem
+		}
+	case (path == "runtime" || path == "runtime/debug") && oneOf(fn.Name(), runtimeShared):
+		if eff.resource == "" {
+			eff.resource = "calls " + name + ", which reads or sets state of the whole process (its heap, goroutines or scheduler) that the tests running beside it change: a count or a limit it checks would take in theirs"
 		}
 	case pure[path]:
 	case fn.Pkg() == c.pass.Pkg:
@@ -326,8 +353,13 @@ func (c *checker) use(eff *obstacle, fn *types.Func, test bool) {
 		case inner == nil:
 		case inner.state != "":
 			eff.state = "calls " + fn.Name() + ", which " + inner.state
-		case inner.unseen != "" && eff.unseen == "":
-			eff.unseen = "calls " + fn.Name() + ", which " + inner.unseen
+		default:
+			if inner.resource != "" && eff.resource == "" {
+				eff.resource = "calls " + fn.Name() + ", which " + inner.resource
+			}
+			if inner.unseen != "" && eff.unseen == "" {
+				eff.unseen = "calls " + fn.Name() + ", which " + inner.unseen
+			}
 		}
 	case match.IsAssertion(path, fn.Name()):
 		// An assertion looks at its arguments and reports on the test's
@@ -411,6 +443,9 @@ func (c *checker) fix(fd *ast.FuncDecl, t string) *rule.Fix {
 				"no testing.AllocsPerRun, testing.Benchmark, t.Setenv or t.Chdir",
 				"no elapsed real time measured in the test's code",
 				"no real clock read or waited on (time.Sleep, time.After, timers, tickers, deadlines, time.Now) by the test or the package code it calls, outside a synctest bubble",
+				"no package-level variable whose value comes from the real clock (a start stamp taken at initialisation, or written by code that reads the clock)",
+				"no package-level sync.Pool or sync.Once, even one used only through Get and Put: its warmth, or its first run, is state the tests share",
+				"no file system use and no process-wide runtime counters or settings (runtime.ReadMemStats, runtime.NumGoroutine, debug.SetGCPercent)",
 				"no function of the code under test that a later test staying sequential calls too",
 				"not the first test to call a function of the code under test that another test calls too",
 			},

@@ -84,7 +84,8 @@ func setup(fd *ast.FuncDecl) bool {
 
 // scan records in s what root, the body of the function fn (or a
 // package-level declaration), may change. The writes of setup code (init,
-// TestMain) do not count; its aliases do.
+// TestMain) do not count, but for those of its function literals, which
+// may run while the tests do; its aliases do.
 func (c *checker) scan(s *shared, root ast.Node, fn string, init bool) {
 	match.WithStack(root, func(n ast.Node, stack []ast.Node) bool {
 		switch n := n.(type) {
@@ -94,10 +95,14 @@ func (c *checker) scan(s *shared, root ast.Node, fn string, init bool) {
 				return true
 			}
 			kind, how := c.useOf(n, stack)
+			// A function literal of init or TestMain (a goroutine, a
+			// timer's or a handler's callback) may run while the tests
+			// do: its writes count.
+			later := init && inFuncLit(stack)
 			// An alias of a standard library variable (fmt.Fprintln(os.Stderr))
 			// is I/O or a handle, not state a test reads back; its
 			// writes (os.Stdout = w) and setters (log.SetOutput) count.
-			if kind == read || kind == write && init || kind == alias && match.IsStd(v.Pkg().Path()) {
+			if kind == read || kind == write && init && !later || kind == alias && match.IsStd(v.Pkg().Path()) {
 				return true
 			}
 			where := c.where(fn, n)
@@ -121,12 +126,22 @@ func (c *checker) scan(s *shared, root ast.Node, fn string, init bool) {
 				s.vars[v] = "may change through an alias: " + where + " " + how
 			}
 		case *ast.CallExpr:
-			if !init {
+			if !init || inFuncLit(stack) {
 				c.scanCall(s, n, fn)
 			}
 		}
 		return true
 	})
+}
+
+// inFuncLit reports whether stack holds a function literal.
+func inFuncLit(stack []ast.Node) bool {
+	for _, n := range stack {
+		if _, ok := n.(*ast.FuncLit); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // scanCall records in s a change of the environment, the working
@@ -230,10 +245,6 @@ func (c *checker) useOf(id *ast.Ident, stack []ast.Node) (useKind, string) {
 			if !ok || sel.Kind() == types.FieldVal {
 				e = p
 				continue
-			}
-			if match.IsNamed(c.info.TypeOf(e), "sync", "Pool") && (p.Sel.Name == "Get" || p.Sel.Name == "Put") {
-				// A pool hands each Get a value no other caller holds.
-				return read, ""
 			}
 			if _, ptr := sel.Obj().Type().(*types.Signature).Recv().Type().(*types.Pointer); ptr {
 				if _, isPtr := types.Unalias(c.info.TypeOf(e)).Underlying().(*types.Pointer); isPtr {

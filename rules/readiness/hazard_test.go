@@ -13,6 +13,12 @@ import (
 // oneNotify is the Checked entry of the handler and children hazards.
 const oneNotify = "one signal.Notify in the child, for the signal the test sends, and one child started before the sleep"
 
+// noStartup and noTimed are the Checked entries of the start-up hazards.
+const (
+	noStartup = "a buffered signal channel, and the child reads neither the signal channel nor what the signal cancels between installing its handler and waiting for the signal"
+	noTimed   = "the child runs no timer, ticker, sleep or deadline shorter than the sleep before it waits for the signal"
+)
+
 // noBound is the Checked entry of the timing hazard.
 const noBound = "no start-up time bound in the comments next to the sleep, the test's names or the failure messages after the sleep, and no measurement of time by the test or its helper"
 
@@ -58,6 +64,8 @@ func TestCheckedSync(t *testing.T) {
 		{"child makes nothing", "", `os.Stat("pid")`, "the child makes nothing between installing its handler and waiting for the signal"},
 		{"test checks nothing", `os.WriteFile("pid", nil, 0o644)`, "", "the test checks nothing the child makes after start-up"},
 		{"both", `os.WriteFile("pid", nil, 0o644)`, `os.Stat("pid")`, ""},
+		{"polls the signal", "select {\ncase <-c:\n\tos.Exit(1)\ndefault:\n}", "", ""},
+		{"ticks in the window", "time.NewTicker(time.Millisecond)", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := helper
@@ -74,7 +82,7 @@ func TestCheckedSync(t *testing.T) {
 			case tc.want != "" && diags[0].Fix == nil:
 				t.Errorf("not fixed (%s), want fixed", diags[0].NotFixed)
 			case tc.want != "":
-				if got := diags[0].Fix.Changes[0].Checked; !slices.Equal(got, []string{tc.want, oneNotify, noBound}) {
+				if got := diags[0].Fix.Changes[0].Checked; !slices.Equal(got, []string{tc.want, oneNotify, noBound, noStartup, noTimed}) {
 					t.Errorf("checked %q, want %q", got, tc.want)
 				}
 			}

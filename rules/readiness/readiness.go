@@ -479,8 +479,11 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 	if why != "" {
 		return nil, why
 	}
+	if why := c.startupHazard(s, helper, n); why != "" {
+		return nil, why
+	}
 	fix := c.fix(s, n, t)
-	fix.Changes[0].Checked = []string{checked, notifyChecked, timingChecked}
+	fix.Changes[0].Checked = []string{checked, notifyChecked, timingChecked, startupChecked, timedChecked}
 	return fix, ""
 }
 

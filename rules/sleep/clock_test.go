@@ -42,6 +42,12 @@ func (t Token) Valid() bool { return !time.Now().Before(t.NotBefore) }
 
 // Clock renders minutes as HH:MM: a fixed date that meets no clock.
 func Clock(min int) string { return time.Date(0, 1, 1, min/60, min%60, 0, 0, time.UTC).Format("15:04") }
+
+// Tokens: a quantity computed from elapsed time (a token bucket's refill).
+func (c *Cache) Tokens() float64 {
+	el := time.Since(c.at)
+	return float64(el) / float64(c.ttl)
+}
 `
 
 // clockCase is a test package holding body as TestX's body.
@@ -67,7 +73,7 @@ func TestX(t *testing.T) {
 // line; the wrap's Change lists the hazards excluded.
 func TestClockHazards(t *testing.T) {
 	testmod.Short(t)
-	all := []string{"no fixed date", "no zero duration", "no comparison of two clock readings", "no sleep ending exactly on a configured deadline", "no clock reading used as a key", "no deadline polled without blocking"}
+	all := []string{"no fixed date", "no zero duration", "no comparison of two clock readings", "no sleep ending exactly on a configured deadline", "no clock reading used as a key", "no deadline polled without blocking", "no quantity computed from elapsed time checked right after another call"}
 	for _, tc := range []struct {
 		name, body string
 		// want is "fixed", or "unproven: REASON" or "not fixed: REASON"
@@ -105,6 +111,11 @@ func TestClockHazards(t *testing.T) {
 	time.Sleep(40 * time.Millisecond)
 	if c.Fresh() { t.Fatal("fresh at its deadline") }`,
 			"unproven: the test sleeps exactly the duration it gives the code under test (100 * time.Millisecond given to New at x_test.go:12, then time.Sleep(40 * time.Millisecond) at x_test.go:14)", nil},
+		{"elapsed computed", `c := New(time.Second)
+	if c.Tokens() >= 1 { t.Fatal("a token at once") }
+	time.Sleep(time.Second)
+	if c.Tokens() < 1 { t.Fatal("no token") }`,
+			"not fixed: the test checks c.Tokens() at x_test.go:13 right after New(time.Second) at x_test.go:12 with no wait between, and the code computes a quantity from elapsed time (float64(el) at x.go:", nil},
 		// time.Second is a constant, followed by value: 1.5s slept in
 		// all is past the 1s deadline (the demo's session test).
 		{"constant unit", `c := New(time.Second)

@@ -3,8 +3,11 @@ package spawn
 import (
 	"fmt"
 	"go/ast"
+	"strings"
 
+	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // Independence is shown, not inferred from the absence of a shared
@@ -45,8 +48,12 @@ func (c *checker) childEffect(u *unit) string {
 				why = fmt.Sprintf("the children's code writes the file system (os.%s at %s) at a path the rule cannot show differs per child: two children may race for it (a pid file, a lock, a cache), and %s", match.Callee(c.info, call).Name(), c.line(call), flake)
 			case match.IsPkgFunc(c.info, call, "os", "Setenv", "Unsetenv", "Clearenv"):
 				why = fmt.Sprintf("the children's code writes the environment (os.%s at %s), which may name what they share, and %s", match.Callee(c.info, call).Name(), c.line(call), flake)
+			case match.IsPkgFunc(c.info, call, "io/ioutil", "WriteFile", "TempFile", "TempDir"):
+				why = fmt.Sprintf("the children's code writes the file system (ioutil.%s at %s) at a path the rule cannot show differs per child: two children may race for it (a pid file, a lock, a cache), and %s", match.Callee(c.info, call).Name(), c.line(call), flake)
 			case c.isNetCall(call):
 				why = fmt.Sprintf("the children's code listens or dials (%s at %s): they may reach the same server or bind the same address, which sees them in the order they come, and %s", match.Callee(c.info, call).Name(), c.line(call), flake)
+			default:
+				why = c.lockCall(call)
 			}
 			return why == ""
 		})
@@ -65,4 +72,132 @@ func (c *checker) isNetCall(call *ast.CallExpr) bool {
 	}
 	return match.IsMethod(c.info, call, "net/http", "Do", "Get", "Post", "Head", "PostForm") ||
 		match.IsMethod(c.info, call, "net", "Dial", "DialContext", "Listen", "ListenPacket")
+}
+
+// lockCall says where call takes a lock or an exclusive hold that other
+// processes see, or makes a system call that may: a non-blocking flock on
+// a file every child opens (the program's own executable, as flock -n
+// "$0" does; a path in a shared directory), an fcntl lock, a lock file of
+// a library, or code of another package that does so. Children that take
+// it cannot overlap: run together, one exits "already running" now and
+// then, which a few runs miss.
+func (c *checker) lockCall(call *ast.CallExpr) string {
+	const overlap = "so the children cannot overlap: run together, one may find it held (\"already running\") now and then, where a few runs pass"
+	fn := match.Callee(c.info, call)
+	if fn == nil || fn.Pkg() == nil {
+		return ""
+	}
+	fn = fn.Origin()
+	path, name := fn.Pkg().Path(), fn.Name()
+	if path == "syscall" || strings.HasPrefix(path, "golang.org/x/sys/") {
+		if effects.StdRead(fn) || sysReads[name] {
+			return ""
+		}
+		what := "makes a system call"
+		if isLockName(name) {
+			what = "takes a lock"
+		}
+		return fmt.Sprintf("the children's code %s (%s at %s) that other processes see, on a file or path the rule cannot show differs per child, %s", what, match.PkgFuncName(fn), c.line(call), overlap)
+	}
+	if match.IsStd(path) || fn.Pkg() == c.pass.Pkg {
+		return "" // the package's own functions are childCode's
+	}
+	if isLockName(name) || isLockName(lastElem(path)) {
+		return fmt.Sprintf("the children's code calls %s (%s), a lock or pid file that other processes see, %s", match.PkgFuncName(fn), c.line(call), overlap)
+	}
+	if s := c.pass.Effects.Of(fn); s != nil {
+		for _, e := range s.Effects {
+			switch e.Kind {
+			case effect.Syscall, effect.Network, effect.Process, effect.WritesEnv, effect.WritesWd:
+				return fmt.Sprintf("the children's code calls %s (%s), a lock, a listener or a state other processes see, %s", e.Why(), c.line(call), overlap)
+			}
+		}
+	}
+	return ""
+}
+
+// sysReads are system calls that only read or act on what the process
+// owns (its own descriptors' metadata, the clock).
+var sysReads = map[string]bool{
+	"Stat": true, "Lstat": true, "Fstat": true, "Getrusage": true, "Gettimeofday": true,
+	"Getrlimit": true, "Uname": true, "Read": true, "Pread": true, "Close": true,
+	"Getdents": true, "ReadDirent": true, "Readlink": true, "ClockGettime": true,
+	"Nanosleep": true, "Getpgid": true, "Getpgrp": true, "Gettid": true,
+	"Signal": true, "Errno": true, "Error": true, "Timeout": true, "Temporary": true, "Is": true,
+	"StringBytePtr": true, "BytePtrFromString": true, "ByteSliceFromString": true,
+	"NsecToTimespec": true, "NsecToTimeval": true, "TimespecToNsec": true, "TimevalToNsec": true,
+	"Nano": true, "Unix": true, "Sec": true, "Usec": true, "Nsec": true,
+}
+
+// isLockName reports whether a function or package name says it locks,
+// word by word (Flock, FcntlFlock, LockFileEx, TryLock; the packages
+// flock, lockfile, fslock, lockedfile, pidfile), not Clock nor Block.
+func isLockName(name string) bool {
+	for _, w := range words(name) {
+		switch strings.ToLower(w) {
+		case "lock", "locks", "locked", "locker", "unlock", "trylock", "flock", "lockf",
+			"lockfile", "lockedfile", "fslock", "filelock", "flocker", "pidfile":
+			return true
+		}
+	}
+	return false
+}
+
+// words splits a Go name at its case changes and a path element at its
+// dashes and dots: "FcntlFlock" is Fcntl, Flock; "RLock" is R, Lock.
+func words(name string) []string {
+	var out []string
+	start := 0
+	rs := []rune(name)
+	for i := 1; i < len(rs); i++ {
+		lowerBefore := rs[i-1] >= 'a' && rs[i-1] <= 'z' || rs[i-1] >= '0' && rs[i-1] <= '9'
+		upper := rs[i] >= 'A' && rs[i] <= 'Z'
+		acronymEnd := upper && rs[i-1] >= 'A' && rs[i-1] <= 'Z' && i+1 < len(rs) && rs[i+1] >= 'a' && rs[i+1] <= 'z'
+		sep := rs[i] == '-' || rs[i] == '.' || rs[i] == '_'
+		switch {
+		case sep:
+			out = append(out, string(rs[start:i]))
+			start = i + 1
+		case upper && lowerBefore || acronymEnd:
+			out = append(out, string(rs[start:i]))
+			start = i
+		}
+	}
+	return append(out, string(rs[start:]))
+}
+
+// lastElem is the last element of an import path.
+func lastElem(path string) string {
+	return path[strings.LastIndex(path, "/")+1:]
+}
+
+// childUnseen says where the code a test-binary child runs calls a
+// function of another package (the package under test of an external
+// test package, a library), or "". Its system calls, listens and dials
+// show in its effect summary (lockCall), but not the files it creates: an
+// O_EXCL lock file, a mkdir lock, a cache. The fix is at most unproven.
+func (c *checker) childUnseen(u *unit) string {
+	var why string
+	for _, fd := range c.childCode(u) {
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || why != "" {
+				return why == ""
+			}
+			fn := match.Callee(c.info, call)
+			if fn == nil || fn.Pkg() == nil || fn.Pkg() == c.pass.Pkg {
+				return true
+			}
+			path := fn.Pkg().Path()
+			if match.IsStd(path) || strings.HasPrefix(path, "golang.org/x/sys/") || match.IsAssertion(path, fn.Name()) {
+				return true
+			}
+			why = fmt.Sprintf("the children's code calls %s (%s) of another package, whose file writes the analysis cannot see (a lock file, a pid file, a cache)", match.PkgFuncName(fn), c.line(call))
+			return false
+		})
+		if why != "" {
+			return why
+		}
+	}
+	return ""
 }

@@ -35,6 +35,8 @@ import (
 var checkedOrder = []string{
 	"the children share no variable, file argument or port, in their commands or in the code they run",
 	"children in one directory all run the test binary",
+	"the children's code takes no lock (flock, fcntl, a lock file library) and makes no system call other processes see",
+	"the text in sight of a program other than the test binary (a script, its arguments, a script file of the package) mentions no lock, .., $HOME, $TMPDIR nor absolute path",
 	"the test sets no environment variable or working directory the children inherit, and runs no server they may reach (in the test, TestMain or init)",
 	"the test binary's code the children run (the selected tests, TestMain, init, what they call) writes no file, listens or dials nowhere, and writes no environment variable",
 	"no package-level variable the test, TestMain or init sets is read by the code building the children's commands",
@@ -53,6 +55,11 @@ func (c *checker) orderHazard(ch *chain, sRefs []map[*types.Var][]ref) string {
 	}
 	if why := c.sharedDir(ch.units); why != "" {
 		return why
+	}
+	for _, u := range ch.units {
+		if why := c.outsideHazard(u); why != "" {
+			return why
+		}
 	}
 	if why := c.sharedConstant(ch.units); why != "" {
 		return why
@@ -76,6 +83,11 @@ func (c *checker) loopOrderHazard(ls *loopSite) string {
 		return why
 	}
 	if why := c.clockHazard(); why != "" {
+		return why
+	}
+	// Every iteration runs the same text: a lock or a place outside the
+	// directory it names is the surer reason than the directory.
+	if why := c.outsideHazard(u); why != "" {
 		return why
 	}
 	if external(u) && !(u.dir != "" && c.perIteration(ls, u.dir)) {

@@ -215,13 +215,14 @@ func isFieldKey(e ast.Expr) bool {
 
 // loopUnproven says why the analysis cannot be sure the iterations'
 // children share no files: they run in a helper whose commands it cannot
-// read. (The same program in the same directory is a hazard it sees:
-// loopOrderHazard.)
+// read, or a program other than the test binary, each in a directory of
+// its own (the same program in the same directory is a hazard it sees:
+// loopOrderHazard).
 func (c *checker) loopUnproven(ls *loopSite) string {
-	if ls.u.prog == progUnknown {
-		return c.unproven([]*unit{ls.u})
+	if external(ls.u) {
+		return fmt.Sprintf("every child runs %s, %s", ls.u.prog, unseenProgram)
 	}
-	return "" // the same program in the same directory: loopOrderHazard
+	return c.unproven([]*unit{ls.u})
 }
 
 // perIteration reports whether the expression text names a variable the

@@ -273,10 +273,11 @@ func (c *checker) helperProgram(fn *types.Func) string {
 	return prog
 }
 
-// unproven says why the analysis cannot be sure that units running the
-// same program do not share files: they run it in the same directory, or
-// the program hides in a helper. It returns "" when every unit runs the
-// test binary, a different program, or in a directory of its own.
+// unproven says why the analysis cannot be sure that the units share no
+// files: the program hides in a helper, or it is not the test binary, so
+// that a directory of its own does not show it keeps to it (outsideHazard
+// has found no mention of a place outside it in the text in sight). It
+// returns "" when every unit runs the test binary.
 func (c *checker) unproven(us []*unit) string {
 	for i, u := range us {
 		if u.prog == progUnknown {
@@ -287,8 +288,21 @@ func (c *checker) unproven(us []*unit) string {
 			return fmt.Sprintf("the %s child runs in %s, whose commands, files and environment the analysis cannot see", ordinal(i), what)
 		}
 	}
+	for _, u := range us {
+		if why := c.childUnseen(u); why != "" {
+			return why
+		}
+	}
+	for i, u := range us {
+		if external(u) {
+			return fmt.Sprintf("the %s child runs %s, %s", ordinal(i), u.prog, unseenProgram)
+		}
+	}
 	return ""
 }
+
+// unseenProgram completes "the first child runs sh, ...".
+const unseenProgram = "which the analysis cannot see into: a directory of its own does not show it keeps to it (a program may reach .., $HOME or /tmp, or take a lock; the directories t.TempDir gives one test share their parent)"
 
 // programName returns the argument of an exec.Command call that names the
 // program.

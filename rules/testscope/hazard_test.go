@@ -37,6 +37,7 @@ func TestX(t *testing.T) {
 		"no unix socket under the directory",
 		"no code reads the directory's mode",
 		"no subtest name puts characters other than letters, digits, - . _ in the path",
+		"the pattern is a plain prefix, and no code inspects the directory's name",
 		"no parallel subtest runs after a deferred removal",
 	}
 	if !slices.Equal(got, want) {

@@ -104,6 +104,14 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 			}
 		}
 		if why == "" {
+			why = c.patternHazard(call.Args[1])
+		}
+		if why == "" {
+			if at := c.nameRead(c.fd.Body, dir); at != "" {
+				why = fmt.Sprintf("the directory's name may be inspected (%s): t.TempDir's directory is named 001, 002, ... under one named after the test, not after the pattern, so code that tells directories apart by name sees another name", at)
+			}
+		}
+		if why == "" {
 			why = c.nameHazard(sc)
 		}
 		if _, isDefer := remove.(*ast.DeferStmt); why == "" && isDefer {
@@ -140,6 +148,7 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 				"no unix socket under the directory",
 				"no code reads the directory's mode",
 				"no subtest name puts characters other than letters, digits, - . _ in the path",
+				"the pattern is a plain prefix, and no code inspects the directory's name",
 				"no parallel subtest runs after a deferred removal",
 			}}},
 			Deletes: append(delNodes, call),

@@ -169,3 +169,111 @@ func (c *checker) usesAny(n ast.Node, vars map[*types.Var]bool) bool {
 	})
 	return found
 }
+
+// patternHazard says why the pattern of os.MkdirTemp may carry meaning
+// t.TempDir drops, or "": t.TempDir names its directory 001, 002, ...
+// under one named after the test, so a suffix after the "*" ("jobs-*.d",
+// a drop-in directory the code tells apart by its ".d"), an extension, or
+// a pattern the rule cannot read is lost. A plain prefix ("app") only
+// makes the name readable.
+func (c *checker) patternHazard(e ast.Expr) string {
+	p, ok := match.ConstString(c.info, e)
+	if !ok {
+		return fmt.Sprintf("the pattern %s is not a constant: it may carry a suffix or extension the code under test reads, which t.TempDir's name drops", types.ExprString(e))
+	}
+	if i := strings.LastIndex(p, "*"); i >= 0 && i < len(p)-1 {
+		return fmt.Sprintf("the pattern %q puts %q after the random part: t.TempDir's name drops it, and code that tells the directory apart by its name (a .d drop-in directory) would see another kind", p, p[i+1:])
+	}
+	if strings.Contains(p, ".") {
+		return fmt.Sprintf("the pattern %q holds an extension-like %q: t.TempDir's name drops it, and code that tells the directory apart by its name would see another kind", p, p[strings.Index(p, "."):])
+	}
+	return ""
+}
+
+// nameRead says where the test, or a package function it gives the
+// directory (or something built from it), inspects a path's name
+// (filepath.Base, Ext, Match, Glob of the path itself, a prefix or suffix
+// test on a path parameter), or "": t.TempDir's name is not the pattern's.
+func (c *checker) nameRead(body *ast.BlockStmt, dir *types.Var) string {
+	under := c.derived(body, dir)
+	var why string
+	ast.Inspect(body, func(n ast.Node) bool {
+		if why != "" {
+			return false
+		}
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		args := false
+		for _, a := range call.Args {
+			args = args || c.usesAny(a, under)
+		}
+		if !args {
+			return true
+		}
+		if c.inspectsName(call, nil) {
+			why = fmt.Sprintf("%s at %s", types.ExprString(call.Fun), c.line(call))
+			return false
+		}
+		fn := match.Callee(c.info, call)
+		if fn == nil || c.decls[fn.Origin()] == nil {
+			return true
+		}
+		fd := c.decls[fn.Origin()]
+		roots := []*ast.FuncDecl{fd}
+		for g := range c.reachable(fd.Body, nil) {
+			roots = append(roots, c.decls[g])
+		}
+		for _, r := range roots {
+			params := map[*types.Var]bool{}
+			for _, f := range r.Type.Params.List {
+				for _, n := range f.Names {
+					if v, ok := c.info.Defs[n].(*types.Var); ok {
+						params[v] = true
+					}
+				}
+			}
+			ast.Inspect(r.Body, func(m ast.Node) bool {
+				if inner, ok := m.(*ast.CallExpr); ok && why == "" && c.inspectsName(inner, params) {
+					why = fmt.Sprintf("the test gives it to %s at %s, which inspects a name (%s at %s)", types.ExprString(call.Fun), c.line(call), types.ExprString(inner.Fun), c.line(inner))
+				}
+				return why == ""
+			})
+		}
+		return why == ""
+	})
+	return why
+}
+
+// inspectsName reports whether call looks at a path's name: filepath (or
+// path) Base, Ext, Match, or Glob of a pattern other than a file pattern
+// joined under a directory; or, when params is given (code the rule
+// reaches, where the directory is one of them), a strings prefix or
+// suffix test of a parameter.
+func (c *checker) inspectsName(call *ast.CallExpr, params map[*types.Var]bool) bool {
+	switch {
+	case match.IsPkgFunc(c.info, call, "path/filepath", "Base", "Ext", "Match", "Split"),
+		match.IsPkgFunc(c.info, call, "path", "Base", "Ext", "Match", "Split"):
+		return true
+	case match.IsPkgFunc(c.info, call, "path/filepath", "Glob") && len(call.Args) == 1:
+		// Glob(filepath.Join(dir, "*.conf")) lists the directory's files;
+		// a pattern over the directory's own name reads the name.
+		j, ok := ast.Unparen(call.Args[0]).(*ast.CallExpr)
+		if !ok || !match.IsPkgFunc(c.info, j, "path/filepath", "Join") || len(j.Args) < 2 {
+			return true
+		}
+		for _, a := range j.Args[1:] {
+			if _, ok := match.ConstString(c.info, a); !ok {
+				return true
+			}
+		}
+		return false
+	case params != nil && match.IsPkgFunc(c.info, call, "strings", "HasSuffix", "HasPrefix", "TrimSuffix", "TrimPrefix", "CutSuffix", "CutPrefix", "Contains") && len(call.Args) > 0:
+		if id, ok := ast.Unparen(call.Args[0]).(*ast.Ident); ok {
+			v, _ := c.info.Uses[id].(*types.Var)
+			return params[v]
+		}
+	}
+	return false
+}

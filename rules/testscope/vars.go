@@ -93,6 +93,37 @@ func (c *checker) vars(sc *scope, sites []site) {
 		if who := c.laterRead(sc, c.varReadOf(v), func(root ast.Node) bool { return match.Modifies(c.info, root, []*types.Var{v}) != nil }); who != "" {
 			later = fmt.Sprintf("the test leaves %s changed for the tests after it, and %s may read it without setting it: a restore would change what it sees", name, who)
 		}
+		// Cleanups run last registered, first run: one the test registered
+		// before the save (by hand, or through a helper or constructor
+		// given t) runs after the restore, and saw the test's value in the
+		// original. The save then goes first in the test, so that its
+		// restore runs after every cleanup the test registers. In a
+		// helper, the caller's cleanups run after it whatever the helper
+		// does: not fixed.
+		at := top
+		if early := c.cleanupBefore(sc, top, v); early != "" {
+			first := sc.body.List[0]
+			switch {
+			case !sc.test:
+				why = fmt.Sprintf("%s, registered before the helper's restore would be, runs after it and may read %s, which it saw as the test left it", early, name)
+			case !c.resolves(sc.t.Name(), first.Pos(), sc.t) || !c.resolves(v.Name(), first.Pos(), v):
+				why = fmt.Sprintf("%s, registered before the restore would be, runs after it and may read %s; %s or %s does not name what it should at the start of the test, where the save would have to go", early, name, sc.t.Name(), v.Name())
+			default:
+				at = first
+			}
+			if why == "" && c.cleanupReadsInCallers(sc, v) != "" {
+				why = c.cleanupReadsInCallers(sc, v)
+			}
+		} else if !sc.test {
+			if w := c.cleanupReadsInCallers(sc, v); w != "" {
+				why = w
+			}
+		}
+		if why != "" {
+			d.NotFixed = why
+			c.pass.Report(d)
+			continue
+		}
 		saved := c.freshName(v.Name())
 		t := sc.t.Name()
 		d.Fix = &rule.Fix{
@@ -101,12 +132,13 @@ func (c *checker) vars(sc *scope, sites []site) {
 			Changes: []rule.Change{{Kind: rule.Paths, What: "the package variable is restored when the test ends", Checked: checked(later,
 				"no later test reads the variable without setting it",
 				"no goroutine the test starts reads the variable",
+				"the restore runs after every cleanup the test registered that may read the variable",
 			)}},
 			Apply: func() error {
 				save := &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent(saved)}, Tok: token.DEFINE, Rhs: []dst.Expr{dst.NewIdent(v.Name())}}
 				body := &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent(v.Name())}, Tok: token.ASSIGN, Rhs: []dst.Expr{dst.NewIdent(saved)}}
 				cleanup := &dst.ExprStmt{X: tCall(t, "Cleanup", &dst.FuncLit{Type: &dst.FuncType{Params: &dst.FieldList{}}, Body: &dst.BlockStmt{List: []dst.Stmt{body}}})}
-				return c.insertBefore(sc.body, top, save, cleanup)
+				return c.insertBefore(sc.body, at, save, cleanup)
 			},
 		}
 		c.pass.Report(d)
@@ -229,4 +261,109 @@ func hasLock(t types.Type, depth int) bool {
 		return hasLock(u.Elem(), depth+1)
 	}
 	return false
+}
+
+// cleanupBefore says where the test registers, in its statements before
+// top, a cleanup that may read v ("the t.Cleanup at store_test.go:9"), or
+// "": a t.Cleanup whose function reads it, directly or through the package
+// functions it reaches (a function value the rule cannot follow counts),
+// or a call given a testing value, which may register one (a package
+// helper that reaches a t.Cleanup, or code of another package). Deferred
+// calls run before every cleanup, so before the restore, as they did.
+func (c *checker) cleanupBefore(sc *scope, top ast.Stmt, v *types.Var) string {
+	var why string
+	for _, st := range sc.body.List {
+		if st == top || why != "" {
+			break
+		}
+		ast.Inspect(st, func(n ast.Node) bool {
+			if why != "" {
+				return false
+			}
+			if _, ok := n.(*ast.DeferStmt); ok {
+				return false
+			}
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			if match.IsMethod(c.info, call, "testing", "Cleanup") && len(call.Args) == 1 {
+				if c.mayRead(call.Args[0], v) {
+					why = "the t.Cleanup at " + c.line(call)
+				}
+				return false
+			}
+			if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && match.IsNamed(c.info.TypeOf(sel.X), "testing", "T", "B", "F", "TB") {
+				return true // Run, Log, Fatal, ...: not a helper
+			}
+			given := false
+			for _, a := range call.Args {
+				given = given || match.IsNamed(c.info.TypeOf(a), "testing", "T", "B", "F", "TB")
+			}
+			if !given {
+				return true
+			}
+			fn := match.Callee(c.info, call)
+			if fn == nil || c.decls[fn.Origin()] == nil {
+				if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != "testing" {
+					why = fmt.Sprintf("%s at %s, given the test's t, which may register a cleanup", types.ExprString(call.Fun), c.line(call))
+				}
+				return true
+			}
+			fd := c.decls[fn.Origin()]
+			roots := []ast.Node{fd.Body}
+			for g := range c.reachable(fd.Body, nil) {
+				roots = append(roots, c.decls[g].Body)
+			}
+			for _, r := range roots {
+				ast.Inspect(r, func(m ast.Node) bool {
+					if in, ok := m.(*ast.CallExpr); ok && why == "" && match.IsMethod(c.info, in, "testing", "Cleanup") && len(in.Args) == 1 && c.mayRead(in.Args[0], v) {
+						why = fmt.Sprintf("%s at %s, which registers a cleanup (%s)", types.ExprString(call.Fun), c.line(call), c.line(in))
+					}
+					return why == ""
+				})
+			}
+			return true
+		})
+	}
+	return why
+}
+
+// cleanupReadsInCallers says, for a helper, where a t.Cleanup of the
+// package (a caller's, registered before the helper runs, runs after its
+// restore) may read v, or "".
+func (c *checker) cleanupReadsInCallers(sc *scope, v *types.Var) string {
+	if sc.test {
+		return ""
+	}
+	var why string
+	for _, f := range c.pass.AllFiles {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok && why == "" && (call.Pos() < c.fd.Pos() || call.End() > c.fd.End()) && match.IsMethod(c.info, call, "testing", "Cleanup") && len(call.Args) == 1 && c.mayRead(call.Args[0], v) {
+				why = fmt.Sprintf("the t.Cleanup at %s may run after the helper's restore (a caller's cleanup registered before it runs later) and may read %s", c.line(call), v.Name())
+			}
+			return why == ""
+		})
+	}
+	return why
+}
+
+// mayRead reports whether the function e (a literal, a package function
+// or method value, or a value the rule cannot follow) may read v.
+func (c *checker) mayRead(e ast.Expr, v *types.Var) bool {
+	if c.reads(e, v, nil) {
+		return true
+	}
+	for fn := range c.reachable(e, nil) {
+		if c.reads(c.decls[fn].Body, v, nil) {
+			return true
+		}
+	}
+	if _, lit := ast.Unparen(e).(*ast.FuncLit); lit {
+		return false
+	}
+	if fn := match.Callee(c.info, &ast.CallExpr{Fun: e}); fn != nil {
+		return c.decls[fn.Origin()] == nil && (fn.Pkg() == nil || !match.IsStd(fn.Pkg().Path()))
+	}
+	return true // a function value: who knows what it reads
 }

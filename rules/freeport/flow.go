@@ -1,0 +1,336 @@
+package freeport
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+
+	"github.com/unflake/unflake/internal/match"
+)
+
+// With port 0 the address changes from run to run. Where it only reaches
+// a dial, a listen or an HTTP client, that is the point; where code
+// computes with it (a rendezvous hash that picks the owner of a key, a
+// sort, a map key, a comparison), correct code gives another answer on
+// another run. flowHazard follows the value from a use the fix would
+// point at the listener: through string sums, local variables, slice and
+// map literals, struct fields, range statements and the parameters of
+// the package's functions, and allows only sinks that take it as an
+// address.
+
+// maxFlowDepth bounds how many variables, fields and parameters the
+// value is followed through.
+const maxFlowDepth = 8
+
+// flowHazard says where the value of u reaches code that may compute with
+// it ("crc32.ChecksumIEEE at shard.go:31"), or "".
+func (c *checker) flowHazard(u use) string {
+	c.indexFlow()
+	return c.follow(u.expr, 0, map[types.Object]bool{})
+}
+
+// indexFlow records, once per package, each node's parent and each
+// object's uses.
+func (c *checker) indexFlow() {
+	if c.parent != nil {
+		return
+	}
+	c.parent = map[ast.Node]ast.Node{}
+	c.usesOf = map[types.Object][]*ast.Ident{}
+	c.bodies = map[*types.Func]*ast.FuncDecl{}
+	seen := map[*ast.File]bool{}
+	for _, f := range append(append([]*ast.File(nil), c.pass.Files...), c.pass.AllFiles...) {
+		if seen[f] {
+			continue
+		}
+		seen[f] = true
+		match.WithStack(f, func(n ast.Node, stack []ast.Node) bool {
+			if len(stack) > 0 {
+				c.parent[n] = stack[len(stack)-1]
+			}
+			switch n := n.(type) {
+			case *ast.Ident:
+				if obj := c.info.Uses[n]; obj != nil {
+					c.usesOf[obj] = append(c.usesOf[obj], n)
+				}
+			case *ast.FuncDecl:
+				if fn, ok := c.info.Defs[n.Name].(*types.Func); ok && n.Body != nil {
+					c.bodies[fn] = n
+				}
+			}
+			return true
+		})
+	}
+}
+
+// follow says where the value of e reaches code that may compute with it,
+// or "".
+func (c *checker) follow(e ast.Expr, depth int, seen map[types.Object]bool) string {
+	if depth > maxFlowDepth {
+		return fmt.Sprintf("%s at %s, further than the rule follows", types.ExprString(e), c.where(e.Pos()))
+	}
+	var cur ast.Node = e
+	for {
+		p := c.parent[cur]
+		if pe, ok := p.(*ast.ParenExpr); ok {
+			cur = pe
+			continue
+		}
+		if b, ok := p.(*ast.BinaryExpr); ok && b.Op == token.ADD && isString(c.info.TypeOf(b)) {
+			cur = b // "http://" + addr + "/": the sum carries it
+			continue
+		}
+		break
+	}
+	at := func(n ast.Node, what string) string {
+		return fmt.Sprintf("%s at %s", what, c.where(n.Pos()))
+	}
+	switch p := c.parent[cur].(type) {
+	case *ast.ExprStmt:
+		return ""
+	case *ast.CallExpr:
+		if cur == p.Fun {
+			return at(p, types.ExprString(p.Fun))
+		}
+		return c.intoCall(p, cur, depth, seen)
+	case *ast.AssignStmt:
+		if p.Tok != token.ASSIGN && p.Tok != token.DEFINE || len(p.Lhs) != len(p.Rhs) {
+			return at(p, "an assignment")
+		}
+		for i, r := range p.Rhs {
+			if r != cur {
+				continue
+			}
+			return c.into(p.Lhs[i], depth, seen)
+		}
+		return "" // on the left: written, not read
+	case *ast.ValueSpec:
+		for i, v := range p.Values {
+			if v == cur && i < len(p.Names) {
+				return c.into(p.Names[i], depth, seen)
+			}
+		}
+		return at(p, "a declaration")
+	case *ast.CompositeLit:
+		if isStruct(c.info.TypeOf(p)) {
+			return at(p, "a struct literal")
+		}
+		return c.follow(p, depth+1, seen) // a slice or array literal carries it
+	case *ast.KeyValueExpr:
+		lit, _ := c.parent[p].(*ast.CompositeLit)
+		if cur == p.Key || lit == nil {
+			return at(p, "a map key")
+		}
+		if isStruct(c.info.TypeOf(lit)) {
+			if id, ok := p.Key.(*ast.Ident); ok {
+				if f, ok := c.info.Uses[id].(*types.Var); ok && f.IsField() {
+					return c.followObj(f, depth, seen)
+				}
+			}
+			return at(p, "a struct literal")
+		}
+		return c.follow(lit, depth+1, seen)
+	case *ast.RangeStmt:
+		if cur != p.X {
+			return at(p, "a range statement")
+		}
+		if p.Value == nil {
+			return ""
+		}
+		return c.into(p.Value, depth, seen)
+	case *ast.IndexExpr:
+		if cur == p.X {
+			return c.follow(p, depth+1, seen)
+		}
+		return at(p, "an index or map key "+types.ExprString(p))
+	case *ast.SelectorExpr:
+		return at(p, types.ExprString(p))
+	case *ast.UnaryExpr:
+		return at(p, "&"+types.ExprString(p.X))
+	case *ast.ReturnStmt:
+		return at(p, "a return")
+	case *ast.BinaryExpr:
+		// p == n.ln.Addr().String(): the list holds the listener's own
+		// address, and the comparison finds it whatever the port.
+		other := p.X
+		if cur == p.X {
+			other = p.Y
+		}
+		if (p.Op == token.EQL || p.Op == token.NEQ) && isListenerAddr(other) {
+			return ""
+		}
+		return at(p, "the expression "+types.ExprString(p))
+	case *ast.CaseClause, *ast.SwitchStmt:
+		return at(cur, "a switch")
+	case nil:
+		return at(cur, types.ExprString(e))
+	default:
+		return at(p, types.ExprString(e))
+	}
+}
+
+// into follows the value into what l, the left side of an assignment or
+// declaration, names: a local variable, a field; anything else (a map
+// entry, a package-level variable) is where it stops being followed.
+func (c *checker) into(l ast.Expr, depth int, seen map[types.Object]bool) string {
+	if id, ok := ast.Unparen(l).(*ast.Ident); ok {
+		if id.Name == "_" {
+			return ""
+		}
+		obj := c.info.ObjectOf(id)
+		if v, ok := obj.(*types.Var); ok {
+			if match.IsPackageLevel(v) {
+				return fmt.Sprintf("the package-level %s at %s", v.Name(), c.where(l.Pos()))
+			}
+			return c.followObj(v, depth, seen)
+		}
+	}
+	if sel, ok := ast.Unparen(l).(*ast.SelectorExpr); ok {
+		if s := c.info.Selections[sel]; s != nil && s.Kind() == types.FieldVal {
+			return c.followObj(s.Obj(), depth, seen)
+		}
+	}
+	return fmt.Sprintf("%s at %s", types.ExprString(l), c.where(l.Pos()))
+}
+
+// followObj follows every read of v, a local variable, parameter or
+// field.
+func (c *checker) followObj(v types.Object, depth int, seen map[types.Object]bool) string {
+	if seen[v] {
+		return ""
+	}
+	seen[v] = true
+	for _, id := range c.usesOf[v] {
+		var n ast.Expr = id
+		if sel, ok := c.parent[id].(*ast.SelectorExpr); ok && sel.Sel == id {
+			n = sel // x.field
+		}
+		if kv, ok := c.parent[id].(*ast.KeyValueExpr); ok && kv.Key == id {
+			continue // a field's key in a literal: a write
+		}
+		if a, ok := c.parent[n].(*ast.AssignStmt); ok && (a.Tok == token.ASSIGN || a.Tok == token.DEFINE) && isLhs(a, n) {
+			continue // written
+		}
+		if why := c.follow(n, depth+1, seen); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+func isLhs(a *ast.AssignStmt, n ast.Node) bool {
+	for _, l := range a.Lhs {
+		if l == n {
+			return true
+		}
+	}
+	return false
+}
+
+// intoCall follows the value given to call as arg.
+func (c *checker) intoCall(call *ast.CallExpr, arg ast.Node, depth int, seen map[types.Object]bool) string {
+	at := fmt.Sprintf("%s at %s", types.ExprString(call.Fun), c.where(call.Pos()))
+	if tv, ok := c.info.Types[call.Fun]; ok && tv.IsType() {
+		if isString(tv.Type) {
+			return c.follow(call, depth+1, seen)
+		}
+		return "the conversion " + at
+	}
+	if tv, ok := c.info.Types[call.Fun]; ok && tv.IsBuiltin() {
+		switch types.ExprString(call.Fun) {
+		case "append":
+			return c.follow(call, depth+1, seen)
+		case "len", "cap", "print", "println":
+			return ""
+		}
+		return at
+	}
+	fn := match.Callee(c.info, call)
+	if fn == nil || fn.Pkg() == nil {
+		return at
+	}
+	path := fn.Pkg().Path()
+	if recvNamed(fn, "testing", "T", "B", "F", "TB", "common") {
+		return "" // t.Log, t.Fatalf: a message
+	}
+	if sinks[path+"."+fn.Name()] || (fn.Signature().Recv() != nil && methodSinks[path+"."+fn.Name()]) {
+		return ""
+	}
+	switch {
+	case path == "fmt" && (fn.Name() == "Sprintf" || fn.Name() == "Sprint" || fn.Name() == "Sprintln"):
+		return c.follow(call, depth+1, seen) // "http://%s/": the string carries it
+	case path == "fmt" || path == "log" || path == "log/slog":
+		return "" // printed
+	}
+	fd := c.bodies[fn.Origin()]
+	if fd == nil || fd.Body == nil {
+		return at + ", which the rule cannot follow"
+	}
+	// The parameter the argument lands in.
+	i := -1
+	for k, a := range call.Args {
+		if a == arg {
+			i = k
+		}
+	}
+	var params []*ast.Ident
+	for _, f := range fd.Type.Params.List {
+		if len(f.Names) == 0 {
+			params = append(params, nil)
+		}
+		params = append(params, f.Names...)
+	}
+	if i < 0 || len(params) == 0 {
+		return at
+	}
+	if i >= len(params) {
+		i = len(params) - 1 // variadic
+	}
+	if params[i] == nil || params[i].Name == "_" {
+		return ""
+	}
+	return c.followObj(c.info.Defs[params[i]], depth+1, seen)
+}
+
+func recvNamed(fn *types.Func, path string, names ...string) bool {
+	r := fn.Signature().Recv()
+	return r != nil && match.IsNamed(r.Type(), path, names...)
+}
+
+// sinks are functions that take the address as an address: they dial,
+// listen or send a request to it, and compute nothing else with it.
+var sinks = map[string]bool{
+	"net.Dial": true, "net.DialTimeout": true, "net.Listen": true, "net.ListenPacket": true,
+	"net.ResolveTCPAddr": true, "net.ResolveUDPAddr": true,
+	"crypto/tls.Dial": true, "crypto/tls.DialWithDialer": true, "crypto/tls.Listen": true,
+	"net/http.Get": true, "net/http.Head": true, "net/http.Post": true, "net/http.PostForm": true,
+	"net/http.NewRequest": true, "net/http.NewRequestWithContext": true,
+	"net/http/httptest.NewRequest": true,
+	"google.golang.org/grpc.Dial":  true, "google.golang.org/grpc.DialContext": true, "google.golang.org/grpc.NewClient": true,
+}
+
+// methodSinks are such methods: a dialer's, an HTTP client's.
+var methodSinks = map[string]bool{
+	"net.Dial": true, "net.DialContext": true,
+	"net/http.Get": true, "net/http.Head": true, "net/http.Post": true, "net/http.PostForm": true,
+}
+
+// isListenerAddr reports whether e is x.Addr().String() (or LocalAddr):
+// the address a listener actually has.
+func isListenerAddr(e ast.Expr) bool {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok || len(call.Args) != 0 {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "String" {
+		return false
+	}
+	inner, ok := ast.Unparen(sel.X).(*ast.CallExpr)
+	if !ok || len(inner.Args) != 0 {
+		return false
+	}
+	isel, ok := inner.Fun.(*ast.SelectorExpr)
+	return ok && (isel.Sel.Name == "Addr" || isel.Sel.Name == "LocalAddr")
+}
