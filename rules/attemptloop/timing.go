@@ -123,6 +123,44 @@ func (c *checker) timing(l *loop, n int64, constCount bool, sum time.Duration, o
 	return "", []string{contract.Checked(ds), contract.OwnChecked, contract.NoBound}
 }
 
+// farDurations says why a deadline is only a hypothesis when the code
+// under test runs on time at all, or "". A duration the test sets or the
+// code's own, however far from the attempts' window (more than
+// contract.Factor periods, which timing lets through), may still decide
+// when the awaited state comes: a bug that waits it too long, or falls
+// back to a default of seconds, comes after the window and within the
+// deadline. The original fails on it and the deadline passes it; only
+// the late mutants of fix --verify can show the window did not matter.
+func (c *checker) farDurations(l *loop) string {
+	var top *ast.FuncDecl
+	for _, s := range l.stack {
+		if fd, ok := s.(*ast.FuncDecl); ok {
+			top = fd
+			break
+		}
+	}
+	if top == nil {
+		return ""
+	}
+	find := c.contracts()
+	tops := []*ast.FuncDecl{top}
+	test := match.IsTestFunc(c.info, top)
+	if !test {
+		tops = append(tops, find.Callers(top)...)
+	}
+	for _, t := range tops {
+		end := token.NoPos
+		if t == top && test {
+			end = l.stmt.End()
+		}
+		ds := find.Set(t, end)
+		for _, d := range append(ds, find.Own(t, end, len(ds) > 0)...) {
+			return fmt.Sprintf("the code under test runs on time (%s): a deadline longer than the attempts' window would pass it made late, beyond the window, which the count catches; only fix --verify's late mutants can show the window does not matter", d.Site)
+		}
+	}
+	return ""
+}
+
 // said returns what the package's tests say (subtest names as the code
 // computes them), made on first use.
 func (c *checker) said() *intent.Package {
