@@ -45,6 +45,14 @@ import (
 //     and passes in the bubble. Running the correct code cannot show
 //     that, so it leaves the test not fixed rather than unproven.
 //
+// One change is not a hazard this file can find in the code: work that
+// is slow because it computes takes no virtual time (the clock moves only
+// when every goroutine blocks), so a sweep late by a second of CPU lands
+// inside the test's window. It is the bubble's documented limitation
+// (the wrap's rule.Change.What says it), but for a test whose names or
+// comments bound how long the code takes (contract.SpeedBound): that
+// one keeps the real clock (not fixed).
+//
 // Each leaves the wrap unproven, its reason naming the hazard and its
 // line: running the test in the bubble tells (a fixed date flips a
 // correct comparison deterministically, so fix --verify refutes it) where

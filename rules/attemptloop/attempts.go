@@ -28,7 +28,7 @@ import (
 // actsChecked and workChecked are the rule.Change.Checked entries of the
 // two hazards.
 const (
-	actsChecked = "no attempt changes the code under test's state"
+	actsChecked = "no attempt changes the code under test's state, nor sends to a server, connection or handler made from it"
 	workChecked = "a deadline no shorter than the loop's waits and its work on each pass"
 )
 
@@ -48,7 +48,7 @@ const maxActsDepth = 3
 // failed login the guard counts.
 func (c *checker) acts(l *loop) string {
 	c.serving = c.served(l)
-	defer func() { c.serving = "" }()
+	defer func() { c.serving, c.usesCode = "", "" }()
 	why := ""
 	ast.Inspect(l.body, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)

@@ -33,6 +33,7 @@ func (c *checker) served(l *loop) string {
 	if fd == nil || fd.Body == nil {
 		return ""
 	}
+	c.usesCode = c.codeUsed(fd.Body)
 	decls := match.DeclsOf(c.pass)
 	listens := c.ownListens()
 	why := ""
@@ -141,6 +142,24 @@ func (c *checker) fromCode(e ast.Node) bool {
 	return found
 }
 
+// codeUsed names the first function or type of the package's non-test
+// code that body uses, or "".
+func (c *checker) codeUsed(body ast.Node) string {
+	name := ""
+	ast.Inspect(body, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && name == "" {
+			switch obj := c.info.Uses[id].(type) {
+			case *types.Func, *types.TypeName:
+				if obj.Pkg() == c.pass.Pkg && !c.testPos(obj) {
+					name = obj.Name() + " (" + c.where(id.Pos()) + ")"
+				}
+			}
+		}
+		return name == ""
+	})
+	return name
+}
+
 func (c *checker) anyFromCode(es []ast.Expr) bool {
 	for _, e := range es {
 		if c.fromCode(e) {
@@ -219,11 +238,15 @@ func (c *checker) sends(call *ast.CallExpr, fn *types.Func) string {
 // sendsServed returns why call acts on the code under test by sending to
 // the server c.serving names, or "".
 func (c *checker) sendsServed(call *ast.CallExpr, fn *types.Func) string {
-	if c.serving == "" {
-		return ""
+	if c.serving != "" {
+		if s := c.sends(call, fn); s != "" {
+			return "sends to a server made from the code under test (" + s + ", to " + c.serving + ")"
+		}
 	}
-	if s := c.sends(call, fn); s != "" {
-		return "sends to a server made from the code under test (" + s + ", to " + c.serving + ")"
+	// A handler called directly (h.ServeHTTP(rec, req) through
+	// http.Handler) is the code under test whenever the test uses it.
+	if c.usesCode != "" && match.IsMethod(c.info, call, "net/http", "ServeHTTP", "RoundTrip") {
+		return "calls a handler made from the code under test (" + types.ExprString(call.Fun) + " at " + c.where(call.Pos()) + ", in a test that uses " + c.usesCode + ")"
 	}
 	return ""
 }
