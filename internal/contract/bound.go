@@ -164,3 +164,50 @@ func NameStatedBound(name string) string {
 	}
 	return ""
 }
+
+// A clock that moves only when every goroutine blocks (a synctest
+// bubble) keeps a timer's bound (a TTL, a period, a cooldown) but not a
+// speed: work that is slow because it computes takes no virtual time.
+// SpeedBound and NameSpeedBound find the words that bound how long the
+// code may take, more narrowly than StatedBound, which also counts the
+// timers' words.
+
+// speedBound matches a bound on how long something takes: "within
+// 200ms", "under 2s", "at most 1s", an SLA or a time limit.
+var speedBound = regexp.MustCompile(`(?i)\b(within|under|less than|no (more|longer|later) than|at most|faster than)\s+(\d+(\.\d+)?\s*(ns|us|µs|ms|s|secs?|seconds?|minutes?|mins?|m|h)\b|(a|one|half a) (second|minute)\b)|\bsla\b|\btime limit\b`)
+
+// SpeedBound returns the part of text (a comment) that bounds how long
+// the code takes, or "": a comparative with a duration, an SLA, or a
+// sentence with both an obligation and a duration ("must be warm in
+// 200ms").
+func SpeedBound(text string) string {
+	if m := speedBound.FindString(text); m != "" {
+		return m
+	}
+	for _, sentence := range sentences.Split(text, -1) {
+		if obligation.MatchString(sentence) {
+			if d := duration.FindString(sentence); d != "" {
+				return strings.TrimSpace(sentence)
+			}
+		}
+	}
+	return ""
+}
+
+// NameSpeedBound returns the words of a name that bound how long the code
+// takes, or "": a duration (TestWarmWithin200ms), "within", or, when
+// speed is true (a test's own name, not a table's row label), a word
+// that promises a speed (fast, quick, latency, SLA).
+func NameSpeedBound(name string, speed bool) string {
+	words := splitName(name)
+	for i, w := range words {
+		lw := strings.ToLower(w)
+		if lw == "within" || speed && nameSpeed[lw] && lw != "deadline" {
+			return w
+		}
+		if i+1 < len(words) && unicode.IsDigit([]rune(w)[0]) && nameUnits[strings.ToLower(words[i+1])] {
+			return w + words[i+1]
+		}
+	}
+	return ""
+}

@@ -225,6 +225,40 @@ func TestStatedBound(t *testing.T) {
 	}
 }
 
+// A speed bound is narrower than a stated one: a timer's words (TTL,
+// cooldown, a deadline) are bounds a virtual clock keeps.
+func TestSpeedBound(t *testing.T) {
+	for text, want := range map[string]string{
+		"the sweep must finish in 300ms":       "the sweep must finish in 300ms",
+		"the cache must go stale within 2s":    "within 2s",
+		"evicts in under 500ms":                "under 500ms",
+		"wait for the cooldown":                "",
+		"past the deadline":                    "",
+		"sleep past the 30ms TTL of the entry": "",
+	} {
+		if got := SpeedBound(text); got != want {
+			t.Errorf("SpeedBound(%q) = %q, want %q", text, got, want)
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		speed bool
+		want  string
+	}{
+		{"TestWarmWithin200ms", true, "Within"},
+		{"TestUpIn1500ms", false, "1500ms"},
+		{"TestFastStart", true, "Fast"},
+		{"fast", false, ""},
+		{"TestExpiresAtTTL", true, ""},
+		{"TestReadDeadline", true, ""},
+		{"TestHalfOpenAfterCooldown", true, ""},
+	} {
+		if got := NameSpeedBound(tc.name, tc.speed); got != tc.want {
+			t.Errorf("NameSpeedBound(%q, %v) = %q, want %q", tc.name, tc.speed, got, tc.want)
+		}
+	}
+}
+
 func TestNameStatedBound(t *testing.T) {
 	for name, want := range map[string]string{
 		"TestReadyWithin100ms": "Within",

@@ -72,6 +72,12 @@ type checker struct {
 	hands   *handover.Finder
 	bubbles *bubbles
 	pkg     *pkgState
+
+	// serving names the server made from the code under test that the
+	// loop acts checks sends to (network.go), or "".
+	serving string
+	// usesCode names the code under test the loop's test uses, or "".
+	usesCode string
 }
 
 // pkgState holds what the checkers of a package's files share, made on

@@ -28,7 +28,7 @@ import (
 // actsChecked and workChecked are the rule.Change.Checked entries of the
 // two hazards.
 const (
-	actsChecked = "no attempt changes the code under test's state"
+	actsChecked = "no attempt changes the code under test's state, nor sends to a server, connection or handler made from it"
 	workChecked = "a deadline no shorter than the loop's waits and its work on each pass"
 )
 
@@ -42,8 +42,13 @@ const maxActsDepth = 3
 // or receives, or changes an atomic; a test helper is followed into; a
 // function of another module package whose body the rule cannot see is
 // judged by its name (Take, Allow, Send, Acquire...). Standard library
-// calls are not code under test.
+// calls are not code under test, except those that send to a server,
+// listener, connection or handler the test made from it (network.go):
+// an HTTP request to an httptest server over the package's handler is a
+// failed login the guard counts.
 func (c *checker) acts(l *loop) string {
+	c.serving = c.served(l)
+	defer func() { c.serving, c.usesCode = "", "" }()
 	why := ""
 	ast.Inspect(l.body, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
@@ -54,7 +59,14 @@ func (c *checker) acts(l *loop) string {
 			return true
 		}
 		fn := match.Callee(c.info, call)
-		if fn == nil || fn.Pkg() == nil || match.IsStd(fn.Pkg().Path()) {
+		if fn == nil || fn.Pkg() == nil {
+			return true
+		}
+		if w := c.sendsServed(call, fn); w != "" {
+			why = "each attempt " + w + ": the count of attempts is part of what the test does, and a deadline would make many more of them (a request the code handles, a failed login counted, on each)"
+			return false
+		}
+		if match.IsStd(fn.Pkg().Path()) {
 			return true
 		}
 		if w := c.callActs(fn, 0, map[*types.Func]bool{}); w != "" {
@@ -92,6 +104,10 @@ func (c *checker) callActs(fn *types.Func, depth int, seen map[*types.Func]bool)
 			f := match.Callee(c.info, n)
 			if f == nil || f.Pkg() == nil {
 				return true
+			}
+			if w := c.sendsServed(n, f); w != "" {
+				why = w
+				return false
 			}
 			if match.IsStd(f.Pkg().Path()) {
 				if !test && f.Pkg().Path() == "sync/atomic" && atomicWrite(f.Name()) {

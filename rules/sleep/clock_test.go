@@ -43,6 +43,11 @@ func (t Token) Valid() bool { return !time.Now().Before(t.NotBefore) }
 // Clock renders minutes as HH:MM: a fixed date that meets no clock.
 func Clock(min int) string { return time.Date(0, 1, 1, min/60, min%60, 0, 0, time.UTC).Format("15:04") }
 
+// DefaultTTL is a duration of the code's own: NewDefault sets it.
+const DefaultTTL = 100 * time.Millisecond
+
+func NewDefault() *Cache { return New(DefaultTTL) }
+
 // Tokens: a quantity computed from elapsed time (a token bucket's refill).
 func (c *Cache) Tokens() float64 {
 	el := time.Since(c.at)
@@ -73,7 +78,7 @@ func TestX(t *testing.T) {
 // line; the wrap's Change lists the hazards excluded.
 func TestClockHazards(t *testing.T) {
 	testmod.Short(t)
-	all := []string{"no fixed date", "no zero duration", "no comparison of two clock readings", "no sleep ending exactly on a configured deadline", "no clock reading used as a key", "no deadline polled without blocking", "no quantity computed from elapsed time checked right after another call"}
+	all := []string{"no fixed date", "no zero duration", "no comparison of two clock readings", "no sleep ending exactly on a configured deadline", "no clock reading used as a key", "no deadline polled without blocking", "no quantity computed from elapsed time checked right after another call", "no time bound stated in the test's names or comments"}
 	for _, tc := range []struct {
 		name, body string
 		// want is "fixed", or "unproven: REASON" or "not fixed: REASON"
@@ -152,6 +157,22 @@ func TestClockHazards(t *testing.T) {
 	time.Sleep(time.Second)
 	t.Log(r.NsPerOp())`,
 			"not fixed: the test runs testing.Benchmark (testing.Benchmark at x_test.go:12), which measures real time", nil},
+		// The code's own default: sleeps adding up to it end on the
+		// deadline it set itself.
+		{"own deadline", `c := NewDefault()
+	time.Sleep(DefaultTTL / 2)
+	time.Sleep(DefaultTTL / 2)
+	if c.Fresh() { t.Fatal("fresh at its deadline") }`,
+			"unproven: the test's sleeps add up exactly to a duration of the code's own (100ms, 100 * time.Millisecond at x.go:", nil},
+		{"own deadline passed", `c := NewDefault()
+	time.Sleep(150 * time.Millisecond)
+	if c.Fresh() { t.Fatal("fresh") }`, "fixed", all},
+		// A speed the test states: computing takes no virtual time.
+		{"stated speed", `// the cache must go stale within 2s
+	c := New(time.Second)
+	time.Sleep(2 * time.Second)
+	if c.Fresh() { t.Fatal("fresh") }`,
+			`not fixed: the comment at x_test.go:12 states a time bound ("within 2s"): in a synctest bubble work that is slow because it computes takes no virtual time`, nil},
 		{"durations checked", `start := time.Now()
 	time.Sleep(time.Second)
 	elapsed := time.Since(start)
@@ -237,7 +258,7 @@ func TestX(t *testing.T) {
 	if len(ds) != 1 || ds[0].Fix == nil || ds[0].Fix.Unproven() != "" {
 		t.Fatalf("want one proven fix, got %+v", ds)
 	}
-	want2 := []string{"no zero duration", "no sleep ending exactly on a configured deadline", "no deadline polled without blocking"}
+	want2 := []string{"no zero duration", "no sleep ending exactly on a configured deadline", "no deadline polled without blocking", "no time bound stated in the test's names or comments"}
 	if got := ds[0].Fix.Changes[0].Checked; !slices.Equal(got, want2) {
 		t.Errorf("checked %q, want %q", got, want2)
 	}
