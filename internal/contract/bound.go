@@ -126,11 +126,15 @@ func StatedBound(text string) string {
 	if m := statedBound.FindString(text); m != "" {
 		return m
 	}
+	return obligedDuration(text)
+}
+
+// obligedDuration returns the first sentence of text with both an
+// obligation and a duration ("must be up in 1.5s"), or "".
+func obligedDuration(text string) string {
 	for _, sentence := range sentences.Split(text, -1) {
-		if obligation.MatchString(sentence) {
-			if d := duration.FindString(sentence); d != "" {
-				return strings.TrimSpace(sentence)
-			}
+		if obligation.MatchString(sentence) && duration.MatchString(sentence) {
+			return strings.TrimSpace(sentence)
 		}
 	}
 	return ""
@@ -184,14 +188,7 @@ func SpeedBound(text string) string {
 	if m := speedBound.FindString(text); m != "" {
 		return m
 	}
-	for _, sentence := range sentences.Split(text, -1) {
-		if obligation.MatchString(sentence) {
-			if d := duration.FindString(sentence); d != "" {
-				return strings.TrimSpace(sentence)
-			}
-		}
-	}
-	return ""
+	return obligedDuration(text)
 }
 
 // NameSpeedBound returns the words of a name that bound how long the code
