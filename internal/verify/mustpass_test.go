@@ -29,7 +29,10 @@ var together = &rule.Rule{
 		for _, f := range pass.Files {
 			ast.Inspect(f, func(n ast.Node) bool {
 				call, ok := n.(*ast.CallExpr)
-				if id, isID := ast.Unparen(callFun(call)).(*ast.Ident); !ok || !isID || id.Name != "inOrder" {
+				if !ok {
+					return true
+				}
+				if id, isID := call.Fun.(*ast.Ident); !isID || id.Name != "inOrder" {
 					return true
 				}
 				rename := func(name string) func() error {
@@ -53,14 +56,6 @@ var together = &rule.Rule{
 		}
 		return nil
 	},
-}
-
-// callFun is call's function, or nil for a nil call.
-func callFun(call *ast.CallExpr) ast.Expr {
-	if call == nil {
-		return nil
-	}
-	return call.Fun
 }
 
 // orderModule: TestApart's steps share nothing, TestChained's second step
