@@ -831,7 +831,13 @@ func (c *clockScan) backToBack(t *Target, set map[ast.Node]bool) string {
 		for i := len(stack) - 1; i >= 0; i-- {
 			switch p := stack[i].(type) {
 			case *ast.IfStmt:
-				return i+1 < len(stack) && (stack[i+1] == p.Cond || stack[i+1] == p.Init)
+				// The stack holds call's ancestors, not call: in
+				// if b.Allow() { the call is the condition itself.
+				var next ast.Node = call
+				if i+1 < len(stack) {
+					next = stack[i+1]
+				}
+				return next == p.Cond || next == p.Init
 			case *ast.CallExpr:
 				if fn := match.Callee(info, p); fn != nil && fn.Pkg() != nil && (match.IsAssertion(fn.Pkg().Path(), fn.Name()) || fn.Pkg().Path() == "testing") {
 					return true
