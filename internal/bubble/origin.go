@@ -31,6 +31,7 @@ import (
 // fixture sets a field); a nil value is one the analysis cannot follow.
 type origins struct {
 	assigned  map[types.Object][]ast.Expr
+	elems     map[types.Object][]ast.Expr // what is stored in a map or slice (m[k] = v)
 	addressed map[types.Object]string // where its address goes, or how it decodes itself
 	params    map[types.Object]bool   // parameters of the package's functions
 }
@@ -41,9 +42,15 @@ func (c *clockScan) collectOrigins() *origins {
 		return c.orig
 	}
 	info := c.a.info
-	o := &origins{assigned: map[types.Object][]ast.Expr{}, addressed: map[types.Object]string{}, params: map[types.Object]bool{}}
+	o := &origins{assigned: map[types.Object][]ast.Expr{}, elems: map[types.Object][]ast.Expr{}, addressed: map[types.Object]string{}, params: map[types.Object]bool{}}
 	c.orig = o
 	set := func(lhs ast.Expr, v ast.Expr) {
+		if ix, ok := ast.Unparen(lhs).(*ast.IndexExpr); ok {
+			if obj := c.objOf(ix.X); obj != nil {
+				o.elems[obj] = append(o.elems[obj], v)
+			}
+			return
+		}
 		if obj := c.objOf(lhs); obj != nil {
 			o.assigned[obj] = append(o.assigned[obj], v)
 		}
@@ -243,7 +250,35 @@ func (c *clockScan) source(e ast.Expr, seen map[types.Object]bool) string {
 		}
 		return ""
 	case *ast.IndexExpr:
-		return c.at(types.ExprString(x)+", read from a container", x)
+		// s.expires[key]: what the code stores in the map or slice,
+		// which is all its elements when the container is never set
+		// whole (a literal, a decoded or copied one).
+		obj := c.objOf(x.X)
+		if obj == nil || seen[obj] {
+			return c.at(types.ExprString(x)+", read from a container", x)
+		}
+		seen[obj] = true
+		o := c.collectOrigins()
+		if at, ok := o.addressed[obj]; ok {
+			return types.ExprString(x) + ", decoded or set through " + at
+		}
+		for _, v := range o.assigned[obj] {
+			if !emptyContainer(c.a.info, v) {
+				return c.at(types.ExprString(x)+", read from a container set whole", x)
+			}
+		}
+		if len(o.elems[obj]) == 0 {
+			return c.at(types.ExprString(x)+", read from a container the code stores no date in", x)
+		}
+		for _, v := range o.elems[obj] {
+			if v == nil {
+				return c.at(types.ExprString(x)+", set from a value the analysis does not follow", x)
+			}
+			if s := c.source(v, seen); s != "" {
+				return s
+			}
+		}
+		return ""
 	}
 	return c.at(types.ExprString(e), e)
 }
@@ -347,6 +382,19 @@ func (c *clockScan) againstMaybeZero(n ast.Node) bool {
 				return record(n)
 			}
 		}
+	}
+	return false
+}
+
+// emptyContainer reports whether e makes an empty map or slice:
+// make(...), or a composite literal with no elements.
+func emptyContainer(info *types.Info, e ast.Expr) bool {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.CompositeLit:
+		return len(e.Elts) == 0
+	case *ast.CallExpr:
+		id, ok := ast.Unparen(e.Fun).(*ast.Ident)
+		return ok && id.Name == "make" && info.Types[e.Fun].IsBuiltin()
 	}
 	return false
 }
