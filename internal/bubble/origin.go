@@ -32,8 +32,8 @@ import (
 type origins struct {
 	assigned  map[types.Object][]ast.Expr
 	elems     map[types.Object][]ast.Expr // what is stored in a map or slice (m[k] = v)
-	addressed map[types.Object]string // where its address goes, or how it decodes itself
-	params    map[types.Object]bool   // parameters of the package's functions
+	addressed map[types.Object]string     // where its address goes, or how it decodes itself
+	params    map[types.Object]bool       // parameters of the package's functions
 }
 
 // collectOrigins walks every file of the package once.
