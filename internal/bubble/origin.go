@@ -237,6 +237,9 @@ func (c *clockScan) source(e ast.Expr, seen map[types.Object]bool) string {
 			p := c.a.pass.Fset.Position(obj.Pos())
 			return fmt.Sprintf("%s, a field (%s:%d) no statement of the code sets: decoded or copied whole", c.at(types.ExprString(x), x), filepath.Base(p.Filename), p.Line)
 		}
+		if o.params[obj] && len(vs) == 0 {
+			return c.at(types.ExprString(x)+", a parameter no call the analysis sees sets (a function value, an interface)", x)
+		}
 		if v, ok := obj.(*types.Var); ok && match.IsPackageLevel(v) && v.Pkg() != c.a.pass.Pkg {
 			return c.at(types.ExprString(x), x) // another package's variable
 		}
