@@ -25,6 +25,9 @@ import (
 //   - a fixed date (time.Date, time.Unix of a constant, time.Parse of a
 //     literal) where the code reads the clock: a token valid from 2024
 //     is not valid yet in 2000;
+//   - a date from outside the clock (decoded, parsed from a string that
+//     is not a literal, a file's time, a fixture's) compared with a
+//     reading: it is of the real calendar too (origin.go);
 //   - elapsed time that must pass: a zero duration the test hands to the
 //     code (a TTL of 0 meaning "fresh on every call"), or code comparing
 //     two readings of the clock (time.Since(x) > 0, now.After(last) where
@@ -44,6 +47,10 @@ import (
 //     bug (a refill rounded up, "at least one tick") fails in real time
 //     and passes in the bubble. Running the correct code cannot show
 //     that, so it leaves the test not fixed rather than unproven.
+//     So does elapsed time compared with a duration that may be zero or
+//     tiny (a field an option sets): a bug that drops it makes
+//     time.Since(openedAt) > openFor hold after microseconds of real
+//     time, never in the bubble.
 //
 // One change is not a hazard this file can find in the code: work that
 // is slow because it computes takes no virtual time (the clock moves only
