@@ -25,6 +25,9 @@ import (
 //   - a fixed date (time.Date, time.Unix of a constant, time.Parse of a
 //     literal) where the code reads the clock: a token valid from 2024
 //     is not valid yet in 2000;
+//   - a date from outside the clock (decoded, parsed from a string that
+//     is not a literal, a file's time, a fixture's) compared with a
+//     reading: it is of the real calendar too (origin.go);
 //   - elapsed time that must pass: a zero duration the test hands to the
 //     code (a TTL of 0 meaning "fresh on every call"), or code comparing
 //     two readings of the clock (time.Since(x) > 0, now.After(last) where
@@ -44,6 +47,10 @@ import (
 //     bug (a refill rounded up, "at least one tick") fails in real time
 //     and passes in the bubble. Running the correct code cannot show
 //     that, so it leaves the test not fixed rather than unproven.
+//     So does elapsed time compared with a duration that may be zero or
+//     tiny (a field an option sets): a bug that drops it makes
+//     time.Since(openedAt) > openFor hold after microseconds of real
+//     time, never in the bubble.
 //
 // One change is not a hazard this file can find in the code: work that
 // is slow because it computes takes no virtual time (the clock moves only
@@ -71,6 +78,8 @@ const (
 	checkedPoll     = "no deadline polled without blocking"
 	checkedElapsed  = "no quantity computed from elapsed time checked right after another call"
 	checkedBound    = "no time bound stated in the test's names or comments"
+	checkedOrigin   = "no date from outside the clock compared with a reading"
+	checkedVersus   = "no elapsed time compared with a duration that may be zero or tiny right after another call"
 )
 
 // clockKey is what a clock hazard's reason stands for (reasons.add):
@@ -91,7 +100,7 @@ func ClockChecked(targets []*Target) []string {
 		return nil
 	}
 	var out []string
-	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound} {
+	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus} {
 		all := true
 		for _, t := range targets {
 			all = all && slices.Contains(t.ClockChecked(), c)
@@ -117,6 +126,14 @@ type clockScan struct {
 	poll    string // the first deadline polled without blocking (ctx.Err(), a select with a default)
 	timeout string // the first deadline set (context.WithTimeout)
 	compute string // the first quantity the code computes from elapsed time
+	origin  string // the first date from outside the clock compared with a reading (origin.go)
+	versus  string // the first elapsed time compared with a duration that may be zero
+
+	orig *origins // what each variable and field is set to (origin.go)
+
+	// comparing are the roots comparing elapsed time with a duration
+	// that may be zero, as computing are for a quantity computed.
+	comparing map[ast.Node]bool
 
 	// spans are the variables and fields set to elapsed time (el :=
 	// now.Sub(last)), so that el > 0 and refill(el, every) are seen.
@@ -142,7 +159,7 @@ func (a *Analysis) clockHazards(t *Target) {
 		return
 	}
 	a.shapeBlockers(t)
-	c := &clockScan{a: a, readings: map[types.Object]bool{}, spans: map[types.Object]bool{}, computing: map[ast.Node]bool{}, clocked: map[ast.Node]bool{}, visiting: map[types.Object]bool{}}
+	c := &clockScan{a: a, readings: map[types.Object]bool{}, spans: map[types.Object]bool{}, computing: map[ast.Node]bool{}, comparing: map[ast.Node]bool{}, clocked: map[ast.Node]bool{}, visiting: map[types.Object]bool{}}
 	roots := c.roots(t)
 	c.rootList = roots
 	// Twice: now := time.Now(); c.last = now sets a field to a reading.
@@ -194,10 +211,29 @@ func (a *Analysis) clockHazards(t *Target) {
 	}
 	// Not fixed rather than unproven: the bug it hides shows only in
 	// real time, so running the correct code in the bubble cannot tell.
-	if again := c.backToBack(t); c.compute != "" && again != "" {
+	if again := c.backToBack(t, c.computing); c.compute != "" && again != "" {
 		t.blocked.add(clockKey(checkedElapsed), fmt.Sprintf("the test checks %s with no wait between, and the code computes a quantity from elapsed time (%s): in a synctest bubble no time passes between two statements, so the second call sees exactly 0 elapsed where real time gives a few microseconds, and a rounding of it (a refill or a tick count rounded up) that the original catches passes in the bubble", again, c.compute))
 	} else if c.foreign == "" {
 		checked = append(checked, checkedElapsed)
+	}
+	// Not fixed for the same reason: a duration the code compares
+	// elapsed time with is 0 under a bug that drops it (an option
+	// written to a copy) and nanoseconds under one that drops its unit,
+	// and then time.Since(openedAt) > openFor holds after a few
+	// microseconds of real time but never in the bubble, where the
+	// second call sees exactly 0 (elapsed < ttl the other way round).
+	// The correct code sets the duration, so running it cannot tell;
+	// only a constant of a millisecond or more is known to stay above
+	// the few microseconds.
+	if again := c.backToBack(t, c.comparing); c.versus != "" && again != "" {
+		t.blocked.add(clockKey(checkedVersus), fmt.Sprintf("the test checks %s with no wait between, and the code compares elapsed time with a duration that may be zero or tiny (%s): in a synctest bubble no time passes between two statements, so elapsed time is exactly 0 there where real time gives a few microseconds, and a bug that leaves the duration 0 or makes it nanoseconds (an option lost, a default not applied, a unit dropped) flips the comparison in real time, which the original catches, and not in the bubble", again, c.versus))
+	} else if c.foreign == "" {
+		checked = append(checked, checkedVersus)
+	}
+	if c.origin != "" {
+		t.unproven.add(clockKey(checkedOrigin), fmt.Sprintf("the code compares a reading of the clock with a date that does not come from the clock (%s): a synctest bubble's clock starts at 2000-01-01 UTC, so a date from the real calendar (decoded, parsed, read from a file, set by a fixture) compares the other way", c.origin))
+	} else if c.foreign == "" {
+		checked = append(checked, checkedOrigin)
 	}
 	// Not fixed: a test that states a speed or a time bound checks how
 	// long the code takes, and in a bubble work that is slow because it
@@ -372,6 +408,10 @@ func (c *clockScan) scan(root ast.Node, test bool) {
 		switch n := n.(type) {
 		case *ast.CallExpr:
 			c.call(n, stack)
+			c.originHazard(n)
+			if !test && c.againstMaybeZero(n) {
+				c.comparing[root] = true
+			}
 			if !test && c.computed(n) {
 				c.computing[root] = true
 			}
@@ -398,6 +438,9 @@ func (c *clockScan) scan(root ast.Node, test bool) {
 			}
 		case *ast.BinaryExpr:
 			c.binary(n)
+			if !test && c.againstMaybeZero(n) {
+				c.comparing[root] = true
+			}
 			if !test && arith(n.Op) && (c.elapsed(n.X) || c.elapsed(n.Y)) {
 				c.computing[root] = true
 				if c.compute == "" {
@@ -763,25 +806,45 @@ func (c *clockScan) elapsed(e ast.Expr) bool {
 // one in a loop that does not wait), or "": a check made only after a
 // wait sees the elapsed time the wait made, in the bubble as in real
 // time.
-func (c *clockScan) backToBack(t *Target) string {
+func (c *clockScan) backToBack(t *Target, set map[ast.Node]bool) string {
 	info := c.a.info
 	body := &ast.BlockStmt{List: t.body.List[t.lead:]}
 	mine := func(call *ast.CallExpr) bool {
 		fn := match.Callee(info, call)
 		return fn != nil && fn.Pkg() == c.a.pass.Pkg && !strings.HasSuffix(c.a.pass.Fset.Position(fn.Pos()).Filename, "_test.go")
 	}
-	wait := func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.CallExpr:
-			return match.IsPkgFunc(info, n, "time", "Sleep", "After") || match.IsPkgFunc(info, n, "testing/synctest", "Wait")
+	direct := func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		return ok && (match.IsPkgFunc(info, call, "time", "Sleep", "After") || match.IsPkgFunc(info, call, "testing/synctest", "Wait"))
+	}
+	// A helper that sleeps (waitInterval(t, l)) waits as well.
+	sleeping := map[ast.Node]bool{}
+	for _, d := range c.a.decls {
+		if d.Body == nil {
+			continue
 		}
-		return false
+		ast.Inspect(d.Body, func(n ast.Node) bool {
+			if direct(n) {
+				sleeping[d.Body] = true
+			}
+			return !sleeping[d.Body]
+		})
+	}
+	wait := func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		return ok && (direct(call) || c.reaches(call, sleeping))
 	}
 	checked := func(call *ast.CallExpr, stack []ast.Node) bool {
 		for i := len(stack) - 1; i >= 0; i-- {
 			switch p := stack[i].(type) {
 			case *ast.IfStmt:
-				return i+1 < len(stack) && (stack[i+1] == p.Cond || stack[i+1] == p.Init)
+				// The stack holds call's ancestors, not call: in
+				// if b.Allow() { the call is the condition itself.
+				var next ast.Node = call
+				if i+1 < len(stack) {
+					next = stack[i+1]
+				}
+				return next == p.Cond || next == p.Init
 			case *ast.CallExpr:
 				if fn := match.Callee(info, p); fn != nil && fn.Pkg() != nil && (match.IsAssertion(fn.Pkg().Path(), fn.Name()) || fn.Pkg().Path() == "testing") {
 					return true
@@ -812,7 +875,7 @@ func (c *clockScan) backToBack(t *Target) string {
 			return true
 		}
 		here := c.at(types.ExprString(call), call)
-		if checked(call, stack) && c.reaches(call, c.computing) {
+		if checked(call, stack) && c.reaches(call, set) {
 			again := prev
 			if again == "" {
 				// In a loop that does not wait: the call follows itself.

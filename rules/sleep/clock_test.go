@@ -15,7 +15,10 @@ import (
 // a TTL; a token is valid from a date.
 const cache = `package x
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 type Cache struct {
 	ttl     time.Duration
@@ -39,6 +42,13 @@ func (c *Cache) Moved() bool {
 type Token struct{ NotBefore time.Time }
 
 func (t Token) Valid() bool { return !time.Now().Before(t.NotBefore) }
+
+// Decode: a token whose date comes from the bytes, not the clock.
+func Decode(b []byte) (Token, error) {
+	var t Token
+	err := json.Unmarshal(b, &t)
+	return t, err
+}
 
 // Clock renders minutes as HH:MM: a fixed date that meets no clock.
 func Clock(min int) string { return time.Date(0, 1, 1, min/60, min%60, 0, 0, time.UTC).Format("15:04") }
@@ -78,7 +88,7 @@ func TestX(t *testing.T) {
 // line; the wrap's Change lists the hazards excluded.
 func TestClockHazards(t *testing.T) {
 	testmod.Short(t)
-	all := []string{"no fixed date", "no zero duration", "no comparison of two clock readings", "no sleep ending exactly on a configured deadline", "no clock reading used as a key", "no deadline polled without blocking", "no quantity computed from elapsed time checked right after another call", "no time bound stated in the test's names or comments"}
+	all := []string{"no fixed date", "no zero duration", "no comparison of two clock readings", "no sleep ending exactly on a configured deadline", "no clock reading used as a key", "no deadline polled without blocking", "no quantity computed from elapsed time checked right after another call", "no time bound stated in the test's names or comments", "no date from outside the clock compared with a reading", "no elapsed time compared with a duration that may be zero or tiny right after another call"}
 	for _, tc := range []struct {
 		name, body string
 		// want is "fixed", or "unproven: REASON" or "not fixed: REASON"
@@ -93,6 +103,20 @@ func TestClockHazards(t *testing.T) {
 	time.Sleep(time.Second)
 	if !tok.Valid() { t.Fatal("invalid") }`,
 			"unproven: the test uses a fixed date (time.Date at x_test.go:12) and reads the clock (time.Now at x.go:", nil},
+		// A date the code decodes: json.Unmarshal sets NotBefore, which
+		// no statement of the code sets.
+		{"decoded date", `tok, err := Decode([]byte(` + "`" + `{"NotBefore":"2024-01-01T00:00:00Z"}` + "`" + `))
+	if err != nil { t.Fatal(err) }
+	time.Sleep(time.Second)
+	if !tok.Valid() { t.Fatal("invalid") }`,
+			"unproven: the code compares a reading of the clock with a date that does not come from the clock (t.NotBefore at x.go:", nil},
+		// Fresh right after New: elapsed is 0 in the bubble, a few
+		// microseconds in real time, against a TTL a bug may leave 0.
+		{"maybe-zero ttl back to back", `c := New(time.Second)
+	if !c.Fresh() { t.Fatal("stale at once") }
+	time.Sleep(2 * time.Second)
+	if c.Fresh() { t.Fatal("fresh") }`,
+			"not fixed: the test checks c.Fresh() at x_test.go:13 right after New(time.Second) at x_test.go:12 with no wait between, and the code compares elapsed time with a duration that may be zero or tiny (time.Since(c.at) < c.ttl at x.go:", nil},
 		{"fixed date formatted only", `_ = Clock(125)
 	c := New(time.Second)
 	time.Sleep(2 * time.Second)
