@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"go/types"
 	"path/filepath"
+	"strings"
 
 	"github.com/dave/dst"
 
@@ -432,7 +433,9 @@ func (c *checker) joinFix(g *ast.GoStmt, lit *ast.FuncLit, owner ast.Node, body 
 	wgGo := c.pass.FileUsesGo(c.file, "go1.25")
 	return &rule.Fix{
 		Message: fmt.Sprintf("wait for it at cleanup with a sync.WaitGroup (it ends when %s)", endPhrase(end)),
-		Changes: []rule.Change{{Kind: rule.Ownership, What: "the test waits, when it ends, for the goroutine it starts"}},
+		Changes: []rule.Change{{Kind: rule.Ownership, What: "the test waits, when it ends, for the goroutine it starts", Checked: []string{
+			"the goroutine calls no code under test and nothing that may block (no bug can hang the join)",
+		}}},
 		Apply: func() error {
 			list := match.DstStmtList(c.pass.Dst(owner))
 			if list == nil {
@@ -542,6 +545,9 @@ func (c *checker) mayBlock(b *ast.BlockStmt) string {
 // blockingCall says why call may block, or "".
 func (c *checker) blockingCall(call *ast.CallExpr) string {
 	if !c.mayWait(call, map[*types.Func]bool{}, 0) {
+		if fn := c.underTest(call, map[*types.Func]bool{}); fn != nil {
+			return fmt.Sprintf("the goroutine calls %s, code under test: a bug may make it block (a receive that never comes), which running the correct code cannot show; a join at cleanup would then wait for ever and turn the failure the test reports into a hang: end it with a bounded wait by hand", types.ExprString(fn))
+		}
 		return ""
 	}
 	return fmt.Sprintf("the goroutine calls %s, which may block on the state of the code under test; a join at cleanup would then wait for ever and turn the failure the test reports into a hang: end it with a bounded wait by hand", types.ExprString(call.Fun))
@@ -675,4 +681,35 @@ func (c *checker) waitedAt(n ast.Node, what string) {
 		p := c.pass.Fset.Position(n.Pos())
 		c.waitAt = fmt.Sprintf("%s at %s:%d", what, filepath.Base(p.Filename), p.Line)
 	}
+}
+
+// underTest returns the function expression of the call of code under
+// test that call makes (itself, or through the test files' own helpers
+// it reaches), or nil: a function of the package outside its _test.go
+// files, or of another package outside the standard library. What such
+// code waits on in the correct build says nothing of the buggy one (a
+// Renew that waits for a grant only under the bug), so a goroutine that
+// calls it may block under a bug the test catches, and joining it would
+// hang the test instead.
+func (c *checker) underTest(call *ast.CallExpr, seen map[*types.Func]bool) ast.Expr {
+	fn := match.Callee(c.info, call)
+	if fn == nil || fn.Pkg() == nil || match.IsStd(fn.Pkg().Path()) {
+		return nil
+	}
+	fd := c.decls[fn.Origin()]
+	if fd == nil || fd.Body == nil || !strings.HasSuffix(c.pass.Fset.Position(fd.Pos()).Filename, "_test.go") {
+		return call.Fun
+	}
+	if seen[fn.Origin()] {
+		return nil
+	}
+	seen[fn.Origin()] = true
+	var out ast.Expr
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		if inner, ok := n.(*ast.CallExpr); ok && out == nil {
+			out = c.underTest(inner, seen)
+		}
+		return out == nil
+	})
+	return out
 }

@@ -429,6 +429,16 @@ func (c *checker) observedLater(s *site) string {
 		return true
 	})
 	c.readAfterSubtest(s, watched)
+	// A subtest's cleanups run when it ends, before the enclosing test's
+	// code after t.Run (and before the next iteration's subtest, when
+	// t.Run is in a loop): what the method writes to package-level state
+	// (a default gateway's count) that code may read, though the value
+	// was never handed to it.
+	if after := c.codeAfterSubtest(s); after != "" && s.lc.fn != nil {
+		if g := c.globalsOf(s.lc.fn, map[*types.Func]bool{}, 0); g != "" {
+			return fmt.Sprintf("a cleanup's %s.%s would run when the subtest ends, before %s, and %s reaches the package-level %s, which that code may read: the original never ran it", s.v.Name(), s.lc.method, after, s.lc.method, g)
+		}
+	}
 	// A check registered earlier may read package-level state (a default
 	// transport's counters, a sink): what the method writes there runs
 	// before the check too, though the value was never handed it.
@@ -700,4 +710,49 @@ func (c *checker) globalsOf(fn *types.Func, seen map[*types.Func]bool, depth int
 		return out == ""
 	})
 	return out
+}
+
+// codeAfterSubtest says what code of the enclosing test runs after the
+// subtest that holds s ends ("the test's code after t.Run at line 18"),
+// or "" when s is not in a subtest or nothing follows it.
+func (c *checker) codeAfterSubtest(s *site) string {
+	var run *ast.CallExpr
+	var loop ast.Node
+	match.WithStack(c.fn.Body, func(n ast.Node, stack []ast.Node) bool {
+		if n.Pos() > s.stmt.Pos() || n.End() < s.stmt.End() {
+			return false
+		}
+		if l, ok := n.(*ast.FuncLit); ok && len(stack) > 0 {
+			if call, ok := stack[len(stack)-1].(*ast.CallExpr); ok {
+				if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && sel.Sel.Name == "Run" && match.IsNamed(c.info.TypeOf(sel.X), "testing", "T", "B", "F", "TB") && len(call.Args) == 2 && call.Args[1] == ast.Expr(l) {
+					run, loop = call, nil
+					for _, up := range stack {
+						switch up.(type) {
+						case *ast.ForStmt, *ast.RangeStmt:
+							loop = up
+						}
+					}
+				}
+			}
+		}
+		return true
+	})
+	if run == nil {
+		return ""
+	}
+	line := c.pass.Fset.Position(run.Pos()).Line
+	if loop != nil && loop.Pos() < run.Pos() {
+		return fmt.Sprintf("the next subtest of the loop (t.Run at line %d)", line)
+	}
+	after := false
+	ast.Inspect(c.fn.Body, func(n ast.Node) bool {
+		if _, ok := n.(ast.Stmt); ok && n.Pos() > run.End() {
+			after = true
+		}
+		return !after
+	})
+	if after {
+		return fmt.Sprintf("the test's code after t.Run at line %d", line)
+	}
+	return ""
 }

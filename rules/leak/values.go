@@ -241,7 +241,7 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 			}
 		}
 		if notFixed == "" && !isStdType(s.v.Type()) {
-			checked = append(checked, "the package does not share it with other tests", "no check registered earlier sees what "+s.lc.method+" does", s.lc.method+" does not wait on the state of the code under test")
+			checked = append(checked, "the package does not share it with other tests", "no check registered earlier, nor the enclosing test's code after the subtest, sees what "+s.lc.method+" does", s.lc.method+" does not wait on the state of the code under test")
 		}
 		if notFixed == "" && match.IsNamed(s.v.Type(), "net/http/httptest", "Server") {
 			checked = append(checked, "the test leaves no response of it open")

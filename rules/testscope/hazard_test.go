@@ -38,6 +38,9 @@ func TestX(t *testing.T) {
 		"no code reads the directory's mode",
 		"no subtest name puts characters other than letters, digits, - . _ in the path",
 		"the pattern is a plain prefix, and no code inspects the directory's name",
+		"the package's code holds no string with the pattern's prefix (code that finds its own temporary directories by name)",
+		"no code takes the directory's parent",
+		"the directory lives until the test ends in the original too (not removed by a helper's defer)",
 		"no parallel subtest runs after a deferred removal",
 	}
 	if !slices.Equal(got, want) {

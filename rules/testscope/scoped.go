@@ -103,8 +103,26 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 				why = fmt.Sprintf("the directory's mode may be read (%s): t.TempDir's directory is made with mode 0777 less the umask (0755 under the usual 022) where os.MkdirTemp's is 0700, so code that refuses a directory others can read refuses it; how it turns out depends on the umask, so running the test here cannot tell", at)
 			}
 		}
+		if _, isDefer := remove.(*ast.DeferStmt); why == "" && isDefer && !sc.test {
+			// A helper's deferred RemoveAll runs when the helper returns;
+			// t.TempDir's removal runs when the test ends. Code that must
+			// be done with the directory by then (a Load that reads the
+			// file up front, not lazily) passes either way, and a bug
+			// that reads it later passes only under t.TempDir.
+			why = fmt.Sprintf("the deferred RemoveAll (%s) removes the directory when the helper returns; t.TempDir would keep it until the test ends, so code that still reads the directory after the helper returns (a lazy load) would pass", c.line(remove))
+		}
 		if why == "" {
 			why = c.patternHazard(call.Args[1])
+		}
+		if why == "" {
+			if p, ok := match.ConstString(c.info, call.Args[1]); ok {
+				why = c.patternInCode(p)
+			}
+		}
+		if why == "" {
+			if at := c.parentRead(c.fd.Body, dir); at != "" {
+				why = fmt.Sprintf("the directory's parent is taken (%s): os.MkdirTemp's parent is the shared temporary directory, t.TempDir's is one of the test's own, so code that lists the parent finds other entries", at)
+			}
 		}
 		if why == "" {
 			if at := c.nameRead(c.fd.Body, dir); at != "" {
@@ -149,6 +167,9 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 				"no code reads the directory's mode",
 				"no subtest name puts characters other than letters, digits, - . _ in the path",
 				"the pattern is a plain prefix, and no code inspects the directory's name",
+				"the package's code holds no string with the pattern's prefix (code that finds its own temporary directories by name)",
+				"no code takes the directory's parent",
+				"the directory lives until the test ends in the original too (not removed by a helper's defer)",
 				"no parallel subtest runs after a deferred removal",
 			}}},
 			Deletes: append(delNodes, call),
@@ -673,4 +694,26 @@ func (c *checker) usedInCleanup(sc *scope, v *types.Var) bool {
 		return !found
 	})
 	return found
+}
+
+// parentRead says where body takes the parent of dir itself
+// (filepath.Dir(dir), path.Dir(dir)), or "": the parent of os.MkdirTemp's
+// directory is the shared temporary directory, t.TempDir's is the
+// test's own.
+func (c *checker) parentRead(body *ast.BlockStmt, dir *types.Var) string {
+	var why string
+	ast.Inspect(body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || why != "" || len(call.Args) != 1 {
+			return why == ""
+		}
+		if !match.IsPkgFunc(c.info, call, "path/filepath", "Dir") && !match.IsPkgFunc(c.info, call, "path", "Dir") {
+			return true
+		}
+		if id, ok := ast.Unparen(call.Args[0]).(*ast.Ident); ok && c.info.Uses[id] == dir {
+			why = fmt.Sprintf("%s at %s", types.ExprString(call.Fun), c.line(call))
+		}
+		return why == ""
+	})
+	return why
 }

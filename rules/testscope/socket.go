@@ -3,6 +3,7 @@ package testscope
 import (
 	"fmt"
 	"go/ast"
+	"go/token"
 	"go/types"
 	"path/filepath"
 	"strings"
@@ -276,4 +277,64 @@ func (c *checker) inspectsName(call *ast.CallExpr, params map[*types.Var]bool) b
 		}
 	}
 	return false
+}
+
+// patternInCode says where a string of the package's code holds the
+// pattern's prefix (the text before its "*"), or "": code that finds its
+// own temporary directories by name (a janitor that globs
+// os.TempDir()/"app-*", a ReadDir of the temporary directory filtered by
+// strings.HasPrefix) looks for that prefix, and t.TempDir's directory,
+// named 001 under one named after the test, is not among them. A string
+// matches when one of its path elements is the prefix, the prefix
+// followed by a glob or format ("app-*", "app-%d"), or itself a prefix of
+// it of three bytes or more ("app" for "app-"); a file name that merely
+// starts with it ("app.pid") names no temporary directory. The patterns
+// of the package's own MkdirTemp calls and the messages a test passes to
+// t's methods are not code that looks.
+func (c *checker) patternInCode(pattern string) string {
+	prefix := pattern
+	if i := strings.LastIndex(pattern, "*"); i >= 0 {
+		prefix = pattern[:i]
+	}
+	if prefix == "" {
+		return ""
+	}
+	skip := map[ast.Expr]bool{}
+	var why string
+	for _, f := range c.pass.AllFiles {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if why != "" {
+				return false
+			}
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				switch {
+				case (match.IsPkgFunc(c.info, n, "os", "MkdirTemp") || match.IsPkgFunc(c.info, n, "io/ioutil", "TempDir")) && len(n.Args) == 2:
+					skip[ast.Unparen(n.Args[1])] = true
+				case match.IsMethod(c.info, n, "testing", "Fatal", "Fatalf", "Error", "Errorf", "Log", "Logf", "Skip", "Skipf"):
+					for _, a := range n.Args {
+						skip[ast.Unparen(a)] = true
+					}
+				}
+			case *ast.BasicLit:
+				if n.Kind != token.STRING || skip[n] {
+					return true
+				}
+				s, ok := match.ConstString(c.info, n)
+				if !ok {
+					return true
+				}
+				for _, el := range strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == '\\' }) {
+					stem := strings.TrimRight(el, "*")
+					rest, starts := strings.CutPrefix(el, prefix)
+					if starts && (rest == "" || strings.ContainsAny(rest, "*?[%")) || len(stem) >= 3 && strings.HasPrefix(prefix, stem) {
+						why = fmt.Sprintf("the code holds the pattern's prefix %q (%q at %s): code that finds its own temporary directories by name (a Glob or ReadDir of the temporary directory) finds the pattern's directories, and t.TempDir's, named 001 under one named after the test, is not among them", prefix, s, c.line(n))
+						return false
+					}
+				}
+			}
+			return true
+		})
+	}
+	return why
 }
