@@ -680,6 +680,7 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 		counts  bool // the original kills it
 		killed  bool // the rewrite kills it too
 		origWhy *rewrite.Revert
+		after   *rewrite.Revert // the rewrite's run, nil when it passed
 	}
 	verdicts := make([]verdict, len(p.ids))
 	errs := make([]error, len(p.ids))
@@ -704,7 +705,7 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 					return
 				}
 			}
-			verdicts[i] = verdict{counts: true, killed: afterWhy != nil, origWhy: origWhy}
+			verdicts[i] = verdict{counts: true, killed: catches(origWhy, afterWhy), origWhy: origWhy, after: afterWhy}
 		}()
 	}
 	wg.Wait()
@@ -778,11 +779,28 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 		}
 	}
 	detail := fmt.Sprintf("%s (the original fails: %s); %s", all[p.ids[missed]-1], vd.origWhy.Detail, tally)
+	if vd.after != nil {
+		detail = fmt.Sprintf("%s (the original fails: %s; the rewrite %s instead: %s); %s", all[p.ids[missed]-1], vd.origWhy.Detail, vd.after.Kind, vd.after.Detail, tally)
+	}
 	why := &rewrite.Revert{Kind: revert.Weaker, Test: p.test, Detail: clip(detail)}
 	st.mu.Lock()
 	st.weaker[blame.site.Key] = tally
 	st.mu.Unlock()
 	return []Held{{Site: blame.site, Why: why}}, nil
+}
+
+// catches reports whether the rewrite's run on a mutant (after) catches
+// it as the original's did (orig). A rewrite that hangs or panics where
+// the original failed at a check does not: a bug the test named with a
+// message would now cost the whole timeout, or crash the run, before
+// anyone learns of it (a cleanup that waits for what the bug never gives
+// back). A hang or panic the original had too is the same catch.
+func catches(orig, after *rewrite.Revert) bool {
+	if after == nil {
+		return false
+	}
+	blunt := func(r *rewrite.Revert) bool { return r.Kind == revert.Hangs || r.Kind == revert.Panics }
+	return !blunt(after) || blunt(orig)
 }
 
 // buildMutants builds the package's test binary with changes on an

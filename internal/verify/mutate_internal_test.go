@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/unflake/unflake/internal/testmod"
+	"github.com/unflake/unflake/internal/verify/revert"
+	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
 )
 
@@ -355,6 +357,31 @@ func TestLateDelay(t *testing.T) {
 	} {
 		if got := lateDelay(&outcome{elapsed: before, tops: 1}); got != want {
 			t.Errorf("late after a test of %v: %v, want %v", before, got, want)
+		}
+	}
+}
+
+// A rewrite catches a mutant only as the original did: a hang or a panic
+// where the original failed at a check is a bug the test no longer names
+// (a cleanup that waits for what the bug never gives back).
+func TestCatchesOnlyAsTheOriginalDid(t *testing.T) {
+	check := &rewrite.Revert{Kind: revert.FailsAfter}
+	hang := &rewrite.Revert{Kind: revert.Hangs}
+	panics := &rewrite.Revert{Kind: revert.Panics}
+	for _, c := range []struct {
+		name        string
+		orig, after *rewrite.Revert
+		want        bool
+	}{
+		{"fails at a check as before", check, check, true},
+		{"passes", check, nil, false},
+		{"hangs where the original failed", check, hang, false},
+		{"panics where the original failed", check, panics, false},
+		{"hangs as the original did", hang, hang, true},
+		{"fails where the original hung", hang, check, true},
+	} {
+		if got := catches(c.orig, c.after); got != c.want {
+			t.Errorf("%s: catches = %v, want %v", c.name, got, c.want)
 		}
 	}
 }

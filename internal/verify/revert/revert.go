@@ -80,7 +80,8 @@ const (
 	// Weaker: the test passed every run after the rewrite, but a mutant
 	// of the code under test that the original test fails on (a write
 	// made twice, made again later, undone, dropped: verify's mutate.go)
-	// passes the rewritten test: the rewrite made the test blind to a
+	// passes the rewritten test, or hangs or panics it where the original
+	// failed at a check: the rewrite made the test blind (or mute) to a
 	// bug it caught. Detail names the mutant and the original's failure.
 	Weaker RevertKind = "weaker"
 	// Unshown: the fix is unproven and changes a budget (a poll's length,
