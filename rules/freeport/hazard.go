@@ -196,8 +196,19 @@ func (c *checker) portInt(e ast.Expr) bool {
 // become ln.Addr().String(): the address names its host (localhost, a
 // DNS name), and Addr() gives an IP, so a certificate made for the name,
 // a Host guard or a virtual host would see another host. Or "".
+//
+// An empty or unspecified host (":8080", "0.0.0.0:8080", "[::]:8080") is
+// no better: the listener's address is then "[::]:P" (or "0.0.0.0:P"),
+// and a client dialing it may reach the server over another family than
+// the test's ":8080" did (::1 for 127.0.0.1), so code that looks at the
+// client's address (an allow-list, a per-IP limit, a log) takes another
+// path for every implementation that looks.
 func namedHost(s *site) string {
-	if s.host == "" || net.ParseIP(strings.Trim(s.host, "[]")) != nil {
+	ip := net.ParseIP(strings.Trim(s.host, "[]"))
+	if s.host == "" || (ip != nil && ip.IsUnspecified()) {
+		return fmt.Sprintf("the test reaches the listener at %q, an unspecified host, and the listener's address would name \"[::]\" or \"0.0.0.0\": a client dialing it may connect over another address family (from ::1 instead of 127.0.0.1), which code that checks the client's address sees; listen on a loopback address (127.0.0.1) to let the rule fix it", s.addr)
+	}
+	if ip != nil {
 		return ""
 	}
 	return fmt.Sprintf("the test reaches the listener by the name %q, and the listener's address would give an IP: a certificate for the name, a Host check or a virtual host would see another host", s.host)
