@@ -19,6 +19,13 @@ const (
 	noTimed   = "the child runs no timer, ticker, sleep or deadline shorter than the sleep before it waits for the signal"
 )
 
+// windowNoCode and windowNoLook begin the Checked entries of the window
+// hazard: which side of it the fix excluded.
+const (
+	windowNoCode = "the child runs no code under test before it waits for the signal"
+	windowNoLook = "the test looks at nothing of the child after the signal"
+)
+
 // noBound is the Checked entry of the timing hazard.
 const noBound = "no start-up time bound in the comments next to the sleep, the test's names or the failure messages after the sleep, and no measurement of time by the test or its helper"
 
@@ -60,12 +67,12 @@ func TestStop(t *testing.T) {
 // TestCheckedSync: a fix names the side of the sync-point hazard it
 // excluded; goldens show findings, not the changes a fix carries.
 func TestCheckedSync(t *testing.T) {
-	for _, tc := range []struct{ name, after, check, want string }{
-		{"child makes nothing", "", `os.Stat("pid")`, "the child makes nothing between installing its handler and waiting for the signal"},
-		{"test checks nothing", `os.WriteFile("pid", nil, 0o644)`, "", "the test checks nothing the child makes after start-up"},
-		{"both", `os.WriteFile("pid", nil, 0o644)`, `os.Stat("pid")`, ""},
-		{"polls the signal", "select {\ncase <-c:\n\tos.Exit(1)\ndefault:\n}", "", ""},
-		{"ticks in the window", "time.NewTicker(time.Millisecond)", "", ""},
+	for _, tc := range []struct{ name, after, check, want, window string }{
+		{"child makes nothing", "", `os.Stat("pid")`, "the child makes nothing between installing its handler and waiting for the signal", windowNoCode},
+		{"test checks nothing", `os.WriteFile("pid", nil, 0o644)`, "", "the test checks nothing the child makes after start-up", windowNoLook},
+		{"both", `os.WriteFile("pid", nil, 0o644)`, `os.Stat("pid")`, "", ""},
+		{"polls the signal", "select {\ncase <-c:\n\tos.Exit(1)\ndefault:\n}", "", "", ""},
+		{"ticks in the window", "time.NewTicker(time.Millisecond)", "", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := helper
@@ -82,8 +89,9 @@ func TestCheckedSync(t *testing.T) {
 			case tc.want != "" && diags[0].Fix == nil:
 				t.Errorf("not fixed (%s), want fixed", diags[0].NotFixed)
 			case tc.want != "":
-				if got := diags[0].Fix.Changes[0].Checked; !slices.Equal(got, []string{tc.want, oneNotify, noBound, noStartup, noTimed}) {
-					t.Errorf("checked %q, want %q", got, tc.want)
+				got := diags[0].Fix.Changes[0].Checked
+				if len(got) != 6 || !slices.Equal(got[:5], []string{tc.want, oneNotify, noBound, noStartup, noTimed}) || !strings.HasPrefix(got[5], tc.window) {
+					t.Errorf("checked %q, want %q and %q", got, tc.want, tc.window)
 				}
 			}
 		})
@@ -113,6 +121,62 @@ func TestTimingBound(t *testing.T) {
 				src = strings.Replace(src, k, v, 1)
 			}
 			diags := ruletest.Run(t, readiness.Rule, effect.None, ruletest.Package{Path: "example.com/m/x", Files: map[string]string{"x_test.go": src}})
+			if len(diags) != 1 {
+				t.Fatalf("got %d findings, want 1: %+v", len(diags), diags)
+			}
+			switch {
+			case tc.want == "" && diags[0].Fix == nil:
+				t.Errorf("not fixed (%s), want fixed", diags[0].NotFixed)
+			case tc.want != "" && diags[0].Fix != nil:
+				t.Errorf("fixed, want not fixed for %s", tc.want)
+			case tc.want != "" && !strings.Contains(diags[0].NotFixed, tc.want):
+				t.Errorf("not fixed: %s\nwant the reason to hold %s", diags[0].NotFixed, tc.want)
+			}
+		})
+	}
+}
+
+// TestWindow: the sleep was a window in which the child ran on
+// unsignalled; a child that runs code under test before its steady wait
+// (which some implementation may make exit, print or write in that
+// window), or that is killed while its own start-up goes on after the
+// readiness line, keeps its sleep when the test looks at it after the
+// signal.
+func TestWindow(t *testing.T) {
+	const code = `package x
+
+import "fmt"
+
+func Setup()           {}
+func Serve()           {}
+func Shutdown()        { fmt.Println("bye") }
+var Hook = func() {}
+`
+	for _, tc := range []struct{ name, before, after, signal, check, want string }{
+		{"nothing of the code", "", "", "", `t.Log("done")`, ""},
+		{"code after the signal only", "", "", "", `Shutdown()`, ""},
+		{"setup before the handler", "Setup()", "", "", `t.Log("done")`, "the child runs code under test before it waits for the signal (x.Setup at x_test.go:17)"},
+		{"setup, nothing looked at", "Setup()", "", "", "", ""},
+		{"serve after the handler", "", "go Serve()", "", `t.Log("done")`, "(x.Serve at x_test.go:20)"},
+		{"through a test helper", "", "start()", "", `t.Log("done")`, "(x.Setup, through start at x_test.go:37)"},
+		{"a function value", "", "Hook()", "", `t.Log("done")`, "a call of the function value Hook"},
+		{"std work before a kill", "", `fmt.Println("serving")`, "cmd.Process.Kill()", `t.Log("done")`, "the test kills the child (cmd.Process.Kill() at x_test.go:32)"},
+		{"std work before a handled signal", "", `fmt.Println("serving")`, "", `t.Log("done")`, ""},
+		{"in a loop", "Setup()", "", "for i := 0; i < 1; i++ { cmd.Process.Signal(syscall.SIGTERM) }", "", "the statement holding the signal at x_test.go:32"},
+		{"the signal's result", "Setup()", "", "t.Log(cmd.Process.Signal(syscall.SIGTERM))", "", "the signal's result at x_test.go:32"},
+		{"the signal's error checked", "Setup()", "", "if err := cmd.Process.Signal(syscall.SIGTERM); err != nil { t.Fatal(err) }", "", "the statement holding the signal at x_test.go:32"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(helper, "import (", "import (\n\t\"fmt\"", 1)
+			src = strings.Replace(src, "\tc := make(chan os.Signal, 1)\n", "\t"+tc.before+"\n\tc := make(chan os.Signal, 1)\n", 1)
+			if tc.signal != "" {
+				src = strings.Replace(src, "cmd.Process.Signal(syscall.SIGTERM)", tc.signal, 1)
+			}
+			src += "\nfunc start() { Setup() }\n\nvar _ = fmt.Sprint\n"
+			for k, v := range map[string]string{"AFTER": tc.after, "CHECK": tc.check, "NOTE": ""} {
+				src = strings.Replace(src, k, v, 1)
+			}
+			diags := ruletest.Run(t, readiness.Rule, effect.None, ruletest.Package{Path: "example.com/m/x", Files: map[string]string{"x_test.go": src, "x.go": code}})
 			if len(diags) != 1 {
 				t.Fatalf("got %d findings, want 1: %+v", len(diags), diags)
 			}

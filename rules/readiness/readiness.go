@@ -440,6 +440,13 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 		}
 		return nil, why + "; " + handshakeWords
 	}
+	if !c.editable(n.file) {
+		// The handler is installed by code under test, whose every
+		// implementation runs in the window the sleep gave.
+		if why := c.windowEarly(s, helper, n); why != "" {
+			return nil, why
+		}
+	}
 	if !c.editable(n.file) && !c.childHasHandshake(n) {
 		a := c.anchor(helper, n)
 		if a == nil {
@@ -479,11 +486,19 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 	if why != "" {
 		return nil, why
 	}
-	if why := c.startupHazard(s, helper, n); why != "" {
+	sp, why := c.startup(helper, n)
+	if why != "" {
+		return nil, why
+	}
+	if why := c.timedHazard(s, helper, sp); why != "" {
+		return nil, why
+	}
+	why, window := c.windowHazard(s, helper, sp)
+	if why != "" {
 		return nil, why
 	}
 	fix := c.fix(s, n, t)
-	fix.Changes[0].Checked = []string{checked, notifyChecked, timingChecked, startupChecked, timedChecked}
+	fix.Changes[0].Checked = []string{checked, notifyChecked, timingChecked, startupChecked, timedChecked, window}
 	return fix, ""
 }
 

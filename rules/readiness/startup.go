@@ -39,16 +39,28 @@ const (
 	timedChecked   = "the child runs no timer, ticker, sleep or deadline shorter than the sleep before it waits for the signal"
 )
 
-// startupHazard says why the readiness line at n would come before start-up
-// work of the child's that the signal changes, or that the sleep was the
-// window of, naming the work and its line; or "".
-func (c *checker) startupHazard(s *site, helper *ast.FuncDecl, n *notify) string {
+// A span is the child's start-up as the walker follows it: what runs
+// before the readiness point and what runs after it, up to the child's
+// steady wait for the signal.
+type span struct {
+	found  bool       // the readiness point is on the helper's path
+	before []ast.Node // the helper's top-level statements up to the one holding the readiness point
+	ran    []ast.Node // the statements after the readiness point, up to the steady wait
+	waited bool       // the last of ran is the steady wait
+	wait   *walker    // the walker, whose taint names the signal channel and what it cancels
+}
+
+// startup follows the child's start-up from the readiness point n to its
+// steady wait; why says why the line would come before work that reads
+// the signal, naming the work and its line, or is "".
+func (c *checker) startup(helper *ast.FuncDecl, n *notify) (sp span, why string) {
 	w := &walker{c: c, taint: map[types.Object]bool{}, helper: helper}
+	sp.wait = w
 	for _, call := range c.allNotify(helper.Body, 0, map[*ast.FuncDecl]bool{helper: true}) {
 		if len(call.Args) > 0 {
 			w.seed(call.Args[0])
 			if at := c.unbuffered(call.Args[0]); at != "" {
-				return fmt.Sprintf("the child's signal channel is unbuffered (make at %s): signal.Notify drops a signal the child is not receiving at that moment, and the readiness line comes before the child receives, where the sleep let it get there; buffer the channel (make(chan os.Signal, 1)), as go vet asks", at)
+				return sp, fmt.Sprintf("the child's signal channel is unbuffered (make at %s): signal.Notify drops a signal the child is not receiving at that moment, and the readiness line comes before the child receives, where the sleep let it get there; buffer the channel (make(chan os.Signal, 1)), as go vet asks", at)
 			}
 		}
 	}
@@ -95,27 +107,38 @@ func (c *checker) startupHazard(s *site, helper *ast.FuncDecl, n *notify) string
 		}
 	}
 	if top < 0 {
-		return ""
+		return sp, ""
 	}
-	var before, ran []ast.Node
+	sp.found = true
 	for _, st := range helper.Body.List[:top+1] {
-		before = append(before, st)
+		sp.before = append(sp.before, st)
 		// A goroutine started before the handler runs during start-up too.
 		if g, ok := st.(*ast.GoStmt); ok {
 			if v := w.goStmt(g, 0); v.why != "" {
-				return w.reason(v.why)
+				return sp, w.reason(v.why)
 			}
 		}
 	}
-	w.ran = &ran
-	if v := w.seq(rest, 0, true); v.why != "" {
-		return w.reason(v.why)
+	w.ran = &sp.ran
+	v := w.seq(rest, 0, true)
+	w.ran = nil
+	if v.why != "" {
+		return sp, w.reason(v.why)
 	}
+	sp.waited = v.waited
+	return sp, ""
+}
 
+// timedHazard says why the sleep of s is the window of timed work the
+// child runs before its steady wait, naming the work and its line; or "".
+func (c *checker) timedHazard(s *site, helper *ast.FuncDecl, sp span) string {
+	if !sp.found {
+		return ""
+	}
 	// Timed work before the steady wait, of the order of the sleep.
 	window, known := c.sleepLength(s)
 	find := contract.NewFinder(c.pass.Fset, c.info, c.decls, c.pass.AllFiles)
-	for _, d := range find.Timed(helper, before, ran) {
+	for _, d := range find.Timed(helper, sp.before, sp.ran) {
 		if d.Known && (d.Value <= 0 || known && d.Value >= window) {
 			continue
 		}

@@ -11,16 +11,16 @@ import (
 	"github.com/unflake/unflake/internal/match"
 )
 
-// The readiness line ends the parent's wait when the child is ready,
-// however late: a wait with a 30 second deadline in place of a sleep of
-// 1.5s. When the sleep is a window the test grants ("the worker must be
-// up within 1.5s"), the signal at its end checks that bound: a child
-// that starts too slowly is killed by the signal's default action, and
-// the test fails. The handshake waits for the slow child instead, and
-// the test passes on the bug. The same holds when the test measures time
-// across the sleep (time.Since after the signal): the sleep's length is
-// part of what it measures, and a shorter wait lets a slow shutdown pass
-// under the same bound, or fails a "not before" check on correct code.
+// The readiness line ends the parent's wait when the child has installed
+// its handler (at the latest at the end of the sleep's window, which
+// bounds the wait). When the sleep is a window the test grants ("the
+// worker must be up within 1.5s"), the bound speaks of the child's whole
+// start-up, and the handler's install is only part of it: with the
+// window ended there, what the child does after its handler no longer
+// has to fit in it. The same holds when the test measures time across
+// the sleep (time.Since after the signal): the sleep's length is part of
+// what it measures, and a shorter wait lets a slow shutdown pass under
+// the same bound, or fails a "not before" check on correct code.
 // Running the test on correct code cannot show either (it passes), so
 // such a site is reported, not fixed.
 
@@ -32,7 +32,7 @@ const timingChecked = "no start-up time bound in the comments next to the sleep,
 // or "".
 func (c *checker) timingHazard(s *site, helper *ast.FuncDecl) string {
 	sleep := s.list[s.sleep]
-	const keep = "the sleep is the window that checks it: a wait for the child's readiness line ends when the child is ready however late, so a child that starts many times too slowly would pass; keep the sleep, or have the test measure the start-up time it means to bound"
+	const keep = "the sleep is the window that checks it: a readiness wait ends that window once the handler is installed, which is only part of the start-up the bound speaks of, so what the child does after its handler would no longer have to fit in it; keep the sleep, or have the test measure the start-up time it means to bound"
 
 	// The comments next to the sleep.
 	for _, g := range intent.Comments(c.pass.Fset, c.file, sleep) {
