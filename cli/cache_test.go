@@ -63,3 +63,61 @@ func TestResultCacheOff(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// tokenSeal is a module whose clear of APP_TOKEN setenv removes, unless
+// some variant of the package writes the variable: debug.go, left out by
+// its build constraint, is where one would.
+const tokenSeal = `
+-- go.mod --
+module example.com/token
+
+go 1.22
+-- token.go --
+package token
+
+// Token is a constant token.
+func Token() string { return "t" }
+-- debug.go --
+//go:build debug
+
+package token
+-- token_test.go --
+package token
+
+import (
+	"os"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	os.Setenv("APP_TOKEN", "")
+	os.Exit(m.Run())
+}
+
+func TestToken(t *testing.T) {
+	t.Setenv("APP_TOKEN", "")
+	if Token() != "t" {
+		t.Fatal("token")
+	}
+}
+`
+
+// TestResultCacheSeesIgnoredFiles: an edit of a file the build
+// constraints leave out changes the result key, since rules read such
+// files too (setenv looks for writes of its variable in every variant).
+func TestResultCacheSeesIgnoredFiles(t *testing.T) {
+	testmod.Short(t)
+	dir := testmod.Write(t, tokenSeal)
+	t.Setenv("UNFLAKE_CACHE", t.TempDir())
+	_, before, _ := run(t, "-C", dir, "check", "--rules", "setenv", "./...")
+	if !strings.Contains(before, "fix:") {
+		t.Fatalf("check before the edit: want the clear fixed, got:\n%s", before)
+	}
+	debug := "//go:build debug\n\npackage token\n\nimport \"os\"\n\nfunc init() { os.Setenv(\"APP_TOKEN\", \"debug\") }\n"
+	if err := os.WriteFile(filepath.Join(dir, "debug.go"), []byte(debug), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, after, stderr := run(t, "-C", dir, "check", "--rules", "setenv", "./..."); after == before {
+		t.Errorf("check after editing a file the build leaves out printed what it did before (a stale cached result):\n%s\nstderr:\n%s", after, stderr)
+	}
+}

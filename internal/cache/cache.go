@@ -307,11 +307,16 @@ type listedPackage struct {
 		Replace                   *struct{ Path, Version, Dir string }
 	}
 	GoFiles, CgoFiles, CFiles, CXXFiles, HFiles, SFiles, SysoFiles, SwigFiles, EmbedFiles []string
+	// IgnoredGoFiles are the directory's files the build constraints
+	// leave out: rules read them too (setenv looks for writes of its
+	// variable in every variant of the package), so an edit of one must
+	// change the key.
+	IgnoredGoFiles []string
 }
 
 // listFields are the fields listedPackage reads, and all the listing
 // hashed into the key holds.
-const listFields = "Dir,ImportPath,Standard,Module,GoFiles,CgoFiles,CFiles,CXXFiles,HFiles,SFiles,SysoFiles,SwigFiles,EmbedFiles,Error,DepsErrors"
+const listFields = "Dir,ImportPath,Standard,Module,GoFiles,CgoFiles,CFiles,CXXFiles,HFiles,SFiles,SysoFiles,SwigFiles,EmbedFiles,IgnoredGoFiles,Error,DepsErrors"
 
 // graphListings counts the runs of listGraph, for the tests of the
 // manifest's fast path.
@@ -375,7 +380,7 @@ func hashInputs(h io.Writer, pkgs []*listedPackage, dir string, env []string, m 
 			modFiles[filepath.Join(d, "go.sum")] = true
 			modFiles[filepath.Join(d, "vendor", "modules.txt")] = true
 		}
-		for _, list := range [][]string{p.GoFiles, p.CgoFiles, p.CFiles, p.CXXFiles, p.HFiles, p.SFiles, p.SysoFiles, p.SwigFiles, p.EmbedFiles} {
+		for _, list := range [][]string{p.GoFiles, p.CgoFiles, p.CFiles, p.CXXFiles, p.HFiles, p.SFiles, p.SysoFiles, p.SwigFiles, p.EmbedFiles, p.IgnoredGoFiles} {
 			for _, f := range list {
 				path := f
 				if !filepath.IsAbs(path) {
