@@ -43,9 +43,10 @@ func (c *checker) depWrites() []moduleWrite {
 	}
 	if ls, ok := effects.Listed(c.pass.Effects, c.pass.Pkg.Path()+"_test"); ok {
 		roots = append(roots, ls.Imports...)
-	} else {
-		roots = append(roots, c.externalTestImports()...)
 	}
+	// Every test file of the directory is in the binary, whichever of
+	// its packages (p, p_test) the pass is.
+	roots = append(roots, c.testImports()...)
 	seen := map[string]bool{c.pass.Pkg.Path(): true}
 	for len(roots) > 0 {
 		p := roots[0]
@@ -174,10 +175,10 @@ func (c *checker) dirImports(pkgPath string) []string {
 	return importsIn(filepath.Join(c.graph.root, filepath.FromSlash(rel)), func(string) bool { return true })
 }
 
-// externalTestImports returns the imports of the package's external test
-// files (package x_test), read from their syntax, when the load did not
-// list them.
-func (c *checker) externalTestImports() []string {
+// testImports returns the imports of the test files of the package's
+// directory (its own and its external tests', package x_test), read from
+// their syntax.
+func (c *checker) testImports() []string {
 	if len(c.pass.AllFiles) == 0 {
 		return nil
 	}
