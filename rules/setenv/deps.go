@@ -29,9 +29,9 @@ import (
 // tests cannot show it (the leak meets a later test, or the next round
 // of -count), so the clear is not fixed rather than made unproven.
 
-// depWrites returns the environment writes of the packages outside the
-// standard library and the module that the test binary links, read on
-// first need.
+// depWrites returns the environment writes and reads of the packages
+// outside the standard library and the module that the test binary
+// links, read on first need.
 func (c *checker) depWrites() []moduleWrite {
 	if c.deps != nil {
 		return c.deps
@@ -81,10 +81,8 @@ func (c *checker) depWrites() []moduleWrite {
 				break
 			}
 			for _, w := range fileWrites(f) {
-				if !w.reads {
-					w.call = p + ": " + w.call
-					c.deps = append(c.deps, w)
-				}
+				w.call = p + ": " + w.call
+				c.deps = append(c.deps, w)
 			}
 		}
 		roots = append(roots, ls.Imports...)
@@ -99,7 +97,7 @@ func (c *checker) depSets(name string) *moduleWrite {
 	ws := c.depWrites()
 	for i := range ws {
 		w := &ws[i]
-		if !w.any && w.name != name {
+		if w.reads || !w.any && w.name != name {
 			continue
 		}
 		if w.unsets {
@@ -110,6 +108,31 @@ func (c *checker) depSets(name string) *moduleWrite {
 		}
 	}
 	return found
+}
+
+// depReads returns a read of name (or of a variable the analysis cannot
+// name) by a dependency the test binary links, or nil.
+func (c *checker) depReads(name string) *moduleWrite {
+	ws := c.depWrites()
+	for i := range ws {
+		if w := &ws[i]; w.reads && (w.any || w.name == name) {
+			return w
+		}
+	}
+	return nil
+}
+
+// depReadReason says why the dependency read r keeps the clear of name:
+// the module's code may read the variable through it (dotenv.Expand),
+// and code that reads a variable is where a write of it would be, which
+// a bug may add (see elsewhere).
+func (c *checker) depReadReason(r *moduleWrite, name string) string {
+	pkg, call, _ := strings.Cut(r.call, ": ")
+	what := fmt.Sprintf("reads %s (%s at %s:%d)", name, call, c.depPath(r.pos.Filename), r.pos.Line)
+	if r.any {
+		what = fmt.Sprintf("reads a variable the analysis cannot name (%s at %s:%d)", call, c.depPath(r.pos.Filename), r.pos.Line)
+	}
+	return fmt.Sprintf("%s, a dependency the test binary links, %s: code of the module that reads the variable through it may also write it (an export, a default written back), and the clear's t.Setenv restores the variable when the test ends, which TestMain's one-time seal does not, so without it such a write would leak into the tests after this one (and its next run) and could hide a bug there", pkg, what)
 }
 
 // depReason says why the dependency write w keeps the clear of name.

@@ -464,6 +464,9 @@ func (c *checker) elsewhere(fd *ast.FuncDecl, name string) string {
 		}
 		return fmt.Sprintf("%s %s: code that reads the variable may also write it (an export, a default written back), and %s, so without it such a write would leak into the tests after this one (and its next run) and could hide a bug there", where, what, restore)
 	}
+	if r := c.depReads(name); r != nil {
+		return c.depReadReason(r, name)
+	}
 	return ""
 }
 
