@@ -145,7 +145,16 @@ func (c *checker) callHandoffs(call *ast.CallExpr, add func(ast.Expr, string), t
 		return
 	}
 	if ok && tv.IsBuiltin() {
-		return // len, append, copy, ... call no method
+		// append converts its elements to the slice's element type,
+		// which may be an interface; len, copy, ... call no method.
+		if id, isID := ast.Unparen(call.Fun).(*ast.Ident); isID && id.Name == "append" && len(call.Args) > 1 && !call.Ellipsis.IsValid() {
+			if sl, isSlice := types.Unalias(c.info.TypeOf(call.Args[0])).Underlying().(*types.Slice); isSlice {
+				for _, a := range call.Args[1:] {
+					toIface(a, sl.Elem())
+				}
+			}
+		}
+		return
 	}
 	fn := match.Callee(c.info, call)
 	if fn == nil || fn.Pkg() != c.pass.Pkg {
