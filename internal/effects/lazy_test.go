@@ -339,3 +339,31 @@ func TestApp(t *testing.T) { lib.Answer() }
 		t.Errorf("lib.Answer: got %q, want %q", got, want)
 	}
 }
+
+// TestListed lists what the load listed of a package, through the Loader
+// and through the Local source that defers to it: lib's files and its
+// import of util; time is of the standard library; a package the load
+// did not list is unknown.
+func TestListed(t *testing.T) {
+	testmod.Short(t)
+	pkgs := load(t)
+	l := effects.NewLoader()
+	l.Add(pkgs)
+	ls, ok := effects.Listed(l, "m/lib")
+	if !ok || ls.Std || len(ls.Files) != 1 || !slices.Contains(ls.Imports, "m/util") {
+		t.Errorf("m/lib: got %+v, %v; want one file, an import of m/util, not std", ls, ok)
+	}
+	if ls, ok := effects.Listed(l, "time"); !ok || !ls.Std {
+		t.Errorf("time: got %+v, %v; want std", ls, ok)
+	}
+	local := effects.Local(pkgs[0].Types, pkgs[0].TypesInfo, pkgs[0].Syntax, l)
+	if ls2, ok := effects.Listed(local, "m/lib"); !ok || !slices.Equal(ls2.Imports, ls.Imports) {
+		t.Errorf("m/lib through Local: got %+v, %v; want the Loader's", ls2, ok)
+	}
+	if _, ok := effects.Listed(l, "m/none"); ok {
+		t.Error("m/none: listed, want unknown")
+	}
+	if _, ok := effects.Listed(effects.None, "m/lib"); ok {
+		t.Error("m/lib through None: listed, want unknown")
+	}
+}

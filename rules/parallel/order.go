@@ -191,6 +191,10 @@ func (c *checker) reachIn(root ast.Node, out, seen map[*types.Func]bool) {
 		}
 		return true
 	})
+	// Methods code outside the package may call on values root hands it.
+	for _, h := range c.handoffs(root) {
+		c.follow(h.method, out, seen)
+	}
 }
 
 // follow adds fn to out if it is code under test, and what it reaches.
@@ -265,6 +269,14 @@ func (c *checker) clock(root ast.Node) string {
 		}
 		return true
 	})
+	for _, h := range c.handoffs(root) {
+		if found != "" {
+			break
+		}
+		if inner := c.funcClock(h.method); inner != "" {
+			found = h.how() + ", which " + inner
+		}
+	}
 	return found
 }
 

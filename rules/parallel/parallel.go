@@ -112,6 +112,9 @@ type checker struct {
 	// shared is what the package's code may change of the state its
 	// tests share, computed on first use.
 	shared *shared
+
+	// handoffMemo holds handoffs' answers, by root.
+	handoffMemo map[ast.Node][]handoff
 }
 
 // An obstacle is what makes a function unfit to run in parallel: a change
@@ -266,10 +269,37 @@ func (c *checker) effects(root ast.Node, test bool) *obstacle {
 		}
 		return true
 	})
+	c.handedEffects(eff, root)
 	if eff.state == "" && eff.shares != "" {
 		eff.state, eff.shares = eff.shares, ""
 	}
 	return eff
+}
+
+// handedEffects records in eff the effects of the package's methods that
+// code outside the package may call on the values root hands it (see
+// handoffs), as if root called them.
+func (c *checker) handedEffects(eff *obstacle, root ast.Node) {
+	for _, h := range c.handoffs(root) {
+		if eff.state != "" {
+			return
+		}
+		inner := c.funcEffects(h.method)
+		if inner == nil {
+			continue // being followed
+		}
+		how := h.how()
+		if inner.state != "" {
+			eff.state = how + ", which " + inner.state
+			return
+		}
+		if inner.resource != "" && eff.resource == "" {
+			eff.resource = how + ", which " + inner.resource
+		}
+		if inner.unseen != "" && eff.unseen == "" {
+			eff.unseen = how + ", which " + inner.unseen
+		}
+	}
 }
 
 // kept says, for a package-level variable of a sync type whose state
@@ -441,6 +471,7 @@ func (c *checker) fix(fd *ast.FuncDecl, t string) *rule.Fix {
 				"no environment or working directory read that the package's code changes",
 				"no call into another package when the package's code changes another package's state",
 				"no testing.AllocsPerRun, testing.Benchmark, t.Setenv or t.Chdir",
+				"no value of the package's types handed to code outside the package or to an interface (fmt, sort, a callback) whose exported methods, which that code may call, change such state",
 				"no elapsed real time measured in the test's code",
 				"no real clock read or waited on (time.Sleep, time.After, timers, tickers, deadlines, time.Now) by the test or the package code it calls, outside a synctest bubble",
 				"no package-level variable whose value comes from the real clock (a start stamp taken at initialisation, or written by code that reads the clock)",

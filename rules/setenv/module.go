@@ -453,6 +453,9 @@ func (c *checker) elsewhere(fd *ast.FuncDecl, name string) string {
 		}
 		return fmt.Sprintf("%s %s: a test that ran before may leave it set, and %s; without it a leaked value could hide a bug", where, what, restore)
 	}
+	if w := c.depSets(name); w != nil {
+		return c.depReason(w, name)
+	}
 	if r := c.moduleReads(name); r != nil {
 		where := fmt.Sprintf("%s:%d", c.relPath(r.pos.Filename), r.pos.Line)
 		what := fmt.Sprintf("reads %s (%s)", name, r.call)
@@ -460,6 +463,9 @@ func (c *checker) elsewhere(fd *ast.FuncDecl, name string) string {
 			what = fmt.Sprintf("reads a variable the analysis cannot name (%s)", r.call)
 		}
 		return fmt.Sprintf("%s %s: code that reads the variable may also write it (an export, a default written back), and %s, so without it such a write would leak into the tests after this one (and its next run) and could hide a bug there", where, what, restore)
+	}
+	if r := c.depReads(name); r != nil {
+		return c.depReadReason(r, name)
 	}
 	return ""
 }
@@ -492,6 +498,15 @@ type modGraph struct {
 // selfContained reports whether the package at pkgPath is of the module
 // and reaches no other module's code.
 func (c *checker) selfContained(pkgPath string) bool {
+	c.initGraph()
+	if c.graph.path == "" {
+		return false
+	}
+	return c.graph.selfContained(pkgPath, map[string]bool{})
+}
+
+// initGraph reads the module's root and path, once.
+func (c *checker) initGraph() {
 	if c.graph == nil {
 		c.graph = &modGraph{closed: map[string]bool{}}
 		if len(c.pass.AllFiles) > 0 {
@@ -501,10 +516,6 @@ func (c *checker) selfContained(pkgPath string) bool {
 			}
 		}
 	}
-	if c.graph.path == "" {
-		return false
-	}
-	return c.graph.selfContained(pkgPath, map[string]bool{})
 }
 
 func (g *modGraph) selfContained(pkgPath string, visiting map[string]bool) bool {

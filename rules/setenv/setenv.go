@@ -72,6 +72,7 @@ type checker struct {
 
 	module []moduleWrite // the environment writes of the module, read on first need
 	graph  *modGraph     // which packages of the module reach no other module
+	deps   []moduleWrite // the environment writes of the dependencies the test binary links, read on first need
 }
 
 // A clear is a t.Setenv(name, "") statement.
@@ -261,7 +262,10 @@ func (c *checker) fix(cl *clear, last bool) *rule.Fix {
 	return &rule.Fix{
 		Message: msg,
 		Changes: []rule.Change{{Kind: rule.Paths, What: "the package's TestMain clears the variable for the whole test binary, not this test",
-			Checked: []string{fmt.Sprintf("no code of the module reads or writes %s, so no write of it (an export, a default written back) needs the clear's restore when the test ends", cl.name)}}},
+			Checked: []string{
+				fmt.Sprintf("no code of the module reads or writes %s, so no write of it (an export, a default written back) needs the clear's restore when the test ends", cl.name),
+				fmt.Sprintf("no package outside the standard library and the module that the test binary links (its external tests' included) writes %s, a variable the analysis cannot name, or uses cgo", cl.name),
+			}}},
 		// The comments next to the clear are about it: they may go with it.
 		Deletes: append([]ast.Node{cl.stmt}, match.AdjacentComments(cl.file, cl.parent, cl.stmt)...),
 		Apply: func() error {
