@@ -6,11 +6,9 @@ import (
 	"syscall"
 )
 
-// WaitForStop blocks until stop says so; it stands for a server's main
-// loop.
-func WaitForStop(stop <-chan os.Signal) os.Signal {
-	return <-stop
-}
+// Drain finishes in-flight work before the daemon exits; it stands for a
+// server's graceful shutdown.
+func Drain() int { return 0 }
 
 // Signals are the signals the daemon stops on.
 var Signals = []os.Signal{syscall.SIGTERM}

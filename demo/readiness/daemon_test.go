@@ -10,15 +10,15 @@ import (
 )
 
 // TestHelperProcess is the daemon: with DAEMON_CHILD=1 it installs its
-// handler and exits 0 once asked to stop.
+// handler, and once asked to stop it drains and exits 0.
 func TestHelperProcess(t *testing.T) {
 	if os.Getenv("DAEMON_CHILD") != "1" {
 		return
 	}
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, Signals...)
-	WaitForStop(stop)
-	os.Exit(0)
+	<-stop
+	os.Exit(Drain())
 }
 
 // TestGracefulStop sends SIGTERM and expects a clean exit.
