@@ -99,6 +99,9 @@ func (c *checker) relateChain(ch *chain) string {
 		return ""
 	}
 	i, j := r.who.pair()
+	if call, ok := r.site.(*ast.CallExpr); ok && c.runsChild(call) {
+		return fmt.Sprintf("a later child (%s at %s) may read what the %s and %s children left (a listing of their snapshots): whatever a correct child writes, run together the two may leave the same name or the other order, where one after another they do not", short(call), c.line(call), ordinal(i), ordinal(j))
+	}
 	return fmt.Sprintf("the test relates what the %s and %s children produce (%s at %s): whatever a correct child computes it from (the clock, a counter, its pid, a file), run together two children may get the same value or the other order, where one after another they do not", ordinal(i), ordinal(j), short(r.site), c.line(r.site))
 }
 
@@ -375,14 +378,17 @@ func (r *relation) input(call *ast.CallExpr) kids {
 // extra returns what a call reads of the children beyond its arguments:
 // files they may have written (every child's, unless the path names a
 // variable only some children were given, such as each one's directory),
-// and for a package function, what package-level state holds of them.
+// which a later child reads too, and for a package function, what
+// package-level state holds of them.
 func (r *relation) extra(call *ast.CallExpr) kids {
 	fn := match.Callee(r.c.info, call)
 	if fn == nil {
 		return 0
 	}
 	var k kids
-	files := r.c.readsFiles(fn, 0)
+	// A later child (restic snapshots after two backups) reads what the
+	// children left, as a file read does.
+	files := r.c.readsFiles(fn, 0) || r.c.runsChild(call)
 	if r.c.pkgState(fn, 0) {
 		k |= r.pkg
 	}
@@ -404,6 +410,16 @@ func (r *relation) extra(call *ast.CallExpr) kids {
 		k |= named
 	}
 	return k
+}
+
+// runsChild reports whether call runs a child: Run, Output,
+// CombinedOutput or Wait of an *exec.Cmd, or a package function that does.
+func (c *checker) runsChild(call *ast.CallExpr) bool {
+	if match.IsMethod(c.info, call, "os/exec", "Run", "Output", "CombinedOutput", "Wait") {
+		return true
+	}
+	fn := match.Callee(c.info, call)
+	return fn != nil && fn.Pkg() == c.pass.Pkg && c.spawner(fn) != nil
 }
 
 // fileReads are the functions of the standard library that read the file
