@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"go/types"
 	"math/bits"
+	"slices"
 	"strings"
 
 	"github.com/unflake/unflake/internal/match"
@@ -114,7 +115,9 @@ func (c *checker) relateLoop(ls *loopSite) string {
 	for _, s := range ls.u.stmts {
 		units[s] = 0
 	}
-	r := c.newRelation(units, cur)
+	// A file no child was given by name may hold what any child left,
+	// this iteration's or an earlier one's.
+	r := c.newRelation(units, cur|earlier)
 	// Variables declared outside the body carry an iteration's values to
 	// the next: a value of this iteration's child is, the next time
 	// round, an earlier child's.
@@ -152,7 +155,6 @@ func (c *checker) relateLoop(ls *loopSite) string {
 	if r.pkg != 0 {
 		r.pkg = cur | earlier
 	}
-	r.all = cur | earlier
 	seq, _ := c.following(ls.rs)
 	for _, s := range seq[1:] {
 		r.stmt(s)
@@ -392,6 +394,9 @@ func (r *relation) extra(call *ast.CallExpr) kids {
 	if r.c.pkgState(fn, 0) {
 		k |= r.pkg
 	}
+	if files && r.fixture(call) {
+		files = false
+	}
 	if files {
 		var named kids
 		for _, a := range call.Args {
@@ -410,6 +415,28 @@ func (r *relation) extra(call *ast.CallExpr) kids {
 		k |= named
 	}
 	return k
+}
+
+// fixture reports whether call reads a file of the package's testdata
+// by a constant path (os.ReadFile("testdata/want.txt"),
+// filepath.Join("testdata", "want.txt")): the test's own, which no child
+// is given (sharedConstant would have seen it) and whose code writes no
+// file (childEffect).
+func (r *relation) fixture(call *ast.CallExpr) bool {
+	if len(call.Args) == 0 {
+		return false
+	}
+	e := ast.Unparen(call.Args[0])
+	if j, ok := e.(*ast.CallExpr); ok && match.IsPkgFunc(r.c.info, j, "path/filepath", "Join") && len(j.Args) > 0 {
+		for _, a := range j.Args {
+			if _, ok := match.ConstString(r.c.info, a); !ok {
+				return false
+			}
+		}
+		e = j.Args[0]
+	}
+	p, ok := match.ConstString(r.c.info, e)
+	return ok && (p == "testdata" || strings.HasPrefix(p, "testdata/"))
 }
 
 // runsChild reports whether call runs a child: Run, Output,
@@ -601,7 +628,13 @@ func (r *relation) pure(call *ast.CallExpr) bool {
 		}
 	}
 	fn := match.Callee(r.c.info, call)
-	if fn == nil || fn.Pkg() == nil || fn.Type().(*types.Signature).Recv() != nil || !builders[fn.Pkg().Path()] {
+	if fn == nil || fn.Pkg() == nil || fn.Type().(*types.Signature).Recv() != nil {
+		return false
+	}
+	if names, ok := fileReads[fn.Pkg().Path()]; ok && slices.Contains(names, fn.Name()) && fn.Name() != "OpenFile" {
+		return true // what it reads is checked where it is used
+	}
+	if !builders[fn.Pkg().Path()] {
 		return false
 	}
 	for _, a := range call.Args {
