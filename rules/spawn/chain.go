@@ -245,7 +245,7 @@ func (c *checker) analyze(ch *chain) (why string, proven bool) {
 			return fmt.Sprintf("the %s child runs in %s and so must stay on the test goroutine (return an error instead)", ordinal(i), u.why), false
 		}
 	}
-	if why := c.orderHazard(ch, sRefs); why != "" {
+	if why := c.orderHazard(ch); why != "" {
 		return why, false
 	}
 	return c.plan(ch, sRefs, hRefs, shared), false

@@ -41,12 +41,12 @@ var checkedOrder = []string{
 	"the test binary's code the children run (the selected tests, TestMain, init, what they call) writes no file, listens or dials nowhere, and writes no environment variable",
 	"no package-level variable the test, TestMain or init sets is read by the code building the children's commands",
 	"the test reads no clock and sets no deadline around the children",
-	"the test compares no two children's results by order",
+	"no check of the test relates what two children produced (compares, orders or de-duplicates their outputs, what the test builds from them, files they may write or what package state keeps of them), in the chain, after it, across a loop's iterations or after the loop",
 }
 
 // orderHazard says why the units of a chain may depend on the order they
 // run in, naming the line, or "".
-func (c *checker) orderHazard(ch *chain, sRefs []map[*types.Var][]ref) string {
+func (c *checker) orderHazard(ch *chain) string {
 	if why := c.stateHazard(ch.list[ch.end-1].End(), ch.units); why != "" {
 		return why
 	}
@@ -72,7 +72,7 @@ func (c *checker) orderHazard(ch *chain, sRefs []map[*types.Var][]ref) string {
 			return why
 		}
 	}
-	return c.orderedCompare(ch, sRefs)
+	return c.relateChain(ch)
 }
 
 // loopOrderHazard is orderHazard for the iterations of a loop: one child
@@ -104,7 +104,10 @@ func (c *checker) loopOrderHazard(ls *loopSite) string {
 	if why := c.childEffect(u); why != "" {
 		return why
 	}
-	return c.userDirUse(c.childCode(u))
+	if why := c.userDirUse(c.childCode(u)); why != "" {
+		return why
+	}
+	return c.relateLoop(ls)
 }
 
 // sharedConstant says which constant file, path or port two units are
@@ -248,101 +251,6 @@ func (c *checker) fileArgs(u *unit) map[string]argAt {
 		ast.Inspect(fd.Body, visit)
 	}
 	return out
-}
-
-// orderedCompare finds, in the chain's checks (between and after the
-// children, to the end of the block), a comparison by order (<, <=, >,
-// >=) of what one child sets with what another sets: a sequence number,
-// a time stamp, a count that says which ran first.
-func (c *checker) orderedCompare(ch *chain, sRefs []map[*types.Var][]ref) string {
-	owner := map[*types.Var]int{}
-	for i, r := range sRefs {
-		for v, rs := range r {
-			if !written(rs) || ignored(v) {
-				continue
-			}
-			if _, ok := owner[v]; ok {
-				owner[v] = -1 // set by several: each child's own, renamed
-				continue
-			}
-			owner[v] = i
-		}
-	}
-	setBy := func(e ast.Expr) map[int]bool {
-		out := map[int]bool{}
-		ast.Inspect(e, func(n ast.Node) bool {
-			if id, ok := n.(*ast.Ident); ok {
-				if v, ok := c.info.Uses[id].(*types.Var); ok {
-					if i, ok := owner[v]; ok && i >= 0 {
-						out[i] = true
-					}
-				}
-			}
-			return true
-		})
-		return out
-	}
-	// What the checks build from one child's result is that child's:
-	// a, _ := strconv.ParseInt(string(first), 10, 64).
-	for changed := true; changed; {
-		changed = false
-		for _, st := range ch.list[ch.start:] {
-			ast.Inspect(st, func(n ast.Node) bool {
-				a, ok := n.(*ast.AssignStmt)
-				if !ok {
-					return true
-				}
-				from := map[int]bool{}
-				for _, r := range a.Rhs {
-					for i := range setBy(r) {
-						from[i] = true
-					}
-				}
-				if len(from) != 1 {
-					return true
-				}
-				for i := range from {
-					for _, l := range a.Lhs {
-						id, ok := ast.Unparen(l).(*ast.Ident)
-						if !ok {
-							continue
-						}
-						v, _ := c.info.ObjectOf(id).(*types.Var)
-						if _, seen := owner[v]; v != nil && !seen {
-							owner[v] = i
-							changed = true
-						}
-					}
-				}
-				return true
-			})
-		}
-	}
-	var why string
-	for _, st := range ch.list[ch.start:] {
-		ast.Inspect(st, func(n ast.Node) bool {
-			b, ok := n.(*ast.BinaryExpr)
-			if !ok || why != "" {
-				return why == ""
-			}
-			switch b.Op {
-			case token.LSS, token.LEQ, token.GTR, token.GEQ:
-			default:
-				return true
-			}
-			l, r := setBy(b.X), setBy(b.Y)
-			for i := range l {
-				for j := range r {
-					if i != j {
-						why = fmt.Sprintf("the test compares what the %s and %s children report by order (%s at %s): running them together changes which comes first", ordinal(min(i, j)), ordinal(max(i, j)), types.ExprString(b), c.line(b))
-						return false
-					}
-				}
-			}
-			return true
-		})
-	}
-	return why
 }
 
 // line says where n is: "app_test.go:14". Reasons of later rounds see
