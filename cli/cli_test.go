@@ -277,3 +277,24 @@ func TestRules(t *testing.T) {
 		t.Errorf("rules attemptloop: exit %d\n%s", code, stdout)
 	}
 }
+
+// TestFixUnproven: --unproven shows the hypotheses in a diff, says how
+// many there are, and is refused where it could write them.
+func TestFixUnproven(t *testing.T) {
+	testmod.Short(t)
+	demo, err := filepath.Abs(filepath.Join("..", "demo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"fix", "--unproven", "./..."}, {"fix", "--diff", "--verify", "--unproven", "./..."}} {
+		code, _, stderr := run(t, append([]string{"-C", demo}, args...)...)
+		if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "--unproven needs --diff") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line", args, code, stderr)
+		}
+	}
+	_, proven, _ := run(t, "-C", demo, "fix", "--diff", "--rules", "all", "./...")
+	code, all, stderr := run(t, "-C", demo, "fix", "--diff", "--unproven", "--rules", "all", "./...")
+	if code != 1 || len(all) <= len(proven) || !strings.Contains(stderr, "unproven: --verify decides them") {
+		t.Errorf("fix --diff --unproven: exit %d, diff of %d bytes (%d without --unproven); stderr:\n%s", code, len(all), len(proven), stderr)
+	}
+}

@@ -84,6 +84,9 @@ unlock).`,
 			if format != formatText && !diff {
 				return fmt.Errorf("--format needs --diff")
 			}
+			if opts.unproven && (!diff || opts.verify) {
+				return fmt.Errorf("--unproven needs --diff, without --verify: it shows the fixes --verify would try, and writes nothing")
+			}
 			switch {
 			case planPath != "" && batch == 0:
 				return fmt.Errorf("--plan needs --batch K")
@@ -106,6 +109,7 @@ unlock).`,
 	cmd.Flags().StringVar(&planPath, "plan", "", "apply one batch of the plan in `PLAN.json` (with --batch)")
 	cmd.Flags().IntVar(&batch, "batch", 0, "with --plan, the batch `K` to apply")
 	cmd.Flags().BoolVar(&raiseGo, "raise-go", false, "raise a module's go directive where a newer go version unlocks fixes, and apply them")
+	cmd.Flags().BoolVar(&opts.unproven, "unproven", false, "with --diff, also show the fixes the analysis could not prove (the hypotheses --verify would run and keep only if their tests pass and still catch the mutants the original catches); never written")
 	cmd.Flags().BoolVar(&opts.recordIgnores, "record-ignores", false, "with --verify, write a generated //unflake:ignore line at the site of each fix a test failed after")
 	addAnalysisFlags(cmd, opts)
 	addChangedSinceFlag(cmd, opts)
@@ -275,10 +279,13 @@ func topLevelName(test string) string {
 
 // summary is the one-line report of a fix run.
 func summary(res *rewrite.Result, diff bool) string {
-	fixed, left := 0, 0
+	fixed, left, unproven := 0, 0, 0
 	for _, f := range res.Findings {
 		if f.Fixed {
 			fixed++
+			if f.Unproven {
+				unproven++
+			}
 		} else {
 			left++
 		}
@@ -287,7 +294,13 @@ func summary(res *rewrite.Result, diff bool) string {
 	if diff {
 		verb = "would rewrite"
 	}
-	s := fmt.Sprintf("unflake: %s %s (%s)", verb, plural(len(res.Changes), "file"), plural(fixed, "fix"))
+	fixes := plural(fixed, "fix")
+	if unproven > 0 {
+		// Only fix --diff --unproven applies a fix unverified: say how
+		// many of the diff's fixes are hypotheses.
+		fixes += fmt.Sprintf(", %d unproven: --verify decides them", unproven)
+	}
+	s := fmt.Sprintf("unflake: %s %s (%s)", verb, plural(len(res.Changes), "file"), fixes)
 	if left > 0 {
 		s += fmt.Sprintf("; %s not fixed (see unflake check)", plural(left, "finding"))
 	}

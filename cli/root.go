@@ -83,6 +83,7 @@ type options struct {
 	verifyTimeout time.Duration
 	verifyMutants bool
 	recordIgnores bool // fix --record-ignores
+	unproven      bool // fix --diff --unproven: show the hypotheses too
 
 	stdout, stderr io.Writer
 	env            []string // the environment of the go command (rewrite.Config.Env) and of git
@@ -185,6 +186,11 @@ func (o *options) analyse(patterns []string) (*rewrite.Result, *verify.Verificat
 		}
 		// Interrupted: what was verified so far, and the error.
 		return res, v, cfg.Dir, err
+	}
+	if o.unproven {
+		// Every fix, proven or not, goes into the diff: the hypotheses
+		// are shown for review, never written (fix checks --diff).
+		cfg.Decide = func(rewrite.Site) rewrite.Decision { return rewrite.Decision{} }
 	}
 	res, err := rewrite.Run(cfg)
 	if err != nil {
