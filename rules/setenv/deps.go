@@ -93,21 +93,7 @@ func (c *checker) depWrites() []moduleWrite {
 // depSets returns a write of name (or of any variable) by a dependency
 // the test binary links, one that may unset it first, or nil.
 func (c *checker) depSets(name string) *moduleWrite {
-	var found *moduleWrite
-	ws := c.depWrites()
-	for i := range ws {
-		w := &ws[i]
-		if w.reads || !w.any && w.name != name {
-			continue
-		}
-		if w.unsets {
-			return w
-		}
-		if found == nil {
-			found = w
-		}
-	}
-	return found
+	return setterOf(c.depWrites(), name, nil)
 }
 
 // depReads returns a read of name (or of a variable the analysis cannot

@@ -60,13 +60,18 @@ func (c *checker) moduleSets(fd *ast.FuncDecl, name string) *moduleWrite {
 	if c.module == nil {
 		c.module = c.readModule()
 	}
+	return setterOf(c.module, name, func(w *moduleWrite) bool {
+		return w.at.IsValid() && fd.Pos() <= w.at && w.at < fd.End() // the test's own writes: keep judges them
+	})
+}
+
+// setterOf returns, of ws, a write that may set name (one that may unset
+// it first), skipping reads and the writes skip says, or nil.
+func setterOf(ws []moduleWrite, name string, skip func(*moduleWrite) bool) *moduleWrite {
 	var found *moduleWrite
-	for i := range c.module {
-		w := &c.module[i]
-		if w.at.IsValid() && fd.Pos() <= w.at && w.at < fd.End() {
-			continue // the test's own writes: keep judges them
-		}
-		if w.reads || !w.any && w.name != name {
+	for i := range ws {
+		w := &ws[i]
+		if w.reads || !w.any && w.name != name || skip != nil && skip(w) {
 			continue
 		}
 		if w.unsets {
