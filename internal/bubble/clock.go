@@ -152,6 +152,8 @@ type clockScan struct {
 	// readings are the variables and fields set to a reading of the clock
 	// (x = time.Now()), so that comparing two of them is seen.
 	readings map[types.Object]bool
+
+	restarts map[*types.Func]bool // the functions that store a reading of the clock (mayRestart)
 }
 
 // clockHazards adds the clock hazards of a bubble to t's unproven reasons

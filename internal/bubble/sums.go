@@ -29,9 +29,9 @@ type wait struct {
 	known bool
 	obj   types.Object // the variable slept on, if any
 
-	// restart tells that a call of the code under test comes between
-	// this wait and the one before: the code may have set its deadline
-	// there (a touch, a reset), so a run of waits may start here.
+	// restart tells that a call of the code under test that may set its
+	// deadline again (a touch, a reset: mayRestart) comes between this
+	// wait and the one before, so a run of waits may start here.
 	restart bool
 }
 
@@ -59,7 +59,7 @@ func (c *clockScan) waitSeq(body ast.Node) []wait {
 					return false
 				}
 			case *ast.CallExpr:
-				if !match.IsStd(calleePath(info, n)) && !conversion(info, n) {
+				if !match.IsStd(calleePath(info, n)) && !conversion(info, n) && c.mayRestart(n) {
 					called = true
 				}
 			case *ast.ForStmt:
@@ -244,4 +244,90 @@ func gcd(a, b time.Duration) time.Duration {
 		a, b = b, a%b
 	}
 	return a
+}
+
+// mayRestart reports whether call may set a deadline of the code under
+// test again (a touch, a reset), so that a run of waits may start after
+// it: a call of the package's own function that, or a function of the
+// package it calls, stores a reading of the clock (s.seen[k] =
+// time.Now(), c.last = now) other than in a local variable; a call of
+// code the analysis does not read (another package's, an interface
+// method, a function value) may. A read (Valid, Alive) sets nothing.
+func (c *clockScan) mayRestart(call *ast.CallExpr) bool {
+	fn := match.Callee(c.a.info, call)
+	if fn == nil || fn.Pkg() != c.a.pass.Pkg {
+		return true
+	}
+	if c.restarts == nil {
+		c.restarts = map[*types.Func]bool{}
+	}
+	return c.storesReading(fn, c.restarts)
+}
+
+// storesReading reports whether fn, or a function of the package it
+// calls, stores a reading of the clock outside a local variable; memo
+// holds the answers (false while one is being computed: a recursion
+// adds nothing).
+func (c *clockScan) storesReading(fn *types.Func, memo map[*types.Func]bool) bool {
+	fn = fn.Origin()
+	if v, ok := memo[fn]; ok {
+		return v
+	}
+	memo[fn] = false
+	decl := c.a.decls[fn]
+	if decl == nil || decl.Body == nil {
+		memo[fn] = fn.Pkg() != c.a.pass.Pkg // not read: it may
+		return memo[fn]
+	}
+	info := c.a.info
+	found := false
+	ast.Inspect(decl.Body, func(n ast.Node) bool {
+		if found {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for i, l := range n.Lhs {
+				if v, ok := c.objOf(l).(*types.Var); ok && !v.IsField() && v.Parent() != nil && v.Pkg() != nil && v.Parent() != v.Pkg().Scope() {
+					if _, plain := ast.Unparen(l).(*ast.Ident); plain {
+						continue // a local variable
+					}
+				}
+				if i < len(n.Rhs) && c.readsClockExpr(n.Rhs[i]) || len(n.Rhs) == 1 && c.readsClockExpr(n.Rhs[0]) {
+					found = true
+				}
+			}
+		case *ast.CallExpr:
+			if callee := match.Callee(info, n); callee != nil && callee.Pkg() == c.a.pass.Pkg && c.storesReading(callee, memo) {
+				found = true
+			}
+		}
+		return true
+	})
+	memo[fn] = found
+	return found
+}
+
+// readsClockExpr reports whether e reads the clock: time.Now, a
+// variable or field set to a reading, or any time.Time (a parameter may
+// be a reading the caller made).
+func (c *clockScan) readsClockExpr(e ast.Expr) bool {
+	if match.IsNamed(c.a.info.TypeOf(e), "time", "Time") {
+		return true
+	}
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if match.IsPkgFunc(c.a.info, n, "time", "Now") {
+				found = true
+			}
+		case *ast.Ident:
+			if obj := c.a.info.Uses[n]; obj != nil && c.readings[obj] {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
