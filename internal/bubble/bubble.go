@@ -52,6 +52,8 @@ type Analysis struct {
 	net netState // the helpers matched as connection pairs (network.go)
 
 	said *intent.Package // what the tests say beyond their own words (intent.go)
+
+	owned *string // what of the package makes values a bubble owns, once computed (kept.go)
 }
 
 // A Target is a body a rule may wrap in synctest.Test: a top-level test
@@ -653,6 +655,7 @@ func (w *walker) walk(root ast.Node, where string) {
 			w.tinyDuration(n, where)
 		case *ast.ForStmt:
 			w.spin(n, where)
+			w.zeroWait(n, where)
 		case *ast.Ident:
 			if a.bubbleRefs[n] {
 				return false // synctest.Test(t, testX): testX runs in the bubble, not in the test
@@ -955,6 +958,7 @@ func (w *walker) global(v *types.Var, where string) {
 		w.block(why)
 		return
 	}
+	w.keptState(v, where)
 	if holdsTime(v.Type(), map[types.Type]bool{}) {
 		// Its times were set on the real clock (at init, or by another
 		// test), decades after the bubble's 2000-01-01: a deadline or an

@@ -80,6 +80,8 @@ const (
 	checkedBound    = "no time bound stated in the test's names or comments"
 	checkedOrigin   = "no date from outside the clock compared with a reading"
 	checkedVersus   = "no elapsed time compared with a duration that may be zero or tiny right after another call"
+	checkedZeroWait = "no wait the code computes in a loop that may be 0"
+	checkedKept     = "no package state that hides its type kept past the bubble"
 )
 
 // clockKey is what a clock hazard's reason stands for (reasons.add):
@@ -100,7 +102,7 @@ func ClockChecked(targets []*Target) []string {
 		return nil
 	}
 	var out []string
-	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus} {
+	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus, checkedZeroWait, checkedKept} {
 		all := true
 		for _, t := range targets {
 			all = all && slices.Contains(t.ClockChecked(), c)
@@ -150,6 +152,8 @@ type clockScan struct {
 	// readings are the variables and fields set to a reading of the clock
 	// (x = time.Now()), so that comparing two of them is seen.
 	readings map[types.Object]bool
+
+	restarts map[*types.Func]bool // the functions that store a reading of the clock (mayRestart)
 }
 
 // clockHazards adds the clock hazards of a bubble to t's unproven reasons
@@ -244,7 +248,7 @@ func (a *Analysis) clockHazards(t *Target) {
 	} else {
 		checked = append(checked, checkedBound)
 	}
-	dl, unseen := c.deadline(t)
+	dl, unseen, sums := c.deadline(t)
 	decides := ""
 	switch {
 	case c.decides != "":
@@ -259,10 +263,20 @@ func (a *Analysis) clockHazards(t *Target) {
 	switch {
 	case dl != "" && decides != "":
 		t.unproven.add(clockKey(checkedDeadline), fmt.Sprintf("the test sleeps exactly the duration it gives the code under test (%s) and %s: in a synctest bubble the sleep ends exactly on the boundary, where a strict and a non-strict comparison differ", dl, decides))
+	case sums != "" && c.decides != "":
+		t.unproven.add(clockKey(checkedDeadline), fmt.Sprintf("the waits in the bubble may add up exactly to a duration the test gives the code under test (%s) and the code decides at a deadline (%s): in a synctest bubble every wait ends exactly on time, so the decision is taken on the boundary, where a strict and a non-strict comparison differ", sums, c.decides))
 	case own != "":
 		t.unproven.add(clockKey(checkedDeadline), fmt.Sprintf("the test's sleeps add up exactly to a duration of the code's own (%s) and the code decides at a deadline (%s): in a synctest bubble the sleep ends exactly on the boundary, where a strict and a non-strict comparison differ", own, c.decides))
 	default:
 		checked = append(checked, checkedDeadline)
+	}
+	// Found by the walk (zerowait.go, kept.go), in the package's own
+	// code only: another package's is not read for them.
+	if !t.unproven.keys[clockKey(checkedZeroWait)] && c.foreign == "" {
+		checked = append(checked, checkedZeroWait)
+	}
+	if !t.unproven.keys[clockKey(checkedKept)] && !t.blocked.keys[clockKey(checkedKept)] && c.foreign == "" {
+		checked = append(checked, checkedKept)
 	}
 	t.checked = checked
 }
@@ -983,12 +997,17 @@ func arith(op token.Token) bool {
 	return false
 }
 
-// deadline returns where the test sleeps exactly a duration it gave the
-// code under test, or "": a wait in its own body whose duration is the
-// same variable or constant as one handed earlier to a function or a
-// struct of the code under test, or whose constant duration, added to
-// the constant waits before it since, equals such a constant duration.
-func (c *clockScan) deadline(t *Target) (where, unseen string) {
+// deadline returns where the test's waits end exactly on a duration it
+// gave the code under test, or "": a wait, after the call that hands it
+// over, of the very variable handed over, or a run of consecutive waits
+// (a counted loop's unrolled, sums.go) from any wait after that call on,
+// whose constant durations add up to a constant one handed over (the
+// code may restart its deadline at any later call: a touch, a reset).
+// sums names, when the code the duration is handed to is the package's
+// own and waits itself (its backoffs, its timers), a duration handed over
+// that the code's waits, after a run of the test's, may add up to: any,
+// for a wait whose duration is not a constant.
+func (c *clockScan) deadline(t *Target) (where, unseen, sums string) {
 	info := c.a.info
 	type config struct {
 		obj  *types.Var
@@ -1019,12 +1038,10 @@ func (c *clockScan) deadline(t *Target) (where, unseen string) {
 			configs = append(configs, cf)
 		}
 	}
-	var waits []*ast.ExprStmt
 	c.inspect(&ast.BlockStmt{List: t.body.List[t.lead:]}, func(n ast.Node, stack []ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.ExprStmt:
 			if call, _ := Wait(info, n); call != nil {
-				waits = append(waits, n)
 				return false
 			}
 		case *ast.CallExpr:
@@ -1051,29 +1068,67 @@ func (c *clockScan) deadline(t *Target) (where, unseen string) {
 		}
 		return true
 	})
+	seq := c.waitSeq(&ast.BlockStmt{List: t.body.List[t.lead:]})
 	for _, cf := range configs {
-		var sum time.Duration
-		for _, w := range waits {
-			if w.Pos() < cf.pos {
+		from := len(seq)
+		for i, w := range seq {
+			if w.stmt.Pos() < cf.pos {
 				continue
 			}
-			call, _ := Wait(info, w)
-			arg := call.Args[0]
-			if cf.obj != nil && sum == 0 && c.objOf(arg) == cf.obj {
-				// The first wait since, of the very variable handed over.
-				return cf.what + ", then " + c.at(types.ExprString(w.X), w), cf.unseen
+			from = min(from, i)
+			if cf.obj != nil && w.obj == cf.obj && (i == from || w.restart) {
+				// A wait of the very variable handed over, right after
+				// the call or after a later call of the code, which may
+				// set the deadline again.
+				return cf.what + ", then " + c.at(types.ExprString(w.stmt.X), w.stmt), cf.unseen, ""
 			}
-			d, ok := match.ConstDuration(info, arg)
-			if !ok {
-				break // the time slept since is not known
+		}
+		// A run of waits from the call, or from a later call of the code
+		// (a touch, a reset) that may set the deadline again.
+		var start, end *ast.ExprStmt
+		n := 0
+		if cf.d > 0 && runSums(seq, from, true, func(i, j int, sum time.Duration) bool {
+			start, end, n = seq[i].stmt, seq[j].stmt, j-i+1
+			return sum == cf.d
+		}) {
+			run := ""
+			if n > 1 {
+				run = fmt.Sprintf(" (a run of %d waits from %s that adds up to it)", n, c.at(types.ExprString(start.X), start))
 			}
-			sum += d
-			if cf.d > 0 && sum == cf.d {
-				return cf.what + ", then " + c.at(types.ExprString(w.X), w), cf.unseen
+			return cf.what + ", then " + c.at(types.ExprString(end.X), end) + run, cf.unseen, ""
+		}
+	}
+	// The code's own waits (its backoffs, its timers) run on the same
+	// exact clock: runs of them, after a run of the test's, may end
+	// exactly on a duration the test handed over. A wait whose duration
+	// is not a constant may add up to any.
+	consts, first, unknown := c.codeWaits()
+	if first == "" {
+		return "", "", ""
+	}
+	var testSums []time.Duration
+	runSums(seq, 0, false, func(_, _ int, sum time.Duration) bool {
+		testSums = append(testSums, sum)
+		return len(testSums) > maxUnrolled
+	})
+	for _, cf := range configs {
+		if cf.unseen != "" {
+			continue // what the code it is handed to waits is not read here
+		}
+		switch {
+		case unknown != "" && (cf.d > 0 || cf.obj != nil):
+			return "", "", fmt.Sprintf("%s; the code waits %s, a duration not a constant, so its waits may add up to it", cf.what, unknown)
+		case cf.d > 0 && sumOf(cf.d, consts):
+			return "", "", fmt.Sprintf("%s; the code's own waits (%s) add up to it", cf.what, first)
+		case cf.d > 0:
+			for _, s := range testSums {
+				if s < cf.d && sumOf(cf.d-s, consts) {
+					return "", "", fmt.Sprintf("%s; the test's waits and the code's own (%s) add up to it", cf.what, first)
+				}
 			}
 		}
 	}
-	return "", ""
+	return "", "", ""
 }
 
 // ownDeadline returns where the test's sleeps add up exactly to a
@@ -1081,8 +1136,8 @@ func (c *clockScan) deadline(t *Target) (where, unseen string) {
 // a field its constructor sets (any constant duration in the package's
 // non-test files), or a package-level variable of those files slept on
 // directly. The code sets such a deadline itself, at a call the test
-// makes anywhere before, so every run of consecutive waits is summed,
-// from each wait on.
+// makes anywhere before, so every run of consecutive waits (a counted
+// loop's unrolled) is summed, from each wait on.
 func (c *clockScan) ownDeadline(t *Target) string {
 	info := c.a.info
 	type own struct {
@@ -1115,39 +1170,26 @@ func (c *clockScan) ownDeadline(t *Target) string {
 		v, ok := c.objOf(e).(*types.Var)
 		return ok && match.IsPackageLevel(v) && v.Pkg() == c.a.pass.Pkg && !strings.HasSuffix(c.a.pass.Fset.Position(v.Pos()).Filename, "_test.go")
 	}
-	var waits []*ast.ExprStmt
-	c.inspect(&ast.BlockStmt{List: t.body.List[t.lead:]}, func(n ast.Node, _ []ast.Node) bool {
-		if s, ok := n.(*ast.ExprStmt); ok {
-			if call, _ := Wait(info, s); call != nil {
-				waits = append(waits, s)
-				return false
-			}
-		}
-		return true
-	})
-	for i := range waits {
-		var sum time.Duration
-		for _, w := range waits[i:] {
-			call, _ := Wait(info, w)
-			arg := call.Args[0]
-			if sum == 0 && ownVar(arg) {
-				v := c.objOf(arg)
-				p := c.a.pass.Fset.Position(v.Pos())
-				return fmt.Sprintf("%s, a variable of the code's own at %s:%d; the test sleeps on it at %s", v.Name(), filepath.Base(p.Filename), p.Line, c.at(types.ExprString(w.X), w))
-			}
-			d, ok := match.ConstDuration(info, arg)
-			if !ok {
-				break // the time slept since is not known
-			}
-			sum += d
-			for _, o := range owns {
-				if o.d == sum {
-					return fmt.Sprintf("%v, %s; the test reaches it at %s", o.d, o.what, c.at(types.ExprString(w.X), w))
-				}
-			}
+	seq := c.waitSeq(&ast.BlockStmt{List: t.body.List[t.lead:]})
+	for _, w := range seq {
+		call, _ := Wait(info, w.stmt)
+		if arg := call.Args[0]; ownVar(arg) {
+			v := c.objOf(arg)
+			p := c.a.pass.Fset.Position(v.Pos())
+			return fmt.Sprintf("%s, a variable of the code's own at %s:%d; the test sleeps on it at %s", v.Name(), filepath.Base(p.Filename), p.Line, c.at(types.ExprString(w.stmt.X), w.stmt))
 		}
 	}
-	return ""
+	found := ""
+	runSums(seq, 0, false, func(_, j int, sum time.Duration) bool {
+		for _, o := range owns {
+			if o.d == sum {
+				found = fmt.Sprintf("%v, %s; the test reaches it at %s", o.d, o.what, c.at(types.ExprString(seq[j].stmt.X), seq[j].stmt))
+				return true
+			}
+		}
+		return false
+	})
+	return found
 }
 
 // testCode reports whether n is in a _test.go file.

@@ -88,7 +88,7 @@ func TestX(t *testing.T) {
 // line; the wrap's Change lists the hazards excluded.
 func TestClockHazards(t *testing.T) {
 	testmod.Short(t)
-	all := []string{"no fixed date", "no zero duration", "no comparison of two clock readings", "no sleep ending exactly on a configured deadline", "no clock reading used as a key", "no deadline polled without blocking", "no quantity computed from elapsed time checked right after another call", "no time bound stated in the test's names or comments", "no date from outside the clock compared with a reading", "no elapsed time compared with a duration that may be zero or tiny right after another call"}
+	all := []string{"no fixed date", "no zero duration", "no comparison of two clock readings", "no sleep ending exactly on a configured deadline", "no clock reading used as a key", "no deadline polled without blocking", "no quantity computed from elapsed time checked right after another call", "no time bound stated in the test's names or comments", "no date from outside the clock compared with a reading", "no elapsed time compared with a duration that may be zero or tiny right after another call", "no wait the code computes in a loop that may be 0", "no package state that hides its type kept past the bubble"}
 	for _, tc := range []struct {
 		name, body string
 		// want is "fixed", or "unproven: REASON" or "not fixed: REASON"
@@ -139,7 +139,7 @@ func TestClockHazards(t *testing.T) {
 	time.Sleep(60 * time.Millisecond)
 	time.Sleep(40 * time.Millisecond)
 	if c.Fresh() { t.Fatal("fresh at its deadline") }`,
-			"unproven: the test sleeps exactly the duration it gives the code under test (100 * time.Millisecond given to New at x_test.go:12, then time.Sleep(40 * time.Millisecond) at x_test.go:14)", nil},
+			"unproven: the test sleeps exactly the duration it gives the code under test (100 * time.Millisecond given to New at x_test.go:12, then time.Sleep(40 * time.Millisecond) at x_test.go:14 (a run of 2 waits from time.Sleep(60 * time.Millisecond) at x_test.go:13 that adds up to it))", nil},
 		{"elapsed computed", `c := New(time.Second)
 	if c.Tokens() >= 1 { t.Fatal("a token at once") }
 	time.Sleep(time.Second)
