@@ -252,29 +252,20 @@ func noChangeSummary(res *rewrite.Result, diff bool) string {
 // "unflake: kept a/a_test.go:12 sleep (20 runs, 1.2s → 0.1s; verified:
 // kills 3 of 3 mutants the original kills (late, period x3, twice))".
 func keptLines(res *rewrite.Result, v *verify.Verification, base string) []string {
-	runs := map[string]verify.TestRun{}
-	for _, t := range v.Tests {
-		runs[filepath.Join(t.Dir, t.Name)] = t
-	}
 	var out []string
 	for _, f := range res.Findings {
 		if !f.Fixed || !f.Verified {
 			continue
 		}
-		n := runs[filepath.Join(filepath.Dir(f.File), topLevelName(f.Test))].Runs
-		what := runsAndTimes(n, time.Duration(f.BeforeMs)*time.Millisecond, time.Duration(f.AfterMs)*time.Millisecond)
+		// A fix in a helper has no test of its own name: its runs are
+		// those of the package's tests, which verification counts.
+		what := runsAndTimes(v.RunsOf(f), time.Duration(f.BeforeMs)*time.Millisecond, time.Duration(f.AfterMs)*time.Millisecond)
 		if f.Mutants.Of > 0 {
 			what += "; verified: " + f.Mutants.String()
 		}
 		out = append(out, fmt.Sprintf("unflake: kept %s:%d %s (%s)", rel(base, f.File), f.Line, f.Rule, what))
 	}
 	return out
-}
-
-// topLevelName is the top-level test of a test path ("TestX/sub" → "TestX").
-func topLevelName(test string) string {
-	top, _, _ := strings.Cut(test, "/")
-	return top
 }
 
 // summary is the one-line report of a fix run.

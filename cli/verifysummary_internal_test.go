@@ -123,11 +123,16 @@ func TestKeptLines(t *testing.T) {
 			Mutants: rewrite.Mutants{Killed: 3, Of: 3, Names: []string{"late", "period x3", "twice"}}},
 		{Rule: "leak", File: "/m/a/a_test.go", Line: 20, Test: "TestA", Fixed: true, Verified: true, BeforeMs: 1200, AfterMs: 100},
 		{Rule: "sleep", File: "/m/a/a_test.go", Line: 30, Test: "TestA"},
+		// In a helper outside tests: every test of the package verified
+		// it, and the fewest runs of any of them count, not a test named
+		// waitDone's (none: that said "0 runs").
+		{Rule: "attemptloop", File: "/m/a/a_test.go", Line: 40, Test: "waitDone", Fixed: true, Verified: true, BeforeMs: 1500, AfterMs: 200},
 	}}
-	v := &verify.Verification{Tests: []verify.TestRun{{Dir: "/m/a", Name: "TestA", Kept: true, Runs: 20}}}
+	v := &verify.Verification{Tests: []verify.TestRun{{Dir: "/m/a", Name: "TestA", Kept: true, Runs: 20}, {Dir: "/m/a", Name: "TestB", Kept: true, Runs: 12}}}
 	got := strings.Join(keptLines(res, v, "/m"), "\n")
 	want := "unflake: kept a/a_test.go:12 waitfor (20 runs, 1.2s → 0.1s; verified: kills 3 of 3 mutants the original kills (late, period x3, twice))\n" +
-		"unflake: kept a/a_test.go:20 leak (20 runs, 1.2s → 0.1s)"
+		"unflake: kept a/a_test.go:20 leak (20 runs, 1.2s → 0.1s)\n" +
+		"unflake: kept a/a_test.go:40 attemptloop (12 runs, 1.5s → 0.2s)"
 	if got != want {
 		t.Errorf("kept lines:\n%s\nwant\n%s", got, want)
 	}

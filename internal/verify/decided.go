@@ -55,17 +55,13 @@ func (v *verifier) pkgDecided(w *pkgWork, runs []TestRun, held []Held, applied m
 	}
 	if len(held) == 0 {
 		for _, s := range w.sites {
-			d := Decided{Finding: s.finding, Kept: true}
-			for _, r := range runs {
-				if s.covers(r.Name) && r.Kept {
-					if d.Runs == 0 || r.Runs < d.Runs {
-						d.Runs = r.Runs
-					}
-					d.Before += r.Before
-					d.After += r.After
-				}
+			// The runs that verify it, as the final result counts them
+			// (covered): a helper's are every test's of the package.
+			t := tally(runs, s.test)
+			if !t.verified {
+				continue // no run verifies it: it is not reported kept
 			}
-			tell(d)
+			tell(Decided{Finding: s.finding, Kept: true, Runs: t.runs, Before: t.before, After: t.after})
 		}
 		return
 	}

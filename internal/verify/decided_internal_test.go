@@ -75,3 +75,64 @@ func TestPartialKeepsWhatWasVerified(t *testing.T) {
 		t.Errorf("no engine run: %+v %+v", r, o)
 	}
 }
+
+// A fix in a helper outside tests is verified by every test of its
+// package, since any of them may call it: its runs are the fewest of any
+// of those tests, never those of a test named after the helper, which
+// there is none of (fix --verify once printed "kept ... (0 runs)" for
+// the demo's waitDone). A test that did not keep it leaves it unverified.
+func TestHelperFixCountsItsTestsRuns(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "worker")
+	helper := rewrite.Finding{Rule: "sleep", Package: "m/worker", File: filepath.Join(dir, "worker_test.go"), Line: 16, Test: "waitDone", Fixed: true, Unproven: true}
+	inTest := rewrite.Finding{Rule: "sleep", Package: "m/worker", File: helper.File, Line: 38, Test: "TestCounts/sub", Fixed: true, Unproven: true}
+	runs := []TestRun{
+		{Dir: dir, Name: "TestCounts", Kept: true, Runs: 20, Before: 30 * time.Millisecond, After: time.Millisecond},
+		{Dir: dir, Name: "TestSubmit", Kept: true, Runs: 7, Before: 100 * time.Millisecond, After: 2 * time.Millisecond},
+		{Dir: filepath.Join(dir, "other"), Name: "TestOther", Kept: true, Runs: 1},
+	}
+
+	var told []Decided
+	v := &verifier{opts: Options{Decided: func(d Decided) { told = append(told, d) }},
+		clean: map[string]string{}, latest: map[string][]TestRun{}, roundHeld: map[string]*rewrite.Revert{}, told: map[string]bool{}}
+	v.pkgDecided(&pkgWork{dir: dir, all: true, tests: []string{"TestCounts"}, sites: []fixSite{
+		{site: helper.Site(), finding: helper},
+		{site: inTest.Site(), test: "TestCounts", finding: inTest},
+	}}, runs[:2], nil, nil)
+	if len(told) != 2 {
+		t.Fatalf("told %+v, want both fixes kept", told)
+	}
+	if d := told[0]; !d.Kept || d.Runs != 7 || d.Before != 130*time.Millisecond || d.After != 3*time.Millisecond {
+		t.Errorf("helper: told %+v, want kept with 7 runs (TestSubmit's), 130ms → 3ms", d)
+	}
+	if d := told[1]; !d.Kept || d.Runs != 20 || d.Before != 30*time.Millisecond {
+		t.Errorf("TestCounts: told %+v, want kept with its own 20 runs", d)
+	}
+
+	out := &Verification{Tests: runs}
+	if got := out.RunsOf(helper); got != 7 {
+		t.Errorf("RunsOf(helper) = %d, want 7: the fewest of its package's tests", got)
+	}
+	if got := out.RunsOf(inTest); got != 20 {
+		t.Errorf("RunsOf(TestCounts/sub) = %d, want 20", got)
+	}
+	if ok, before, _ := covered(runs[:2], helper.Test); !ok || before != 130 {
+		t.Errorf("covered(helper) = %v, %dms; want verified, 130ms", ok, before)
+	}
+
+	// One of its tests did not keep it: the helper's fix is not verified
+	// (and no run count makes it look so), the other test's fix still is.
+	runs[1].Kept, runs[1].Why = false, &rewrite.Revert{Kind: revert.FailsAfter, Test: "TestSubmit", Detail: "worker_test.go:18: done = 2, want 3"}
+	if got := out.RunsOf(helper); got != 0 {
+		t.Errorf("RunsOf(helper) with TestSubmit reverted = %d, want 0", got)
+	}
+	if got := out.RunsOf(inTest); got != 20 {
+		t.Errorf("RunsOf(TestCounts/sub) with TestSubmit reverted = %d, want 20", got)
+	}
+
+	// A run kept with no run counted is the fewest, not skipped over.
+	zero := []TestRun{{Dir: dir, Name: "TestA", Kept: true}, {Dir: dir, Name: "TestB", Kept: true, Runs: 20}}
+	if got := runsOf(zero, dir, ""); got != 0 {
+		t.Errorf("runsOf with a run of 0 = %d, want 0", got)
+	}
+}

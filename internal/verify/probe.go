@@ -180,18 +180,20 @@ func (v *verifier) decided(p Probe, holds, msg string) {
 }
 
 // runsOf returns the fewest runs after the rewrite of the tests of dir
-// that cover test (every test of dir for "").
+// that verify a fix in test (every test of dir for "" or a helper's
+// name), or 0 when they do not all keep it (tally).
 func runsOf(runs []TestRun, dir, test string) int {
-	least := 0
+	var pkg []TestRun
 	for _, r := range runs {
-		if r.Dir != dir || (test != "" && r.Name != test) {
-			continue
-		}
-		if least == 0 || r.Runs < least {
-			least = r.Runs
+		if r.Dir == dir {
+			pkg = append(pkg, r)
 		}
 	}
-	return least
+	t := tally(pkg, test)
+	if !t.verified {
+		return 0
+	}
+	return t.runs
 }
 
 // probesPerTest returns the most probes applied in one test (or outside

@@ -653,20 +653,55 @@ func sortRuns(rs []TestRun) {
 // top-level test name, or a function outside tests, which every test of
 // the package may call), and the measured times in milliseconds.
 func covered(runs []TestRun, test string) (bool, int64, int64) {
-	var before, after time.Duration
+	t := tally(runs, test)
+	return t.verified, t.before.Milliseconds(), t.after.Milliseconds()
+}
+
+// A tallied is what the runs of a package say of a fix: whether they
+// verify it, the fewest runs after the rewrite of a test that does, and
+// the sum of those tests' mean times.
+type tallied struct {
+	verified      bool
+	runs          int
+	before, after time.Duration
+}
+
+// tally tallies the runs of a package (runs) that verify a fix in test:
+// the top-level test's own, or, for a fix outside tests (test is then
+// the enclosing function's name, or ""), every test's, since any test of
+// the package may call a helper. A fix is verified only when every such
+// run kept it, and at least one did.
+//
+// A helper's fix has no run of its own: no test is named after the
+// helper, and looking one up by the helper's name counts 0 runs.
+func tally(runs []TestRun, test string) tallied {
+	var t tallied
 	n := 0
 	for _, r := range runs {
 		if rewrite.IsTestName(test) && r.Name != test {
 			continue
 		}
 		if !r.Kept {
-			return false, 0, 0
+			return tallied{}
 		}
-		before += r.Before
-		after += r.After
+		if n == 0 || r.Runs < t.runs {
+			t.runs = r.Runs
+		}
+		t.before += r.Before
+		t.after += r.After
 		n++
 	}
-	return n > 0, before.Milliseconds(), after.Milliseconds()
+	t.verified = n > 0
+	return t
+}
+
+// RunsOf returns how many times the tests that verified the fixed
+// finding f ran after the rewrite, the fewest among them: its top-level
+// test's runs, or, for a fix in a helper outside tests, the fewest of
+// any test of its package (each of which may call the helper). It is 0
+// when the runs in v.Tests do not verify f.
+func (v *Verification) RunsOf(f rewrite.Finding) int {
+	return runsOf(v.Tests, filepath.Dir(f.File), topLevel(f.Test))
 }
 
 // dirContents keys the new contents of the changed files by directory;

@@ -414,6 +414,11 @@ func TestRun(t *testing.T) {
 	if len(got) != 20 {
 		t.Errorf("got %d findings, want 20: %+v", len(got), res.Findings)
 	}
+	// The helper's fix ran in every test of h, each of them run after
+	// the rewrite: it counts their runs, not a test named "helper"'s.
+	if n := v.RunsOf(got["h checktwo helper"]); n < 2 {
+		t.Errorf("helper: RunsOf = %d, want the runs of h's tests", n)
+	}
 
 	// The kept fixes are in the changes; the reverted ones are not, and
 	// those a test failed after are recorded at their site.
