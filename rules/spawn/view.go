@@ -284,39 +284,60 @@ func (c *checker) localIdent(n ast.Node, ok, some *bool) bool {
 // givenOwn reports whether one of the Env values gives the child key=own
 // after what it inherits: the entry comes after every os.Environ (or
 // cmd.Environ) call in the same value, as exec keeps the last of a
-// variable's entries.
+// variable's entries. Every other Env value must keep what was there
+// (append(cmd.Env, ...)): a fresh one may drop the entry.
 func (c *checker) givenOwn(envs []ast.Expr, key string) bool {
+	found := false
 	for _, env := range envs {
-		var entry ast.Expr
-		var inherit []token.Pos
-		ast.Inspect(env, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.CallExpr:
-				if match.IsPkgFunc(c.info, n, "os", "Environ") || match.IsMethod(c.info, n, "os/exec", "Environ") {
-					inherit = append(inherit, n.Pos())
-				}
-			case *ast.BinaryExpr:
-				if n.Op != token.ADD {
-					return true
-				}
-				if s, ok := match.ConstString(c.info, n.X); ok && s == key+"=" && c.own(n.Y) && entry == nil {
-					entry = n
-				}
-			}
-			return true
-		})
-		if entry == nil {
-			continue
-		}
-		later := false
-		for _, p := range inherit {
-			if p > entry.Pos() {
-				later = true
-			}
-		}
-		if !later {
-			return true
+		if c.ownEntry(env, key) {
+			found = true
+		} else if !keepsEnv(env) {
+			return false
 		}
 	}
-	return false
+	return found
+}
+
+// keepsEnv reports whether env is append(x.Env, ...).
+func keepsEnv(env ast.Expr) bool {
+	call, ok := ast.Unparen(env).(*ast.CallExpr)
+	if !ok || len(call.Args) == 0 {
+		return false
+	}
+	if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != "append" {
+		return false
+	}
+	sel, ok := ast.Unparen(call.Args[0]).(*ast.SelectorExpr)
+	return ok && sel.Sel.Name == "Env"
+}
+
+// ownEntry reports whether env holds key=own after what it inherits.
+func (c *checker) ownEntry(env ast.Expr, key string) bool {
+	var entry ast.Expr
+	var inherit []token.Pos
+	ast.Inspect(env, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if match.IsPkgFunc(c.info, n, "os", "Environ") || match.IsMethod(c.info, n, "os/exec", "Environ") {
+				inherit = append(inherit, n.Pos())
+			}
+		case *ast.BinaryExpr:
+			if n.Op != token.ADD {
+				return true
+			}
+			if s, ok := match.ConstString(c.info, n.X); ok && s == key+"=" && c.own(n.Y) && entry == nil {
+				entry = n
+			}
+		}
+		return true
+	})
+	if entry == nil {
+		return false
+	}
+	for _, p := range inherit {
+		if p > entry.Pos() {
+			return false
+		}
+	}
+	return true
 }
