@@ -27,6 +27,7 @@ func test(check string) ruletest.Package {
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"example.com/m/lib"
@@ -34,9 +35,18 @@ import (
 
 var c lib.Checker
 
+// child runs the test binary in a view of its own.
+func child(root, flag string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], flag)
+	cmd.Dir = filepath.Join(root, "work")
+	cmd.Env = append(os.Environ(), "TMPDIR="+root, "HOME="+root, "XDG_CACHE_HOME="+root, "XDG_CONFIG_HOME="+root)
+	return cmd
+}
+
 func TestX(t *testing.T) {
-	for _, arg := range []string{"-test.run=^TestA$", "-test.run=^TestB$"} {
-		a, err := exec.Command(os.Args[0], arg).Output()
+	rows := []struct{ arg, root string }{{"-test.run=^TestA$", t.TempDir()}, {"-test.run=^TestB$", t.TempDir()}}
+	for _, r := range rows {
+		a, err := child(r.root, r.arg).Output()
 		if err != nil {
 			t.Fatal(err)
 		}

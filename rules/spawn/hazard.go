@@ -41,6 +41,7 @@ var checkedOrder = []string{
 	"the test binary's code the children run (the selected tests, TestMain, init, what they call) writes no file, listens or dials nowhere, and writes no environment variable",
 	"no package-level variable the test, TestMain or init sets is read by the code building the children's commands",
 	"the test reads no clock and sets no deadline around the children",
+	checkedView,
 	"no check of the test relates what two children produced (compares, orders or de-duplicates their outputs, what the test builds from them, files they may write or what package state keeps of them), in the chain, after it, across a loop's iterations or after the loop",
 }
 
@@ -72,7 +73,10 @@ func (c *checker) orderHazard(ch *chain) string {
 			return why
 		}
 	}
-	return c.relateChain(ch)
+	if why := c.relateChain(ch); why != "" {
+		return why
+	}
+	return c.viewHazard(ch.units, func(i int) string { return "the " + ordinal(i) + " child" })
 }
 
 // loopOrderHazard is orderHazard for the iterations of a loop: one child
@@ -107,7 +111,10 @@ func (c *checker) loopOrderHazard(ls *loopSite) string {
 	if why := c.userDirUse(c.childCode(u)); why != "" {
 		return why
 	}
-	return c.relateLoop(ls)
+	if why := c.relateLoop(ls); why != "" {
+		return why
+	}
+	return c.viewHazard([]*unit{u}, func(int) string { return "every child" })
 }
 
 // sharedConstant says which constant file, path or port two units are

@@ -33,16 +33,26 @@ func runner(imp string) ruletest.Package {
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 ` + imp + `
 )
 
+// child runs the test binary in a view of its own.
+func child(root, flag string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], flag)
+	cmd.Dir = filepath.Join(root, "work")
+	cmd.Env = append(os.Environ(), "TMPDIR="+root, "HOME="+root, "XDG_CACHE_HOME="+root, "XDG_CONFIG_HOME="+root)
+	return cmd
+}
+
 func TestX(t *testing.T) {
-	a, err := exec.Command(os.Args[0], "-test.run=^TestA$").Output()
+	ra, rb := t.TempDir(), t.TempDir()
+	a, err := child(ra, "-test.run=^TestA$").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := exec.Command(os.Args[0], "-test.run=^TestB$").Output()
+	b, err := child(rb, "-test.run=^TestB$").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,15 +133,25 @@ package m
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
+// child runs the test binary in a view of its own.
+func child(root, flag string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], flag)
+	cmd.Dir = filepath.Join(root, "work")
+	cmd.Env = append(os.Environ(), "TMPDIR="+root, "HOME="+root, "XDG_CACHE_HOME="+root, "XDG_CONFIG_HOME="+root)
+	return cmd
+}
+
 func TestX(t *testing.T) {
-	a, err := exec.Command(os.Args[0], "-test.run=^TestA$").Output()
+	ra, rb := t.TempDir(), t.TempDir()
+	a, err := child(ra, "-test.run=^TestA$").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := exec.Command(os.Args[0], "-test.run=^TestB$").Output()
+	b, err := child(rb, "-test.run=^TestB$").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
