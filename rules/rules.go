@@ -30,6 +30,8 @@ func All() []*rule.Rule {
 		attemptloop.Rule, // after sleep, wallclock
 		waitfor.Rule,     // after sleep
 		setenv.Rule,
+		// spawn is opt-in: a buggy child may share a file only it
+		// makes (a cache beside its directory); see its doc.
 		spawn.Rule,
 		freeport.Rule,
 		testscope.Rule,

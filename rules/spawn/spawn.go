@@ -16,11 +16,16 @@ import (
 //go:embed doc.md
 var doc string
 
-// Rule runs a test's independent child processes concurrently.
+// Rule runs a test's independent child processes concurrently. It is
+// opt-in: whether two children share a file (a cache in their
+// directories' parent, a lock in $TMPDIR) is a matter of every
+// implementation of the child, not only the one the analysis reads, and
+// the rule fixes only children whose whole view of the file system the
+// test keeps apart, which few tests do (view.go).
 var Rule = &rule.Rule{
 	Name:      "spawn",
 	Doc:       doc,
-	Default:   true,
+	Default:   false,
 	Flags:     rule.Flags("spawn", noNewDeps),
 	Prefilter: prefilter,
 	Run:       run,

@@ -2,9 +2,12 @@
 
 // Package spawn exports unflake's spawn rule as the variable Analyzer that
 // Bazel's nogo (rules_go) loads; see docs/drivers.md.
+//
+// The rule is opt-in: its analyzer comes from analyzers.All, whose engine
+// runs every rule, as unflake check --rules all does.
 package spawn
 
 import "github.com/unflake/unflake/analyzers"
 
 // Analyzer is unflake's spawn rule (unflake rules spawn).
-var Analyzer = analyzers.Default.Lookup("spawn")
+var Analyzer = analyzers.All.Lookup("spawn")
