@@ -103,7 +103,11 @@ func (c goldenCase) check(t *testing.T) {
 		// fix applies no unproven fix without --verify, and --verify
 		// would run the case's tests to decide: the engine keeps every
 		// fix instead, as fix --verify does when the tests pass with it.
-		fixKeepingAll(t, dir, env, c.rule, ruleOptions(t, c.flags))
+		selected, opts, err := goldentest.ParseFlags(c.rule, c.flags)
+		if err != nil {
+			t.Fatalf("flags: %v", err)
+		}
+		fixKeepingAll(t, dir, env, selected, opts)
 	} else if code, _, stderr := unflake(t, dir, env, append([]string{"fix"}, args...)...); code != 0 {
 		t.Fatalf("fix exited %d:\n%s", code, stderr)
 	}

@@ -294,18 +294,19 @@ func (c strengthCase) fix(t *testing.T, dir string, env []string) {
 		}
 		return
 	}
-	fixKeepingAll(t, dir, env, c.rule, ruleOptions(t, c.flags))
-}
-
-// fixKeepingAll runs rule on the module in dir through the engine with a
-// Config.Decide that keeps every fix, unproven ones too (what fix --verify
-// keeps when the tests pass), and writes the changes as fix does.
-func fixKeepingAll(t *testing.T, dir string, env []string, ruleName string, opts rule.Options) {
-	t.Helper()
-	selected, err := rules.Select([]string{ruleName}, nil)
+	selected, err := rules.Select([]string{c.rule}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	fixKeepingAll(t, dir, env, selected, ruleOptions(t, c.flags))
+}
+
+// fixKeepingAll runs the selected rules on the module in dir through the
+// engine with a Config.Decide that keeps every fix, unproven ones too
+// (what fix --verify keeps when the tests pass), and writes the changes
+// as fix does.
+func fixKeepingAll(t *testing.T, dir string, env []string, selected []*rule.Rule, opts rule.Options) {
+	t.Helper()
 	cfg := &rewrite.Config{
 		Dir: dir, Patterns: []string{"./..."}, Rules: selected, Lookup: rules.Lookup, Env: env,
 		Options: opts,

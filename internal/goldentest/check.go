@@ -223,7 +223,7 @@ func (g *group) run(t *testing.T) (alone []Case) {
 		}
 		env = append(slices.Clip(env), "GOWORK="+workFile)
 	}
-	selected, opts, err := parseFlags(g.cases[0].Rule, g.cases[0].Flags)
+	selected, opts, err := ParseFlags(g.cases[0].Rule, g.cases[0].Flags)
 	if err != nil {
 		t.Fatalf("%s: flags: %v", g.cases[0].Name, err)
 	}
@@ -372,10 +372,10 @@ func byCase(root string, res *rewrite.Result) (map[string]string, map[string]map
 	return findings, changes
 }
 
-// parseFlags reads a case's command line the way unflake's does: --rules
+// ParseFlags reads a case's command line the way unflake's does: --rules
 // NAMES selects rules (the case's own by default), --OPTION[=VALUE] sets
 // a rule option.
-func parseFlags(ruleName string, flags []string) ([]*rule.Rule, rule.Options, error) {
+func ParseFlags(ruleName string, flags []string) ([]*rule.Rule, rule.Options, error) {
 	var opts rule.Options
 	names := []string{ruleName}
 	for i := 0; i < len(flags); i++ {
