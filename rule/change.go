@@ -3,6 +3,7 @@ package rule
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // A ChangeKind is the part of a test's meaning a fix changes. Every
@@ -67,6 +68,13 @@ type Change struct {
 	// here: it makes the fix unproven, and the Hypothesis's Reason names
 	// it.
 	Checked []string
+	// Window, for a budget change, is the length of the wait the fix
+	// replaces (the attempts' total, the sleep), 0 when the rule cannot
+	// tell. The original fails on what comes later than its window,
+	// whatever the correct code's timers; verification makes its late
+	// mutants later than the window, so that the original kills them
+	// and a longer budget that passes them is seen to.
+	Window time.Duration `json:"window,omitempty"`
 }
 
 // String says the change in one line: "clock: WHAT (checked: A, B)".

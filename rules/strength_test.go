@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/tools/txtar"
 
+	"github.com/unflake/unflake/internal/goldentest"
 	"github.com/unflake/unflake/internal/testmod"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
@@ -297,10 +298,19 @@ func (c strengthCase) fix(t *testing.T, dir string, env []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fixKeepingAll(t, dir, env, selected, ruleOptions(t, c.flags))
+}
+
+// fixKeepingAll runs the selected rules on the module in dir through the
+// engine with a Config.Decide that keeps every fix, unproven ones too
+// (what fix --verify keeps when the tests pass), and writes the changes
+// as fix does.
+func fixKeepingAll(t *testing.T, dir string, env []string, selected []*rule.Rule, opts rule.Options) {
+	t.Helper()
 	cfg := &rewrite.Config{
 		Dir: dir, Patterns: []string{"./..."}, Rules: selected, Lookup: rules.Lookup, Env: env,
-		Options: ruleOptions(t, c.flags),
-		Decide:  func(rewrite.Site) rewrite.Decision { return rewrite.Decision{} },
+		Options: opts,
+		Decide:  goldentest.KeepAll,
 	}
 	res, err := rewrite.Run(cfg)
 	if err != nil {

@@ -32,11 +32,17 @@ var Update = os.Getenv("UNFLAKE_UPDATE") != ""
 //	                           adds: its location in the rewritten file (the
 //	                           golden pins that file)
 //	race                       the rewritten module's tests must pass with -race, twice
+//	unproven                   the rewritten files are what fix --verify writes when it
+//	                           keeps every fix, the rule's unproven fixes too (the engine
+//	                           runs with a Config.Decide that keeps every fix, as for the
+//	                           strength corpus); the findings stay what check prints,
+//	                           unproven reasons included
 type Case struct {
 	Rule, Name      string
 	Archive         *txtar.Archive
 	Flags           []string
 	Run, Fail, Race bool
+	Unproven        bool
 	FailAt          []string // fail: the locations of checks the fix adds
 	Golden          string   // path of the golden file
 }
@@ -71,6 +77,8 @@ func Cases(t testing.TB, root, rule string) []Case {
 				c.FailAt = strings.Fields(strings.TrimPrefix(line, "fail:"))
 			case line == "race":
 				c.Race = true
+			case line == "unproven":
+				c.Unproven = true
 			}
 		}
 		cases = append(cases, c)

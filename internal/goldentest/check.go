@@ -100,15 +100,16 @@ func hasFlag(flags []string, name string) bool {
 // A group is cases that run in one workspace (or, for one case with
 // alone set, one module).
 type group struct {
-	cases []Case
-	flags string
-	keys  map[string]bool // module paths the cases define, require or replace
-	alone bool
-	env   []string // the go command's (goEnv)
+	cases    []Case
+	flags    string
+	unproven bool            // the cases' fixes are applied unproven too (Case.Unproven)
+	keys     map[string]bool // module paths the cases define, require or replace
+	alone    bool
+	env      []string // the go command's (goEnv)
 }
 
-// groups puts cases into workspaces: same flags, and no module path
-// shared (a workspace holds a module once and selects one version of a
+// groups puts cases into workspaces: same flags and unproven directive,
+// and no module path shared (a workspace holds a module once and selects one version of a
 // requirement for all).
 func groups(t *testing.T, cases []Case) []*group {
 	var out []*group
@@ -118,7 +119,7 @@ next:
 		flags := strings.Join(c.Flags, " ")
 		if !alone {
 			for _, g := range out {
-				if g.alone || g.flags != flags || overlaps(g.keys, keys) {
+				if g.alone || g.flags != flags || g.unproven != c.Unproven || overlaps(g.keys, keys) {
 					continue
 				}
 				g.cases = append(g.cases, c)
@@ -128,7 +129,7 @@ next:
 				continue next
 			}
 		}
-		out = append(out, &group{cases: []Case{c}, flags: flags, keys: keys, alone: alone})
+		out = append(out, &group{cases: []Case{c}, flags: flags, unproven: c.Unproven, keys: keys, alone: alone})
 	}
 	return out
 }
@@ -222,7 +223,7 @@ func (g *group) run(t *testing.T) (alone []Case) {
 		}
 		env = append(slices.Clip(env), "GOWORK="+workFile)
 	}
-	selected, opts, err := parseFlags(g.cases[0].Rule, g.cases[0].Flags)
+	selected, opts, err := ParseFlags(g.cases[0].Rule, g.cases[0].Flags)
 	if err != nil {
 		t.Fatalf("%s: flags: %v", g.cases[0].Name, err)
 	}
@@ -231,7 +232,11 @@ func (g *group) run(t *testing.T) (alone []Case) {
 	}
 	names := caseNames(g.cases)
 
-	res, err := runEngine(config())
+	cfg := config()
+	if g.unproven {
+		cfg.Decide = KeepAll
+	}
+	res, err := runEngine(cfg)
 	if err != nil {
 		t.Fatalf("cases %s: %v", names, err)
 	}
@@ -239,6 +244,15 @@ func (g *group) run(t *testing.T) (alone []Case) {
 		t.Errorf("cases %s: check failed: %v", names, e)
 	}
 	findings, changes := byCase(root, res)
+	if g.unproven {
+		// The findings as check prints them: a run without Decide, which
+		// says why each unproven fix is unproven.
+		plain, err := runEngine(config())
+		if err != nil {
+			t.Fatalf("cases %s: %v", names, err)
+		}
+		findings, _ = byCase(root, plain)
+	}
 	var kept []string
 	for _, c := range g.cases {
 		if !g.alone && strings.Contains(findings[c.Name], inWorkspace) {
@@ -288,9 +302,12 @@ func (g *group) run(t *testing.T) (alone []Case) {
 			t.Fatal(err)
 		}
 	}
-	cfg := config()
+	cfg = config()
 	if !g.alone {
 		cfg.Patterns = kept
+	}
+	if g.unproven {
+		cfg.Decide = KeepAll
 	}
 	again, err := runEngine(cfg)
 	if err != nil {
@@ -307,6 +324,10 @@ func (g *group) run(t *testing.T) (alone []Case) {
 	}
 	return alone
 }
+
+// KeepAll is a Config.Decide that keeps every fix, unproven ones too:
+// what fix --verify applies when the tests pass with every fix.
+func KeepAll(rewrite.Site) rewrite.Decision { return rewrite.Decision{} }
 
 // caseOf splits path under root into the case's name and the path in
 // the case.
@@ -351,10 +372,10 @@ func byCase(root string, res *rewrite.Result) (map[string]string, map[string]map
 	return findings, changes
 }
 
-// parseFlags reads a case's command line the way unflake's does: --rules
+// ParseFlags reads a case's command line the way unflake's does: --rules
 // NAMES selects rules (the case's own by default), --OPTION[=VALUE] sets
 // a rule option.
-func parseFlags(ruleName string, flags []string) ([]*rule.Rule, rule.Options, error) {
+func ParseFlags(ruleName string, flags []string) ([]*rule.Rule, rule.Options, error) {
 	var opts rule.Options
 	names := []string{ruleName}
 	for i := 0; i < len(flags); i++ {

@@ -15,8 +15,9 @@ import (
 // sees what its fix changed:
 //
 //   - budget (a poll, a deadline): the awaited write made late, three
-//     times the test's time before (lateDelay): past the original's
-//     window, well within a poll's budget; and the duration a timer,
+//     times the test's time before or the window the fix replaces,
+//     whichever is longer (lateDelay): past the original's window, well
+//     within a poll's budget; and the duration a timer,
 //     ticker or sleep of the code is given made 3x (whether a constant,
 //     a field, a parameter or a value the test passes in: the mutant
 //     scales it where it is used).
@@ -192,16 +193,38 @@ func keepAims(aims, stmts []*target) []*target {
 }
 
 // lateDelay is how much later a "late" mutant makes a write: three times
-// the test's time before the rewrite (its wait, mostly), rounded up on a
+// the test's time before the rewrite (its wait, mostly) or the window the
+// fix replaces (rule.Change.Window), whichever is longer, rounded up on a
 // fixed scale so that a test timed a little differently gets the same
 // mutant; 0 (no late mutant) when that is more than the scale holds.
-func lateDelay(before *outcome) time.Duration {
+//
+// The window counts because a poll that ends at once on the correct code
+// (an attempt loop whose state comes in microseconds) takes no time
+// before: three times that is within the original's window, which the
+// original passes too, and the mutant says nothing. The original fails on
+// what comes after its window, whatever the correct code's timers.
+func lateDelay(before *outcome, window time.Duration) time.Duration {
+	want := 3 * max(before.mean(), window)
 	for _, d := range lateDelays {
-		if d >= 3*before.mean() {
+		if d >= want {
 			return d
 		}
 	}
 	return 0
+}
+
+// windowOf is the longest window the budget changes of sites replace
+// (rule.Change.Window), 0 when none says.
+func windowOf(sites []fixSite) time.Duration {
+	var w time.Duration
+	for _, s := range sites {
+		for _, c := range s.finding.Changes {
+			if c.Kind == rule.Budget {
+				w = max(w, c.Window)
+			}
+		}
+	}
+	return w
 }
 
 var lateDelays = []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond,

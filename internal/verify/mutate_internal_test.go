@@ -345,18 +345,24 @@ func TestAimedMutants(t *testing.T) {
 	}
 }
 
-// A late write comes three times the test's time later, on a fixed scale;
-// none past the scale.
+// A late write comes three times the test's time, or the window the fix
+// replaces, later, on a fixed scale; none past the scale. A poll that
+// ended at once on the correct code (10ms) still gets a write later than
+// its 200ms window: the original fails on it.
 func TestLateDelay(t *testing.T) {
-	for before, want := range map[time.Duration]time.Duration{
-		10 * time.Millisecond:  50 * time.Millisecond,
-		200 * time.Millisecond: time.Second,
-		150 * time.Millisecond: 500 * time.Millisecond,
-		3 * time.Second:        10 * time.Second,
-		11 * time.Second:       0,
+	type in struct{ before, window time.Duration }
+	for c, want := range map[in]time.Duration{
+		{10 * time.Millisecond, 0}:                      50 * time.Millisecond,
+		{200 * time.Millisecond, 0}:                     time.Second,
+		{150 * time.Millisecond, 0}:                     500 * time.Millisecond,
+		{3 * time.Second, 0}:                            10 * time.Second,
+		{11 * time.Second, 0}:                           0,
+		{10 * time.Millisecond, 200 * time.Millisecond}: time.Second,
+		{time.Second, 100 * time.Millisecond}:           5 * time.Second,
+		{0, 11 * time.Second}:                           0,
 	} {
-		if got := lateDelay(&outcome{elapsed: before, tops: 1}); got != want {
-			t.Errorf("late after a test of %v: %v, want %v", before, got, want)
+		if got := lateDelay(&outcome{elapsed: c.before, tops: 1}, c.window); got != want {
+			t.Errorf("late after a test of %v, window %v: %v, want %v", c.before, c.window, got, want)
 		}
 	}
 }

@@ -178,7 +178,7 @@ func (c *checker) check(stmt ast.Stmt, stack []ast.Node) {
 		d.NotFixed = why
 	} else {
 		d.Fix = fix
-		fix.Hypothesis = rule.Unproven(c.farDurations(l))
+		fix.Hypothesis = rule.Unproven(c.lateHazard(l))
 	}
 	c.pass.Report(d)
 }

@@ -68,11 +68,13 @@ func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string)
 		return nil, why
 	}
 	budget := time.Duration(0)
+	window := time.Duration(0) // the attempts' total, when constant
 	if constCount && len(others) == 0 {
 		total, overflow := match.MulDuration(sum, n)
 		if overflow {
 			return nil, "the attempts add up to more than a time.Duration holds"
 		}
+		window = total
 		budget = max(c.timeout, total)
 		fails, why := c.exhaustionFails(l)
 		if total >= budget {
@@ -174,5 +176,5 @@ func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string)
 		}
 		return c.rewrite(l, name, budgetExpr, keep)
 	}
-	return &rule.Fix{Message: msg, Changes: []rule.Change{{Kind: rule.Budget, What: "the attempt count becomes a deadline: the condition may take longer than the attempts allowed", Checked: append(checked, actsChecked, workChecked)}}, Apply: apply, Deletes: deletes}, ""
+	return &rule.Fix{Message: msg, Changes: []rule.Change{{Kind: rule.Budget, What: "the attempt count becomes a deadline: the condition may take longer than the attempts allowed", Checked: append(checked, actsChecked, workChecked), Window: window}}, Apply: apply, Deletes: deletes}, ""
 }

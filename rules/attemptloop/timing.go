@@ -123,15 +123,18 @@ func (c *checker) timing(l *loop, n int64, constCount bool, sum time.Duration, o
 	return "", []string{contract.Checked(ds), contract.OwnChecked, contract.NoBound}
 }
 
-// farDurations says why a deadline is only a hypothesis when the code
-// under test runs on time at all, or "". A duration the test sets or the
-// code's own, however far from the attempts' window (more than
-// contract.Factor periods, which timing lets through), may still decide
-// when the awaited state comes: a bug that waits it too long, or falls
-// back to a default of seconds, comes after the window and within the
-// deadline. The original fails on it and the deadline passes it; only
-// the late mutants of fix --verify can show the window did not matter.
-func (c *checker) farDurations(l *loop) string {
+// lateHazard says why a deadline is only a hypothesis: always. The
+// attempts' window bounds when the awaited state may come; a deadline
+// longer than it passes a state that comes after the window, and some
+// implementation of the code under test makes it that late (a wait, a
+// default of seconds or slow work only a bug adds), whatever the correct
+// code's own timers: the original fails on it, the deadline passes it.
+// The analysis reads the correct code only, so it cannot prove the window
+// did not matter; fix --verify's late mutants can. The reason names a
+// duration the test sets or the code's own where there is one (a bug
+// that waits it too long is the likeliest late), else the window.
+func (c *checker) lateHazard(l *loop) string {
+	const verify = "only fix --verify's late mutants can show the window does not matter"
 	var top *ast.FuncDecl
 	for _, s := range l.stack {
 		if fd, ok := s.(*ast.FuncDecl); ok {
@@ -139,26 +142,25 @@ func (c *checker) farDurations(l *loop) string {
 			break
 		}
 	}
-	if top == nil {
-		return ""
-	}
-	find := c.contracts()
-	tops := []*ast.FuncDecl{top}
-	test := match.IsTestFunc(c.info, top)
-	if !test {
-		tops = append(tops, find.Callers(top)...)
-	}
-	for _, t := range tops {
-		end := token.NoPos
-		if t == top && test {
-			end = l.stmt.End()
+	if top != nil {
+		find := c.contracts()
+		tops := []*ast.FuncDecl{top}
+		test := match.IsTestFunc(c.info, top)
+		if !test {
+			tops = append(tops, find.Callers(top)...)
 		}
-		ds := find.Set(t, end)
-		for _, d := range append(ds, find.Own(t, end, len(ds) > 0)...) {
-			return fmt.Sprintf("the code under test runs on time (%s): a deadline longer than the attempts' window would pass it made late, beyond the window, which the count catches; only fix --verify's late mutants can show the window does not matter", d.Site)
+		for _, t := range tops {
+			end := token.NoPos
+			if t == top && test {
+				end = l.stmt.End()
+			}
+			ds := find.Set(t, end)
+			for _, d := range append(ds, find.Own(t, end, len(ds) > 0)...) {
+				return fmt.Sprintf("the code under test runs on time (%s): a deadline longer than the attempts' window would pass it made late, beyond the window, which the count catches; %s", d.Site, verify)
+			}
 		}
 	}
-	return ""
+	return "a deadline longer than the attempts' window would pass the awaited state made late by a wait or slow work only a bug adds (even where the correct code runs on no time), which the count catches; " + verify
 }
 
 // said returns what the package's tests say (subtest names as the code

@@ -129,7 +129,7 @@ func (p *poll) fix() (*rule.Fix, string) {
 		}
 		return &rule.Fix{
 			Message: msg,
-			Changes: []rule.Change{{Kind: rule.Budget, What: what, Checked: p.checked}},
+			Changes: []rule.Change{{Kind: rule.Budget, What: what, Checked: p.checked, Window: p.knownWindow()}},
 			Deletes: []ast.Node{w.call},
 			Apply: func() error {
 				stmts, post := body()
@@ -188,6 +188,15 @@ func (p *poll) after() []ast.Stmt {
 		}
 	}
 	return nil
+}
+
+// knownWindow is the wait's duration when the rule knows it, else 0
+// (rule.Change.Window).
+func (p *poll) knownWindow() time.Duration {
+	if p.wait.known {
+		return p.wait.dur
+	}
+	return 0
 }
 
 // windowDesc names the wait's duration for a message: "100ms",

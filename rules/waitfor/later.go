@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/unflake/unflake/internal/handover"
 	"github.com/unflake/unflake/internal/match"
 )
 
@@ -50,6 +51,19 @@ func (p *poll) laterWhy() string {
 		}
 		s, ok := n.(ast.Stmt)
 		if !ok || inGroup(s) {
+			return true
+		}
+		if to := c.handedLit(stack); to != "" {
+			// A check in a callback the test hands to the code under
+			// test (a handler that fails on a duplicate) runs whenever
+			// the code calls it, all along the window: every event the
+			// window let come was checked, a late duplicate too. Any
+			// check there, or any call that fails the test, needs the
+			// whole window, however monotone.
+			if c.checkOf(s) != nil || c.failsHere(s) {
+				found = fmt.Sprintf("the check at %s (%s) in the function literal handed to %s runs whenever the code under test calls it, and the window fed it every event that came in it", c.line(s), c.short(s), to)
+				return false
+			}
 			return true
 		}
 		later := s.Pos() >= end || loop != nil && s.Pos() >= loop.Pos() && s.End() <= loop.End() || c.runsLast(stack)
@@ -102,6 +116,37 @@ func (c *checker) runsLast(stack []ast.Node) bool {
 		}
 	}
 	return false
+}
+
+// handedLit says where the innermost function literal around the node
+// under stack goes when the test hands it to the code under test, or
+// could (handover.Unknown), or "" when every literal around it is the
+// test's own (t.Run's body, a goroutine it starts, a func it calls).
+func (c *checker) handedLit(stack []ast.Node) string {
+	for k := len(stack) - 1; k > 0; k-- {
+		lit, ok := stack[k].(*ast.FuncLit)
+		if !ok {
+			continue
+		}
+		if v := c.hands.Lit(lit, stack[:k]); v.Kind != handover.Own {
+			if v.To == "" {
+				return "the code under test"
+			}
+			return v.To
+		}
+	}
+	return ""
+}
+
+// failsHere reports whether the statement is a call that fails the test
+// (t.Error, t.Fatal and the like).
+func (c *checker) failsHere(s ast.Stmt) bool {
+	es, ok := s.(*ast.ExprStmt)
+	if !ok {
+		return false
+	}
+	call, ok := ast.Unparen(es.X).(*ast.CallExpr)
+	return ok && match.IsMethod(c.info, call, "testing", failingMethods...)
 }
 
 // readsSince reports whether the group's check reads state, or a local
