@@ -48,8 +48,10 @@ type variants struct {
 	// written maps a variable to where a file the build leaves out
 	// writes it, hands it on, or declares it exported.
 	written map[string]string
-	// left is the set of files (by name) the build leaves out.
-	left map[*token.File]bool
+	// left is the set of files the build leaves out, and imports their
+	// imports, by the name they import them as.
+	left    map[*token.File]bool
+	imports map[*token.File]map[string]string
 	// xtests are the external test package's tests, in run order.
 	xtests []*xtest
 	// broken, when not empty, names a file of the directory the rule
@@ -77,7 +79,7 @@ func (c *checker) variantsOf() *variants {
 	}
 	v := &variants{
 		funcs: map[string][]*ast.FuncDecl{}, xfuncs: map[string][]*ast.FuncDecl{},
-		vars: map[string]bool{}, plain: map[string]bool{}, written: map[string]string{}, left: map[*token.File]bool{},
+		vars: map[string]bool{}, plain: map[string]bool{}, written: map[string]string{}, left: map[*token.File]bool{}, imports: map[*token.File]map[string]string{},
 		fset: token.NewFileSet(),
 	}
 	c.variants = v
@@ -122,8 +124,18 @@ func (c *checker) variantsOf() *variants {
 		case name:
 			files = append(files, f)
 			if !built[path] {
-				v.left[v.fset.File(f.Pos())] = true
+				tf := v.fset.File(f.Pos())
+				v.left[tf] = true
 				leftFiles = append(leftFiles, f)
+				v.imports[tf] = map[string]string{}
+				for _, imp := range f.Imports {
+					p, _ := strconv.Unquote(imp.Path.Value)
+					name := p[strings.LastIndexByte(p, '/')+1:]
+					if imp.Name != nil {
+						name = imp.Name.Name
+					}
+					v.imports[tf][name] = p
+				}
 			}
 		case name + "_test":
 			xfiles = append(xfiles, f)
@@ -496,17 +508,21 @@ func (v *variants) base(n ast.Node) string {
 	return fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)
 }
 
-// variantReads says how the test body root, in any build of the package,
-// may read a package-level variable that some build's code writes or
-// hands on, where the typed analysis of this build cannot see it: the
-// read or the write is in a file this build leaves out. "" when none.
-func (c *checker) variantReads(root *ast.BlockStmt, fd *ast.FuncDecl) string {
+// variantReads says how the test ts, in any build of the package, may
+// read or change a package-level variable that some build's code writes
+// or hands on, where the typed analysis of this build cannot see it (the
+// read or the write is in a file this build leaves out), or use the real
+// clock there; "" when none. unseen is set, with the call, when another
+// build's code the test may reach calls code the typed analysis would
+// not follow either: the test is left alone without a report.
+func (c *checker) variantReads(ts *test) (why string, unseen bool) {
+	root, fd := ts.fd.Body, ts.fd
 	v := c.variantsOf()
 	if v.broken != "" {
-		return fmt.Sprintf("is in a package whose directory holds %s, which the analysis cannot read: another build's code may share state between the tests", v.broken)
+		return fmt.Sprintf("is in a package whose directory holds %s, which the analysis cannot read: another build's code may share state between the tests", v.broken), false
 	}
 	if len(v.left) == 0 {
-		return "" // one build: the typed analysis sees it all
+		return "", false // one build: the typed analysis sees it all
 	}
 	typed := map[string]string{} // this build's variables its code writes or hands on
 	s := c.sharedState()
@@ -515,17 +531,31 @@ func (c *checker) variantReads(root *ast.BlockStmt, fd *ast.FuncDecl) string {
 			typed[tv.Name()] = how
 		}
 	}
+	// What the typed analysis followed: the functions of the code under
+	// test the test reaches in this build, and the test files' helpers.
+	seen := map[string]bool{}
+	for fn := range c.reachOf(ts) {
+		seen[typedKey(fn)] = true
+	}
+	for name, decls := range v.funcs {
+		for _, d := range decls {
+			if !v.left[v.fset.File(d.Pos())] && strings.HasSuffix(v.fset.Position(d.Pos()).Filename, "_test.go") {
+				seen[name] = true
+			}
+		}
+	}
 	// The test's own body is typed; follow its names into every build.
 	// Its own reads are judged by the typed analysis but for variables
 	// only another build writes.
 	via := map[string]string{} // a reached name -> the name it was reached from ("" for the test)
-	var queue []string
+	var queue, reached []string
 	add := func(name, from string) {
 		if _, ok := via[name]; ok || len(v.funcs[name]) == 0 {
 			return
 		}
 		via[name] = from
 		queue = append(queue, name)
+		reached = append(reached, name)
 	}
 	// A write is the better reason than a method call or an alias (a
 	// default overwritten beside the mutex that guards it): the first
@@ -544,7 +574,10 @@ func (c *checker) variantReads(root *ast.BlockStmt, fd *ast.FuncDecl) string {
 			use = v.synUse(id, stack)
 		}
 		how := v.written[id.Name]
-		if how == "" && left {
+		if how == "" && (left || from != "" && !seen[from]) {
+			// This build's variable, read by code only another build
+			// reaches (a build's F calls this build's G, which reads
+			// what H writes): the typed analysis did not follow it.
 			how = typed[id.Name]
 		}
 		if how == "" && use == "" {
@@ -591,7 +624,65 @@ func (c *checker) variantReads(root *ast.BlockStmt, fd *ast.FuncDecl) string {
 	if found == "" {
 		found = weak
 	}
-	return found
+	if found != "" {
+		return found, false
+	}
+	// Another build's calls out of the package: the real clock is a
+	// concrete reason (as in this build, see clock); a call the typed
+	// analysis would not follow either (another package of the module, a
+	// dependency, the standard library's stateful parts) leaves the test
+	// alone without a report.
+	other := ""
+	for _, name := range reached {
+		for _, decl := range v.funcs[name] {
+			tf := v.fset.File(decl.Pos())
+			if decl.Body == nil || !v.left[tf] {
+				continue
+			}
+			clock, call := v.calls(decl.Body, v.imports[tf])
+			if clock != "" {
+				return fmt.Sprintf("calls %s, which in a file this build leaves out uses the real clock (%s): made parallel, it would run later (after the sequential tests) and beside other tests whose load stretches the time it waits or measures, so a check that depends on the time could fail on correct code or pass a bug", chainOf(via, name), clock), false
+			}
+			if other == "" {
+				other = call
+			}
+		}
+	}
+	return other, other != ""
+}
+
+// calls returns, for root, code of a file the build leaves out whose
+// imports are imports, its first use of the real clock ("time.Now at
+// x.go:12") and its first call of another package's function the
+// typed analysis would not judge pure, or "".
+func (v *variants) calls(root ast.Node, imports map[string]string) (clock, other string) {
+	ast.Inspect(root, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || clock != "" {
+			return clock == ""
+		}
+		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		x, ok := sel.X.(*ast.Ident)
+		if !ok || x.Obj != nil {
+			return true
+		}
+		path, ok := imports[x.Name]
+		if !ok {
+			return true
+		}
+		switch {
+		case path == "time" && oneOf(sel.Sel.Name, clockFuncs),
+			path == "context" && oneOf(sel.Sel.Name, []string{"WithTimeout", "WithDeadline", "WithTimeoutCause", "WithDeadlineCause"}):
+			clock = path + "." + sel.Sel.Name + " at " + v.base(sel)
+		case !pure[path] && other == "":
+			other = "calls " + path + "." + sel.Sel.Name + " in " + v.base(sel) + ", a file this build leaves out"
+		}
+		return true
+	})
+	return clock, other
 }
 
 // testSyntax returns the syntax of the test fd as the directory scan read
