@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/unflake/unflake/internal/match"
 )
 
 // The typed analysis sees one build of the package. Its directory may
@@ -218,32 +220,33 @@ func (v *variants) scanLeft(f *ast.File) {
 // variable or let other code change it: an operand of an operator, a
 // condition, an index, a call of it, len or cap.
 func (v *variants) scanWrites(root ast.Node, fn string, setup bool) {
-	withStack(root, func(n ast.Node, stack []ast.Node) {
+	match.WithStack(root, func(n ast.Node, stack []ast.Node) bool {
 		id, ok := n.(*ast.Ident)
 		if !ok || !v.isVar(id) || v.written[id.Name] != "" {
-			return
+			return true
 		}
 		if len(stack) > 0 {
 			switch p := stack[len(stack)-1].(type) {
 			case *ast.SelectorExpr:
 				if p.Sel == id {
-					return // a field or method named like the variable
+					return true // a field or method named like the variable
 				}
 			case *ast.ValueSpec:
 				for _, name := range p.Names {
 					if name == id {
-						return // its declaration
+						return true // its declaration
 					}
 				}
 			}
 		}
 		if setup && !inFuncLit(stack) {
-			return
+			return true
 		}
 		if how := v.synUse(id, stack); how != "" {
 			p := v.fset.Position(id.Pos())
 			v.written[id.Name] = fmt.Sprintf("%s (%s:%d), in a file this build leaves out, %s", fn, filepath.Base(p.Filename), p.Line, how)
 		}
+		return true
 	})
 }
 
@@ -470,7 +473,7 @@ func (v *variants) reachNames(name string, out map[string]bool) {
 // its enclosing nodes.
 func (v *variants) namesIn(root ast.Node, fn func(string), variable func(*ast.Ident, []ast.Node)) {
 	sels := map[*ast.Ident]bool{}
-	withStack(root, func(n ast.Node, stack []ast.Node) {
+	match.WithStack(root, func(n ast.Node, stack []ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.SelectorExpr:
 			sels[n.Sel] = true
@@ -479,7 +482,7 @@ func (v *variants) namesIn(root ast.Node, fn func(string), variable func(*ast.Id
 			}
 		case *ast.Ident:
 			if sels[n] || !v.pkgLevel(n) {
-				return
+				return true
 			}
 			if len(v.funcs[n.Name]) > 0 {
 				fn(n.Name)
@@ -488,6 +491,7 @@ func (v *variants) namesIn(root ast.Node, fn func(string), variable func(*ast.Id
 				variable(n, stack)
 			}
 		}
+		return true
 	})
 }
 
@@ -516,7 +520,7 @@ func (v *variants) base(n ast.Node) string {
 // build's code the test may reach calls code the typed analysis would
 // not follow either: the test is left alone without a report.
 func (c *checker) variantReads(ts *test) (why string, unseen bool) {
-	root, fd := ts.fd.Body, ts.fd
+	root := ts.fd.Body
 	v := c.variantsOf()
 	if v.broken != "" {
 		return fmt.Sprintf("is in a package whose directory holds %s, which the analysis cannot read: another build's code may share state between the tests", v.broken), false
@@ -607,10 +611,18 @@ func (c *checker) variantReads(ts *test) (why string, unseen bool) {
 			weak = why
 		}
 	}
-	for _, d := range c.testSyntax(fd) {
-		v.namesIn(d.Body, func(name string) { add(name, "") }, func(id *ast.Ident, stack []ast.Node) { check(id, stack, "") })
-	}
-	c.namesOfTest(root, fd, add)
+	c.namesOfTest(root, add)
+	// The test's own reads, typed (its file may hold an earlier rule's
+	// rewrite, which the directory scan did not read): a variable only
+	// another build changes.
+	ast.Inspect(root, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && found == "" {
+			if tv, ok := c.info.Uses[id].(*types.Var); ok && tv.Pkg() == c.pass.Pkg && tv.Parent() == c.pass.Pkg.Scope() && v.written[tv.Name()] != "" {
+				found = fmt.Sprintf("reads package-level variable %s, which %s: every build's code is an implementation the tests run against, and made parallel the test would run after or beside the tests that change it", tv.Name(), v.written[tv.Name()])
+			}
+		}
+		return true
+	})
 	for len(queue) > 0 && found == "" {
 		name := queue[0]
 		queue = queue[1:]
@@ -685,25 +697,10 @@ func (v *variants) calls(root ast.Node, imports map[string]string) (clock, other
 	return clock, other
 }
 
-// testSyntax returns the syntax of the test fd as the directory scan read
-// it (its positions are the scan's), or nothing.
-func (c *checker) testSyntax(fd *ast.FuncDecl) []*ast.FuncDecl {
-	v := c.variantsOf()
-	p := c.pass.Fset.Position(fd.Pos())
-	var out []*ast.FuncDecl
-	for _, d := range v.funcs[fd.Name.Name] {
-		q := v.fset.Position(d.Pos())
-		if q.Filename == p.Filename && q.Offset == p.Offset {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
 // namesOfTest adds the names of the package's functions the typed test
 // body root names, and the methods code outside the package may call on
 // the values it hands on (see handoffs).
-func (c *checker) namesOfTest(root ast.Node, fd *ast.FuncDecl, add func(name, from string)) {
+func (c *checker) namesOfTest(root ast.Node, add func(name, from string)) {
 	ast.Inspect(root, func(n ast.Node) bool {
 		if id, ok := n.(*ast.Ident); ok {
 			if fn, ok := c.info.Uses[id].(*types.Func); ok && fn.Pkg() == c.pass.Pkg {
@@ -752,18 +749,4 @@ func callsParallelOn(body *ast.BlockStmt, t string) bool {
 		return !found
 	})
 	return found
-}
-
-// withStack walks root, calling f with each node and its enclosing nodes.
-func withStack(root ast.Node, f func(n ast.Node, stack []ast.Node)) {
-	var stack []ast.Node
-	ast.Inspect(root, func(n ast.Node) bool {
-		if n == nil {
-			stack = stack[:len(stack)-1]
-			return true
-		}
-		f(n, stack)
-		stack = append(stack, n)
-		return true
-	})
 }
