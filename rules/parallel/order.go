@@ -109,6 +109,15 @@ func (c *checker) order(tests []*test, i int) string {
 			return fmt.Sprintf("calls %s, which %s, later in the run order, calls too and stays sequential: made parallel, the test would run after that test instead of before it, and see the package as that test leaves it (a lazy default, a cache, a sync.Once, even one only a bug adds)", fn.Name(), c.name(other))
 		}
 	}
+	xs := c.variantsOf().xtests
+	for _, xt := range xs {
+		if xt.parallel {
+			continue
+		}
+		if fn := commonKey(mine, xt.reach); fn != nil {
+			return fmt.Sprintf("calls %s, which %s, a test of the external test package that runs after the package's own in the same binary, calls too and stays sequential: made parallel, the test would run after that test instead of before it, and see the package as that test leaves it (a lazy default, a cache, a sync.Once, even one only a bug adds)", fn.Name(), c.xname(xt))
+		}
+	}
 	for _, fn := range mine {
 		first := true
 		for _, other := range tests[:i] {
@@ -125,6 +134,11 @@ func (c *checker) order(tests []*test, i int) string {
 				return fmt.Sprintf("is the first test in the run order to call %s, which %s calls too: made parallel, the test would run after or beside it, and state the package keeps from the first call (a lazy default, a cache, a sync.Once, even one only a bug adds) would come from that test", fn.Name(), c.name(other))
 			}
 		}
+		for _, xt := range xs {
+			if xt.reach[typedKey(fn)] {
+				return fmt.Sprintf("is the first test in the run order to call %s, which %s, a test of the external test package in the same binary, calls too: made parallel, the test would run after or beside it, and state the package keeps from the first call (a lazy default, a cache, a sync.Once, even one only a bug adds) would come from that test", fn.Name(), c.xname(xt))
+			}
+		}
 	}
 	return ""
 }
@@ -137,6 +151,22 @@ func common(fns []*types.Func, set map[*types.Func]bool) *types.Func {
 		}
 	}
 	return nil
+}
+
+// commonKey returns the first of fns (sorted) whose name (see funcKey)
+// is in names, or nil.
+func commonKey(fns []*types.Func, names map[string]bool) *types.Func {
+	for _, fn := range fns {
+		if names[typedKey(fn)] {
+			return fn
+		}
+	}
+	return nil
+}
+
+// xname names xt, a test of the external test package, as name does.
+func (c *checker) xname(xt *xtest) string {
+	return fmt.Sprintf("%s (%s)", xt.fd.Name.Name, c.variantsOf().base(xt.fd.Name))
 }
 
 // sorted returns the functions of set in source order.

@@ -113,6 +113,10 @@ type checker struct {
 	// tests share, computed on first use.
 	shared *shared
 
+	// variants is the package's code in every build, and its external
+	// tests, read from the directory on first use (see variants.go).
+	variants *variants
+
 	// handoffMemo holds handoffs' answers, by root.
 	handoffMemo map[ast.Node][]handoff
 }
@@ -162,6 +166,10 @@ func (c *checker) check(tests []*test, i int) *rule.Diagnostic {
 	if eff.state == "" {
 		if w := c.clock(fd.Body); w != "" {
 			eff.state = w + ": made parallel, it would run later (after the sequential tests) and beside other tests whose load stretches the time it waits or measures, so a check that depends on the time could fail on correct code or pass a bug (a synctest bubble would keep its time apart)"
+		} else if w, unseen := c.variantReads(ts); unseen {
+			return nil // another build calls code the analysis cannot see
+		} else if w != "" {
+			eff.state = w
 		} else {
 			eff.state = c.order(tests, i)
 		}
@@ -479,6 +487,8 @@ func (c *checker) fix(fd *ast.FuncDecl, t string) *rule.Fix {
 				"no file system use and no process-wide runtime counters or settings (runtime.ReadMemStats, runtime.NumGoroutine, debug.SetGCPercent)",
 				"no function of the code under test that a later test staying sequential calls too",
 				"not the first test to call a function of the code under test that another test calls too",
+				"no package-level variable that the code the test may reach, in any build of the package (every file of its directory), reads or writes and some build's code changes, and no real clock or unjudged call there",
+				"no function of the code under test that a test of the external test package (package x_test), which runs later in the same binary, calls too and that stays sequential",
 			},
 		}},
 		Apply: func() error {

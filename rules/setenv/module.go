@@ -109,6 +109,7 @@ func (c *checker) readModule() []moduleWrite {
 		name := c.pass.Fset.File(f.Pos()).Name()
 		own[name] = true
 		out = append(out, c.ownWrites(f)...)
+		out = append(out, hiddenWrites(c.pass.Fset, f, true)...)
 	}
 	if len(c.pass.AllFiles) == 0 {
 		return out
@@ -151,14 +152,21 @@ func (c *checker) readModule() []moduleWrite {
 	return out
 }
 
-// ownWrites returns the writes of one of the package's files, outside its
-// TestMain: before m.Run the seal has evaluated them, after it no test
-// runs.
+// ownWrites returns the writes of one of the package's files. Of its
+// TestMain, only the function literals it leaves behind count (a helper
+// kept in a package variable, a goroutine, a callback): tests may call
+// them, and what they write is not the seal's. TestMain's own statements
+// before m.Run are the seal's to evaluate, and after it no test runs.
 func (c *checker) ownWrites(f *ast.File) []moduleWrite {
 	var out []moduleWrite
 	sealers := c.sealers()
 	for _, d := range f.Decls {
 		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == "TestMain" {
+			if fd.Body != nil {
+				for _, lit := range escapingLits(fd.Body) {
+					c.nodeWrites(lit, func(w moduleWrite) { out = append(out, w) })
+				}
+			}
 			continue
 		}
 		// The reads of a helper TestMain calls are the seal's ("clear
@@ -169,83 +177,139 @@ func (c *checker) ownWrites(f *ast.File) []moduleWrite {
 				sealer = sealers[fn]
 			}
 		}
-		keep := func(w moduleWrite) {
+		c.nodeWrites(d, func(w moduleWrite) {
 			if !(w.reads && sealer) {
 				out = append(out, w)
 			}
-		}
-		called := map[*ast.Ident]bool{}
-		ast.Inspect(d, func(n ast.Node) bool {
-			if id, ok := n.(*ast.Ident); ok {
-				// A function value, or code of another package.
-				if fn, ok := c.info.Uses[id].(*types.Func); ok && !called[id] {
-					if p := fn.Pkg(); p != nil && (p.Path() == "os" || p.Path() == "syscall") && envReads[fn.Name()] {
-						// os.Getenv as a value (os.Expand(s, os.Getenv)):
-						// it reads a variable the analysis cannot name.
-						keep(moduleWrite{pos: c.pass.Fset.Position(id.Pos()), at: id.Pos(), call: p.Path() + "." + fn.Name(), any: true, reads: true})
-						return true
-					}
-					if what := c.foreignWrite(fn, true); what != "" {
-						keep(moduleWrite{
-							pos: c.pass.Fset.Position(id.Pos()), at: id.Pos(), any: true, what: what,
-							// os.Setenv as a value leaves a value; anything else may unset.
-							unsets: !(fn.Name() == "Setenv" && match.IsStd(fn.Pkg().Path())),
-						})
-					}
-				}
-				return true
-			}
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
-			}
-			sel, isSel := ast.Unparen(call.Fun).(*ast.SelectorExpr)
-			if isSel && (isEnvFunc(c.info, call, "Setenv") || isEnvFunc(c.info, call, "Unsetenv") || isEnvFunc(c.info, call, "Clearenv")) {
-				called[sel.Sel] = true
-			}
-			w := moduleWrite{pos: c.pass.Fset.Position(call.Pos()), at: call.Pos()}
-			switch {
-			case match.IsPkgFunc(c.info, call, "os", "Getenv", "LookupEnv") || match.IsPkgFunc(c.info, call, "syscall", "Getenv"):
-				w.call, w.reads = readCall(c.info, call, isSel, sel, called), true
-			case match.IsPkgFunc(c.info, call, "os", "Environ", "ExpandEnv") || match.IsPkgFunc(c.info, call, "syscall", "Environ"):
-				w.call, w.reads, w.any = readCall(c.info, call, isSel, sel, called), true, true
-			case match.IsPkgFunc(c.info, call, "os", "Setenv") || match.IsPkgFunc(c.info, call, "syscall", "Setenv"):
-				if len(call.Args) == 2 {
-					if v, ok := match.ConstString(c.info, call.Args[1]); ok && v == "" {
-						return true
-					}
-				}
-				w.call = "os.Setenv"
-			case match.IsPkgFunc(c.info, call, "os", "Unsetenv") || match.IsPkgFunc(c.info, call, "syscall", "Unsetenv"):
-				w.call, w.unsets = "os.Unsetenv", true
-			case match.IsPkgFunc(c.info, call, "os", "Clearenv") || match.IsPkgFunc(c.info, call, "syscall", "Clearenv"):
-				w.call, w.any, w.unsets = "os.Clearenv", true, true
-			default:
-				return true
-			}
-			if !w.any && len(call.Args) > 0 {
-				w.name, ok = match.ConstString(c.info, call.Args[0])
-				w.any = !ok
-			}
-			keep(w)
-			return true
 		})
 	}
 	return out
+}
+
+// escapingLits returns the function literals of body that may run after
+// it returns or while the tests run: all but those it calls in place
+// (func() { ... }(), defer func() { ... }(); not go func() { ... }()),
+// whose own literals are looked at instead.
+func escapingLits(body *ast.BlockStmt) []*ast.FuncLit {
+	var out []*ast.FuncLit
+	inPlace := map[*ast.FuncLit]bool{}
+	goes := map[*ast.CallExpr]bool{} // go func() { ... }() runs beside the tests
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.GoStmt:
+			goes[n.Call] = true
+		case *ast.CallExpr:
+			if lit, ok := ast.Unparen(n.Fun).(*ast.FuncLit); ok && !goes[n] {
+				inPlace[lit] = true
+			}
+		case *ast.FuncLit:
+			if !inPlace[n] {
+				out = append(out, n)
+				return false // its inner literals are part of it
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// nodeWrites passes keep the environment writes and reads in root, from
+// its types: calls of os's and syscall's functions however they are
+// named (os.Setenv, goos.Setenv, a dot-imported Setenv), those functions
+// taken as values, and functions of other packages that may write the
+// environment.
+func (c *checker) nodeWrites(root ast.Node, keep func(moduleWrite)) {
+	called := map[*ast.Ident]bool{}
+	ast.Inspect(root, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			// A function value, or code of another package.
+			if fn, ok := c.info.Uses[id].(*types.Func); ok && !called[id] {
+				if p := fn.Pkg(); p != nil && (p.Path() == "os" || p.Path() == "syscall") && envReads[fn.Name()] {
+					// os.Getenv as a value (os.Expand(s, os.Getenv)):
+					// it reads a variable the analysis cannot name.
+					keep(moduleWrite{pos: c.pass.Fset.Position(id.Pos()), at: id.Pos(), call: p.Path() + "." + fn.Name(), any: true, reads: true})
+					return true
+				}
+				if what := c.foreignWrite(fn, true); what != "" {
+					keep(moduleWrite{
+						pos: c.pass.Fset.Position(id.Pos()), at: id.Pos(), any: true, what: what,
+						// os.Setenv as a value leaves a value; anything else may unset.
+						unsets: !(fn.Name() == "Setenv" && match.IsStd(fn.Pkg().Path())),
+					})
+				}
+			}
+			return true
+		}
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		// os's environment functions called, not taken as values:
+		// os.Setenv, or Setenv of a dot-imported os. (Another package's
+		// function called still counts as code that may write.)
+		if id := calleeIdent(call); id != nil && isEnvCall(c.info, call) {
+			called[id] = true
+		}
+		w := moduleWrite{pos: c.pass.Fset.Position(call.Pos()), at: call.Pos()}
+		switch {
+		case match.IsPkgFunc(c.info, call, "os", "Getenv", "LookupEnv") || match.IsPkgFunc(c.info, call, "syscall", "Getenv"):
+			w.call, w.reads = readCall(c.info, call), true
+		case match.IsPkgFunc(c.info, call, "os", "Environ", "ExpandEnv") || match.IsPkgFunc(c.info, call, "syscall", "Environ"):
+			w.call, w.reads, w.any = readCall(c.info, call), true, true
+		case match.IsPkgFunc(c.info, call, "os", "Setenv") || match.IsPkgFunc(c.info, call, "syscall", "Setenv"):
+			if len(call.Args) == 2 {
+				if v, ok := match.ConstString(c.info, call.Args[1]); ok && v == "" {
+					return true
+				}
+			}
+			w.call = "os.Setenv"
+		case match.IsPkgFunc(c.info, call, "os", "Unsetenv") || match.IsPkgFunc(c.info, call, "syscall", "Unsetenv"):
+			w.call, w.unsets = "os.Unsetenv", true
+		case match.IsPkgFunc(c.info, call, "os", "Clearenv") || match.IsPkgFunc(c.info, call, "syscall", "Clearenv"):
+			w.call, w.any, w.unsets = "os.Clearenv", true, true
+		default:
+			return true
+		}
+		if !w.any && len(call.Args) > 0 {
+			w.name, ok = match.ConstString(c.info, call.Args[0])
+			w.any = !ok
+		}
+		keep(w)
+		return true
+	})
 }
 
 // envReads are the functions of os and syscall that read the
 // environment by a name, or all of it.
 var envReads = map[string]bool{"Getenv": true, "LookupEnv": true, "Environ": true, "ExpandEnv": true}
 
-// readCall names the read call ("os.Getenv") and marks its selector as
-// called, so it does not count again as a function value.
-func readCall(info *types.Info, call *ast.CallExpr, isSel bool, sel *ast.SelectorExpr, called map[*ast.Ident]bool) string {
+// readCall names the read call ("os.Getenv").
+func readCall(info *types.Info, call *ast.CallExpr) string {
 	fn := match.Callee(info, call)
-	if isSel {
-		called[sel.Sel] = true
-	}
 	return fn.Pkg().Path() + "." + fn.Name()
+}
+
+// isEnvCall reports whether call calls a function of os or syscall that
+// writes or reads the environment.
+func isEnvCall(info *types.Info, call *ast.CallExpr) bool {
+	fn := match.Callee(info, call)
+	if fn == nil || fn.Pkg() == nil || fn.Type().(*types.Signature).Recv() != nil {
+		return false
+	}
+	p := fn.Pkg().Path()
+	return (p == "os" || p == "syscall") && (envFuncs[fn.Name()] || envReads[fn.Name()])
+}
+
+// calleeIdent returns the identifier naming the function call calls (F
+// of pkg.F, or F itself), or nil.
+func calleeIdent(call *ast.CallExpr) *ast.Ident {
+	switch fun := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		return fun
+	case *ast.SelectorExpr:
+		return fun.Sel
+	}
+	return nil
 }
 
 // fileCache keeps the writes of the module's files across the packages
@@ -289,15 +353,18 @@ func fileWrites(path string) []moduleWrite {
 
 func parseWrites(path string) []moduleWrite {
 	src, err := os.ReadFile(path)
-	if err != nil || !bytes.Contains(src, []byte("env")) && !bytes.Contains(src, []byte("Environ")) {
-		return nil // no Setenv, Unsetenv, Clearenv, Getenv, LookupEnv, ExpandEnv or Environ
+	if err != nil || !bytes.Contains(src, []byte("env")) && !bytes.Contains(src, []byte("Environ")) &&
+		!bytes.Contains(src, []byte(`"C"`)) && !bytes.Contains(src, []byte("go:linkname")) {
+		return nil // no Setenv, Unsetenv, Clearenv, Getenv, LookupEnv, ExpandEnv or Environ, no cgo, no linkname
 	}
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
+	f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution|parser.ParseComments)
 	if err != nil {
 		return nil
 	}
+	out := hiddenWrites(fset, f, false)
 	pkgs := map[string]string{} // local name -> "os" or "syscall"
+	dot := ""                   // "os" or "syscall" when the file dot-imports it
 	for _, imp := range f.Imports {
 		p, _ := strconv.Unquote(imp.Path.Value)
 		if p != "os" && p != "syscall" {
@@ -307,10 +374,14 @@ func parseWrites(path string) []moduleWrite {
 		if imp.Name != nil {
 			name = imp.Name.Name
 		}
+		if name == "." {
+			dot = p
+			continue
+		}
 		pkgs[name] = p
 	}
-	if len(pkgs) == 0 {
-		return nil
+	if len(pkgs) == 0 && dot == "" {
+		return out
 	}
 	consts := map[string]string{}
 	for _, d := range f.Decls {
@@ -339,35 +410,61 @@ func parseWrites(path string) []moduleWrite {
 		}
 		return "", false
 	}
-	var out []moduleWrite
-	called := map[*ast.SelectorExpr]bool{}
+	// envFunc returns "os.Setenv" when e names an environment function
+	// of os or syscall: pkg.F of an import, or F of a dot import (a
+	// local of the same name counts too: the syntax cannot tell them
+	// apart, and counting it only keeps more clears).
+	envFunc := func(e ast.Expr) (string, bool) {
+		switch e := ast.Unparen(e).(type) {
+		case *ast.SelectorExpr:
+			if x, ok := e.X.(*ast.Ident); ok && pkgs[x.Name] != "" && (envFuncs[e.Sel.Name] || envReads[e.Sel.Name]) {
+				return pkgs[x.Name] + "." + e.Sel.Name, true
+			}
+		case *ast.Ident:
+			if dot != "" && (envFuncs[e.Name] || envReads[e.Name]) {
+				return dot + "." + e.Name, true
+			}
+		}
+		return "", false
+	}
+	called := map[ast.Expr]bool{}
+	sels := map[*ast.Ident]bool{} // x.Setenv's Setenv: not a dot import's
 	ast.Inspect(f, func(n ast.Node) bool {
-		if sel, ok := n.(*ast.SelectorExpr); ok && !called[sel] {
-			// os.Setenv taken as a function value: any variable.
-			if x, ok := sel.X.(*ast.Ident); ok && pkgs[x.Name] != "" && envFuncs[sel.Sel.Name] {
-				call := pkgs[x.Name] + "." + sel.Sel.Name
-				out = append(out, moduleWrite{pos: fset.Position(sel.Pos()), call: call, any: true, unsets: sel.Sel.Name != "Setenv", what: "takes " + call + " as a function value, which may write any variable"})
-			}
-			if x, ok := sel.X.(*ast.Ident); ok && pkgs[x.Name] != "" && envReads[sel.Sel.Name] {
-				out = append(out, moduleWrite{pos: fset.Position(sel.Pos()), call: pkgs[x.Name] + "." + sel.Sel.Name, any: true, reads: true})
-			}
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			sels[sel.Sel] = true
+		}
+		if id, ok := n.(*ast.Ident); ok && sels[id] {
 			return true
+		}
+		if e, ok := n.(ast.Expr); ok && called[e] {
+			return false // judged as the call
+		}
+		if e, ok := n.(ast.Expr); ok {
+			if _, isCall := n.(*ast.CallExpr); !isCall {
+				// os.Setenv taken as a function value: any variable.
+				if call, ok := envFunc(e); ok {
+					name := call[strings.IndexByte(call, '.')+1:]
+					if envFuncs[name] {
+						out = append(out, moduleWrite{pos: fset.Position(e.Pos()), call: call, any: true, unsets: name != "Setenv", what: "takes " + call + " as a function value, which may write any variable"})
+					} else {
+						out = append(out, moduleWrite{pos: fset.Position(e.Pos()), call: call, any: true, reads: true})
+					}
+					return false
+				}
+				return true
+			}
 		}
 		call, ok := n.(*ast.CallExpr)
 		if !ok {
 			return true
 		}
-		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+		fn, ok := envFunc(call.Fun)
 		if !ok {
 			return true
 		}
-		called[sel] = true
-		x, ok := sel.X.(*ast.Ident)
-		if !ok || pkgs[x.Name] == "" {
-			return true
-		}
-		w := moduleWrite{pos: fset.Position(call.Pos()), call: pkgs[x.Name] + "." + sel.Sel.Name}
-		switch sel.Sel.Name {
+		called[call.Fun], called[ast.Unparen(call.Fun)] = true, true
+		w := moduleWrite{pos: fset.Position(call.Pos()), call: fn}
+		switch fn[strings.IndexByte(fn, '.')+1:] {
 		case "Setenv":
 			if len(call.Args) == 2 {
 				if v, ok := str(call.Args[1]); ok && v == "" {
@@ -392,6 +489,38 @@ func parseWrites(path string) []moduleWrite {
 		out = append(out, w)
 		return true
 	})
+	return out
+}
+
+// hiddenWrites returns the writes of the file f that no call names: its
+// cgo (C code may call setenv, unsetenv or clearenv), and a function
+// linked by name to the runtime's or syscall's environment code
+// (//go:linkname setenv syscall.runtimeSetenv). Either may write or
+// unset any variable. own is set for the pass's files, whose positions
+// are the pass's.
+func hiddenWrites(fset *token.FileSet, f *ast.File, own bool) []moduleWrite {
+	var out []moduleWrite
+	at := func(p token.Pos) token.Pos {
+		if own {
+			return p // in the pass's file set
+		}
+		return token.NoPos
+	}
+	for _, imp := range f.Imports {
+		if p, _ := strconv.Unquote(imp.Path.Value); p == "C" {
+			out = append(out, moduleWrite{pos: fset.Position(imp.Pos()), at: at(imp.Pos()), call: "cgo", any: true, unsets: true,
+				what: "uses cgo, whose C code may write the environment where the analysis cannot read it"})
+		}
+	}
+	for _, cg := range f.Comments {
+		for _, cm := range cg.List {
+			fields := strings.Fields(cm.Text)
+			if len(fields) == 3 && fields[0] == "//go:linkname" && strings.Contains(strings.ToLower(fields[2]), "env") {
+				out = append(out, moduleWrite{pos: fset.Position(cm.Pos()), at: at(cm.Pos()), call: "go:linkname", any: true, unsets: true,
+					what: "links " + fields[1] + " to " + fields[2] + " by name (go:linkname), which may write any variable"})
+			}
+		}
+	}
 	return out
 }
 

@@ -331,8 +331,8 @@ func (s *sealer) taint(n ast.Node) {
 				s.cond = true
 				s.call(n, nil)
 				s.cond = was
-				if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok {
-					called[sel.Sel] = true
+				if id := calleeIdent(n); id != nil {
+					called[id] = true // os.Setenv, or a dot-imported Setenv
 				}
 				return true
 			}

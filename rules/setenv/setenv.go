@@ -263,7 +263,7 @@ func (c *checker) fix(cl *clear, last bool) *rule.Fix {
 		Message: msg,
 		Changes: []rule.Change{{Kind: rule.Paths, What: "the package's TestMain clears the variable for the whole test binary, not this test",
 			Checked: []string{
-				fmt.Sprintf("no code of the module reads or writes %s, so no write of it (an export, a default written back) needs the clear's restore when the test ends", cl.name),
+				fmt.Sprintf("no code of the module (every build's files, however os is imported, the closures TestMain leaves behind, cgo and go:linkname included) reads or writes %s, so no write of it (an export, a default written back) needs the clear's restore when the test ends", cl.name),
 				fmt.Sprintf("no package outside the standard library and the module that the test binary links (its external tests' included) writes %s, a variable the analysis cannot name, or uses cgo", cl.name),
 			}}},
 		// The comments next to the clear are about it: they may go with it.
@@ -319,8 +319,8 @@ func (c *checker) writes(root ast.Node, seen map[*types.Func]bool) []envWrite {
 			default:
 				return true
 			}
-			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok {
-				called[sel.Sel] = true
+			if id := calleeIdent(n); id != nil {
+				called[id] = true // os.Setenv, or a dot-imported Setenv
 			}
 			out = append(out, w)
 		}
