@@ -32,11 +32,14 @@ var Update = os.Getenv("UNFLAKE_UPDATE") != ""
 //	                           adds: its location in the rewritten file (the
 //	                           golden pins that file)
 //	race                       the rewritten module's tests must pass with -race, twice
+//	unproven                   also apply the rule's unproven fixes, as fix --verify
+//	                           does when the tests pass (the golden pins their code)
 type Case struct {
 	Rule, Name      string
 	Archive         *txtar.Archive
 	Flags           []string
 	Run, Fail, Race bool
+	Unproven        bool
 	FailAt          []string // fail: the locations of checks the fix adds
 	Golden          string   // path of the golden file
 }
@@ -71,6 +74,8 @@ func Cases(t testing.TB, root, rule string) []Case {
 				c.FailAt = strings.Fields(strings.TrimPrefix(line, "fail:"))
 			case line == "race":
 				c.Race = true
+			case line == "unproven":
+				c.Unproven = true
 			}
 		}
 		cases = append(cases, c)
