@@ -117,6 +117,9 @@ next:
 	for _, c := range cases {
 		keys, alone := moduleKeys(t, c)
 		flags := strings.Join(c.Flags, " ")
+		if c.Unproven {
+			flags += "\x00unproven" // a group shares one Decide
+		}
 		if !alone {
 			for _, g := range out {
 				if g.alone || g.flags != flags || g.unproven != c.Unproven || overlaps(g.keys, keys) {

@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"path/filepath"
 	"strings"
 
 	"github.com/dave/dst"
@@ -251,6 +252,15 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 				fix.Changes[0].What += "; its " + s.lc.method + " error is dropped: " + s.dropErr
 			} else {
 				checked = append(checked, "the cleanup is the only "+s.lc.method+" and the test provokes no error from it")
+			}
+		}
+		if notFixed == "" {
+			if why := c.ownEnd(s); why != "" {
+				if unproven == "" {
+					unproven = why
+				}
+			} else {
+				checked = append(checked, s.lc.method+" is the standard library's: it writes no file a later test reads and waits for nothing the code under test owes it")
 			}
 		}
 		fix.Changes[0].Checked = checked
@@ -917,4 +927,44 @@ func flows(info *types.Info, node, child ast.Node) bool {
 		}
 	}
 	return false
+}
+
+// ownEnd says why the cleanup's lifecycle method is not the standard
+// library's, or "". The rule reads one implementation of the code under
+// test; a bug variant's Close may write a file a later test reads, wait
+// for a connection the bug never gives back (a spin with
+// runtime.Gosched, a channel), or hang, and no reading of the correct
+// one rules that out. Only running the tests can tell: the fix is
+// unproven. A value of an interface type is the standard library's only
+// when a standard function made it (net.Listen's net.Listener).
+func (c *checker) ownEnd(s *site) string {
+	fn := s.lc.fn
+	name := s.v.Name() + "." + s.lc.method
+	own := fmt.Sprintf("%s is the code under test's own (%s), not the standard library's: in some implementation it may write what a later test reads, wait for what a bug never gives back, or hang", name, c.typeName(s.v.Type()))
+	if fn == nil || fn.Pkg() == nil || !c.isStd(fn.Pkg()) {
+		if fn != nil && fn.Pkg() == c.pass.Pkg {
+			if p := c.pass.Fset.Position(fn.Pos()); p.IsValid() {
+				own = fmt.Sprintf("%s (%s:%d) is the code under test's own, not the standard library's: in some implementation it may write what a later test reads, wait for what a bug never gives back, or hang", name, filepath.Base(p.Filename), p.Line)
+			}
+		}
+		return own
+	}
+	if types.IsInterface(s.v.Type()) {
+		callee := match.Callee(c.info, s.call)
+		if callee == nil || callee.Pkg() == nil || !c.isStd(callee.Pkg()) {
+			return fmt.Sprintf("%s is a method of an interface, and the value comes from code outside the standard library, whose %s may be any implementation's: it may write what a later test reads, wait for what a bug never gives back, or hang", name, s.lc.method)
+		}
+	}
+	return ""
+}
+
+// isStd reports whether p is a standard library package, and not one of
+// a module whose path has no dot ("app", which looks standard).
+func (c *checker) isStd(p *types.Package) bool {
+	if !match.IsStd(p.Path()) {
+		return false
+	}
+	first, _, _ := strings.Cut(p.Path(), "/")
+	mine, _, _ := strings.Cut(c.pass.Pkg.Path(), "/")
+	return first != strings.TrimSuffix(mine, "_test")
 }

@@ -38,7 +38,7 @@ import (
 const (
 	windowNoCode    = "the child runs no code under test before it waits for the signal"
 	windowNoLook    = "the test looks at nothing of the child after the signal"
-	windowChecked   = windowNoCode + " (functions outside the standard library and the test files, which some implementation may make exit, print or write in the window the sleep gave)"
+	windowChecked   = windowNoCode + " (functions outside the standard library and the test files, which some implementation may make exit, print or write in the window the sleep gave), and does nothing between its handler and its wait that the signal could beat (printing, CPU work, starting a process)"
 	windowUnchecked = windowNoLook + ", so what the child does in the window the sleep gave cannot change its outcome"
 )
 
@@ -50,7 +50,7 @@ func (c *checker) windowHazard(s *site, helper *ast.FuncDecl, sp span) (why, che
 	if look == "" {
 		return "", windowUnchecked
 	}
-	var nodes []ast.Node
+	var nodes, work []ast.Node
 	if sp.found {
 		nodes = append(nodes, sp.before...)
 		ran := sp.ran
@@ -59,22 +59,45 @@ func (c *checker) windowHazard(s *site, helper *ast.FuncDecl, sp span) (why, che
 			ran = ran[:len(ran)-1]
 		}
 		nodes = append(nodes, ran...)
-		if c.uncatchable(s.signal) {
-			for _, st := range ran {
-				if c.writesLine(st) {
-					continue // the readiness line of an earlier run
-				}
-				if what, at := c.anyWork(st); what != "" {
-					return fmt.Sprintf("the test kills the child (%s at %s), which no handler sees, after the readiness line, and the child goes on with its start-up after that line (%s at %s), in the window the sleep gave it; the test then looks at the child (%s): %s", types.ExprString(s.signal), c.line(s.signal), what, at, look, windowKeep), ""
-				}
+		// Whatever the child does between the readiness point and its
+		// steady wait (printing, CPU work, starting a grandchild, code of
+		// the test files or under test), the signal may now beat, for
+		// every implementation: the sleep let it finish. A handled
+		// signal that lands mid-way may end the child before the work
+		// (a negative check, "nothing reported corrupt", then passes
+		// blind), or find a grandchild without its own handler yet.
+		// The other cases of the steady wait's select run only when
+		// what feeds them (a goroutine, code under test, a timer: each
+		// checked on its own) does.
+		work = append(work, ran...)
+		for _, st := range sp.before {
+			if g, ok := st.(*ast.GoStmt); ok {
+				work = append(work, g) // runs on while the parent reads the line
 			}
 		}
 	} else {
-		nodes = []ast.Node{helper.Body} // the readiness point was not followed: all of it
+		// The readiness point was not followed: what runs between the
+		// handler and the wait is unknown.
+		return fmt.Sprintf("the rule cannot follow the child from its handler to its wait, so it cannot tell that nothing of the child runs between them, and the test looks at the child after the signal (%s): %s", look, windowKeep), ""
 	}
 	for _, nd := range nodes {
+		if sp.wait.signalWaiter(nd) {
+			continue // its code runs after the signal, as in the original
+		}
 		if what, at := c.codeUnderTest(nd, 0, map[*ast.FuncDecl]bool{helper: true}); what != "" {
 			return c.windowReason(what, at, look), ""
+		}
+	}
+	for _, st := range work {
+		if c.writesLine(st) || sp.wait.signalWaiter(st) {
+			continue // the readiness line of an earlier run; a goroutine that first waits for the signal
+		}
+		if what, at := c.startupWork(st); what != "" {
+			how := "the signal may now land before it, or mid-way"
+			if c.uncatchable(s.signal) {
+				how = fmt.Sprintf("the test kills the child (%s at %s), which no handler sees, so that work is cut off", types.ExprString(s.signal), c.line(s.signal))
+			}
+			return fmt.Sprintf("the child goes on with its start-up after installing its handler (%s at %s) before it waits for the signal, in the window the sleep gave it; %s, for any implementation, and the test looks at the child after the signal (%s): %s", what, at, how, look, windowKeep), ""
 		}
 	}
 	return "", windowChecked
@@ -309,6 +332,49 @@ func (c *checker) anyWork(st ast.Node) (what, at string) {
 		return what == ""
 	})
 	return what, at
+}
+
+// startupWork is anyWork without the calls that do nothing a test can
+// see (context.WithCancel, signal.Notify, a WaitGroup's Add), and where.
+func (c *checker) startupWork(st ast.Node) (what, at string) {
+	ast.Inspect(st, func(m ast.Node) bool {
+		if what != "" {
+			return false
+		}
+		switch m := m.(type) {
+		case *ast.DeferStmt:
+			return false
+		case *ast.GoStmt:
+			what, at = "a goroutine", c.line(m)
+		case *ast.CallExpr:
+			if tv, ok := c.info.Types[m.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
+				return true
+			}
+			if fn := match.Callee(c.info, m); fn != nil && fn.Pkg() != nil {
+				switch {
+				case fn.Pkg().Path() == "context" || fn.Pkg().Path() == "os/signal":
+					return true
+				case match.IsMethod(c.info, m, "sync", "Add"):
+					return true
+				}
+			}
+			what, at = types.ExprString(m.Fun), c.line(m)
+		}
+		return what == ""
+	})
+	return what, at
+}
+
+// signalWaiter reports whether st starts a goroutine whose function first
+// blocks until the signal: go func() { <-c; ... }(). Its work runs after
+// the signal, as in the original.
+func (w *walker) signalWaiter(st ast.Node) bool {
+	g, ok := st.(*ast.GoStmt)
+	if !ok || len(g.Call.Args) != 0 {
+		return false
+	}
+	lit, ok := ast.Unparen(g.Call.Fun).(*ast.FuncLit)
+	return ok && len(lit.Body.List) > 0 && w.blockingWait(lit.Body.List[0])
 }
 
 // writesLine reports whether st names UNFLAKE_READY_FD: the readiness

@@ -233,6 +233,16 @@ func (c *checker) env(sc *scope, sites []site) {
 		case !c.resolves(sc.t.Name(), s.stmt.Pos(), sc.t):
 			why = fmt.Sprintf("%s does not name the test's %s here", sc.t.Name(), types.TypeString(sc.t.Type(), types.RelativeTo(c.pass.Pkg)))
 		}
+		if why == "" {
+			undo := deferred(restores[s])
+			if undo == nil && len(restores[s]) > 0 {
+				undo = restores[s][0].stmt
+			}
+			why = c.orderHazard(sc, s.stmt, undo, fmt.Sprintf("with %s still set", name))
+			if undo == nil && why != "" {
+				why = fmt.Sprintf("the test never restores %s; %s", name, why)
+			}
+		}
 		// What the test leaves for the tests after it changes. Without
 		// a restore, running the package shows whether a later test
 		// needed the leaked value; a restore that leaves the variable
@@ -264,6 +274,7 @@ func (c *checker) env(sc *scope, sites []site) {
 			Changes: []rule.Change{{Kind: rule.Paths, What: "the variable is set for this test only and restored when it ends", Checked: checked(later,
 				"no later test reads the variable without setting it (what the restore leaves differs)",
 				"no parallel subtest runs after a deferred restore",
+				"no call deferred before the restore, and no cleanup registered after the change (by t.Cleanup or code given t), that would now run before the restore",
 			)}},
 			Deletes:    delNodes,
 			Hypothesis: rule.Unproven(joinReasons(mayPanic(sc, "t.Setenv"), later)),

@@ -42,6 +42,7 @@ func TestX(t *testing.T) {
 		"no code takes the directory's parent",
 		"the directory lives until the test ends in the original too (not removed by a helper's defer)",
 		"no parallel subtest runs after a deferred removal",
+		"no call deferred before the removal, and no cleanup registered after the directory is made (by t.Cleanup or code given t), that would now run before the removal",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("checked %q, want %q", got, want)
@@ -65,14 +66,15 @@ func TestX(t *testing.T) {
 }
 ` + later}}
 	}
+	const order = "no call deferred before the restore, and no cleanup registered after the change (by t.Cleanup or code given t), that would now run before the restore"
 	for _, tc := range []struct {
 		name, later string
 		want        []string
 		unproven    bool
 	}{
-		{"alone", "", []string{"no later test reads the variable without setting it (what the restore leaves differs)", "no parallel subtest runs after a deferred restore"}, false},
-		{"read later", "\nfunc TestY(t *testing.T) { _ = os.Getenv(\"K\") }\n", []string{"no parallel subtest runs after a deferred restore"}, true},
-		{"set later", "\nfunc TestY(t *testing.T) { t.Setenv(\"K\", \"2\"); _ = os.Getenv(\"K\") }\n", []string{"no later test reads the variable without setting it (what the restore leaves differs)", "no parallel subtest runs after a deferred restore"}, false},
+		{"alone", "", []string{"no later test reads the variable without setting it (what the restore leaves differs)", "no parallel subtest runs after a deferred restore", order}, false},
+		{"read later", "\nfunc TestY(t *testing.T) { _ = os.Getenv(\"K\") }\n", []string{"no parallel subtest runs after a deferred restore", order}, true},
+		{"set later", "\nfunc TestY(t *testing.T) { t.Setenv(\"K\", \"2\"); _ = os.Getenv(\"K\") }\n", []string{"no later test reads the variable without setting it (what the restore leaves differs)", "no parallel subtest runs after a deferred restore", order}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			diags := ruletest.Run(t, testscope.Rule, effect.None, src(tc.later))

@@ -112,6 +112,9 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 			why = fmt.Sprintf("the deferred RemoveAll (%s) removes the directory when the helper returns; t.TempDir would keep it until the test ends, so code that still reads the directory after the helper returns (a lazy load) would pass", c.line(remove))
 		}
 		if why == "" {
+			why = c.orderHazard(sc, s.stmt, remove, "with the directory still there")
+		}
+		if why == "" {
 			why = c.patternHazard(call.Args[1])
 		}
 		if why == "" {
@@ -171,6 +174,7 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 				"no code takes the directory's parent",
 				"the directory lives until the test ends in the original too (not removed by a helper's defer)",
 				"no parallel subtest runs after a deferred removal",
+				"no call deferred before the removal, and no cleanup registered after the directory is made (by t.Cleanup or code given t), that would now run before the removal",
 			}}},
 			Deletes: append(delNodes, call),
 			Apply: func() error {
