@@ -314,29 +314,25 @@ func (c *checker) inTestFile(fd *ast.FuncDecl) bool {
 // anyWork returns the first call or go statement in st (work of the
 // child's start-up), and where; "" when st only declares or assigns.
 func (c *checker) anyWork(st ast.Node) (what, at string) {
-	ast.Inspect(st, func(m ast.Node) bool {
-		if what != "" {
-			return false
-		}
-		switch m := m.(type) {
-		case *ast.DeferStmt:
-			return false
-		case *ast.GoStmt:
-			what, at = "a goroutine", c.line(m)
-		case *ast.CallExpr:
-			if tv, ok := c.info.Types[m.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
-				return true
-			}
-			what, at = types.ExprString(m.Fun), c.line(m)
-		}
-		return what == ""
-	})
-	return what, at
+	return c.firstWork(st, nil)
 }
 
 // startupWork is anyWork without the calls that do nothing a test can
 // see (context.WithCancel, signal.Notify, a WaitGroup's Add), and where.
 func (c *checker) startupWork(st ast.Node) (what, at string) {
+	return c.firstWork(st, func(call *ast.CallExpr) bool {
+		fn := match.Callee(c.info, call)
+		if fn == nil || fn.Pkg() == nil {
+			return false
+		}
+		return fn.Pkg().Path() == "context" || fn.Pkg().Path() == "os/signal" || match.IsMethod(c.info, call, "sync", "Add")
+	})
+}
+
+// firstWork returns the first go statement in st, or call that is not a
+// conversion, a builtin or quiet (when quiet is set), and where. Deferred
+// calls run later: they are not start-up work.
+func (c *checker) firstWork(st ast.Node, quiet func(*ast.CallExpr) bool) (what, at string) {
 	ast.Inspect(st, func(m ast.Node) bool {
 		if what != "" {
 			return false
@@ -350,13 +346,8 @@ func (c *checker) startupWork(st ast.Node) (what, at string) {
 			if tv, ok := c.info.Types[m.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
 				return true
 			}
-			if fn := match.Callee(c.info, m); fn != nil && fn.Pkg() != nil {
-				switch {
-				case fn.Pkg().Path() == "context" || fn.Pkg().Path() == "os/signal":
-					return true
-				case match.IsMethod(c.info, m, "sync", "Add"):
-					return true
-				}
+			if quiet != nil && quiet(m) {
+				return true
 			}
 			what, at = types.ExprString(m.Fun), c.line(m)
 		}
