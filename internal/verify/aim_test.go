@@ -135,10 +135,13 @@ func TestRunAimedMutants(t *testing.T) {
 	// of Start made 3x the original passes: it does not count). late's
 	// poll misses the late one.
 	late := byPkg["late"]
+	// How many of the four the long poll kills depends on whether it fails
+	// at its check or runs out its budget (a hang is no catch), so the
+	// count is not pinned.
 	if late.Fixed || late.Revert == nil || late.Revert.Kind != revert.Weaker {
 		t.Fatalf("late: want reverted as weaker: %+v (%+v)", late, late.Revert)
 	}
-	for _, want := range []string{"c.n.Add(1) made ", " late at counter.go:14", "(the original fails: counter_test.go:24: n = 0, want 1)", "kills 3 of 4 mutants the original kills (late, twice, again, dropped)"} {
+	for _, want := range []string{"c.n.Add(1) made ", " late at counter.go:14", "(the original fails: counter_test.go:24: n = 0, want 1)", "of 4 mutants the original kills (late, twice, again, dropped)"} {
 		if !strings.Contains(late.Revert.Detail, want) {
 			t.Errorf("late: reason %q lacks %q", late.Reason, want)
 		}
