@@ -524,37 +524,19 @@ func (c *checker) pkgState(fn *types.Func, depth int) bool {
 }
 
 // root returns the variable an assignment to e changes: x in x, x[i],
-// x.f, *x.
+// x.f, *x, &x (match.Root, with the address taken and no field).
 func (r *relation) root(e ast.Expr) *types.Var {
-	for {
-		switch x := ast.Unparen(e).(type) {
-		case *ast.Ident:
-			v, _ := r.c.info.ObjectOf(x).(*types.Var)
-			if v != nil && v.IsField() {
-				return nil
-			}
-			return v
-		case *ast.SelectorExpr:
-			if _, ok := r.c.info.Selections[x]; !ok {
-				v, _ := r.c.info.Uses[x.Sel].(*types.Var) // pkg.V
-				return v
-			}
-			e = x.X
-		case *ast.IndexExpr:
-			e = x.X
-		case *ast.IndexListExpr:
-			e = x.X
-		case *ast.StarExpr:
-			e = x.X
-		case *ast.UnaryExpr:
-			if x.Op != token.AND {
-				return nil
-			}
-			e = x.X
-		default:
+	if u, ok := ast.Unparen(e).(*ast.UnaryExpr); ok {
+		if u.Op != token.AND {
 			return nil
 		}
+		e = u.X
 	}
+	v := match.Root(r.c.info, e)
+	if v != nil && v.IsField() {
+		return nil
+	}
+	return v
 }
 
 // inner returns the children the indexes of an assignment's left side
