@@ -123,7 +123,7 @@ func (c *checker) timing(l *loop, n int64, constCount bool, sum time.Duration, o
 	return "", []string{contract.Checked(ds), contract.OwnChecked, contract.NoBound}
 }
 
-// lateHazard says why a deadline is only a hypothesis, or "". The
+// lateHazard says why a deadline is only a hypothesis: always. The
 // attempts' window bounds when the awaited state may come; a deadline
 // longer than it passes a state that comes after the window, and some
 // implementation of the code under test makes it that late (a wait, a
@@ -160,12 +160,12 @@ func (c *checker) lateHazard(l *loop) string {
 			}
 		}
 	}
-	// Where neither the test nor the code runs on a duration, the
-	// deadline stays proven for now: a bug that adds a wait of its own
-	// (attemptloop_rt5_setbuffer, _batchflush in strength-open) passes
-	// it. Making it unproven here is sound, and the next step; the CLI's
-	// tests and fixtures are built on this proven form (issue 28 note).
-	return ""
+	// Where neither the test nor the code runs on a duration, the window
+	// is still the time bound the test sets: a bug that adds a wait of its
+	// own (a batcher that ships a second late, an apply goroutine that
+	// batches) comes after it and within the deadline. Only running the
+	// late mutants can tell.
+	return "a deadline longer than the attempts' window would pass the awaited state made late by a wait or slow work only a bug adds (even where the correct code runs on no time), which the count catches; " + verify
 }
 
 // said returns what the package's tests say (subtest names as the code
