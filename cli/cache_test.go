@@ -14,7 +14,7 @@ import (
 // edit is seen.
 func TestResultCache(t *testing.T) {
 	testmod.Short(t)
-	dir := testmod.Write(t, poll)
+	dir := testmod.Write(t, tempdir)
 	cache := t.TempDir()
 	t.Setenv("UNFLAKE_CACHE", cache)
 	_, before, _ := run(t, "-C", dir, "check", "./...")
@@ -36,7 +36,7 @@ func TestResultCache(t *testing.T) {
 	if code, _, stderr := run(t, "-C", dir, "fix", "./..."); code != 0 {
 		t.Fatalf("fix: exit %d; stderr:\n%s", code, stderr)
 	}
-	if _, out, stderr := run(t, "-C", dir, "check", "./..."); out == before || strings.Contains(out, "attemptloop") {
+	if _, out, stderr := run(t, "-C", dir, "check", "./..."); out == before || strings.Contains(out, "testscope") {
 		t.Errorf("check after fix: output:\n%s\nstderr:\n%s\nbefore the fix:\n%s", out, stderr, before)
 	}
 }
@@ -45,7 +45,7 @@ func TestResultCache(t *testing.T) {
 // user's cache directory.
 func TestResultCacheOff(t *testing.T) {
 	testmod.Slow(t)
-	dir := testmod.Write(t, poll)
+	dir := testmod.Write(t, tempdir)
 	home := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", home)
 	t.Setenv("HOME", home)

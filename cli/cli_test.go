@@ -15,9 +15,10 @@ import (
 	"github.com/unflake/unflake/rewrite"
 )
 
-// poll is a module with one attempt-count poll, one package that does not
-// compile, and one clean package.
-const poll = `
+// tempdir is a module with one os.MkdirTemp that testscope fixes (t.TempDir:
+// proven whatever the code under test does, since the directory never
+// reaches it), one package that does not compile, and one clean package.
+const tempdir = `
 -- go.mod --
 module example.com/m
 
@@ -25,29 +26,29 @@ go 1.22
 -- m.go --
 package m
 
-import "sync/atomic"
-
-var ready atomic.Bool
-
-func Start() { go ready.Store(true) }
+// Config returns the default configuration file's contents.
+func Config() string { return "debug=true\n" }
 -- m_test.go --
 package m
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
-	"time"
 )
 
-func TestReady(t *testing.T) {
-	Start()
-	for i := 0; i < 20; i++ {
-		if ready.Load() {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
+func TestConfig(t *testing.T) {
+	dir, err := os.MkdirTemp("", "m")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !ready.Load() {
-		t.Fatal("never ready")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "config")
+	if err := os.WriteFile(path, []byte(Config()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != Config() {
+		t.Fatalf("read back %q, %v", b, err)
 	}
 }
 -- clean/clean_test.go --
@@ -96,7 +97,7 @@ func runEnv(t *testing.T, env []string, args ...string) (int, string, string) {
 func TestUsageErrors(t *testing.T) {
 	testmod.Short(t)
 	t.Parallel()
-	dir := testmod.Write(t, poll)
+	dir := testmod.Write(t, tempdir)
 	before := testmod.Snapshot(t, dir)
 	for _, tc := range []struct {
 		args []string
@@ -135,16 +136,16 @@ func TestUsageErrors(t *testing.T) {
 func TestCheck(t *testing.T) {
 	testmod.Short(t)
 	t.Parallel()
-	dir := testmod.Write(t, poll)
-	code, stdout, stderr := run(t, "-C", dir, "check", "--rules", "attemptloop", "./...")
+	dir := testmod.Write(t, tempdir)
+	code, stdout, stderr := run(t, "-C", dir, "check", "--rules", "testscope", "./...")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
 	}
-	if !strings.HasPrefix(stdout, "m_test.go:10:2: attemptloop: ") || strings.Count(stdout, "\n") != 1 || !strings.Contains(stdout, "; fix: ") {
+	if !strings.HasPrefix(stdout, "m_test.go:10:14: testscope: ") || strings.Count(stdout, "\n") != 1 || !strings.Contains(stdout, "; fix: ") {
 		t.Errorf("stdout: %q", stdout)
 	}
 
-	code, stdout, _ = run(t, "-C", dir, "check", "--rules", "attemptloop", "--json", "./...")
+	code, stdout, _ = run(t, "-C", dir, "check", "--rules", "testscope", "--json", "./...")
 	var findings []rewrite.Finding
 	if err := json.Unmarshal([]byte(stdout), &findings); err != nil {
 		t.Fatalf("--json: %v\n%s", err, stdout)
@@ -153,7 +154,7 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("exit %d, findings %+v", code, findings)
 	}
 	f := findings[0]
-	if f.Rule != "attemptloop" || f.File != "m_test.go" || f.Line != 10 || f.Test != "TestReady" || !f.Fixed || f.ID == "" || f.Package != "example.com/m" {
+	if f.Rule != "testscope" || f.File != "m_test.go" || f.Line != 10 || f.Test != "TestConfig" || !f.Fixed || f.ID == "" || f.Package != "example.com/m" {
 		t.Errorf("finding: %+v", f)
 	}
 
@@ -174,7 +175,7 @@ func TestCheck(t *testing.T) {
 func TestFixDiffApplies(t *testing.T) {
 	testmod.Slow(t)
 	t.Parallel()
-	dir := testmod.Write(t, poll)
+	dir := testmod.Write(t, tempdir)
 	before := testmod.Snapshot(t, dir)
 	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "./...")
 	if code != 1 {
@@ -214,7 +215,7 @@ func TestFixDiffApplies(t *testing.T) {
 func TestFixInPlace(t *testing.T) {
 	testmod.Slow(t)
 	t.Parallel()
-	dir := testmod.Write(t, poll)
+	dir := testmod.Write(t, tempdir)
 	path := filepath.Join(dir, "m_test.go")
 	if err := os.Chmod(path, 0o600); err != nil {
 		t.Fatal(err)
@@ -225,7 +226,7 @@ func TestFixInPlace(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	now, _ := os.ReadFile(path)
-	if bytes.Equal(old, now) || !bytes.Contains(now, []byte("time.Now().Before(")) {
+	if bytes.Equal(old, now) || !bytes.Contains(now, []byte("t.TempDir()")) {
 		t.Errorf("m_test.go not rewritten:\n%s", now)
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
@@ -248,7 +249,7 @@ func TestFixInPlace(t *testing.T) {
 func TestFailedPackageIsLeftUntouched(t *testing.T) {
 	testmod.Short(t)
 	t.Parallel()
-	dir := testmod.Write(t, poll, broken)
+	dir := testmod.Write(t, tempdir, broken)
 	brokenPath := filepath.Join(dir, "broken", "broken_test.go")
 	old, _ := os.ReadFile(brokenPath)
 	code, _, stderr := run(t, "-C", dir, "fix", "./...")
@@ -261,7 +262,7 @@ func TestFailedPackageIsLeftUntouched(t *testing.T) {
 	if now, _ := os.ReadFile(brokenPath); !bytes.Equal(now, old) {
 		t.Errorf("the package that failed to load was changed")
 	}
-	if now, _ := os.ReadFile(filepath.Join(dir, "m_test.go")); !bytes.Contains(now, []byte("time.Now().Before(")) {
+	if now, _ := os.ReadFile(filepath.Join(dir, "m_test.go")); !bytes.Contains(now, []byte("t.TempDir()")) {
 		t.Errorf("the package that loads was not fixed")
 	}
 }

@@ -137,7 +137,7 @@ func ruleNames(t *testing.T, names, skip []string) []string {
 func TestCheckSARIF(t *testing.T) {
 	testmod.Short(t)
 	t.Parallel()
-	dir := testmod.Write(t, poll)
+	dir := testmod.Write(t, tempdir)
 	code, stdout, stderr := run(t, "-C", dir, "check", "--format", "sarif", "./...")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
@@ -145,27 +145,27 @@ func TestCheckSARIF(t *testing.T) {
 	log := checkSARIF(t, stdout, ruleNames(t, nil, nil))
 	var found bool
 	for _, r := range log.Runs[0].Results {
-		if r.RuleID != "attemptloop" {
+		if r.RuleID != "testscope" {
 			continue
 		}
 		found = true
 		pl := r.Locations[0].PhysicalLocation
-		if pl.ArtifactLocation.URI != "m_test.go" || pl.Region.StartLine != 10 || pl.Region.StartColumn != 2 {
-			t.Errorf("attemptloop location %+v", pl)
+		if pl.ArtifactLocation.URI != "m_test.go" || pl.Region.StartLine != 10 || pl.Region.StartColumn != 14 {
+			t.Errorf("testscope location %+v", pl)
 		}
-		if !strings.Contains(r.Message.Text, "; fix: ") || !r.Properties.Fixed || r.Properties.Test != "TestReady" || r.Properties.Package != "example.com/m" {
-			t.Errorf("attemptloop result %+v", r)
+		if !strings.Contains(r.Message.Text, "; fix: ") || !r.Properties.Fixed || r.Properties.Test != "TestConfig" || r.Properties.Package != "example.com/m" {
+			t.Errorf("testscope result %+v", r)
 		}
 	}
 	if !found {
-		t.Errorf("no attemptloop result:\n%s", stdout)
+		t.Errorf("no testscope result:\n%s", stdout)
 	}
 
-	code, stdout, _ = run(t, "-C", dir, "check", "--format", "sarif", "--rules", "attemptloop,sleep", "--skip", "sleep", "./clean")
+	code, stdout, _ = run(t, "-C", dir, "check", "--format", "sarif", "--rules", "testscope,sleep", "--skip", "sleep", "./clean")
 	if code != 0 {
 		t.Errorf("clean package: exit %d", code)
 	}
-	checkSARIF(t, stdout, []string{"attemptloop"})
+	checkSARIF(t, stdout, []string{"testscope"})
 	if !strings.Contains(stdout, `"results": []`) {
 		t.Errorf("clean package: no empty results array:\n%s", stdout)
 	}
@@ -173,31 +173,24 @@ func TestCheckSARIF(t *testing.T) {
 
 // nested puts packages in subdirectories, so paths have slashes.
 const nested = `
--- sub/poll_test.go --
+-- sub/sub_test.go --
 package sub
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
-	"time"
 )
 
-var ready = make(chan bool, 1)
-
+// TestSub writes a file into a directory of its own.
 func TestSub(t *testing.T) {
-	ready <- true
-	ok := false
-	for i := 0; i < 20; i++ {
-		select {
-		case ok = <-ready:
-		default:
-		}
-		if ok {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
+	dir, err := os.MkdirTemp("", "sub")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !ok {
-		t.Fatal("never ready")
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(filepath.Join(dir, "x"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 `
@@ -205,8 +198,8 @@ func TestSub(t *testing.T) {
 func TestCheckGitHub(t *testing.T) {
 	testmod.Short(t)
 	t.Parallel()
-	dir := testmod.Write(t, poll, nested)
-	code, stdout, stderr := run(t, "-C", dir, "check", "--format", "github", "--rules", "attemptloop", "./...")
+	dir := testmod.Write(t, tempdir, nested)
+	code, stdout, stderr := run(t, "-C", dir, "check", "--format", "github", "--rules", "testscope", "./...")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
 	}
@@ -215,8 +208,8 @@ func TestCheckGitHub(t *testing.T) {
 		t.Fatalf("want 2 lines:\n%s", stdout)
 	}
 	for i, prefix := range []string{
-		"::warning file=m_test.go,line=10,col=2,title=unflake attemptloop::",
-		"::warning file=sub/poll_test.go,line=13,col=2,title=unflake attemptloop::",
+		"::warning file=m_test.go,line=10,col=14,title=unflake testscope::",
+		"::warning file=sub/sub_test.go,line=11,col=14,title=unflake testscope::",
 	} {
 		if !strings.HasPrefix(lines[i], prefix) || !strings.Contains(lines[i], "; fix: ") {
 			t.Errorf("line %d: %q, want prefix %q", i, lines[i], prefix)
@@ -227,7 +220,7 @@ func TestCheckGitHub(t *testing.T) {
 func TestJSONAliasAgrees(t *testing.T) {
 	testmod.Slow(t)
 	t.Parallel()
-	dir := testmod.Write(t, poll)
+	dir := testmod.Write(t, tempdir)
 	code1, out1, _ := run(t, "-C", dir, "check", "--json", "./...")
 	code2, out2, _ := run(t, "-C", dir, "check", "--format", "json", "./...")
 	code3, out3, _ := run(t, "-C", dir, "check", "--json", "--format", "json", "./...")
@@ -242,7 +235,7 @@ func TestJSONAliasAgrees(t *testing.T) {
 
 func TestFormatErrors(t *testing.T) {
 	t.Parallel()
-	dir := testmod.Write(t, poll)
+	dir := testmod.Write(t, tempdir)
 	before := testmod.Snapshot(t, dir)
 	for _, tc := range []struct {
 		args []string
@@ -273,14 +266,14 @@ func TestFormatErrors(t *testing.T) {
 func TestFixDiffFormats(t *testing.T) {
 	testmod.Slow(t)
 	t.Parallel()
-	dir := testmod.Write(t, poll)
+	dir := testmod.Write(t, tempdir)
 	before := testmod.Snapshot(t, dir)
-	_, textDiff, _ := run(t, "-C", dir, "fix", "--diff", "--rules", "attemptloop", "./...")
+	_, textDiff, _ := run(t, "-C", dir, "fix", "--diff", "--rules", "testscope", "./...")
 	if !strings.HasPrefix(textDiff, "--- a/m_test.go\n") {
 		t.Fatalf("text diff:\n%s", textDiff)
 	}
 
-	code, stdout, stderr := run(t, "-C", dir, "fix", "--diff", "--format", "json", "--rules", "attemptloop", "./...")
+	code, stdout, stderr := run(t, "-C", dir, "fix", "--diff", "--format", "json", "--rules", "testscope", "./...")
 	if code != 1 || !strings.Contains(stderr, "would rewrite 1 file") {
 		t.Errorf("json: exit %d, stderr %q", code, stderr)
 	}
@@ -300,20 +293,20 @@ func TestFixDiffFormats(t *testing.T) {
 		t.Errorf("json keys: %v", obj)
 	}
 
-	code, stdout, _ = run(t, "-C", dir, "fix", "--diff", "--format", "sarif", "--rules", "attemptloop", "./...")
+	code, stdout, _ = run(t, "-C", dir, "fix", "--diff", "--format", "sarif", "--rules", "testscope", "./...")
 	if code != 1 {
 		t.Errorf("sarif: exit %d", code)
 	}
-	if log := checkSARIF(t, stdout, []string{"attemptloop"}); len(log.Runs[0].Results) != 1 {
+	if log := checkSARIF(t, stdout, []string{"testscope"}); len(log.Runs[0].Results) != 1 {
 		t.Errorf("sarif: %d results, want 1", len(log.Runs[0].Results))
 	}
 
-	code, stdout, _ = run(t, "-C", dir, "fix", "--diff", "--format", "github", "--rules", "attemptloop", "./...")
+	code, stdout, _ = run(t, "-C", dir, "fix", "--diff", "--format", "github", "--rules", "testscope", "./...")
 	if code != 1 {
 		t.Errorf("github: exit %d", code)
 	}
 	want := "::group::unflake diff\n" + textDiff + "::endgroup::\n"
-	if !strings.HasPrefix(stdout, "::warning file=m_test.go,line=10,col=2,title=unflake attemptloop::") || !strings.HasSuffix(stdout, want) || strings.Count(stdout, "::warning ") != 1 {
+	if !strings.HasPrefix(stdout, "::warning file=m_test.go,line=10,col=14,title=unflake testscope::") || !strings.HasSuffix(stdout, want) || strings.Count(stdout, "::warning ") != 1 {
 		t.Errorf("github:\n%s", stdout)
 	}
 
@@ -358,15 +351,15 @@ func gitIn(t *testing.T, dir string, args ...string) {
 func TestChangedSince(t *testing.T) {
 	testmod.Slow(t)
 	t.Parallel()
-	dir := testmod.Write(t, poll, nested)
+	dir := testmod.Write(t, tempdir, nested)
 	gitRepo(t, dir)
-	code, stdout, stderr := run(t, "-C", dir, "check", "--rules", "attemptloop", "--changed-since", "HEAD", "./...")
+	code, stdout, stderr := run(t, "-C", dir, "check", "--rules", "testscope", "--changed-since", "HEAD", "./...")
 	if code != 0 || stdout != "" {
 		t.Errorf("nothing changed: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 
 	// Change the test file of the second package.
-	path := filepath.Join(dir, "sub", "poll_test.go")
+	path := filepath.Join(dir, "sub", "sub_test.go")
 	src, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -374,14 +367,14 @@ func TestChangedSince(t *testing.T) {
 	if err := os.WriteFile(path, append(src, "\n// changed\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr = run(t, "-C", dir, "check", "--rules", "attemptloop", "--changed-since", "HEAD", "./...")
-	if code != 1 || !strings.HasPrefix(stdout, "sub/poll_test.go:13:2: attemptloop: ") || strings.Count(stdout, "\n") != 1 {
+	code, stdout, stderr = run(t, "-C", dir, "check", "--rules", "testscope", "--changed-since", "HEAD", "./...")
+	if code != 1 || !strings.HasPrefix(stdout, "sub/sub_test.go:11:14: testscope: ") || strings.Count(stdout, "\n") != 1 {
 		t.Errorf("one changed file: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 
 	// From a subdirectory, paths stay relative to -C.
-	code, stdout, _ = run(t, "-C", filepath.Join(dir, "sub"), "check", "--rules", "attemptloop", "--changed-since", "HEAD", "./...")
-	if code != 1 || !strings.HasPrefix(stdout, "poll_test.go:13:2: attemptloop: ") {
+	code, stdout, _ = run(t, "-C", filepath.Join(dir, "sub"), "check", "--rules", "testscope", "--changed-since", "HEAD", "./...")
+	if code != 1 || !strings.HasPrefix(stdout, "sub_test.go:11:14: testscope: ") {
 		t.Errorf("-C sub: exit %d, stdout %q", code, stdout)
 	}
 
@@ -393,8 +386,8 @@ func TestChangedSince(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "new", "new_test.go"), []byte(newTest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, _ = run(t, "-C", dir, "fix", "--diff", "--rules", "attemptloop", "--changed-since", "HEAD", "./...")
-	if code != 1 || !strings.Contains(stdout, "--- a/new/new_test.go\n") || !strings.Contains(stdout, "--- a/sub/poll_test.go\n") || strings.Contains(stdout, "m_test.go") {
+	code, stdout, _ = run(t, "-C", dir, "fix", "--diff", "--rules", "testscope", "--changed-since", "HEAD", "./...")
+	if code != 1 || !strings.Contains(stdout, "--- a/new/new_test.go\n") || !strings.Contains(stdout, "--- a/sub/sub_test.go\n") || strings.Contains(stdout, "m_test.go") {
 		t.Errorf("changed and untracked files: exit %d, diff:\n%s", code, stdout)
 	}
 }
@@ -402,7 +395,7 @@ func TestChangedSince(t *testing.T) {
 func TestChangedSinceErrors(t *testing.T) {
 	testmod.Short(t)
 	t.Parallel()
-	dir := testmod.Write(t, poll)
+	dir := testmod.Write(t, tempdir)
 	if _, err := exec.LookPath("git"); err == nil {
 		// Outside a repository (unless the temporary directory is in one).
 		code, stdout, stderr := run(t, "-C", dir, "fix", "--diff", "--changed-since", "HEAD", "./...")

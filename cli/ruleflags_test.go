@@ -43,24 +43,25 @@ func TestReady(t *testing.T) {
 
 // TestRuleOptionsArePerRun runs the command with and without a rule option
 // at the same time: each run sees its own value, and a run after them the
-// default again (rule options used to be process-wide).
+// default again (rule options used to be process-wide). attemptloop's
+// deadline is unproven, so the runs show it with fix --diff --unproven.
 func TestRuleOptionsArePerRun(t *testing.T) {
 	testmod.Slow(t)
 	t.Parallel()
 	check := func(flags []string, want string) {
 		dir := testmod.Write(t, pollModule)
 		var stdout, stderr bytes.Buffer
-		args := append([]string{"-C", dir, "check", "--rules", "attemptloop"}, flags...)
+		args := append([]string{"-C", dir, "fix", "--diff", "--unproven", "--rules", "attemptloop"}, flags...)
 		if code := cli.MainEnv(append(args, "./..."), testmod.GoEnv(t), &stdout, &stderr); code != 1 {
-			t.Errorf("check %v: exit %d, want 1:\n%s", flags, code, stderr.String())
+			t.Errorf("fix --diff --unproven %v: exit %d, want 1:\n%s", flags, code, stderr.String())
 		}
 		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("check %v:\n%s\nwant %q", flags, stdout.String(), want)
+			t.Errorf("fix --diff --unproven %v:\n%s\nwant %q", flags, stdout.String(), want)
 		}
 	}
 	const (
-		byDefault = "bound the poll by a 10s deadline"
-		byFlag    = "bound the poll by a 3s deadline"
+		byDefault = "+\tfor deadline := time.Now().Add(10 * time.Second); "
+		byFlag    = "+\tfor deadline := time.Now().Add(3 * time.Second); "
 	)
 	var wg sync.WaitGroup
 	for range 3 {

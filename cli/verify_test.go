@@ -13,10 +13,10 @@ import (
 	"github.com/unflake/unflake/rewrite"
 )
 
-// polls has two packages with an attempt-count poll each: the test of a
-// passes, the test of b fails before any rewrite, so --verify cannot keep
-// b's fix.
-const polls = `
+// tempdirs has two packages with an os.MkdirTemp each, which testscope
+// fixes (t.TempDir, proven): the test of a passes, the test of b fails
+// before any rewrite, so --verify cannot keep b's fix.
+const tempdirs = `
 -- go.mod --
 module example.com/m
 
@@ -25,61 +25,52 @@ go 1.22
 package a
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
-	"time"
 )
 
 func TestA(t *testing.T) {
-	ready := make(chan bool, 1)
-	ready <- true
-	ok := false
-	for i := 0; i < 20; i++ {
-		select {
-		case ok = <-ready:
-		default:
-		}
-		if ok {
-			break
-		}
-		time.Sleep(time.Millisecond)
+	dir, err := os.MkdirTemp("", "a")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !ok {
-		t.Fatal("never ready")
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(filepath.Join(dir, "x"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 -- b/b_test.go --
 package b
 
 import (
+	"os"
 	"testing"
-	"time"
 )
 
 func TestB(t *testing.T) {
-	ok := false
-	for i := 0; i < 2; i++ {
-		if ok {
-			break
-		}
-		time.Sleep(time.Millisecond)
+	dir, err := os.MkdirTemp("", "b")
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("always fails")
+	defer os.RemoveAll(dir)
+	t.Fatalf("always fails, in %s", dir)
 }
 `
 
-// attemptloop's fixes are proven, and --verify runs their tests all the
+// testscope's fixes are proven, and --verify runs their tests all the
 // same (running decides): a's is kept, b's, whose test fails before any
 // rewrite, is not verified and left out.
 func TestFixVerify(t *testing.T) {
 	testmod.Slow(t)
 	t.Parallel()
-	dir := testmod.Write(t, polls)
+	dir := testmod.Write(t, tempdirs)
 	a, b := filepath.Join(dir, "a", "a_test.go"), filepath.Join(dir, "b", "b_test.go")
 	oldA, _ := os.ReadFile(a)
 	oldB, _ := os.ReadFile(b)
 
 	// check --verify reports what fix --verify would keep, and writes nothing.
-	code, stdout, stderr := run(t, "-C", dir, "check", "--json", "--verify", "--verify-count", "2", "--rules", "attemptloop", "./...")
+	code, stdout, stderr := run(t, "-C", dir, "check", "--json", "--verify", "--verify-count", "2", "--rules", "testscope", "./...")
 	var findings []rewrite.Finding
 	if err := json.Unmarshal([]byte(stdout), &findings); err != nil {
 		t.Fatalf("--json: %v\n%s\nstderr:\n%s", err, stdout, stderr)
@@ -97,7 +88,7 @@ func TestFixVerify(t *testing.T) {
 		t.Errorf("check --verify wrote a/a_test.go")
 	}
 
-	code, stdout, stderr = run(t, "-C", dir, "fix", "--verify", "--verify-count=2", "--rules=attemptloop", "./...")
+	code, stdout, stderr = run(t, "-C", dir, "fix", "--verify", "--verify-count=2", "--rules=testscope", "./...")
 	if stdout != "" || !strings.Contains(stderr, "unflake: kept a/a_test.go:") || !strings.Contains(stderr, "1 proven fix kept: their tests ran as every fix's do") {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
@@ -112,9 +103,9 @@ func TestFixVerify(t *testing.T) {
 func TestFixVerifyDiff(t *testing.T) {
 	testmod.Slow(t)
 	t.Parallel()
-	dir := testmod.Write(t, polls)
+	dir := testmod.Write(t, tempdirs)
 	before := testmod.Snapshot(t, dir)
-	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--verify", "--verify-count=1", "--rules=attemptloop", "./a")
+	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--verify", "--verify-count=1", "--rules=testscope", "./a")
 	if code != 1 || !strings.HasPrefix(diff, "--- a/a/a_test.go\n+++ b/a/a_test.go\n@@ ") {
 		t.Fatalf("exit %d, diff:\n%s\nstderr:\n%s", code, diff, stderr)
 	}

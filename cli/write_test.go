@@ -12,36 +12,36 @@ import (
 	"github.com/unflake/unflake/internal/testmod"
 )
 
-// pollPkg is a package NAME with one attempt-count poll that
-// attemptloop fixes.
-func pollPkg(name string) string {
+// tempdirPkg is a package NAME with one os.MkdirTemp that testscope
+// fixes (t.TempDir), proven whatever the package's code does.
+func tempdirPkg(name string) string {
 	return strings.ReplaceAll(`
 -- NAME/NAME.go --
 package NAME
 
-import "sync/atomic"
-
-var ready atomic.Bool
-
-func Start() { go ready.Store(true) }
+// Config returns the default configuration file's contents.
+func Config() string { return "debug=true\n" }
 -- NAME/NAME_test.go --
 package NAME
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
-	"time"
 )
 
-func TestReady(t *testing.T) {
-	Start()
-	for i := 0; i < 20; i++ {
-		if ready.Load() {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
+func TestConfig(t *testing.T) {
+	dir, err := os.MkdirTemp("", "NAME")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !ready.Load() {
-		t.Fatal("never ready")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "config")
+	if err := os.WriteFile(path, []byte(Config()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != Config() {
+		t.Fatalf("read back %q, %v", b, err)
 	}
 }
 `, "NAME", name)
@@ -65,7 +65,7 @@ func read(t *testing.T, path string) string {
 
 func rewritten(t *testing.T, path string) bool {
 	t.Helper()
-	return strings.Contains(read(t, path), "time.Now().Before(")
+	return strings.Contains(read(t, path), "t.TempDir()")
 }
 
 // TestFixReadOnlyFileAmongOthers: a 0444 file in the middle of a
@@ -73,13 +73,13 @@ func rewritten(t *testing.T, path string) bool {
 func TestFixReadOnlyFileAmongOthers(t *testing.T) {
 	testmod.Short(t)
 	t.Parallel()
-	dir := testmod.Write(t, gomod, pollPkg("a"), pollPkg("b"), pollPkg("c"))
+	dir := testmod.Write(t, gomod, tempdirPkg("a"), tempdirPkg("b"), tempdirPkg("c"))
 	ro := filepath.Join(dir, "b", "b_test.go")
 	if err := os.Chmod(ro, 0o444); err != nil {
 		t.Fatal(err)
 	}
 	old := read(t, ro)
-	code, _, stderr := run(t, "-C", dir, "fix", "--rules", "attemptloop", "./...")
+	code, _, stderr := run(t, "-C", dir, "fix", "--rules", "testscope", "./...")
 	if code != 2 {
 		t.Errorf("exit %d, want 2", code)
 	}
@@ -103,7 +103,7 @@ func TestFixReadOnlyFileAmongOthers(t *testing.T) {
 func TestFixSymlinkedTestFile(t *testing.T) {
 	testmod.Short(t)
 	t.Parallel()
-	dir := testmod.Write(t, gomod, pollPkg("a"), pollPkg("b"))
+	dir := testmod.Write(t, gomod, tempdirPkg("a"), tempdirPkg("b"))
 	link := filepath.Join(dir, "b", "b_test.go")
 	target := filepath.Join(dir, "shared", "b_test.go.txt")
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
@@ -117,7 +117,7 @@ func TestFixSymlinkedTestFile(t *testing.T) {
 	}
 	old := read(t, target)
 
-	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--rules", "attemptloop", "./...")
+	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--rules", "testscope", "./...")
 	if code != 2 || !strings.HasPrefix(stderr, "b/b_test.go: is a symlink; not rewritten\n") {
 		t.Errorf("--diff: exit %d, stderr:\n%s", code, stderr)
 	}
@@ -125,7 +125,7 @@ func TestFixSymlinkedTestFile(t *testing.T) {
 		t.Errorf("--diff:\n%s", diff)
 	}
 
-	code, _, stderr = run(t, "-C", dir, "fix", "--rules", "attemptloop", "./...")
+	code, _, stderr = run(t, "-C", dir, "fix", "--rules", "testscope", "./...")
 	want := "b/b_test.go: is a symlink; not rewritten\nunflake: wrote 1 file; not written: b/b_test.go\n"
 	if code != 2 || stderr != want {
 		t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", code, stderr, want)
@@ -147,12 +147,12 @@ func TestFixSymlinkedDirectoryOutsideModule(t *testing.T) {
 	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, gomod)
-	outside := testmod.Write(t, pollPkg("q"))
+	outside := testmod.Write(t, tempdirPkg("q"))
 	if err := os.Symlink(filepath.Join(outside, "q"), filepath.Join(dir, "q")); err != nil {
 		t.Skipf("no symlinks here: %v", err)
 	}
 	before := testmod.Snapshot(t, outside)
-	code, _, stderr := run(t, "-C", dir, "fix", "--rules", "attemptloop", "./q")
+	code, _, stderr := run(t, "-C", dir, "fix", "--rules", "testscope", "./q")
 	if code != 2 || !strings.HasPrefix(stderr, "q/q_test.go: its real path ") || !strings.Contains(stderr, "is outside module example.com/m") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
@@ -168,25 +168,25 @@ func TestFixSymlinkedDirectoryOutsideModule(t *testing.T) {
 func TestFixRemovesStaleTemp(t *testing.T) {
 	testmod.Short(t)
 	t.Parallel()
-	dir := testmod.Write(t, gomod, pollPkg("a"))
+	dir := testmod.Write(t, gomod, tempdirPkg("a"))
 	stale := filepath.Join(dir, "a", ".a_test.go.unflake-2871")
 	if err := os.WriteFile(stale, []byte("package a // half written"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := run(t, "-C", dir, "fix", "--rules", "attemptloop", "./..."); code != 0 {
+	if code, _, stderr := run(t, "-C", dir, "fix", "--rules", "testscope", "./..."); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if _, err := os.Lstat(stale); !os.IsNotExist(err) {
 		t.Errorf("stale temporary file kept: %v", err)
 	}
-	if code, _, stderr := run(t, "-C", dir, "check", "--rules", "attemptloop", "./..."); code != 0 {
+	if code, _, stderr := run(t, "-C", dir, "check", "--rules", "testscope", "./..."); code != 0 {
 		t.Errorf("check after fix: exit %d: %s", code, stderr)
 	}
 }
 
 // TestNoSilentCleanRun: GOPATH mode is an error, not "no findings".
 func TestNoSilentCleanRun(t *testing.T) {
-	dir := testmod.Write(t, gomod, pollPkg("a"))
+	dir := testmod.Write(t, gomod, tempdirPkg("a"))
 	// No -mod flag: GOPATH mode refuses it.
 	env := testmod.GoEnv(t, "GO111MODULE=off", "GOFLAGS=-buildvcs=false")
 	code, stdout, stderr := runEnv(t, env, "-C", dir, "check", "./...")
@@ -252,7 +252,7 @@ func TestVersion(t *testing.T) {
 func TestCheckAgreesWithFixOnRefusedFiles(t *testing.T) {
 	testmod.Slow(t)
 	t.Parallel()
-	dir := testmod.Write(t, gomod, pollPkg("a"), pollPkg("b"), pollPkg("c"))
+	dir := testmod.Write(t, gomod, tempdirPkg("a"), tempdirPkg("b"), tempdirPkg("c"))
 	if err := os.Chmod(filepath.Join(dir, "b", "b_test.go"), 0o444); err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestCheckAgreesWithFixOnRefusedFiles(t *testing.T) {
 	}
 	before := testmod.Snapshot(t, dir)
 
-	code, stdout, stderr := run(t, "-C", dir, "check", "--rules", "attemptloop", "./...")
+	code, stdout, stderr := run(t, "-C", dir, "check", "--rules", "testscope", "./...")
 	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
 	if code != 1 || stderr != "" || len(lines) != 3 ||
 		!strings.Contains(lines[0], "; fix: ") ||
@@ -275,12 +275,12 @@ func TestCheckAgreesWithFixOnRefusedFiles(t *testing.T) {
 	}
 
 	refused := "b/b_test.go: not writable (mode 0444); not rewritten\nc/c_test.go: is a symlink; not rewritten\n"
-	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--rules", "attemptloop", "./...")
+	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--rules", "testscope", "./...")
 	if code != 2 || stderr != refused || !strings.Contains(diff, "+++ b/a/a_test.go") || strings.Contains(diff, "b_test.go") || strings.Contains(diff, "c_test.go") {
 		t.Errorf("fix --diff: exit %d, stderr:\n%s\ndiff:\n%s", code, stderr, diff)
 	}
 
-	code, stdout, stderr = run(t, "-C", dir, "fix", "--diff", "--format", "json", "--rules", "attemptloop", "./...")
+	code, stdout, stderr = run(t, "-C", dir, "fix", "--diff", "--format", "json", "--rules", "testscope", "./...")
 	var out struct {
 		Findings []struct {
 			File       string
@@ -301,7 +301,7 @@ func TestCheckAgreesWithFixOnRefusedFiles(t *testing.T) {
 		t.Errorf("fix --diff --format json: exit %d, findings %v, want %v; stderr:\n%s", code, got, want, stderr)
 	}
 
-	code, stdout, _ = run(t, "-C", dir, "check", "--format", "sarif", "--rules", "attemptloop", "./...")
+	code, stdout, _ = run(t, "-C", dir, "check", "--format", "sarif", "--rules", "testscope", "./...")
 	if code != 1 || !strings.Contains(stdout, `"unwritable": "read-only"`) || !strings.Contains(stdout, `"unwritable": "symlink"`) {
 		t.Errorf("check --format sarif: exit %d\n%s", code, stdout)
 	}
@@ -311,7 +311,7 @@ func TestCheckAgreesWithFixOnRefusedFiles(t *testing.T) {
 			t.Errorf("%s changed by check or fix --diff", k)
 		}
 	}
-	code, _, stderr = run(t, "-C", dir, "fix", "--rules", "attemptloop", "./...")
+	code, _, stderr = run(t, "-C", dir, "fix", "--rules", "testscope", "./...")
 	if want := refused + "unflake: wrote 1 file; not written: b/b_test.go, c/c_test.go\n"; code != 2 || stderr != want {
 		t.Errorf("fix: exit %d, stderr:\n%s\nwant:\n%s", code, stderr, want)
 	}
@@ -331,11 +331,11 @@ func TestDiffThroughDirectoryLink(t *testing.T) {
 	if err != nil {
 		t.Skip("git not installed")
 	}
-	dir := testmod.Write(t, gomod, pollPkg("real"))
+	dir := testmod.Write(t, gomod, tempdirPkg("real"))
 	if err := os.Symlink("real", filepath.Join(dir, "link")); err != nil {
 		t.Skipf("no symlinks here: %v", err)
 	}
-	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--rules", "attemptloop", "./link")
+	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--rules", "testscope", "./link")
 	if code != 1 || !strings.Contains(diff, "--- a/real/real_test.go\n+++ b/real/real_test.go\n") || strings.Contains(diff, "link/") {
 		t.Fatalf("exit %d, stderr:\n%s\ndiff:\n%s", code, stderr, diff)
 	}
@@ -368,13 +368,13 @@ func TestNoSilentCleanRunSettings(t *testing.T) {
 		args               []string
 		want               string
 	}{
-		{"inconsistent vendoring", gomod + "require golang.org/x/mod v0.20.0\n" + pollPkg("a") + "-- vendor/modules.txt --\n# golang.org/x/mod v0.19.0\n", "", "-mod=vendor",
+		{"inconsistent vendoring", gomod + "require golang.org/x/mod v0.20.0\n" + tempdirPkg("a") + "-- vendor/modules.txt --\n# golang.org/x/mod v0.19.0\n", "", "-mod=vendor",
 			[]string{"./..."}, "unflake: go: inconsistent vendoring in "},
-		{"go.work without the module", "-- go.work --\ngo 1.22\n\nuse ./w\n-- w/go.mod --\nmodule example.com/w\n\ngo 1.22\n" + gomod + pollPkg("a"), "", "-buildvcs=false",
+		{"go.work without the module", "-- go.work --\ngo 1.22\n\nuse ./w\n-- w/go.mod --\nmodule example.com/w\n\ngo 1.22\n" + gomod + tempdirPkg("a"), "", "-buildvcs=false",
 			[]string{"./..."}, "unflake: pattern ./...: directory prefix . does not contain modules listed in go.work or their selected dependencies"},
-		{"go.work without the module, one package", "-- go.work --\ngo 1.22\n\nuse ./w\n-- w/go.mod --\nmodule example.com/w\n\ngo 1.22\n" + gomod + pollPkg("a"), "a", "-buildvcs=false",
+		{"go.work without the module, one package", "-- go.work --\ngo 1.22\n\nuse ./w\n-- w/go.mod --\nmodule example.com/w\n\ngo 1.22\n" + gomod + tempdirPkg("a"), "a", "-buildvcs=false",
 			[]string{"."}, "unflake: current directory is contained in a module that is not one of the workspace modules listed in go.work."},
-		{"testdata only", gomod + strings.ReplaceAll(pollPkg("a"), "-- a/", "-- testdata/a/"), "", "-buildvcs=false",
+		{"testdata only", gomod + strings.ReplaceAll(tempdirPkg("a"), "-- a/", "-- testdata/a/"), "", "-buildvcs=false",
 			[]string{"./testdata/..."}, "unflake: pattern ./testdata/... matched no packages"},
 		{"no Go files", gomod + "-- docs/x/README --\nhi\n", "", "-buildvcs=false",
 			[]string{"./docs/..."}, "unflake: pattern ./docs/... matched no packages"},
