@@ -63,6 +63,10 @@ type checker struct {
 	fileText []dirFile // the files of the package's directory besides its Go files
 	arith    *string   // the package's first arithmetic on a port, or ""
 
+	// Read once per module, on first use (module.go).
+	scan  *modScan
+	typed map[string]bool // the files the typed analysis read
+
 	// Built once per package, on first use (flow.go).
 	parent map[ast.Node]ast.Node
 	usesOf map[types.Object][]*ast.Ident
@@ -307,6 +311,9 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 	// Outside the function the port is another test's business only when
 	// that test listens on it itself.
 	if why := c.elsewhere(s); why != "" {
+		return nil, why
+	}
+	if why := c.valueElsewhere(s.port); why != "" {
 		return nil, why
 	}
 	if f := c.inFiles(s.port); f != "" {

@@ -24,6 +24,7 @@ import (
 var hazardsChecked = []string{
 	"the address reaches only dials, listens and HTTP clients (followed through variables, literals, fields and the package's functions)",
 	"the port in no file of the package's directory (testdata)",
+	"the port as no constant value (8000+125, strconv.Itoa, fmt.Sprintf, net.JoinHostPort of constants) in the package's files of other builds nor in the module's packages it imports",
 	"no port near it in the package (a port derived from it) and no arithmetic on a port in the code",
 	"the host as written (a name, not an IP ln.Addr() would give)",
 }

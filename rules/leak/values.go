@@ -236,7 +236,7 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 		}
 		// What else the cleanup changes: who else uses the value, the
 		// order against the checks registered earlier, what it waits for.
-		for _, hazard := range []func(*site) string{c.shared, c.observedLater, c.waitsForRequests, c.endWaits} {
+		for _, hazard := range []func(*site) string{c.shared, c.observedLater, c.waitsForRequests, c.runsHandlers, c.endWaits} {
 			if notFixed == "" {
 				notFixed = hazard(s)
 			}
@@ -245,7 +245,7 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 			checked = append(checked, "the package does not share it with other tests", "no check registered earlier, nor the enclosing test's code after the subtest, sees what "+s.lc.method+" does", s.lc.method+" does not wait on the state of the code under test")
 		}
 		if notFixed == "" && match.IsNamed(s.v.Type(), "net/http/httptest", "Server") {
-			checked = append(checked, "the test leaves no response of it open")
+			checked = append(checked, "the test leaves no response of it open", fmt.Sprintf(handlersChecked, s.lc.method))
 		}
 		if s.lc.result == "error" && c.style.kind != drop && c.style.kind != dropBlank {
 			if s.dropErr = c.errDropped(s); s.dropErr != "" {

@@ -62,6 +62,7 @@ func (c *checker) sharedState() *shared {
 			}
 		}
 	}
+	c.funcState(s)
 	// An exported variable can be written by an external test package
 	// (package x_test), which runs in the same test binary but is not
 	// part of this pass. An error value is taken as immutable: sentinel

@@ -91,6 +91,8 @@ type checker struct {
 
 	saidPkg *intent.Package // what the tests say, made on first use (said)
 
+	initWhy *string // the package initialisation's work that outlives it (initWork), read once
+
 	tests   []*ast.FuncDecl            // testFuncs, read once
 	helpers map[string][]*ast.FuncDecl // -test.run pattern -> test functions it matches
 }
@@ -497,8 +499,18 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 	if why != "" {
 		return nil, why
 	}
+	inits := windowUnchecked
+	if window != windowUnchecked {
+		if why := c.initHazard(s); why != "" {
+			return nil, why
+		}
+		inits = initChecked
+	}
 	fix := c.fix(s, n, t)
 	fix.Changes[0].Checked = []string{checked, notifyChecked, timingChecked, startupChecked, timedChecked, window}
+	if inits != window {
+		fix.Changes[0].Checked = append(fix.Changes[0].Checked, inits)
+	}
 	return fix, ""
 }
 

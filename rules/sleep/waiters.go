@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"go/types"
 	"slices"
+	"time"
 
 	"github.com/dave/dst"
 
@@ -42,6 +43,10 @@ func (a *analysis) waitersFix(s *site, v *types.Var, why string) *rule.Fix {
 	// Have: a clockwork fake clock the test advances after the sleep,
 	// with a wait for waiters.
 	ctx := a.testContext(s)
+	var bounded *boundedWait
+	if method == "BlockUntilContext" && ctx.t != "" {
+		bounded = a.boundedWait(s, ctx)
+	}
 	var forms []*rule.Fix
 	for n := 1; n <= maxWaiters; n++ {
 		text := fmt.Sprintf("%s.%s(%d)", v.Name(), method, n)
@@ -62,9 +67,148 @@ func (a *analysis) waitersFix(s *site, v *types.Var, why string) *rule.Fix {
 				return nil
 			},
 		})
+		if bounded != nil {
+			f := forms[len(forms)-1]
+			budget := match.FormatDuration(waitBudget(bounded.window))
+			f.Message = fmt.Sprintf("wait up to %s for %s to reach the fake clock instead (%s.%s(ctx, %d), failing the test after it)", budget, goroutines(n), v.Name(), method, n)
+			f.Changes = append(f.Changes, rule.Change{Kind: rule.Budget, What: fmt.Sprintf("the test fails if the goroutines have not reached the fake clock within %s, where it moved the clock after its sleep", budget), Window: bounded.window})
+			f.Apply = func() error { return bounded.apply(v.Name(), n) }
+		}
 	}
 	forms[0].Hypothesis.Alternatives = forms[1:]
 	return forms[0]
+}
+
+// waitBudget is how long the bounded wait for waiters waits before it
+// fails the test: twice the sleep it replaces, and a second at least,
+// in whole seconds. A wait with no end turns a bug that never starts
+// the timer (a zero duration, a dropped goroutine) into a hang, where the
+// original failed at its check; verification does not count a hang as
+// catching a bug (a long enough run may pass), and gives a rewritten
+// test under a mutant twice the original's time and 2s before it calls
+// it hung, so the wait ends, and the test fails, within that. Correct
+// code reaches its timer in far less than a second, even under -race on
+// a loaded machine; the original gave it the sleep.
+func waitBudget(sleep time.Duration) time.Duration {
+	return max(time.Second, (2*sleep+time.Second-1)/time.Second*time.Second)
+}
+
+// A boundedWait is the wait for waiters that fails the test after
+// waitBudget: it replaces the sleep's statement by
+//
+//	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+//	defer cancel()
+//	if err := fc.BlockUntilContext(ctx, n); err != nil {
+//		t.Fatalf("...: %v", err)
+//	}
+//
+// with names that nothing in the function uses.
+type boundedWait struct {
+	a           *analysis
+	s           *site
+	t           string      // the test's *testing.T
+	list        *[]dst.Stmt // the statement list holding the sleep
+	ctx, cancel string
+	window      time.Duration // the sleep's duration, 0 when not constant
+}
+
+// boundedWait returns the bounded form's plan for s, or nil where the
+// sleep's statement is not in a list a rewrite can splice (a block, a
+// case or select clause).
+func (a *analysis) boundedWait(s *site, ctx waitContext) *boundedWait {
+	if len(s.stack) == 0 {
+		return nil
+	}
+	var body ast.Node
+	for i := len(s.stack) - 1; i >= 0 && body == nil; i-- {
+		switch fn := s.stack[i].(type) {
+		case *ast.FuncDecl:
+			body = fn.Body
+		case *ast.FuncLit:
+			body = fn.Body
+		}
+	}
+	if body == nil {
+		return nil
+	}
+	var list *[]dst.Stmt
+	switch p := a.pass.Dst(s.stack[len(s.stack)-1]).(type) {
+	case *dst.BlockStmt:
+		list = &p.List
+	case *dst.CaseClause:
+		list = &p.Body
+	case *dst.CommClause:
+		list = &p.Body
+	default:
+		return nil
+	}
+	used := match.Idents(body)
+	scope := a.pass.Pkg.Scope().Innermost(s.stmt.Pos())
+	b := &boundedWait{a: a, s: s, t: ctx.t, list: list}
+	b.ctx = match.FreshName(scope, s.stmt.Pos(), used, "ctx")
+	used[b.ctx] = true
+	b.cancel = match.FreshName(scope, s.stmt.Pos(), used, "cancel")
+	if d, ok := match.ConstDuration(a.info, s.call.Args[0]); ok {
+		b.window = d
+	}
+	return b
+}
+
+// apply replaces the sleep's statement by the bounded wait for n
+// goroutines on the clock named clock. The sleep's comments go to the
+// first statement.
+func (b *boundedWait) apply(clock string, n int) error {
+	old := b.a.pass.Dst(b.s.stmt).(*dst.ExprStmt)
+	at := slices.Index(*b.list, dst.Stmt(old))
+	if at < 0 {
+		return fmt.Errorf("the sleep's statement is not in its block")
+	}
+	timeout := &dst.AssignStmt{
+		Lhs: []dst.Expr{dst.NewIdent(b.ctx), dst.NewIdent(b.cancel)},
+		Tok: token.DEFINE,
+		Rhs: []dst.Expr{&dst.CallExpr{
+			Fun: &dst.Ident{Path: "context", Name: "WithTimeout"},
+			Args: []dst.Expr{
+				&dst.CallExpr{Fun: &dst.SelectorExpr{X: dst.NewIdent(b.t), Sel: dst.NewIdent("Context")}},
+				seconds(waitBudget(b.window)),
+			},
+		}},
+	}
+	timeout.Decs.NodeDecs = old.Decs.NodeDecs
+	timeout.Decs.Before, timeout.Decs.After = old.Decs.Before, dst.NewLine
+	deferCancel := &dst.DeferStmt{Call: &dst.CallExpr{Fun: dst.NewIdent(b.cancel)}}
+	deferCancel.Decs.After = dst.NewLine
+	wait := &dst.IfStmt{
+		Init: &dst.AssignStmt{
+			Lhs: []dst.Expr{dst.NewIdent("err")},
+			Tok: token.DEFINE,
+			Rhs: []dst.Expr{&dst.CallExpr{
+				Fun:  &dst.SelectorExpr{X: dst.NewIdent(clock), Sel: dst.NewIdent("BlockUntilContext")},
+				Args: []dst.Expr{dst.NewIdent(b.ctx), &dst.BasicLit{Kind: token.INT, Value: fmt.Sprint(n)}},
+			}},
+		},
+		Cond: &dst.BinaryExpr{X: dst.NewIdent("err"), Op: token.NEQ, Y: dst.NewIdent("nil")},
+		Body: &dst.BlockStmt{List: []dst.Stmt{&dst.ExprStmt{X: &dst.CallExpr{
+			Fun: &dst.SelectorExpr{X: dst.NewIdent(b.t), Sel: dst.NewIdent("Fatalf")},
+			Args: []dst.Expr{
+				&dst.BasicLit{Kind: token.STRING, Value: fmt.Sprintf("%q", fmt.Sprintf("%s did not reach the fake clock: %%v", goroutines(n)))},
+				dst.NewIdent("err"),
+			},
+		}}}},
+	}
+	wait.Decs.After = old.Decs.After
+	*b.list = slices.Replace(*b.list, at, at+1, dst.Stmt(timeout), dst.Stmt(deferCancel), dst.Stmt(wait))
+	return nil
+}
+
+// seconds is the expression for d, a whole number of seconds:
+// time.Second, or N*time.Second.
+func seconds(d time.Duration) dst.Expr {
+	second := &dst.Ident{Path: "time", Name: "Second"}
+	if d == time.Second {
+		return second
+	}
+	return &dst.BinaryExpr{X: &dst.BasicLit{Kind: token.INT, Value: fmt.Sprint(int(d / time.Second))}, Op: token.MUL, Y: second}
 }
 
 // waitsForWaiters returns the calls in body that wait for waiters of the
@@ -88,13 +232,24 @@ func (a *analysis) waitsForWaiters(body *ast.BlockStmt, v *types.Var) map[*ast.C
 }
 
 // clockCall returns the call s is when it is a statement calling one of
-// the methods names on v, or nil.
+// the methods names on v, or an if statement whose init assigns what the
+// call returns (the bounded wait's `if err := v.BlockUntilContext(ctx,
+// n); err != nil`), or nil.
 func (a *analysis) clockCall(s ast.Stmt, v *types.Var, names ...string) *ast.CallExpr {
-	es, ok := s.(*ast.ExprStmt)
-	if !ok {
+	var x ast.Expr
+	switch s := s.(type) {
+	case *ast.ExprStmt:
+		x = s.X
+	case *ast.IfStmt:
+		as, ok := s.Init.(*ast.AssignStmt)
+		if !ok || len(as.Rhs) != 1 {
+			return nil
+		}
+		x = as.Rhs[0]
+	default:
 		return nil
 	}
-	call, ok := ast.Unparen(es.X).(*ast.CallExpr)
+	call, ok := ast.Unparen(x).(*ast.CallExpr)
 	if !ok {
 		return nil
 	}
@@ -165,11 +320,10 @@ func (c waitContext) expr() dst.Expr {
 
 // testContext returns the context for a wait at s: the innermost
 // enclosing test's t.Context() where the file's go version has it
-// (go1.24) and t is in scope there, else context.Background(). Neither
-// ends while the test waits, so both wait as long as the test may run:
-// a count of goroutines that never comes shows as a hang at
-// BlockUntilContext, which verification bounds and reports; a timeout
-// of our own would only guess at how slow a loaded runner is.
+// (go1.24) and t is in scope there, else context.Background(). With t,
+// the wait is bounded (boundedWait); context.Background() never ends,
+// so a count of goroutines that never comes hangs at BlockUntil, which
+// verification does not count as a catch.
 func (a *analysis) testContext(s *site) waitContext {
 	background := waitContext{text: "context.Background()"}
 	if !a.pass.FileUsesGo(s.file, "go1.24") {

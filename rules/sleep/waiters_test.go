@@ -19,8 +19,11 @@ import (
 // asks for one (Decision.Variant): the count is the form's, and the
 // context is t.Context() from go 1.24, context.Background() before it.
 // A clockwork without BlockUntilContext gets BlockUntil(n). From go 1.25
-// the first form is a synctest bubble, and the waits follow it. Each
-// rewritten module passes vet.
+// the first form is a synctest bubble, and the waits follow it. Where
+// the test has t.Context(), the wait is bounded (a second here, twice the
+// 10ms sleep and a second at least) and fails the test, so that a bug
+// that never starts the timer fails rather than hangs. Each rewritten
+// module passes vet.
 func TestWaitersForms(t *testing.T) {
 	testmod.Slow(t)
 	a, err := txtar.ParseFile(filepath.Join("..", "..", "testdata", "sleep", "clock_waiters_verify.txtar"))
@@ -33,12 +36,12 @@ func TestWaitersForms(t *testing.T) {
 		old       bool // the clockwork stub has BlockUntil(n) instead of BlockUntilContext
 		want      string
 	}{
-		{"1.24", 0, false, "\tfc.BlockUntilContext(t.Context(), 1) // let the worker reach its timer\n"},
-		{"1.24", 1, false, "\tfc.BlockUntilContext(t.Context(), 2) // let the worker reach its timer\n"},
+		{"1.24", 0, false, "\tctx, cancel := context.WithTimeout(t.Context(), time.Second) // let the worker reach its timer\n\tdefer cancel()\n\tif err := fc.BlockUntilContext(ctx, 1); err != nil {\n\t\tt.Fatalf(\"1 goroutine did not reach the fake clock: %v\", err)\n\t}\n"},
+		{"1.24", 1, false, "\tif err := fc.BlockUntilContext(ctx, 2); err != nil {\n\t\tt.Fatalf(\"2 goroutines did not reach the fake clock: %v\", err)\n"},
 		{"1.23", 2, false, "\tfc.BlockUntilContext(context.Background(), 3) // let the worker reach its timer\n"},
 		{"1.24", 1, true, "\tfc.BlockUntil(2) // let the worker reach its timer\n"},
 		{"1.25", 0, false, "\tsynctest.Test(t, func(t *testing.T) {\n"},
-		{"1.25", 1, false, "\tfc.BlockUntilContext(t.Context(), 1) // let the worker reach its timer\n"},
+		{"1.25", 1, false, "\tif err := fc.BlockUntilContext(ctx, 1); err != nil {\n"},
 	} {
 		dir := t.TempDir()
 		testmod.WriteFiles(t, dir, a.Files)

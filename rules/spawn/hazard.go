@@ -42,6 +42,7 @@ var checkedOrder = []string{
 	"no package-level variable the test, TestMain or init sets is read by the code building the children's commands",
 	"the test reads no clock and sets no deadline around the children",
 	checkedView,
+	"no file of the package's directory that the build leaves out (another build the children may run) names a place outside a child's view or takes a lock",
 	"no check of the test relates what two children produced (compares, orders or de-duplicates their outputs, what the test builds from them, files they may write or what package state keeps of them), in the chain, after it, across a loop's iterations or after the loop",
 }
 
@@ -74,6 +75,9 @@ func (c *checker) orderHazard(ch *chain) string {
 		}
 	}
 	if why := c.relateChain(ch); why != "" {
+		return why
+	}
+	if why := c.leftOutHazard(); why != "" {
 		return why
 	}
 	return c.viewHazard(ch.units, func(i int) string { return "the " + ordinal(i) + " child" })
@@ -112,6 +116,9 @@ func (c *checker) loopOrderHazard(ls *loopSite) string {
 		return why
 	}
 	if why := c.relateLoop(ls); why != "" {
+		return why
+	}
+	if why := c.leftOutHazard(); why != "" {
 		return why
 	}
 	return c.viewHazard([]*unit{u}, func(int) string { return "every child" })

@@ -87,6 +87,9 @@ type checker struct {
 	quiet map[*types.Func]string        // "" for functions that leave children alone
 	off   map[*types.Func]string        // "" for functions that may run off the test goroutine
 	all   map[*types.Func]*ast.FuncDecl // every file's functions (allDecls)
+	// leftOut is what leftOutHazard found in the files the build leaves
+	// out, once read.
+	leftOut *string
 
 	file *ast.File
 	fn   *ast.FuncDecl

@@ -1,0 +1,304 @@
+package readiness
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/mod/modfile"
+)
+
+// The init hazard. Before the helper test runs at all, the child
+// initialises its packages: the init functions and package-level variable
+// initialisers of the package (its test files included) and of the
+// module's packages it imports. What they start outlives them and runs in
+// the window the sleep gave: a goroutine (an idle mode that drops the
+// shutdown hooks 300ms after start), a timer or ticker, and a clock read
+// (a stop deadline computed at start-up, an uptime) whose value the code
+// compares later. The sleep let it run its course before the signal; a
+// readiness line cuts that window short, so a test that looks at the
+// child after the signal no longer sees it: it passes the deadline
+// computed at init, and the hooks dropped at 300ms. The typed pass sees
+// one build; every build of the package's directory is an implementation
+// the tests run against, so the rule reads every Go file of it, and of
+// the module packages they import (non-test files, every build), from
+// their syntax, following calls by name into the same package a few
+// calls deep. Running the test cannot tell (it passes on the build the
+// rule read), so such a site is not fixed.
+
+// initChecked is the Checked entry of a fix: the hazard excluded.
+const initChecked = "no package initialisation the child runs (init functions and package-level variable initialisers of the package, in every build, and of the module's packages it imports) starts a goroutine, a timer or a deadline, or reads the clock"
+
+// initHazard says why the child's package initialisation runs work in
+// the window the sleep gave it, and the test looks at the child after the
+// signal, naming the work and its line; or "".
+func (c *checker) initHazard(s *site) string {
+	look := c.looksAfter(s)
+	if look == "" {
+		return ""
+	}
+	if c.initWhy == nil {
+		why := c.initWork()
+		c.initWhy = &why
+	}
+	if *c.initWhy == "" {
+		return ""
+	}
+	return fmt.Sprintf("the child's package initialisation %s, before the helper runs, and that work runs on in the window the sleep gave it; the test looks at the child after the signal (%s): the sleep let the work (or the time since the clock was read) run its course before the signal, and a readiness line would cut that window short, so the test would no longer see it, on a bug the original catches or on correct code; keep the sleep", *c.initWhy, look)
+}
+
+// A syntaxPkg is a package read from its syntax: its files in every
+// build, and its functions by name (a method as ".M").
+type syntaxPkg struct {
+	files   []*ast.File
+	funcs   map[string][]*ast.FuncDecl
+	imports map[*ast.File]map[string]string // name -> import path
+}
+
+// initWork returns the first work of the child's package initialisation
+// that outlives it ("starts a goroutine (go at server.go:52, in init)"),
+// or "".
+func (c *checker) initWork() string {
+	if len(c.pass.AllFiles) == 0 {
+		return ""
+	}
+	fset := token.NewFileSet()
+	dir := filepath.Dir(c.pass.Fset.File(c.pass.AllFiles[0].Pos()).Name())
+	root := moduleRoot(dir)
+	modPath := ""
+	if data, err := os.ReadFile(filepath.Join(root, "go.mod")); root != "" && err == nil {
+		modPath = modfile.ModulePath(data)
+	}
+	// The package's directory, tests included (the child is the test
+	// binary), then the module packages they import, non-test files.
+	queue := []string{dir}
+	tests := map[string]bool{dir: true}
+	seen := map[string]bool{dir: true}
+	for len(queue) > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		p, broken := readSyntax(fset, d, tests[d])
+		if broken != "" {
+			return fmt.Sprintf("may do anything: the rule cannot read %s", broken)
+		}
+		w := &initWalker{fset: fset, pkg: p, seen: map[*ast.FuncDecl]bool{}}
+		if why := w.pkgInit(); why != "" {
+			return why
+		}
+		for _, f := range p.files {
+			for _, path := range p.imports[f] {
+				sub, ok := moduleDir(root, modPath, path)
+				if ok && !seen[sub] {
+					seen[sub] = true
+					queue = append(queue, sub)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// readSyntax parses the Go files of dir (with its tests when tests is
+// set), whichever build selects them; broken names a file it cannot
+// parse.
+func readSyntax(fset *token.FileSet, dir string, tests bool) (*syntaxPkg, string) {
+	p := &syntaxPkg{funcs: map[string][]*ast.FuncDecl{}, imports: map[*ast.File]map[string]string{}}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return p, dir
+	}
+	for _, e := range entries {
+		if e.IsDir() || filepath.Ext(e.Name()) != ".go" || !tests && strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, parser.SkipObjectResolution)
+		if err != nil {
+			return p, e.Name()
+		}
+		p.files = append(p.files, f)
+		imps := map[string]string{}
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			name := path[strings.LastIndexByte(path, '/')+1:]
+			if imp.Name != nil {
+				name = imp.Name.Name
+			}
+			imps[name] = path
+		}
+		p.imports[f] = imps
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+				key := fd.Name.Name
+				if fd.Recv != nil {
+					key = "." + key
+				}
+				p.funcs[key] = append(p.funcs[key], fd)
+			}
+		}
+	}
+	return p, ""
+}
+
+// moduleRoot returns the directory of the go.mod above dir, or "".
+func moduleRoot(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
+
+// moduleDir returns the directory of the module's package path, when it
+// is one of the module's own (not in a nested module, testdata or
+// vendor).
+func moduleDir(root, modPath, path string) (string, bool) {
+	if modPath == "" {
+		return "", false
+	}
+	rel, ok := strings.CutPrefix(path, modPath)
+	if !ok || rel != "" && rel[0] != '/' {
+		return "", false
+	}
+	for _, elem := range strings.Split(rel, "/") {
+		if elem == "testdata" || elem == "vendor" || strings.HasPrefix(elem, "_") || strings.HasPrefix(elem, ".") {
+			return "", false
+		}
+	}
+	dir := filepath.Join(root, filepath.FromSlash(rel))
+	for d := dir; d != root && strings.HasPrefix(d, root); d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return "", false
+		}
+	}
+	return dir, true
+}
+
+// An initWalker looks for work that outlives a package's initialisation.
+type initWalker struct {
+	fset *token.FileSet
+	pkg  *syntaxPkg
+	seen map[*ast.FuncDecl]bool
+}
+
+// pkgInit walks the package's init functions and package-level variable
+// initialisers.
+func (w *initWalker) pkgInit() string {
+	for _, f := range w.pkg.files {
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Name.Name == "init" && d.Recv == nil && d.Body != nil {
+					if why := w.walk(f, d.Body, "in init at "+w.line(d), 0); why != "" {
+						return why
+					}
+				}
+			case *ast.GenDecl:
+				if d.Tok != token.VAR {
+					continue
+				}
+				for _, sp := range d.Specs {
+					vs := sp.(*ast.ValueSpec)
+					for _, v := range vs.Values {
+						where := "in the initialiser of " + vs.Names[0].Name + " at " + w.line(vs)
+						if why := w.walk(f, v, where, 0); why != "" {
+							return why
+						}
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// timeStarts are the functions of package time that start a timer or
+// read the clock; contextDeadlines those of context that set a deadline.
+var (
+	timeStarts       = map[string]bool{"Now": true, "Since": true, "Until": true, "After": true, "AfterFunc": true, "NewTimer": true, "NewTicker": true, "Tick": true}
+	contextDeadlines = map[string]bool{"WithTimeout": true, "WithDeadline": true, "WithTimeoutCause": true, "WithDeadlineCause": true}
+)
+
+// walk looks in n (code of file f that runs during initialisation) for a
+// goroutine, a timer, a deadline or a clock read, following calls of the
+// package's functions by name; where says where n runs.
+func (w *initWalker) walk(f *ast.File, n ast.Node, where string, depth int) string {
+	var out string
+	ast.Inspect(n, func(m ast.Node) bool {
+		if out != "" {
+			return false
+		}
+		switch m := m.(type) {
+		case *ast.GoStmt:
+			out = fmt.Sprintf("starts a goroutine (go at %s, %s)", w.line(m), where)
+		case *ast.FuncLit:
+			return false // runs when called: a call in place is followed below
+		case *ast.CallExpr:
+			if lit, ok := ast.Unparen(m.Fun).(*ast.FuncLit); ok {
+				out = w.walk(f, lit.Body, where, depth)
+				return out == ""
+			}
+			switch fun := ast.Unparen(m.Fun).(type) {
+			case *ast.SelectorExpr:
+				if x, ok := fun.X.(*ast.Ident); ok {
+					switch path := w.pkg.imports[f][x.Name]; {
+					case path == "time" && timeStarts[fun.Sel.Name]:
+						out = fmt.Sprintf("reads the clock or starts a timer (time.%s at %s, %s)", fun.Sel.Name, w.line(m), where)
+						return false
+					case path == "context" && contextDeadlines[fun.Sel.Name]:
+						out = fmt.Sprintf("sets a deadline (context.%s at %s, %s)", fun.Sel.Name, w.line(m), where)
+						return false
+					case path != "":
+						return true // another package's function
+					}
+				}
+				out = w.follow(f, "."+fun.Sel.Name, m, where, depth)
+			case *ast.Ident:
+				out = w.follow(f, fun.Name, m, where, depth)
+			}
+		}
+		return out == ""
+	})
+	return out
+}
+
+// follow walks the bodies of the package's functions named key (a method
+// as ".M", on any type) that call, in file f, may reach.
+func (w *initWalker) follow(f *ast.File, key string, call *ast.CallExpr, where string, depth int) string {
+	for _, fd := range w.pkg.funcs[key] {
+		if w.seen[fd] {
+			continue
+		}
+		if depth >= maxDepth {
+			return fmt.Sprintf("calls %s at %s, %s, deeper than the rule follows", strings.TrimPrefix(key, "."), w.line(call), where)
+		}
+		w.seen[fd] = true
+		if why := w.walk(w.fileOf(fd), fd.Body, where+", through "+fd.Name.Name, depth+1); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// fileOf returns the file of the package holding n.
+func (w *initWalker) fileOf(n ast.Node) *ast.File {
+	for _, f := range w.pkg.files {
+		if f.FileStart <= n.Pos() && n.End() <= f.FileEnd {
+			return f
+		}
+	}
+	return nil
+}
+
+// line is n's file:line.
+func (w *initWalker) line(n ast.Node) string {
+	p := w.fset.Position(n.Pos())
+	return fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)
+}

@@ -1,0 +1,93 @@
+package spawn
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// The analysis types one build of the package; its directory may hold
+// others (a file behind a build tag, a _windows.go file, a variant the
+// tests also run against). The children may run any of them, and a test
+// run one child after another must observe the same under every one: a
+// build that caches a session in /tmp keyed by the parent's pid, keeps a
+// file at a constant absolute path, or a script that reaches two levels
+// up (../../.render-cache) shares state between children that the
+// correct build's view keeps apart, and neither the analysis of the
+// correct build nor fix --verify on it can see that. So the rule reads
+// every Go file of the directory the build leaves out, from its syntax,
+// and a string literal there that reaches outside a child's view or
+// takes a lock (what outsideMark finds in a script) keeps the children
+// in order.
+
+// leftOutHazard says where a file of the package's directory that the
+// build leaves out names a place outside every child's view, or "". It
+// reads the directory once.
+func (c *checker) leftOutHazard() string {
+	if c.leftOut != nil {
+		return *c.leftOut
+	}
+	why := c.readLeftOut()
+	c.leftOut = &why
+	return why
+}
+
+func (c *checker) readLeftOut() string {
+	if len(c.pass.AllFiles) == 0 {
+		return ""
+	}
+	built := map[string]bool{}
+	for _, f := range c.pass.AllFiles {
+		built[c.pass.Fset.File(f.Pos()).Name()] = true
+	}
+	dir := filepath.Dir(c.pass.Fset.File(c.pass.AllFiles[0].Pos()).Name())
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Sprintf("the package's directory cannot be read (%v): a build the analysis does not type may keep state every child shares", err)
+	}
+	// A package the driver made up (a test's in-memory files) has no
+	// directory of its own to read.
+	onDisk := map[string]bool{}
+	for _, e := range entries {
+		onDisk[filepath.Join(dir, e.Name())] = true
+	}
+	for name := range built {
+		if !onDisk[name] {
+			return ""
+		}
+	}
+	fset := token.NewFileSet()
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		if e.IsDir() || filepath.Ext(e.Name()) != ".go" || built[path] {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return fmt.Sprintf("%s, a file the build leaves out, does not parse: a build the analysis does not type may keep state every child shares", e.Name())
+		}
+		var why string
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if why != "" || !ok || lit.Kind != token.STRING {
+				return why == ""
+			}
+			s, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				return true
+			}
+			if line, what := outsideMark(s); line != "" {
+				why = fmt.Sprintf("%s:%d, a file of the package the build leaves out (another build the children may run), %s: %q; a child of that build may keep a cache, a session or a lock there that one after another the next child reads, and run together none does, so the test would pass a bug it catches now", e.Name(), fset.Position(lit.Pos()).Line, what, line)
+			}
+			return why == ""
+		})
+		if why != "" {
+			return why
+		}
+	}
+	return ""
+}
