@@ -235,13 +235,12 @@ func (c *collector) durationUses(fd *ast.FuncDecl, timers []*target, d *defaultU
 		case *ast.GenDecl:
 			return n.Tok != token.CONST
 		case *ast.ArrayType:
-			if n.Len != nil {
-				ast.Inspect(n.Len, func(m ast.Node) bool {
-					if id, ok := m.(*ast.Ident); ok {
-						skip[id] = true
-					}
-					return true
-				})
+			skipAll(n.Len, skip)
+		case *ast.CompositeLit:
+			for _, e := range n.Elts {
+				if kv, ok := e.(*ast.KeyValueExpr); ok {
+					skipAll(kv.Key, skip) // an array's index is a constant
+				}
 			}
 		case *ast.AssignStmt:
 			for _, l := range n.Lhs {
@@ -283,6 +282,19 @@ func (c *collector) durationUses(fd *ast.FuncDecl, timers []*target, d *defaultU
 			}
 			d.uses[obj] = append(d.uses[obj], &target{file: c.file, src: c.src, pkgEnd: c.pkgEnd, form: exprForm, encl: fd.Name.Name, site: u,
 				start: start, end: end, line: c.fset.Position(n.Pos()).Line})
+		}
+		return true
+	})
+}
+
+// skipAll adds the identifiers of e (nil: none) to skip.
+func skipAll(e ast.Expr, skip map[*ast.Ident]bool) {
+	if e == nil {
+		return
+	}
+	ast.Inspect(e, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			skip[id] = true
 		}
 		return true
 	})

@@ -129,6 +129,8 @@ func (j *Job) Run() {
 	if time.Duration(j.n) > grace {
 		grace = 0
 	}
+	_ = [...]string{scheduleDelay: "delay"}
+	_ = map[time.Duration]bool{tickEvery: true}
 }
 `
 
