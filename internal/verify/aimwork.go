@@ -20,9 +20,10 @@ import (
 //     the bubble. The mutant makes the bound of a counted loop that only
 //     computes (for i := 0; i < N; i++, for range N, with N a constant
 //     or derived from one) many times larger.
-//   - default 0: a package-level duration that a timer is given (a
-//     schedule delay, a flush interval) made 0 at each of its uses at
-//     once, as a bug in the default would be: a timer re-armed with
+//   - default 0: a package-level duration of a package that arms timers
+//     (a schedule delay, a flush interval; given to a timer directly or
+//     through a field or an options struct) made 0 at each of its uses
+//     at once, as a bug in the default would be: a timer re-armed with
 //     Reset(0) refires at one instant forever, and the bubble, whose
 //     clock moves only when every goroutine waits, hangs where the
 //     original failed at its check ("nothing exported yet"). Zeroing
@@ -300,16 +301,19 @@ func skipAll(e ast.Expr, skip map[*ast.Ident]bool) {
 	})
 }
 
-// sites returns the site of a default-0 mutant of each default a timer
-// is given, but not one whose only use is a timer's whole duration where
-// 0 is valid: the zeroed mutant of that timer is the same.
+// sites returns the site of a default-0 mutant of each default of a
+// package that arms timers: first those a timer is given directly, then
+// the rest, which may reach one through a field, a parameter or an
+// options struct (cfg.Delay = defaultDelay; time.NewTimer(cfg.Delay)).
+// Not one whose only use is a timer's whole duration where 0 is valid:
+// the zeroed mutant of that timer is the same.
 func (d *defaultUses) sites(fset *token.FileSet, timers []*target) []*target {
-	var out []*target
+	if len(timers) == 0 {
+		return nil
+	}
+	var direct, rest []*target
 	for _, obj := range d.objs {
 		uses := d.uses[obj]
-		if !d.atTimer[obj] {
-			continue
-		}
 		if len(uses) == 1 && uses[0].site.zero {
 			same := false
 			for _, t := range timers {
@@ -320,8 +324,13 @@ func (d *defaultUses) sites(fset *token.FileSet, timers []*target) []*target {
 			}
 		}
 		pos := fset.Position(obj.Pos())
-		out = append(out, &target{file: pos.Filename, line: pos.Line, form: exprForm,
-			site: &aimSite{what: durationDefault, shown: "default " + obj.Name(), uses: uses}})
+		t := &target{file: pos.Filename, line: pos.Line, form: exprForm,
+			site: &aimSite{what: durationDefault, shown: "default " + obj.Name(), uses: uses}}
+		if d.atTimer[obj] {
+			direct = append(direct, t)
+		} else {
+			rest = append(rest, t)
+		}
 	}
-	return out
+	return append(direct, rest...)
 }
