@@ -23,8 +23,12 @@ import (
 //     scales it where it is used).
 //   - clock (a bubble, a fake clock): a time comparison moved by one
 //     tick (a.After(b) made !a.Before(b), a.Before(b) made !a.After(b)),
-//     a timer's or sleep's duration made 0, and elapsed time that no
-//     longer passes (time.Since(x), or a fake clock's Since, made 0).
+//     a timer's or sleep's duration made 0, elapsed time that no
+//     longer passes (time.Since(x), or a fake clock's Since, made 0),
+//     a loop that only computes made to compute thousands of times
+//     more (virtual time does not see CPU work), and a package default
+//     duration a timer is given made 0 at each of its uses (a re-armed
+//     timer refires at one instant forever): aimwork.go.
 //   - ownership: the code's Close, Stop or Shutdown running its body
 //     twice (the owner closing too).
 //
@@ -38,10 +42,13 @@ import (
 type aimKind int
 
 const (
-	durationArg aimKind = iota // the duration a timer, ticker or sleep is given
-	comparison                 // a.After(b) or a.Before(b) of two time.Time values
-	elapsed                    // time.Since(x), or a clock's Since
-	closer                     // the body of a Close, Stop or Shutdown method
+	durationArg     aimKind = iota // the duration a timer, ticker or sleep is given
+	comparison                     // a.After(b) or a.Before(b) of two time.Time values
+	elapsed                        // time.Since(x), or a clock's Since
+	closer                         // the body of a Close, Stop or Shutdown method
+	workBound                      // the bound of a counted loop that only computes (aimwork.go)
+	durationDefault                // a package-level duration some timer is given: its uses (aimwork.go)
+	durationUse                    // one use of a durationDefault
 )
 
 // An aimSite is what a target of an aimed mutant is (target.site).
@@ -58,6 +65,11 @@ type aimSite struct {
 	// the body's offsets.
 	recv, recvName, results string
 	body                    [2]int
+	// workBound: how many times the bound is made larger.
+	factor int64
+	// durationDefault: the uses its mutant changes, each a durationUse
+	// whose zero says whether 0 is valid there.
+	uses []*target
 }
 
 // ticked is the comparison moved by one tick: > made >=, < made <=.
@@ -273,7 +285,15 @@ func (c *codeUnderTest) reach(m mentions) map[string]bool {
 // delay of a late write (0: none).
 func (c *codeUnderTest) aimed(m mentions, kinds map[rule.ChangeKind]bool, lateBy time.Duration) []*mutant {
 	reach := c.reach(m)
-	score := func(t *target) int {
+	var score func(t *target) int
+	score = func(t *target) int {
+		if t.site != nil && t.site.what == durationDefault {
+			s := 0 // a default's uses may lie in several functions
+			for _, u := range t.site.uses {
+				s = max(s, score(u))
+			}
+			return s
+		}
 		switch {
 		case m.direct[t.encl]:
 			return 2
@@ -312,6 +332,8 @@ func (c *codeUnderTest) aimed(m mentions, kinds map[rule.ChangeKind]bool, lateBy
 		add(tick, sites(comparison, nil), 0)
 		add(zeroed, sites(durationArg, func(a *aimSite) bool { return a.zero }), 0)
 		add(stands, sites(elapsed, nil), 0)
+		add(worked, sites(workBound, nil), 0)
+		add(defaultZeroed, sites(durationDefault, nil), 0)
 	}
 	if kinds[rule.Ownership] {
 		add(closedTwice, sites(closer, nil), 0)

@@ -73,17 +73,20 @@ const (
 	dropped                 // the statement removed
 
 	// Aimed at what a fix changes (aim.go).
-	late        // the statement made later, past the original's window
-	scaled      // a timer's duration made 3x
-	zeroed      // a timer's duration made 0
-	tick        // a time comparison moved by one tick: a.After(b) made !a.Before(b)
-	stands      // elapsed time that no longer passes: time.Since(x) made 0
-	closedTwice // a Close or Stop that runs its body twice
+	late          // the statement made later, past the original's window
+	scaled        // a timer's duration made 3x
+	zeroed        // a timer's duration made 0
+	tick          // a time comparison moved by one tick: a.After(b) made !a.Before(b)
+	stands        // elapsed time that no longer passes: time.Since(x) made 0
+	closedTwice   // a Close or Stop that runs its body twice
+	worked        // a counted loop's bound made many times larger: more CPU work (aimwork.go)
+	defaultZeroed // a package default duration made 0 at each of its uses (aimwork.go)
 )
 
 // labels name the mutations in a finding's tally (rewrite.Mutants.Names).
 var labels = map[mutation]string{twice: "twice", again: "again", undone: "undone", dropped: "dropped",
-	late: "late", scaled: "period x3", zeroed: "duration 0", tick: "one tick", stands: "elapsed 0", closedTwice: "closes twice"}
+	late: "late", scaled: "period x3", zeroed: "duration 0", tick: "one tick", stands: "elapsed 0", closedTwice: "closes twice",
+	worked: "more work", defaultZeroed: "default 0"}
 
 // A writeKind is what a statement does to the state.
 type writeKind int
@@ -181,6 +184,13 @@ func (m *mutant) String() string {
 		what = "made 0"
 	case closedTwice:
 		what = "running its body twice"
+	case worked:
+		what = fmt.Sprintf("made %dx (more CPU work)", m.t.site.factor)
+	case defaultZeroed:
+		what = "made 0 at each use"
+		if n := len(m.t.site.uses); n > 1 {
+			what = fmt.Sprintf("made 0 at its %d uses", n)
+		}
 	}
 	return fmt.Sprintf("%s %s at %s:%d", stmt, what, filepath.Base(m.t.file), m.t.line)
 }
@@ -214,34 +224,44 @@ func binName(id int) string { return "m" + strconv.Itoa(id) + ".test" }
 // called in its place, returning the mutant's value or its own; a
 // method body's run a copy of the body, a method appended at the end of
 // the file, before it. Expressions may lie inside statements (their
-// mutants are then built into each of the statement's forms); nothing
-// else nests (collect).
+// mutants are then built into each of the statement's forms), and a
+// default's use inside a timer's duration (the same way); nothing else
+// nests (collect).
 func schema(ms []*mutant) map[string][]byte {
-	byFile := map[string][]int{}
+	// A mutant may change several sites (a package default made 0 at
+	// each of its uses): each site, with the mutant's index.
+	type use struct {
+		t *target
+		i int
+	}
+	byFile := map[string][]use{}
 	var files []string
 	for i, m := range ms {
-		if byFile[m.t.file] == nil {
-			files = append(files, m.t.file)
+		for _, t := range m.sites() {
+			if byFile[t.file] == nil {
+				files = append(files, t.file)
+			}
+			byFile[t.file] = append(byFile[t.file], use{t, i})
 		}
-		byFile[m.t.file] = append(byFile[m.t.file], i)
 	}
 	out := map[string][]byte{}
 	for k, file := range files {
-		idx := byFile[file]
+		uses := byFile[file]
 		// Group the mutants of each target; order the targets by start,
 		// a body's insertion before a statement at the same offset, an
 		// outer site before those within it.
 		var groups []siteGroup
 		at := map[*target]int{}
-		for _, i := range idx {
-			t := ms[i].t
-			g, ok := at[t]
+		needTime := false // an unused import would not build
+		for _, u := range uses {
+			g, ok := at[u.t]
 			if !ok {
 				g = len(groups)
-				at[t] = g
-				groups = append(groups, siteGroup{t: t})
+				at[u.t] = g
+				groups = append(groups, siteGroup{t: u.t})
 			}
-			groups[g].ids = append(groups[g].ids, i+1)
+			groups[g].ids = append(groups[g].ids, u.i+1)
+			needTime = needTime || ms[u.i].needsTime(u.t)
 		}
 		sort.SliceStable(groups, func(a, b int) bool {
 			ta, tb := groups[a].t, groups[b].t
@@ -253,13 +273,10 @@ func schema(ms []*mutant) map[string][]byte {
 			}
 			return ta.end > tb.end
 		})
-		src := ms[idx[0]].t.src
+		first := uses[0].t
+		src := first.src
 		var b strings.Builder
-		b.Write(src[:ms[idx[0]].t.pkgEnd])
-		needTime := false // an unused import would not build
-		for _, i := range idx {
-			needTime = needTime || ms[i].needsTime()
-		}
+		b.Write(src[:first.pkgEnd])
 		if needTime {
 			b.WriteString("; import " + mutantTime + ` "time"`)
 		}
@@ -267,7 +284,7 @@ func schema(ms []*mutant) map[string][]byte {
 			b.WriteString("; import " + mutantOS + ` "os"; import ` + mutantPath + ` "path/filepath"`)
 		}
 		sp := &splicer{src: src, ms: ms, file: k}
-		b.WriteString(sp.splice(ms[idx[0]].t.pkgEnd, len(src), groups))
+		b.WriteString(sp.splice(first.pkgEnd, len(src), groups))
 		if k == 0 {
 			b.WriteString("\nvar " + mutantVar + " = " + mutantPath + ".Base(" + mutantOS + ".Args[0])\n")
 		}
@@ -277,13 +294,22 @@ func schema(ms []*mutant) map[string][]byte {
 	return out
 }
 
-// needsTime reports whether the mutant's code uses the time package.
-func (m *mutant) needsTime() bool {
+// sites are the targets a mutant changes: its own, or, for a package
+// default, each of its uses (aimwork.go).
+func (m *mutant) sites() []*target {
+	if m.t.site != nil && m.t.site.what == durationDefault {
+		return m.t.site.uses
+	}
+	return []*target{m.t}
+}
+
+// needsTime reports whether the mutant's code at t uses the time package.
+func (m *mutant) needsTime(t *target) bool {
 	switch m.op {
 	case again, undone, late:
 		return true
 	}
-	return m.t.form == exprForm && strings.HasPrefix(m.t.site.typ, mutantTime+".")
+	return t.form == exprForm && strings.HasPrefix(t.site.typ, mutantTime+".")
 }
 
 // A siteGroup is a target and the ids of its mutants.
@@ -328,7 +354,7 @@ func (sp *splicer) site(g siteGroup, inner string) string {
 	case exprForm:
 		fmt.Fprintf(&b, "func() %s { switch %s {", g.t.site.typ, mutantVar)
 		for _, id := range g.ids {
-			fmt.Fprintf(&b, " case %q: return %s;", binName(id), sp.ms[id-1].value(inner))
+			fmt.Fprintf(&b, " case %q: return %s;", binName(id), sp.ms[id-1].value(g.t, inner))
 		}
 		fmt.Fprintf(&b, " }; return %s }()", inner)
 	case bodyForm:
@@ -368,13 +394,20 @@ func (m *mutant) code(stmt string) string {
 	return "" // dropped
 }
 
-// value is the mutant's value of an expression whose text is expr.
-func (m *mutant) value(expr string) string {
+// value is the mutant's value of an expression whose text is expr, at
+// site t.
+func (m *mutant) value(t *target, expr string) string {
 	switch m.op {
 	case scaled:
 		return "3 * (" + expr + ")"
 	case tick:
-		return m.t.site.ticked()
+		return t.site.ticked()
+	case worked:
+		return fmt.Sprintf("(%s) * %d", expr, t.site.factor)
+	case defaultZeroed:
+		if !t.site.zero {
+			return "1" // a ticker's period: 0 panics; 1ns refires as often
+		}
 	}
 	return "0" // zeroed, stands
 }
@@ -669,6 +702,10 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 			timeout += m.delay
 		case scaled:
 			timeout += 3 * p.before.mean()
+		case worked:
+			// The work takes real time in both (a second or so): a
+			// rewrite that does it and then fails at its check catches.
+			timeout += workTimeout
 		}
 		o, err := v.r.exec(v.r.ctx, dir, job{bin: filepath.Join(binDir, binName(id)), name: p.test, run: anchored(p.test), count: 1, timeout: timeout})
 		if err != nil {
@@ -1085,6 +1122,8 @@ func (v *verifier) codeUnderTest(w *pkgWork) (*codeUnderTest, error) {
 // contents by path) of the package whose scope is scope.
 func collect(fset *token.FileSet, files []*ast.File, srcs map[string][]byte, info *types.Info, scope *types.Scope) *codeUnderTest {
 	code := &codeUnderTest{reads: map[string]map[string]bool{}}
+	defaults := &defaultUses{uses: map[types.Object][]*target{}, atTimer: map[types.Object]bool{}}
+	var timers []*target // the duration sites of every file
 	for _, f := range files {
 		file := fset.File(f.Pos()).Name()
 		c := &collector{info: info, scope: scope, fset: fset, file: file, src: srcs[file], pkgEnd: fset.Position(f.Name.End()).Offset}
@@ -1106,13 +1145,22 @@ func collect(fset *token.FileSet, files []*ast.File, srcs map[string][]byte, inf
 			})
 			ast.Inspect(fd.Body, c.visit)
 			ast.Inspect(fd.Body, func(n ast.Node) bool {
-				if call, ok := n.(*ast.CallExpr); ok {
-					if t := c.aimCall(call, fd.Name.Name); t != nil {
-						c.aims = append(c.aims, t)
+				var t *target
+				switch n := n.(type) {
+				case *ast.CallExpr:
+					t = c.aimCall(n, fd.Name.Name)
+				case *ast.ForStmt, *ast.RangeStmt:
+					t = c.aimLoop(n, fd.Name.Name)
+				}
+				if t != nil {
+					c.aims = append(c.aims, t)
+					if t.site.what == durationArg {
+						timers = append(timers, t)
 					}
 				}
 				return true
 			})
+			c.durationUses(fd, timers, defaults)
 			if t := c.aimBody(fd); t != nil {
 				c.aims = append(c.aims, t)
 			}
@@ -1129,6 +1177,7 @@ func collect(fset *token.FileSet, files []*ast.File, srcs map[string][]byte, inf
 			}
 		}
 	}
+	code.aims = append(code.aims, defaults.sites(fset, timers)...)
 	return code
 }
 
