@@ -81,6 +81,10 @@ func (p *poll) laterWhy() string {
 			if lg.monotoneCheck(ck) || !lg.readsSince(waitPos) || lg.errOnly() {
 				return false
 			}
+			if lg.errShaped() {
+				found = fmt.Sprintf("the check at %s (%s) after the poll's checks reads an error the code under test returns or sends, which may report what the window let happen (a delivery it let fail)", c.line(s), c.short(s))
+				return false
+			}
 			found = fmt.Sprintf("the check at %s (%s) after the poll's checks reads state the code may still change and is not monotone", c.line(s), c.short(s))
 			return false
 		}
@@ -263,6 +267,35 @@ func (g *group) errOnly() bool {
 				return false
 			}
 			if len(ck.args) == 0 || g.errFromCode(ck.args[0], 0) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// errShaped reports whether the group's checks only compare errors with
+// nil, wherever the errors come from.
+func (g *group) errShaped() bool {
+	info := g.c.info
+	isErr := func(e ast.Expr) bool {
+		t := info.TypeOf(e)
+		return t != nil && types.Identical(t, types.Universe.Lookup("error").Type())
+	}
+	for _, ck := range g.checks {
+		switch {
+		case ck.fails != nil:
+			b, ok := ast.Unparen(ck.fails).(*ast.BinaryExpr)
+			if !ok || b.Op != token.NEQ && b.Op != token.EQL {
+				return false
+			}
+			if !(isErr(b.X) && info.Types[b.Y].IsNil() || isErr(b.Y) && info.Types[b.X].IsNil()) {
+				return false
+			}
+		default:
+			switch strings.TrimSuffix(ck.fn.Name(), "f") {
+			case "NoError", "Error":
+			default:
 				return false
 			}
 		}
