@@ -51,6 +51,8 @@ type Analysis struct {
 
 	net netState // the helpers matched as connection pairs (network.go)
 
+	lockWait *string // lockwait.go's answer, once read
+
 	said *intent.Package // what the tests say beyond their own words (intent.go)
 
 	owned *string // what of the package makes values a bubble owns, once computed (kept.go)
@@ -114,6 +116,9 @@ func (t *Target) resolve() {
 	w := &walker{a: t.a, t: t, seen: map[*ast.FuncDecl]bool{}}
 	w.replay(evs)
 	w.settleNetwork()
+	if why := t.a.lockWaitHazard(); why != "" {
+		t.blocked.add(lockWaitKey{}, why)
+	}
 	t.a.clockHazards(t)
 }
 

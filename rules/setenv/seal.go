@@ -419,7 +419,7 @@ func (s *sealer) str(e ast.Expr, env map[*types.Var]binding) (*string, bool) {
 
 // list evaluates e to a list of strings: a composite literal, a list the
 // seal bound, or a package-level variable initialised with a composite
-// literal and never changed.
+// literal and never changed (listWrite: by any file, in any way).
 func (s *sealer) list(e ast.Expr, env map[*types.Var]binding) ([]*string, bool) {
 	e = ast.Unparen(e)
 	if lit, ok := e.(*ast.CompositeLit); ok {
@@ -456,10 +456,11 @@ func (s *sealer) list(e ast.Expr, env map[*types.Var]binding) ([]*string, bool) 
 	if init == nil {
 		return nil, false
 	}
-	for _, f := range s.c.pass.AllFiles {
-		if match.Modifies(s.c.info, f, []*types.Var{v}) != nil {
-			return nil, false
-		}
+	if why := s.c.listWrite(v); why != "" {
+		// The names TestMain empties are not the initialiser's: a
+		// copy in another file's init may put any name there.
+		s.distrustAll(fmt.Sprintf("TestMain ranges over %s, a package-level list the package may change (%s): the names it empties are not those of its initialiser", v.Name(), why))
+		return nil, false
 	}
 	return s.list(init, nil)
 }

@@ -127,9 +127,14 @@ func (p *poll) fix() (*rule.Fix, string) {
 			msg = fmt.Sprintf("poll for the %s state, every %s for up to %s, then keep the rest of the %s window; the %s %s unchanged",
 				p.group.possessive(), match.FormatDuration(interval), desc, p.windowDesc(), checks, follow)
 		}
+		checked := p.checked
+		if monotone {
+			// laterWhy excluded these: the poll ends the window early.
+			checked = append(append([]string(nil), checked...), "later checks of state the code may still change (a count, an error the code returns, a select with a default on what it sent)")
+		}
 		return &rule.Fix{
 			Message: msg,
-			Changes: []rule.Change{{Kind: rule.Budget, What: what, Checked: p.checked, Window: p.knownWindow()}},
+			Changes: []rule.Change{{Kind: rule.Budget, What: what, Checked: checked, Window: p.knownWindow()}},
 			Deletes: []ast.Node{w.call},
 			Apply: func() error {
 				stmts, post := body()

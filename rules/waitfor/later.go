@@ -70,9 +70,19 @@ func (p *poll) laterWhy() string {
 		if !later {
 			return true
 		}
+		if sel, ok := s.(*ast.SelectStmt); ok {
+			if r := c.nonBlockingReceive(sel); r != nil {
+				found = fmt.Sprintf("the select at %s receives (%s) with a default and fails the test on what came: it reads, at one instant, what the code under test has sent so far, which the window let pile up", c.line(s), types.ExprString(r))
+				return false
+			}
+		}
 		if ck := c.checkOf(s); ck != nil {
 			lg := &group{c: c, wait: g.wait, fn: g.fn, stmts: []ast.Stmt{s}, checks: []*check{ck}}
 			if lg.monotoneCheck(ck) || !lg.readsSince(waitPos) || lg.errOnly() {
+				return false
+			}
+			if lg.errShaped() {
+				found = fmt.Sprintf("the check at %s (%s) after the poll's checks reads an error the code under test returns or sends, which may report what the window let happen (a delivery it let fail)", c.line(s), c.short(s))
 				return false
 			}
 			found = fmt.Sprintf("the check at %s (%s) after the poll's checks reads state the code may still change and is not monotone", c.line(s), c.short(s))
@@ -219,9 +229,54 @@ func (g *group) readsSince(pos token.Pos) bool {
 }
 
 // errOnly reports whether the group's check only compares errors with nil
-// (if err != nil, require.NoError): the result of a later action, not a
-// state the window let change.
+// (if err != nil, require.NoError) and each error is the result of a
+// later action outside the code under test (os.Remove, a standard
+// library call): not a state the window let change. An error the code
+// under test returns (if err := h.Close(); err != nil), or one received
+// from a channel, may report what the window let happen (a delivery the
+// collector rejected as a duplicate): it reads the code's state.
 func (g *group) errOnly() bool {
+	info := g.c.info
+	isErr := func(e ast.Expr) bool {
+		t := info.TypeOf(e)
+		return t != nil && types.Identical(t, types.Universe.Lookup("error").Type())
+	}
+	for _, ck := range g.checks {
+		switch {
+		case ck.fails != nil:
+			b, ok := ast.Unparen(ck.fails).(*ast.BinaryExpr)
+			if !ok || b.Op != token.NEQ && b.Op != token.EQL {
+				return false
+			}
+			var e ast.Expr
+			switch {
+			case isErr(b.X) && info.Types[b.Y].IsNil():
+				e = b.X
+			case isErr(b.Y) && info.Types[b.X].IsNil():
+				e = b.Y
+			default:
+				return false
+			}
+			if g.errFromCode(e, 0) {
+				return false
+			}
+		default:
+			switch strings.TrimSuffix(ck.fn.Name(), "f") {
+			case "NoError", "Error":
+			default:
+				return false
+			}
+			if len(ck.args) == 0 || g.errFromCode(ck.args[0], 0) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// errShaped reports whether the group's checks only compare errors with
+// nil, wherever the errors come from.
+func (g *group) errShaped() bool {
 	info := g.c.info
 	isErr := func(e ast.Expr) bool {
 		t := info.TypeOf(e)
@@ -246,6 +301,136 @@ func (g *group) errOnly() bool {
 		}
 	}
 	return true
+}
+
+// errFromCode reports whether the error e may come from the code under
+// test: a call of a function outside the standard library, of a function
+// value or an interface method (whose implementation may be the code's),
+// a receive, or a variable some such expression assigns, or one the
+// function does not define alone (a closure's, a package's, a field).
+func (g *group) errFromCode(e ast.Expr, depth int) bool {
+	info := g.c.info
+	if depth > 8 {
+		return true
+	}
+	switch x := ast.Unparen(e).(type) {
+	case *ast.CallExpr:
+		if tv, ok := info.Types[x.Fun]; ok && tv.IsType() {
+			return len(x.Args) == 1 && g.errFromCode(x.Args[0], depth+1)
+		}
+		fn := match.Callee(info, x)
+		if fn == nil || fn.Pkg() == nil || !match.IsStd(fn.Pkg().Path()) {
+			return true
+		}
+		if sig, ok := fn.Type().(*types.Signature); ok && sig.Recv() != nil && types.IsInterface(sig.Recv().Type()) {
+			return true
+		}
+		return false
+	case *ast.Ident:
+		if info.Types[x].IsNil() {
+			return false
+		}
+		v, ok := info.ObjectOf(x).(*types.Var)
+		if !ok {
+			return true
+		}
+		if match.IsPackageLevel(v) {
+			return true
+		}
+		from, found := false, false
+		ast.Inspect(g.fn, func(n ast.Node) bool {
+			if from {
+				return false
+			}
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				for i, l := range n.Lhs {
+					id, ok := ast.Unparen(l).(*ast.Ident)
+					if !ok || info.ObjectOf(id) != v {
+						continue
+					}
+					found = true
+					switch {
+					case len(n.Rhs) == len(n.Lhs):
+						from = g.errFromCode(n.Rhs[i], depth+1)
+					case len(n.Rhs) == 1:
+						from = g.errFromCode(n.Rhs[0], depth+1)
+					default:
+						from = true
+					}
+				}
+			case *ast.ValueSpec:
+				for i, id := range n.Names {
+					if info.ObjectOf(id) != v {
+						continue
+					}
+					found = true
+					switch {
+					case len(n.Values) == len(n.Names):
+						from = g.errFromCode(n.Values[i], depth+1)
+					case len(n.Values) == 1:
+						from = g.errFromCode(n.Values[0], depth+1)
+					}
+				}
+			case *ast.UnaryExpr:
+				if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && info.ObjectOf(id) == v {
+					from = true // written through a pointer: by anyone
+				}
+			case *ast.RangeStmt:
+				for _, l := range []ast.Expr{n.Key, n.Value} {
+					if id, ok := l.(*ast.Ident); ok && info.ObjectOf(id) == v {
+						from = true
+					}
+				}
+			}
+			return !from
+		})
+		return from || !found
+	}
+	return true
+}
+
+// nonBlockingReceive returns the receive of a select with a default
+// (select { case err := <-errs: t.Fatal(err); default: }) when a clause
+// that receives fails the test or checks: a look, at one instant, at
+// what the code (or a callback it runs) has sent so far, or nil.
+func (c *checker) nonBlockingReceive(s *ast.SelectStmt) ast.Expr {
+	hasDefault := false
+	var recv ast.Expr
+	for _, cl := range s.Body.List {
+		cc, ok := cl.(*ast.CommClause)
+		if !ok {
+			continue
+		}
+		if cc.Comm == nil {
+			hasDefault = true
+			continue
+		}
+		if _, ok := cc.Comm.(*ast.SendStmt); ok {
+			continue
+		}
+		checks := false
+		for _, b := range cc.Body {
+			ast.Inspect(b, func(n ast.Node) bool {
+				if st, ok := n.(ast.Stmt); ok && (c.checkOf(st) != nil || c.failsHere(st)) {
+					checks = true
+				}
+				return !checks
+			})
+		}
+		if checks && recv == nil {
+			switch comm := cc.Comm.(type) {
+			case *ast.ExprStmt:
+				recv = comm.X
+			case *ast.AssignStmt:
+				recv = comm.Rhs[0]
+			}
+		}
+	}
+	if !hasDefault {
+		return nil
+	}
+	return recv
 }
 
 // checkingHelper returns the name of the test files' function call calls,

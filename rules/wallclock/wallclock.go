@@ -635,9 +635,21 @@ func (c *checker) removeFix(s *site, t *bubble.Target, budget string) *rule.Fix 
 			msg += "; no benchmark added: " + bench
 		}
 	}
+	// Removing an upper bound on elapsed real time passes every
+	// implementation made slower than the budget whose results stay
+	// right (a quadratic pass, a cache that never hits, one slow call
+	// among many): the result checks cannot see it, whatever the code
+	// is, so no reading of the code proves the removal. Running can
+	// show it: a mutant that multiplies the timed work past the budget
+	// fails the original at the bound and passes the rewrite, so fix
+	// --verify reverts the removal wherever the budget caught such a
+	// slowdown.
+	why := fmt.Sprintf("the budget (at %s) is the only check of how long the timed work takes: removing it passes every implementation made slower than %s whose results stay right (a quadratic pass, a cache that never hits), which the result checks cannot see", c.at(s.stmt.Pos()), budget)
 	return &rule.Fix{
-		Message: msg,
-		Changes: []rule.Change{{Kind: rule.Clock, What: "the wall-clock check goes: the test's other checks of the result stay"}},
+		Message:    msg,
+		Hypothesis: rule.Unproven(why),
+		Changes: []rule.Change{{Kind: rule.Clock, What: "the wall-clock check goes: the test's other checks of the result stay",
+			Checked: []string{"the budget is the only check of slow work (unproven: a slower implementation with right results passes)"}}},
 		Deletes: del,
 		Apply: func() error {
 			if addBench.Get(c.pass) && bench == "" {

@@ -1,0 +1,406 @@
+package bubble
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// In a synctest bubble, time moves only when every goroutine of the
+// bubble is durably blocked; a goroutine waiting for a sync.Mutex is
+// not. So code that takes a lock and then, before releasing it, sleeps,
+// waits on a timer, a ticker, time.After, a channel or a WaitGroup
+// (itself or through a call: of a function of the package, or of a
+// function value, which may be a callback of the test that sleeps)
+// stops the bubble's clock as soon as a second goroutine wants the
+// lock: the sleeper never wakes, and the test hangs where the original
+// failed at a check (a reader that waited behind a refresh) or passed.
+// A bug may be exactly that, so the hazard is read in every build of
+// the package (files the build leaves out too, by their syntax), and in
+// no test file: the code under test's. A test of such a package is not
+// put in a bubble. Running cannot reliably tell: the hang needs the
+// bug's build, or a second goroutine at the right moment.
+
+type lockWaitKey struct{}
+
+// lockWaitHazard says where code of the package, in any build, holds a
+// lock across a wait ("c.mu held from cache.go:38 across c.startRefresh
+// at cache.go:41, which calls the function value c.load at
+// refresh_late.go:12"), or "". It reads the package's directory once.
+func (a *Analysis) lockWaitHazard() string {
+	if a.lockWait != nil {
+		return *a.lockWait
+	}
+	why := a.readLockWait()
+	a.lockWait = &why
+	return why
+}
+
+// lockFile is a parsed non-test file of the package, in any build.
+type lockFile struct {
+	name string
+	fset *token.FileSet
+	f    *ast.File
+}
+
+func (a *Analysis) readLockWait() string {
+	files := a.codeFiles()
+	if len(files) == 0 {
+		return ""
+	}
+	lw := &lockWaits{decls: map[string][]*lockDecl{}, fields: map[string]bool{}, conds: map[string]bool{}, memo: map[*ast.FuncDecl]*string{}}
+	for _, lf := range files {
+		ast.Inspect(lf.f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncDecl:
+				if n.Body != nil {
+					lw.decls[n.Name.Name] = append(lw.decls[n.Name.Name], &lockDecl{file: lf, decl: n})
+				}
+			case *ast.StructType:
+				for _, fd := range n.Fields.List {
+					if _, ok := fd.Type.(*ast.FuncType); ok {
+						for _, id := range fd.Names {
+							lw.fields[id.Name] = true
+						}
+					}
+					if isCond(fd.Type) {
+						for _, id := range fd.Names {
+							lw.conds[id.Name] = true
+						}
+					}
+				}
+			case *ast.ValueSpec:
+				for i, id := range n.Names {
+					if n.Type != nil && isCond(n.Type) || i < len(n.Values) && isCond(n.Values[i]) {
+						lw.conds[id.Name] = true
+					}
+				}
+			case *ast.AssignStmt:
+				for i, l := range n.Lhs {
+					if i < len(n.Rhs) && isCond(n.Rhs[i]) {
+						if id := lastName(l); id != "" {
+							lw.conds[id] = true
+						}
+					}
+				}
+			case *ast.KeyValueExpr:
+				if id, ok := n.Key.(*ast.Ident); ok && isCond(n.Value) {
+					lw.conds[id.Name] = true
+				}
+			}
+			return true
+		})
+	}
+	names := make([]string, 0, len(lw.decls))
+	for n := range lw.decls {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		for _, d := range lw.decls[n] {
+			if why := lw.held(d); why != "" {
+				return why + ": in a synctest bubble a goroutine waiting for the lock is not durably blocked, so the clock stops and the wait never ends (a hang where the test failed or passed), whichever build has it"
+			}
+		}
+	}
+	return ""
+}
+
+// codeFiles parses the package's non-test Go files, of every build: the
+// directory's, or the analysed ones when the package has no directory
+// of its own (a driver's in-memory files).
+func (a *Analysis) codeFiles() []*lockFile {
+	var out []*lockFile
+	built := map[string]bool{}
+	for _, f := range a.pass.AllFiles {
+		name := a.pass.Fset.File(f.Pos()).Name()
+		built[name] = true
+		if !strings.HasSuffix(name, "_test.go") {
+			out = append(out, &lockFile{name: name, fset: a.pass.Fset, f: f})
+		}
+	}
+	if len(a.pass.AllFiles) == 0 {
+		return out
+	}
+	dir := filepath.Dir(a.pass.Fset.File(a.pass.AllFiles[0].Pos()).Name())
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return out
+	}
+	onDisk := map[string]bool{}
+	for _, e := range entries {
+		onDisk[filepath.Join(dir, e.Name())] = true
+	}
+	for b := range built {
+		if !onDisk[b] {
+			return out
+		}
+	}
+	fset := token.NewFileSet()
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		if e.IsDir() || filepath.Ext(path) != ".go" || strings.HasSuffix(path, "_test.go") || built[path] {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			continue
+		}
+		out = append(out, &lockFile{name: path, fset: fset, f: f})
+	}
+	return out
+}
+
+type lockDecl struct {
+	file *lockFile
+	decl *ast.FuncDecl
+}
+
+type lockWaits struct {
+	decls  map[string][]*lockDecl // by name, every build's
+	fields map[string]bool        // struct fields of a function type
+	conds  map[string]bool        // variables and fields holding a sync.Cond
+	memo   map[*ast.FuncDecl]*string
+}
+
+func (lf *lockFile) at(pos token.Pos) string {
+	p := lf.fset.Position(pos)
+	return fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)
+}
+
+// held says where d takes a lock and waits before releasing it, or "".
+func (lw *lockWaits) held(d *lockDecl) string {
+	var why string
+	var walk func(list []ast.Stmt)
+	walk = func(list []ast.Stmt) {
+		for i, st := range list {
+			if why != "" {
+				return
+			}
+			if recv, ok := lockCall(st, "Lock", "RLock"); ok {
+				end := len(list)
+				for j := i + 1; j < len(list); j++ {
+					if r, ok := lockCall(list[j], "Unlock", "RUnlock"); ok && r == recv {
+						end = j
+						break
+					}
+				}
+				for _, h := range list[i+1 : end] {
+					if w := lw.waitIn(d.file, h, 0); w != "" {
+						why = fmt.Sprintf("%s held from %s across %s", recv, d.file.at(st.Pos()), w)
+						return
+					}
+				}
+			}
+			// Nested blocks take their own locks.
+			ast.Inspect(st, func(n ast.Node) bool {
+				if why != "" {
+					return false
+				}
+				switch n := n.(type) {
+				case *ast.FuncLit:
+					walk(n.Body.List)
+					return false
+				case *ast.BlockStmt:
+					if ast.Node(n) != ast.Node(st) {
+						walk(n.List)
+						return false
+					}
+				case *ast.CaseClause:
+					walk(n.Body)
+					return false
+				case *ast.CommClause:
+					walk(n.Body)
+					return false
+				}
+				return true
+			})
+		}
+	}
+	walk(d.decl.Body.List)
+	return why
+}
+
+// lockCall reports whether st is recv.Lock() (or a deferred one; a
+// deferred Unlock holds to the end) for one of names, and its receiver.
+func lockCall(st ast.Stmt, names ...string) (string, bool) {
+	var call *ast.CallExpr
+	switch st := st.(type) {
+	case *ast.ExprStmt:
+		call, _ = ast.Unparen(st.X).(*ast.CallExpr)
+	default:
+		return "", false
+	}
+	if call == nil || len(call.Args) != 0 {
+		return "", false
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return "", false
+	}
+	for _, n := range names {
+		if sel.Sel.Name == n {
+			return exprText(sel.X), true
+		}
+	}
+	return "", false
+}
+
+func exprText(e ast.Expr) string {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		return e.Name
+	case *ast.SelectorExpr:
+		return exprText(e.X) + "." + e.Sel.Name
+	case *ast.StarExpr:
+		return "*" + exprText(e.X)
+	}
+	return "the lock"
+}
+
+// waitIn says where n waits (naming the file:line), or "": a sleep, a
+// timer's or ticker's wait, time.After, a receive, a send, a select
+// without a default, a Wait (not a sync.Cond's, which releases the
+// lock), or a call of a function of the package that waits, or of a
+// function value (a field of a function type, a parameter).
+func (lw *lockWaits) waitIn(lf *lockFile, n ast.Node, depth int) string {
+	var why string
+	ast.Inspect(n, func(n ast.Node) bool {
+		if why != "" {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false // runs later, or elsewhere
+		case *ast.GoStmt:
+			return false
+		case *ast.DeferStmt:
+			return false
+		case *ast.SendStmt:
+			why = "a send at " + lf.at(n.Pos())
+		case *ast.UnaryExpr:
+			if n.Op == token.ARROW {
+				why = "a receive at " + lf.at(n.Pos())
+			}
+		case *ast.SelectStmt:
+			for _, cl := range n.Body.List {
+				if cc, ok := cl.(*ast.CommClause); ok && cc.Comm == nil {
+					// A default: the select does not wait; its clauses'
+					// bodies are still read.
+					for _, b := range n.Body.List {
+						for _, s := range b.(*ast.CommClause).Body {
+							if w := lw.waitIn(lf, s, depth); w != "" && why == "" {
+								why = w
+							}
+						}
+					}
+					return false
+				}
+			}
+			why = "a select at " + lf.at(n.Pos())
+		case *ast.CallExpr:
+			why = lw.callWait(lf, n, depth)
+		}
+		return why == ""
+	})
+	return why
+}
+
+func (lw *lockWaits) callWait(lf *lockFile, call *ast.CallExpr, depth int) string {
+	switch fun := ast.Unparen(call.Fun).(type) {
+	case *ast.SelectorExpr:
+		name := fun.Sel.Name
+		if x, ok := fun.X.(*ast.Ident); ok && x.Name == "time" {
+			switch name {
+			case "Sleep", "After", "Tick":
+				return "time." + name + " at " + lf.at(call.Pos())
+			}
+			return ""
+		}
+		if name == "Wait" && len(call.Args) == 0 && !lw.conds[lastName(fun.X)] && !strings.Contains(strings.ToLower(exprText(fun.X)), "cond") {
+			return exprText(fun.X) + ".Wait at " + lf.at(call.Pos())
+		}
+		if lw.fields[name] && lw.decls[name] == nil {
+			return "the function value " + exprText(fun) + " at " + lf.at(call.Pos()) + ", which may sleep"
+		}
+		return lw.declWait(lf, name, exprText(fun), call, depth)
+	case *ast.Ident:
+		if lw.decls[fun.Name] == nil {
+			if isParamFunc(fun) {
+				return "the function value " + fun.Name + " at " + lf.at(call.Pos()) + ", which may sleep"
+			}
+			return ""
+		}
+		return lw.declWait(lf, fun.Name, fun.Name, call, depth)
+	}
+	return ""
+}
+
+// isParamFunc is a syntactic guess: without types, an identifier called
+// that is no function of the package is a parameter or local of a
+// function type, or a builtin. Builtins do not wait.
+func isParamFunc(id *ast.Ident) bool {
+	switch id.Name {
+	case "len", "cap", "append", "copy", "delete", "make", "new", "panic", "print", "println", "recover", "close", "clear", "min", "max", "complex", "real", "imag",
+		"string", "int", "int64", "int32", "uint", "uint64", "uint32", "float64", "float32", "byte", "rune", "bool", "error", "any", "uintptr", "int8", "int16", "uint8", "uint16":
+		return false
+	}
+	return id.Obj == nil || id.Obj.Kind == ast.Var
+}
+
+// declWait says where a function of the package named name (any of
+// them, in any build) waits, or "".
+func (lw *lockWaits) declWait(lf *lockFile, name, text string, call *ast.CallExpr, depth int) string {
+	if depth > 6 {
+		return ""
+	}
+	for _, d := range lw.decls[name] {
+		memo, ok := lw.memo[d.decl]
+		if !ok {
+			lw.memo[d.decl] = new(string) // a recursion waits for nothing more
+			w := lw.waitIn(d.file, d.decl.Body, depth+1)
+			lw.memo[d.decl] = &w
+			memo = &w
+		}
+		if *memo != "" {
+			return fmt.Sprintf("%s at %s, which waits (%s)", text, lf.at(call.Pos()), *memo)
+		}
+	}
+	return ""
+}
+
+// isCond reports whether e, a type or a value, is a sync.Cond by its
+// syntax: sync.Cond, *sync.Cond, sync.NewCond(...), &sync.Cond{...}.
+func isCond(e ast.Expr) bool {
+	switch x := ast.Unparen(e).(type) {
+	case *ast.StarExpr:
+		return isCond(x.X)
+	case *ast.UnaryExpr:
+		return x.Op == token.AND && isCond(x.X)
+	case *ast.CompositeLit:
+		return x.Type != nil && isCond(x.Type)
+	case *ast.CallExpr:
+		return isCond(x.Fun)
+	case *ast.SelectorExpr:
+		id, ok := x.X.(*ast.Ident)
+		return ok && id.Name == "sync" && (x.Sel.Name == "Cond" || x.Sel.Name == "NewCond")
+	}
+	return false
+}
+
+// lastName is the last name of a variable or field expression (c.free:
+// free), or "".
+func lastName(e ast.Expr) string {
+	switch x := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		return x.Name
+	case *ast.SelectorExpr:
+		return x.Sel.Name
+	}
+	return ""
+}
