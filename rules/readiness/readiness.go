@@ -484,6 +484,9 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 	if why := c.otherChild(s); why != "" {
 		return nil, why
 	}
+	if why := c.producerHazard(s); why != "" {
+		return nil, why
+	}
 	why, checked := c.syncHazard(s, helper, n)
 	if why != "" {
 		return nil, why
@@ -510,7 +513,7 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 		inits = initChecked
 	}
 	fix := c.fix(s, n, t)
-	fix.Changes[0].Checked = []string{checked, notifyChecked, timingChecked, startupChecked, timedChecked, processChecked, window}
+	fix.Changes[0].Checked = []string{checked, notifyChecked, timingChecked, startupChecked, timedChecked, processChecked, producerChecked, window}
 	if inits != window {
 		fix.Changes[0].Checked = append(fix.Changes[0].Checked, inits)
 	}
