@@ -584,6 +584,11 @@ func (c *checker) sharedLock(call *ast.CallExpr) string {
 			if !c.testDeclared(c.info.Uses[x]) {
 				return types.ExprString(sel.X)
 			}
+			// A pointer to a mutex or a sync.Locker held in the test's
+			// variable may point at the package's (mu := &c.mu).
+			if t := c.info.TypeOf(x); t != nil && x == ast.Unparen(sel.X) && !isOwnValue(t) {
+				return types.ExprString(sel.X)
+			}
 			return ""
 		case *ast.SelectorExpr:
 			if !c.testDeclared(c.info.Uses[x.Sel]) {
@@ -627,6 +632,17 @@ func namedObj(t types.Type) types.Object {
 		return n.Obj()
 	}
 	return nil
+}
+
+// isOwnValue reports whether a variable of type t holds its mutex by
+// value (sync.Mutex, sync.RWMutex): not a pointer to one, nor an
+// interface such as sync.Locker, which may lead to the package's.
+func isOwnValue(t types.Type) bool {
+	t = types.Unalias(t)
+	if _, ok := t.(*types.Pointer); ok {
+		return false
+	}
+	return !types.IsInterface(t)
 }
 
 // isSyncLock reports whether t is sync.Mutex or sync.RWMutex (or a
