@@ -434,7 +434,7 @@ func (c *checker) joinFix(g *ast.GoStmt, lit *ast.FuncLit, owner ast.Node, body 
 	return &rule.Fix{
 		Message: fmt.Sprintf("wait for it at cleanup with a sync.WaitGroup (it ends when %s)", endPhrase(end)),
 		Changes: []rule.Change{{Kind: rule.Ownership, What: "the test waits, when it ends, for the goroutine it starts", Checked: []string{
-			"the goroutine calls no code under test and nothing that may block (no bug can hang the join)",
+			"the goroutine calls no code under test and nothing that may block, and locks no mutex of the code under test (no bug can hang the join)",
 		}}},
 		Apply: func() error {
 			list := match.DstStmtList(c.pass.Dst(owner))
@@ -544,6 +544,9 @@ func (c *checker) mayBlock(b *ast.BlockStmt) string {
 
 // blockingCall says why call may block, or "".
 func (c *checker) blockingCall(call *ast.CallExpr) string {
+	if mu := c.sharedLock(call); mu != "" {
+		return fmt.Sprintf("the goroutine locks %s at %s, a mutex the code under test locks too: a bug that returns still holding it (a path that forgets to unlock) blocks the goroutine, where the original failed at its check; a join at cleanup would then wait for ever and turn that failure into a hang: end it with a bounded wait by hand", mu, c.lineOf(call))
+	}
 	if !c.mayWait(call, map[*types.Func]bool{}, 0) {
 		if fn := c.underTest(call, map[*types.Func]bool{}); fn != nil {
 			return fmt.Sprintf("the goroutine calls %s, code under test: a bug may make it block (a receive that never comes), which running the correct code cannot show; a join at cleanup would then wait for ever and turn the failure the test reports into a hang: end it with a bounded wait by hand", types.ExprString(fn))
@@ -551,6 +554,101 @@ func (c *checker) blockingCall(call *ast.CallExpr) string {
 		return ""
 	}
 	return fmt.Sprintf("the goroutine calls %s, which may block on the state of the code under test; a join at cleanup would then wait for ever and turn the failure the test reports into a hang: end it with a bounded wait by hand", types.ExprString(call.Fun))
+}
+
+// sharedLock names the mutex call locks (Lock, RLock) when it is not the
+// test's own, or "". A mutex is the test's own when the variable holding
+// it and every field on the way to it are declared in the test files (a
+// local sync.Mutex, a field of a type of the test's); a field of a value
+// of the package's type (c.mu of the cache under test, or the cache's
+// embedded mutex), a package-level mutex of the package, or one reached
+// through anything else is one the code under test may lock too, and a
+// bug may return still holding it.
+func (c *checker) sharedLock(call *ast.CallExpr) string {
+	fn := match.Callee(c.info, call)
+	if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != "sync" || fn.Name() != "Lock" && fn.Name() != "RLock" {
+		return ""
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return ""
+	}
+	// A promoted Lock (c.Lock() of a type embedding sync.Mutex): the
+	// receiver's type is the package's.
+	if t := c.info.TypeOf(sel.X); t != nil && !c.testDeclared(namedObj(t)) && !isSyncLock(t) {
+		return "the mutex " + types.ExprString(sel.X) + " embeds"
+	}
+	for e := ast.Unparen(sel.X); ; {
+		switch x := e.(type) {
+		case *ast.Ident:
+			if !c.testDeclared(c.info.Uses[x]) {
+				return types.ExprString(sel.X)
+			}
+			// A pointer to a mutex or a sync.Locker held in the test's
+			// variable may point at the package's (mu := &c.mu).
+			if t := c.info.TypeOf(x); t != nil && x == ast.Unparen(sel.X) && !isOwnValue(t) {
+				return types.ExprString(sel.X)
+			}
+			return ""
+		case *ast.SelectorExpr:
+			if !c.testDeclared(c.info.Uses[x.Sel]) {
+				return types.ExprString(sel.X)
+			}
+			if t := c.info.TypeOf(x.X); t != nil && !c.testDeclared(namedObj(t)) {
+				return types.ExprString(sel.X)
+			}
+			e = ast.Unparen(x.X)
+		case *ast.StarExpr:
+			e = ast.Unparen(x.X)
+		case *ast.UnaryExpr:
+			e = ast.Unparen(x.X)
+		default:
+			return types.ExprString(sel.X) // an index, a call: the rule cannot tell whose
+		}
+	}
+}
+
+// testDeclared reports whether o is declared in the package's test files
+// (or is nil: a type with no name, the test's own literal).
+func (c *checker) testDeclared(o types.Object) bool {
+	if o == nil {
+		return true
+	}
+	if o.Pkg() == nil || o.Pkg() != c.pass.Pkg {
+		// The standard library's (sync.Mutex itself) is nobody's; another
+		// package's is code under test.
+		return o.Pkg() == nil || match.IsStd(o.Pkg().Path())
+	}
+	return strings.HasSuffix(c.pass.Fset.Position(o.Pos()).Filename, "_test.go")
+}
+
+// namedObj returns the type name of t (through a pointer), or nil.
+func namedObj(t types.Type) types.Object {
+	t = types.Unalias(t)
+	if p, ok := t.(*types.Pointer); ok {
+		t = types.Unalias(p.Elem())
+	}
+	if n, ok := t.(*types.Named); ok {
+		return n.Obj()
+	}
+	return nil
+}
+
+// isOwnValue reports whether a variable of type t holds its mutex by
+// value (sync.Mutex, sync.RWMutex): not a pointer to one, nor an
+// interface such as sync.Locker, which may lead to the package's.
+func isOwnValue(t types.Type) bool {
+	t = types.Unalias(t)
+	if _, ok := t.(*types.Pointer); ok {
+		return false
+	}
+	return !types.IsInterface(t)
+}
+
+// isSyncLock reports whether t is sync.Mutex or sync.RWMutex (or a
+// pointer to one).
+func isSyncLock(t types.Type) bool {
+	return match.IsNamed(t, "sync", "Mutex", "RWMutex")
 }
 
 // mayWait reports whether call may wait on another goroutine: a call of

@@ -143,7 +143,13 @@ func (c *checker) insertChild(n *notify) {
 		}
 		fd := call(&dst.Ident{Name: "Atoi", Path: "strconv"}, call(&dst.Ident{Name: "Getenv", Path: "os"}, strLit(envVar)))
 		f := dst.NewIdent("f")
+		// The variable is consumed here: a process the child starts
+		// later (a worker running the same helper) would otherwise write
+		// its line on whatever its own descriptor of that number is.
+		unset := exprStmt(call(&dst.Ident{Name: "Unsetenv", Path: "os"}, strLit(envVar)))
+		unset.Decs.End.Append("// said once: a process this one starts must not write the line")
 		body := []dst.Stmt{
+			unset,
 			&dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent("f")}, Tok: token.DEFINE, Rhs: []dst.Expr{
 				call(&dst.Ident{Name: "NewFile", Path: "os"}, call(dst.NewIdent("uintptr"), dst.NewIdent("fd")), strLit("ready")),
 			}},

@@ -28,11 +28,14 @@ import (
 // the tests run against, so the rule reads every Go file of it, and of
 // the module packages they import (non-test files, every build), from
 // their syntax, following calls by name into the same package a few
-// calls deep. Running the test cannot tell (it passes on the build the
+// calls deep. A TestMain of the test files runs before the helper too:
+// what it runs before m.Run counts as initialisation (a daemon's pusher
+// started there when an environment variable is set). Running the test
+// cannot tell (it passes on the build the
 // rule read), so such a site is not fixed.
 
 // initChecked is the Checked entry of a fix: the hazard excluded.
-const initChecked = "no package initialisation the child runs (init functions and package-level variable initialisers of the package, in every build, and of the module's packages it imports) starts a goroutine, a timer or a deadline, or reads the clock"
+const initChecked = "no package initialisation the child runs (init functions and package-level variable initialisers of the package, in every build, and of the module's packages it imports, and what TestMain runs before m.Run) starts a goroutine, a timer or a deadline, or reads the clock"
 
 // initHazard says why the child's package initialisation runs work in
 // the window the sleep gave it, and the test looks at the child after the
@@ -200,6 +203,11 @@ func (w *initWalker) pkgInit() string {
 						return why
 					}
 				}
+				if w.isTestMain(d) {
+					if why := w.testMain(f, d); why != "" {
+						return why
+					}
+				}
 			case *ast.GenDecl:
 				if d.Tok != token.VAR {
 					continue
@@ -217,6 +225,84 @@ func (w *initWalker) pkgInit() string {
 		}
 	}
 	return ""
+}
+
+// isTestMain reports whether d is the TestMain of a test file: it runs
+// in the child (the test binary) before any test, the helper included.
+func (w *initWalker) isTestMain(d *ast.FuncDecl) bool {
+	return d.Name.Name == "TestMain" && d.Recv == nil && d.Body != nil &&
+		strings.HasSuffix(w.fset.Position(d.Pos()).Filename, "_test.go")
+}
+
+// testMain walks what TestMain runs before the tests: its statements up
+// to the one that calls m.Run. That statement is walked too unless it is
+// the plain call (m.Run(), code := m.Run(), os.Exit(m.Run())); a TestMain
+// that never calls m.Run is walked whole. What those statements start (a
+// daemon's pusher, a ticker, a goroutine) runs on in the window the sleep
+// gave the helper, as init's work does.
+func (w *initWalker) testMain(f *ast.File, d *ast.FuncDecl) string {
+	where := "in TestMain at " + w.line(d)
+	var m string
+	if ps := d.Type.Params.List; len(ps) == 1 && len(ps[0].Names) == 1 {
+		m = ps[0].Names[0].Name
+	}
+	for _, st := range d.Body.List {
+		if runs, plain := callsRun(st, m); runs {
+			if plain {
+				return ""
+			}
+			return w.walk(f, st, where, 0)
+		}
+		if why := w.walk(f, st, where, 0); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// callsRun reports whether st calls m.Run, and whether st is only that
+// call: m.Run(), x := m.Run(), x = m.Run() or os.Exit(m.Run()).
+func callsRun(st ast.Stmt, m string) (runs, plain bool) {
+	isRun := func(e ast.Expr) bool {
+		call, ok := ast.Unparen(e).(*ast.CallExpr)
+		if !ok || len(call.Args) != 0 {
+			return false
+		}
+		sl, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+		if !ok || sl.Sel.Name != "Run" {
+			return false
+		}
+		x, ok := ast.Unparen(sl.X).(*ast.Ident)
+		return ok && x.Name == m
+	}
+	if m == "" || m == "_" {
+		return false, false
+	}
+	ast.Inspect(st, func(n ast.Node) bool {
+		if e, ok := n.(ast.Expr); ok && isRun(e) {
+			runs = true
+		}
+		return !runs
+	})
+	if !runs {
+		return false, false
+	}
+	switch st := st.(type) {
+	case *ast.ExprStmt:
+		if isRun(st.X) {
+			return true, true
+		}
+		if call, ok := ast.Unparen(st.X).(*ast.CallExpr); ok && len(call.Args) == 1 && isRun(call.Args[0]) {
+			if sl, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && sl.Sel.Name == "Exit" {
+				if x, ok := sl.X.(*ast.Ident); ok && x.Name == "os" {
+					return true, true
+				}
+			}
+		}
+	case *ast.AssignStmt:
+		return true, len(st.Rhs) == 1 && isRun(st.Rhs[0])
+	}
+	return true, false
 }
 
 // timeStarts are the functions of package time that start a timer or

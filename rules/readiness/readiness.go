@@ -413,7 +413,7 @@ func (c *checker) productionChange(n *notify) string {
 		name = filepath.Base(c.pass.Fset.File(n.file.Pos()).Name())
 	}
 	notify := types.ExprString(n.stmt.(*ast.ExprStmt).X)
-	after := notify + `; if fd, err := strconv.Atoi(os.Getenv("` + envVar + `")); err == nil { f := os.NewFile(uintptr(fd), "ready"); f.Write([]byte("ready\n")); f.Close() }`
+	after := notify + `; if fd, err := strconv.Atoi(os.Getenv("` + envVar + `")); err == nil { os.Unsetenv("` + envVar + `"); f := os.NewFile(uintptr(fd), "ready"); f.Write([]byte("ready\n")); f.Close() }`
 	return fmt.Sprintf("the child installs its handler in %s, which is not a test file unflake may edit; change it there, before: `%s` after: `%s`; then unflake rewrites the test to pass the pipe and wait for the line instead of sleeping", name, notify, after)
 }
 
@@ -484,6 +484,9 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 	if why := c.otherChild(s); why != "" {
 		return nil, why
 	}
+	if why := c.producerHazard(s); why != "" {
+		return nil, why
+	}
 	why, checked := c.syncHazard(s, helper, n)
 	if why != "" {
 		return nil, why
@@ -493,6 +496,9 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 		return nil, why
 	}
 	if why := c.timedHazard(s, helper, sp); why != "" {
+		return nil, why
+	}
+	if why := c.processHazard(sp); why != "" {
 		return nil, why
 	}
 	why, window := c.windowHazard(s, helper, sp)
@@ -507,7 +513,7 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 		inits = initChecked
 	}
 	fix := c.fix(s, n, t)
-	fix.Changes[0].Checked = []string{checked, notifyChecked, timingChecked, startupChecked, timedChecked, window}
+	fix.Changes[0].Checked = []string{checked, notifyChecked, timingChecked, startupChecked, timedChecked, processChecked, producerChecked, window}
 	if inits != window {
 		fix.Changes[0].Checked = append(fix.Changes[0].Checked, inits)
 	}

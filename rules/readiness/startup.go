@@ -567,3 +567,73 @@ func paramsOf(info *types.Info, fd *ast.FuncDecl) []types.Object {
 	}
 	return out
 }
+
+// processChecked is the Checked entry of a fix: the hazard excluded.
+const processChecked = "the child starts no process before it writes the readiness line (the line's code unsets " + envVar + " as it reads it, so a process started later does not inherit it)"
+
+// processHazard says why a process the child starts before its readiness
+// line would inherit the readiness variable and descriptor: a worker
+// running the same helper would write the line on the parent's pipe, or
+// on whatever its own descriptor of that number is (its status pipe),
+// changing what the test reads; or "". The generated line unsets the
+// variable as it reads it, so only processes started before it matter.
+func (c *checker) processHazard(sp span) string {
+	for _, st := range sp.before {
+		if what, at := c.startsProcess(st, 0, map[*ast.FuncDecl]bool{}); what != "" {
+			return fmt.Sprintf("the child starts a process (%s at %s) before it writes the readiness line: that process inherits %s and the descriptor, and one running the same helper would write its own line on the parent's pipe or on its own descriptor of that number, a pipe of the child's, changing what the test reads; keep the sleep, or start the process after the handler is installed", what, at, envVar)
+		}
+	}
+	return ""
+}
+
+// startsProcess returns the first call in n (following calls into the
+// package a few deep) that starts a process, and its line.
+func (c *checker) startsProcess(n ast.Node, depth int, seen map[*ast.FuncDecl]bool) (what, at string) {
+	ast.Inspect(n, func(m ast.Node) bool {
+		if what != "" {
+			return false
+		}
+		call, ok := m.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		callee := match.Callee(c.info, call)
+		if callee == nil {
+			return true
+		}
+		if name, ok := processStart(callee); ok {
+			what, at = name, c.line(call)
+			return false
+		}
+		if d := c.decls[callee.Origin()]; d != nil && d.Body != nil && depth < maxDepth && !seen[d] {
+			seen[d] = true
+			what, at = c.startsProcess(d.Body, depth+1, seen)
+		}
+		return what == ""
+	})
+	return what, at
+}
+
+// processStart reports whether f starts a process, with its name.
+func processStart(f *types.Func) (string, bool) {
+	if f.Pkg() == nil {
+		return "", false
+	}
+	switch path := f.Pkg().Path(); path {
+	case "os/exec":
+		switch f.Name() {
+		case "Start", "Run", "Output", "CombinedOutput":
+			return "exec.Cmd." + f.Name(), true
+		}
+	case "os":
+		if f.Name() == "StartProcess" {
+			return "os.StartProcess", true
+		}
+	case "syscall", "golang.org/x/sys/unix":
+		switch f.Name() {
+		case "ForkExec", "StartProcess", "Exec":
+			return path + "." + f.Name(), true
+		}
+	}
+	return "", false
+}
