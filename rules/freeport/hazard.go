@@ -23,6 +23,7 @@ import (
 // hazardsChecked are the hazards plan excludes, for rule.Change.Checked.
 var hazardsChecked = []string{
 	"no other listen site of the package on the port, and no helper listening on it called from more than one function (tests sharing the address)",
+	"the listener's address reaches no code under test together with another listener's (a ring of peers hashing their addresses)",
 	"the address reaches only dials, listens and HTTP clients (followed through variables, literals, fields and the package's functions)",
 	"the port in no file of the package's directory (testdata)",
 	"the port as no constant value (8000+125, strconv.Itoa, fmt.Sprintf, net.JoinHostPort of constants) in the package's files of other builds nor in the module's packages it imports",
