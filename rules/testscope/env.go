@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"go/types"
 	"strconv"
+	"strings"
 
 	"github.com/dave/dst"
 
@@ -250,8 +251,16 @@ func (c *checker) env(sc *scope, sites []site) {
 		// A later test that relied on the leaked value (a short period)
 		// runs with the default after the restore and misses what it
 		// caught: not fixed.
-		if who := c.laterRead(sc, c.envReadOf(s.k), c.envRead(s.k), c.envSetOf(s.k), nil); why == "" && who != "" {
-			why = c.leftFor(restores[s], name, who)
+		var later string
+		if who, after := c.laterRead(sc, c.envReadOf(s.k), c.envRead(s.k), c.envSetOf(s.k), nil); why == "" && who != "" {
+			if after || len(restores[s]) > 0 {
+				why = c.leftFor(restores[s], name, who)
+			} else {
+				// A test that runs before it sees the leak only under
+				// -count or -shuffle: running the package shows whether
+				// it needs it.
+				later = c.leftFor(nil, name, who)
+			}
 		}
 		if why != "" {
 			d.NotFixed = why
@@ -268,13 +277,13 @@ func (c *checker) env(sc *scope, sites []site) {
 		}
 		d.Fix = &rule.Fix{
 			Message: msg,
-			Changes: []rule.Change{{Kind: rule.Paths, What: "the variable is set for this test only and restored when it ends", Checked: []string{
+			Changes: []rule.Change{{Kind: rule.Paths, What: "the variable is set for this test only and restored when it ends", Checked: checked(later,
 				"no later test reads the variable without setting it (what the restore leaves differs)",
 				"no parallel subtest runs after a deferred restore",
 				"no call deferred before the restore, and no cleanup registered after the change (by t.Cleanup or code given t), that would now run before the restore",
-			}}},
+			)}},
 			Deletes:    delNodes,
-			Hypothesis: rule.Unproven(mayPanic(sc, "t.Setenv")),
+			Hypothesis: rule.Unproven(joinReasons(mayPanic(sc, "t.Setenv"), later)),
 			Apply: func() error {
 				call := c.pass.Dst(s.call).(*dst.CallExpr)
 				call.Fun = &dst.SelectorExpr{X: dst.NewIdent(t), Sel: dst.NewIdent("Setenv")}
@@ -382,4 +391,15 @@ func (c *checker) otherWrite(fn *types.Func, kind effect.Kind) *effect.Effect {
 		}
 	}
 	return nil
+}
+
+// joinReasons joins the reasons that are not empty.
+func joinReasons(rs ...string) string {
+	var out []string
+	for _, r := range rs {
+		if r != "" {
+			out = append(out, r)
+		}
+	}
+	return strings.Join(out, "; ")
 }

@@ -103,12 +103,17 @@ func (c *checker) laterReaders(sc *scope) []reader {
 	return out
 }
 
-// laterRead returns the first reader that may read what reads matches,
-// through the package functions it reaches, without setting it itself
-// first (see setsFirst: readNode matches a read, sets a statement that
-// sets it, save a statement that only saves it), or "".
-func (c *checker) laterRead(sc *scope, reads func(root, skip ast.Node) bool, readNode func(ast.Node) bool, sets func(ast.Stmt) bool, save func(*ast.BlockStmt, ast.Stmt) bool) string {
+// laterRead returns a reader that may read what reads matches, through
+// the package functions it reaches, without setting it itself first (see
+// setsFirst: readNode matches a read, sets a statement that sets it, save
+// a statement that only saves it), or "". after says the reader runs
+// after the test in the source's order (a later test, the rest of the
+// test around a subtest; for a helper, any test): it relied on what the
+// test leaves, and is preferred to one that runs before it (which sees
+// the leak only under -count or -shuffle).
+func (c *checker) laterRead(sc *scope, reads func(root, skip ast.Node) bool, readNode func(ast.Node) bool, sets func(ast.Stmt) bool, save func(*ast.BlockStmt, ast.Stmt) bool) (who string, after bool) {
 	self, _ := c.info.Defs[c.fd.Name].(*types.Func)
+	here := c.pass.Fset.Position(c.fd.Pos())
 	for _, r := range c.laterReaders(sc) {
 		if r.skip == nil && c.setsFirst(r.root, readNode, sets, save) {
 			continue // it sets the state itself before it reads it
@@ -116,19 +121,27 @@ func (c *checker) laterRead(sc *scope, reads func(root, skip ast.Node) bool, rea
 		if r.skip == nil && self != nil && !sc.test && c.names(r.root, self) {
 			continue // it calls the helper, whose change lasts for it
 		}
-		if reads(r.root, r.skip) {
-			return r.name
-		}
+		read := reads(r.root, r.skip)
 		for fn := range c.reachable(r.root, r.skip) {
-			if fn == self {
-				continue
+			if read {
+				break
 			}
-			if reads(c.decls[fn].Body, nil) {
-				return r.name
+			if fn != self && reads(c.decls[fn].Body, nil) {
+				read = true
 			}
+		}
+		if !read {
+			continue
+		}
+		at := c.pass.Fset.Position(r.root.Pos())
+		if r.skip != nil || !sc.test || at.Filename > here.Filename || at.Filename == here.Filename && at.Offset > here.Offset {
+			return r.name, true
+		}
+		if who == "" {
+			who = r.name
 		}
 	}
-	return ""
+	return who, false
 }
 
 // setsFirst reports whether the test body root sets the state itself, in
