@@ -337,6 +337,17 @@ func checked(later string, hazards ...string) []string {
 	return hazards
 }
 
+// joinReasons joins the reasons that are not empty.
+func joinReasons(rs ...string) string {
+	var out []string
+	for _, r := range rs {
+		if r != "" {
+			out = append(out, r)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
 // mayPanic says why api (t.Setenv, t.Chdir), which panics in a parallel
 // test, may run in one from sc although the rule cannot see it does, or "".
 func mayPanic(sc *scope, api string) string {
@@ -391,15 +402,4 @@ func (c *checker) otherWrite(fn *types.Func, kind effect.Kind) *effect.Effect {
 		}
 	}
 	return nil
-}
-
-// joinReasons joins the reasons that are not empty.
-func joinReasons(rs ...string) string {
-	var out []string
-	for _, r := range rs {
-		if r != "" {
-			out = append(out, r)
-		}
-	}
-	return strings.Join(out, "; ")
 }
