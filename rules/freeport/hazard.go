@@ -234,9 +234,11 @@ func (c *checker) listened(port string) bool {
 }
 
 // shared returns why s's fixed port is one the package's tests share, or
-// "": another listen site on the same port (in another test, a helper, or
-// the same function listening again after a restart), or a helper holding
-// s that more than one function calls. On a shared fixed port each test
+// "": another function's listen site on the same port (another test, a
+// helper), or a helper holding s that more than one function calls. (A
+// listen again in s's own function, a restart, is an address use the fix
+// points at s's listener, so the two still share one port; plan refuses
+// the fix where it cannot.) On a shared fixed port each test
 // sees what the one before left behind: a connection a per-address pool
 // kept, a listener a bug never closed, so the next listen fails. With a
 // port the system picks per listen the address changes between them, and
@@ -244,7 +246,9 @@ func (c *checker) listened(port string) bool {
 // valueElsewhere's: any mention of the port there keeps it.)
 func (c *checker) shared(s *site) string {
 	for _, o := range c.sites {
-		if o != s && o.port == s.port {
+		// A listen again in the same function (a restart) is one of the
+		// uses the fix points at the listener: it keeps the shared port.
+		if o != s && o.port == s.port && o.fd != s.fd {
 			return fmt.Sprintf("port %s is also listened on at %s (%s): the tests share the fixed address, and what one leaves on it (a pooled connection, a listener never closed) is part of what the next observes; a port the system picks per listen would hide it", s.port, c.where(o.call.Pos()), o.fd.Name.Name)
 		}
 	}
