@@ -334,3 +334,195 @@ func isListenerAddr(e ast.Expr) bool {
 	isel, ok := inner.Fun.(*ast.SelectorExpr)
 	return ok && (isel.Sel.Name == "Addr" || isel.Sel.Name == "LocalAddr")
 }
+
+// peers says why s's listener must keep its fixed port because its
+// address, and another listener's, reach code under test together (two
+// nodes of a ring joining one registry, a slice of peer addresses, two
+// listeners handed to one constructor): code that hashes or orders the
+// addresses (a consistent-hash ring that picks a key's owner, a sorted
+// member list, the lowest address as leader) gives another answer with
+// ports the system picks, from run to run, and the bug the test's fixed
+// ports reach (on the owner's path) may then go unseen. Or "".
+func (c *checker) peers(s *site, ln *types.Var) string {
+	c.indexFlow()
+	mine := c.reachesCode(s.call, ln, s.fd)
+	if mine == "" {
+		return ""
+	}
+	var other, otherAt string
+	ast.Inspect(s.fd.Body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || call == s.call || other != "" || !c.isListen(call) || c.samePort(s, call) {
+			return other == ""
+		}
+		if at := c.reachesCode(call, c.listenerVar(call), s.fd); at != "" {
+			other, otherAt = types.ExprString(call), at
+		}
+		return other == ""
+	})
+	if other == "" {
+		return ""
+	}
+	return fmt.Sprintf("the listener reaches %s, and so does the one %s gives (%s): code under test that hashes, orders or compares its peers' addresses (a consistent-hash ring picking a key's owner, a sorted member list) would pick differently with ports the system picks, from run to run", mine, other, otherAt)
+}
+
+// samePort reports whether call is a listen site on s's port, in s's
+// function (a restart): the fix points it at s's listener's address, so
+// the two keep one address, whose order does not change.
+func (c *checker) samePort(s *site, call *ast.CallExpr) bool {
+	for _, o := range c.sites {
+		if o.call == call && o.fd == s.fd && o.port == s.port {
+			return true
+		}
+	}
+	return false
+}
+
+// isListen reports whether call opens a listener: net.Listen,
+// ListenPacket, tls.Listen, httptest.NewServer and NewTLSServer.
+func (c *checker) isListen(call *ast.CallExpr) bool {
+	return match.IsPkgFunc(c.info, call, "net", "Listen", "ListenPacket", "ListenTCP", "ListenUDP", "ListenUnix") ||
+		match.IsPkgFunc(c.info, call, "crypto/tls", "Listen") ||
+		match.IsPkgFunc(c.info, call, "net/http/httptest", "NewServer", "NewTLSServer", "NewUnstartedServer")
+}
+
+// listenerVar returns the local variable call's listener is assigned to
+// (ln, err := net.Listen(...); srv := httptest.NewServer(h)), or nil.
+func (c *checker) listenerVar(call *ast.CallExpr) *types.Var {
+	switch p := c.parent[call].(type) {
+	case *ast.AssignStmt:
+		if len(p.Rhs) == 1 && p.Rhs[0] == call && len(p.Lhs) > 0 {
+			if id, ok := p.Lhs[0].(*ast.Ident); ok {
+				v, _ := c.info.ObjectOf(id).(*types.Var)
+				return v
+			}
+		}
+	case *ast.ValueSpec:
+		if len(p.Values) == 1 && p.Values[0] == call && len(p.Names) > 0 {
+			v, _ := c.info.ObjectOf(p.Names[0]).(*types.Var)
+			return v
+		}
+	}
+	return nil
+}
+
+// reachesCode says where the listener call opens (held in ln, when not
+// nil), or a value computed from it (ln.Addr().String(), a local
+// variable given it), reaches code under test ("NewNode at
+// ring_test.go:30"): an argument of a call of a function outside the
+// standard library, or of a function value, or an element of a literal.
+// A method of the listener itself (Close, Accept) and the standard
+// library's servers (http.Serve, srv.Serve) do not compute with the
+// address.
+func (c *checker) reachesCode(call *ast.CallExpr, ln *types.Var, fd *ast.FuncDecl) string {
+	seen := map[types.Object]bool{}
+	var fromExpr func(e ast.Expr, depth int) string
+	var fromVar func(v *types.Var, depth int) string
+	fromVar = func(v *types.Var, depth int) string {
+		if v == nil || v.Name() == "_" || seen[v] || depth > maxFlowDepth {
+			return ""
+		}
+		seen[v] = true
+		for _, id := range c.usesOf[v] {
+			if id.Pos() < fd.Pos() || id.End() > fd.End() {
+				continue
+			}
+			if at := fromExpr(id, depth); at != "" {
+				return at
+			}
+		}
+		return ""
+	}
+	fromExpr = func(e ast.Expr, depth int) string {
+		for {
+			p := c.parent[e]
+			switch p := p.(type) {
+			case *ast.ParenExpr, *ast.StarExpr:
+				e = p.(ast.Expr)
+				continue
+			case *ast.SelectorExpr:
+				if p.X != e {
+					return ""
+				}
+				if pc, ok := c.parent[p].(*ast.CallExpr); ok && pc.Fun == p {
+					// A method of the value: Addr and String give the
+					// address on; another (Close, Accept) ends here.
+					if p.Sel.Name == "Addr" || p.Sel.Name == "LocalAddr" || p.Sel.Name == "String" {
+						e = pc
+						continue
+					}
+					return ""
+				}
+				if p.Sel.Name == "URL" || p.Sel.Name == "Listener" {
+					e = p // httptest.Server's URL or Listener
+					continue
+				}
+				return ""
+			case *ast.BinaryExpr:
+				if p.Op == token.ADD {
+					e = p
+					continue
+				}
+				return ""
+			case *ast.CompositeLit:
+				return "a literal at " + c.where(p.Pos())
+			case *ast.KeyValueExpr:
+				if p.Value == e {
+					if lit, ok := c.parent[p].(*ast.CompositeLit); ok {
+						return "a literal at " + c.where(lit.Pos())
+					}
+				}
+				return ""
+			case *ast.CallExpr:
+				if p.Fun == e {
+					return ""
+				}
+				fn := match.Callee(c.info, p)
+				if fn != nil && fn.Pkg() != nil && fn.Pkg() != c.pass.Pkg && match.IsStd(fn.Pkg().Path()) {
+					if match.IsPkgFunc(c.info, p, "fmt", "Sprint", "Sprintf") || match.IsPkgFunc(c.info, p, "net", "JoinHostPort") {
+						e = p
+						continue
+					}
+					return "" // the standard library: a server, a dial, a message
+				}
+				name := types.ExprString(p.Fun)
+				if fn != nil {
+					name = fn.Name()
+				}
+				return name + " at " + c.where(p.Pos())
+			case *ast.AssignStmt:
+				for i, r := range p.Rhs {
+					if r == e && len(p.Lhs) == len(p.Rhs) {
+						if id, ok := p.Lhs[i].(*ast.Ident); ok {
+							if v, ok := c.info.ObjectOf(id).(*types.Var); ok && !match.IsPackageLevel(v) {
+								return fromVar(v, depth+1)
+							}
+						}
+						return "an assignment at " + c.where(p.Pos())
+					}
+				}
+				return ""
+			case *ast.ValueSpec:
+				for i, r := range p.Values {
+					if r == e && i < len(p.Names) {
+						v, _ := c.info.ObjectOf(p.Names[i]).(*types.Var)
+						return fromVar(v, depth+1)
+					}
+				}
+				return ""
+			case *ast.ReturnStmt:
+				return "a return at " + c.where(p.Pos())
+			case *ast.SendStmt:
+				if p.Value == e {
+					return "a send at " + c.where(p.Pos())
+				}
+				return ""
+			}
+			return ""
+		}
+	}
+	if ln != nil {
+		return fromVar(ln, 0)
+	}
+	return fromExpr(call, 0)
+}

@@ -313,6 +313,12 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 	if why := c.elsewhere(s); why != "" {
 		return nil, why
 	}
+	if why := c.shared(s); why != "" {
+		return nil, why
+	}
+	if why := c.peers(s, ln); why != "" {
+		return nil, why
+	}
 	if why := c.valueElsewhere(s.port); why != "" {
 		return nil, why
 	}

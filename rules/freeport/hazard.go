@@ -22,6 +22,8 @@ import (
 
 // hazardsChecked are the hazards plan excludes, for rule.Change.Checked.
 var hazardsChecked = []string{
+	"no other listen site of the package on the port, and no helper listening on it called from more than one function (tests sharing the address)",
+	"the listener's address reaches no code under test together with another listener's (a ring of peers hashing their addresses)",
 	"the address reaches only dials, listens and HTTP clients (followed through variables, literals, fields and the package's functions)",
 	"the port in no file of the package's directory (testdata)",
 	"the port as no constant value (8000+125, strconv.Itoa, fmt.Sprintf, net.JoinHostPort of constants) in the package's files of other builds nor in the module's packages it imports",
@@ -229,4 +231,52 @@ func (c *checker) listened(port string) bool {
 		}
 	}
 	return false
+}
+
+// shared returns why s's fixed port is one the package's tests share, or
+// "": another function's listen site on the same port (another test, a
+// helper), or a helper holding s that more than one function calls. (A
+// listen again in s's own function, a restart, is an address use the fix
+// points at s's listener, so the two still share one port; plan refuses
+// the fix where it cannot.) On a shared fixed port each test
+// sees what the one before left behind: a connection a per-address pool
+// kept, a listener a bug never closed, so the next listen fails. With a
+// port the system picks per listen the address changes between them, and
+// those bugs no longer show. (Listens in files the build leaves out are
+// valueElsewhere's: any mention of the port there keeps it.)
+func (c *checker) shared(s *site) string {
+	for _, o := range c.sites {
+		// A listen again in the same function (a restart) is one of the
+		// uses the fix points at the listener: it keeps the shared port.
+		if o != s && o.port == s.port && o.fd != s.fd {
+			return fmt.Sprintf("port %s is also listened on at %s (%s): the tests share the fixed address, and what one leaves on it (a pooled connection, a listener never closed) is part of what the next observes; a port the system picks per listen would hide it", s.port, c.where(o.call.Pos()), o.fd.Name.Name)
+		}
+	}
+	if strings.HasPrefix(s.fd.Name.Name, "Test") {
+		return ""
+	}
+	fn, _ := c.info.Defs[s.fd.Name].(*types.Func)
+	if fn == nil {
+		return ""
+	}
+	var callers []string
+	for _, f := range c.pass.AllFiles {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil || fd == s.fd {
+				continue
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok && c.info.Uses[id] == fn {
+					callers = append(callers, fd.Name.Name)
+					return false
+				}
+				return len(callers) == 0 || callers[len(callers)-1] != fd.Name.Name
+			})
+		}
+	}
+	if len(callers) > 1 {
+		return fmt.Sprintf("%s listens on port %s and is called from %s and %s: the tests share the fixed address, and what one leaves on it (a pooled connection, a listener never closed) is part of what the next observes; a port the system picks per listen would hide it", s.fd.Name.Name, s.port, callers[0], callers[1])
+	}
+	return ""
 }

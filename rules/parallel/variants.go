@@ -54,6 +54,9 @@ type variants struct {
 	// imports, by the name they import them as.
 	left    map[*token.File]bool
 	imports map[*token.File]map[string]string
+	// called is the set of package-level variables some file (any
+	// build, tests included) calls as a function value.
+	called map[string]bool
 	// xtests are the external test package's tests, in run order.
 	xtests []*xtest
 	// broken, when not empty, names a file of the directory the rule
@@ -172,6 +175,7 @@ func (c *checker) variantsOf() *variants {
 			}
 		}
 	}
+	v.called = calledVars(append(append([]*ast.File{}, files...), xfiles...), v)
 	for _, f := range leftFiles {
 		v.scanLeft(f)
 	}
@@ -207,7 +211,43 @@ func (v *variants) scanLeft(f *ast.File) {
 				}
 			}
 			v.scanWrites(d, "a package-level declaration", false)
+			for _, s := range d.Specs {
+				vs := s.(*ast.ValueSpec)
+				if vs.Type != nil && plainTypes[types.ExprString(vs.Type)] {
+					continue
+				}
+				for i, id := range vs.Names {
+					switch {
+					case len(vs.Values) == len(vs.Names):
+						v.funcState(f, id, vs.Values[i], false)
+					case len(vs.Values) == 1:
+						v.funcState(f, id, vs.Values[0], false) // v1, v2 = f(): a call
+					}
+				}
+			}
 		case *ast.FuncDecl:
+			if d.Body != nil && d.Recv == nil && (d.Name.Name == "init" || d.Name.Name == "TestMain") {
+				// What init and TestMain store is what every test calls.
+				ast.Inspect(d.Body, func(n ast.Node) bool {
+					as, ok := n.(*ast.AssignStmt)
+					if !ok {
+						return true
+					}
+					for i, l := range as.Lhs {
+						id, ok := ast.Unparen(l).(*ast.Ident)
+						if !ok || !v.isVar(id) {
+							continue
+						}
+						switch {
+						case len(as.Rhs) == len(as.Lhs):
+							v.funcState(f, id, as.Rhs[i], true)
+						case len(as.Rhs) == 1:
+							v.funcState(f, id, as.Rhs[0], true)
+						}
+					}
+					return true
+				})
+			}
 			if d.Body != nil {
 				v.scanWrites(d.Body, d.Name.Name, d.Recv == nil && (d.Name.Name == "init" || d.Name.Name == "TestMain"))
 			}
@@ -749,4 +789,67 @@ func callsParallelOn(body *ast.BlockStmt, t string) bool {
 		return !found
 	})
 	return found
+}
+
+// calledVars returns the package-level variables of the package (any
+// build) that some file calls as a function value: v(...).
+func calledVars(files []*ast.File, v *variants) map[string]bool {
+	called := map[string]bool{}
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok {
+				if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok && v.isVar(id) {
+					called[id.Name] = true
+				}
+			}
+			return true
+		})
+	}
+	return called
+}
+
+// funcState is the syntax reading of funcstate.go for a file the build
+// leaves out: a package-level variable id that the package calls, set
+// (by its declaration, or by init or TestMain when inFunc) to a value
+// that may be a function with state of its own (a closure a call
+// returns, a method value bound to a variable), counts as written: every
+// call may change that state, which no package-level variable names. A
+// value that names a function or variable (F, pkg.F), a literal, or a
+// function literal declared at package level keeps nothing of its own.
+func (v *variants) funcState(f *ast.File, id *ast.Ident, val ast.Expr, inFunc bool) {
+	if !v.called[id.Name] || v.written[id.Name] != "" || v.synStateless(f, val, inFunc) {
+		return
+	}
+	v.written[id.Name] = fmt.Sprintf("holds a function value that may keep state of its own (set at %s, in a file this build leaves out): every call may change it", v.base(val))
+}
+
+// synStateless reports whether e, as far as its syntax says, holds no
+// function value with state of its own.
+func (v *variants) synStateless(f *ast.File, e ast.Expr, inFunc bool) bool {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		return true // a function, nil, a constant; a variable is judged itself
+	case *ast.BasicLit, *ast.BinaryExpr:
+		return true
+	case *ast.FuncLit:
+		return !inFunc
+	case *ast.SelectorExpr:
+		// pkg.F names another package's function; x.m binds x.
+		x, ok := ast.Unparen(e.X).(*ast.Ident)
+		return ok && v.imports[v.fset.File(f.Pos())][x.Name] != "" && !v.vars[x.Name]
+	case *ast.UnaryExpr:
+		return e.Op != token.AND || v.synStateless(f, e.X, inFunc)
+	case *ast.CompositeLit:
+		for _, el := range e.Elts {
+			if kv, ok := el.(*ast.KeyValueExpr); ok {
+				el = kv.Value
+			}
+			if !v.synStateless(f, el, inFunc) {
+				return false
+			}
+		}
+		return true
+	}
+	// A call, an index, a conversion: what it gives may be a closure.
+	return false
 }

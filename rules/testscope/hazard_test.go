@@ -2,6 +2,7 @@ package testscope_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/unflake/unflake/internal/ruletest"
@@ -50,36 +51,56 @@ func TestX(t *testing.T) {
 }
 
 // TestCheckedLater: a t.Setenv fix whose variable no later test reads
-// names the hazards it excluded; one a later test may read is unproven
-// and does not claim it.
+// names the hazards it excluded; one a later test may read without
+// setting it first (in a statement of its own, before any read) is not
+// fixed, naming the reader; one that runs before it (seeing the leak only
+// under -count or -shuffle) makes the fix unproven.
 func TestCheckedLater(t *testing.T) {
 	src := func(later string) ruletest.Package {
+		before := ""
+		if b, ok := strings.CutPrefix(later, "before:"); ok {
+			before, later = b, ""
+		}
 		return ruletest.Package{Path: "example.com/m/x", Files: map[string]string{"x_test.go": `package x
 
 import (
 	"os"
 	"testing"
 )
-
+` + before + `
 func TestX(t *testing.T) {
 	os.Setenv("K", "1")
 }
 ` + later}}
 	}
 	const order = "no call deferred before the restore, and no cleanup registered after the change (by t.Cleanup or code given t), that would now run before the restore"
+	all := []string{"no later test reads the variable without setting it (what the restore leaves differs)", "no parallel subtest runs after a deferred restore", order}
 	for _, tc := range []struct {
 		name, later string
-		want        []string
+		want        []string // nil: not fixed, naming TestY
 		unproven    bool
 	}{
-		{"alone", "", []string{"no later test reads the variable without setting it (what the restore leaves differs)", "no parallel subtest runs after a deferred restore", order}, false},
-		{"read later", "\nfunc TestY(t *testing.T) { _ = os.Getenv(\"K\") }\n", []string{"no parallel subtest runs after a deferred restore", order}, true},
-		{"set later", "\nfunc TestY(t *testing.T) { t.Setenv(\"K\", \"2\"); _ = os.Getenv(\"K\") }\n", []string{"no later test reads the variable without setting it (what the restore leaves differs)", "no parallel subtest runs after a deferred restore", order}, false},
+		{"read before", "before:\nfunc TestY(t *testing.T) { _ = os.Getenv(\"K\") }\n", all[1:], true},
+		{"alone", "", all, false},
+		{"read later", "\nfunc TestY(t *testing.T) { _ = os.Getenv(\"K\") }\n", nil, false},
+		{"set later", "\nfunc TestY(t *testing.T) { t.Setenv(\"K\", \"2\"); _ = os.Getenv(\"K\") }\n", all, false},
+		{"set after the read", "\nfunc TestY(t *testing.T) { _ = os.Getenv(\"K\"); t.Setenv(\"K\", \"2\") }\n", nil, false},
+		{"set in another subtest", "\nfunc TestY(t *testing.T) {\n\tt.Run(\"a\", func(t *testing.T) { _ = os.Getenv(\"K\") })\n\tt.Run(\"b\", func(t *testing.T) { t.Setenv(\"K\", \"2\") })\n}\n", nil, false},
+		{"read at cleanup", "\nfunc TestY(t *testing.T) {\n\tt.Cleanup(func() { _ = os.Getenv(\"K\") })\n\tt.Setenv(\"K\", \"2\")\n}\n", all, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			diags := ruletest.Run(t, testscope.Rule, effect.None, src(tc.later))
-			if len(diags) != 1 || diags[0].Fix == nil {
-				t.Fatalf("got %+v, want one fixed finding", diags)
+			if len(diags) != 1 {
+				t.Fatalf("got %+v, want one finding", diags)
+			}
+			if tc.want == nil {
+				if diags[0].Fix != nil || !strings.Contains(diags[0].NotFixed, "TestY") {
+					t.Fatalf("got %+v, want not fixed, naming TestY", diags[0])
+				}
+				return
+			}
+			if diags[0].Fix == nil {
+				t.Fatalf("got %+v, want a fix", diags[0])
 			}
 			if got := diags[0].Fix.Changes[0].Checked; !slices.Equal(got, tc.want) {
 				t.Errorf("checked %q, want %q", got, tc.want)

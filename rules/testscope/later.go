@@ -103,31 +103,144 @@ func (c *checker) laterReaders(sc *scope) []reader {
 	return out
 }
 
-// laterRead returns the first reader that may read what reads matches,
-// through the package functions it reaches, without changing it itself
-// (changes reports whether a test body changes it), or "".
-func (c *checker) laterRead(sc *scope, reads func(root, skip ast.Node) bool, changes func(ast.Node) bool) string {
+// laterRead returns a reader that may read what reads matches, through
+// the package functions it reaches, without setting it itself first (see
+// setsFirst: readNode matches a read, sets a statement that sets it, save
+// a statement that only saves it), or "". after says the reader runs
+// after the test in the source's order (a later test, the rest of the
+// test around a subtest; for a helper, any test): it relied on what the
+// test leaves, and is preferred to one that runs before it (which sees
+// the leak only under -count or -shuffle).
+func (c *checker) laterRead(sc *scope, reads func(root, skip ast.Node) bool, readNode func(ast.Node) bool, sets func(ast.Stmt) bool, save func(*ast.BlockStmt, ast.Stmt) bool) (who string, after bool) {
 	self, _ := c.info.Defs[c.fd.Name].(*types.Func)
+	here := c.pass.Fset.Position(c.fd.Pos())
 	for _, r := range c.laterReaders(sc) {
-		if r.skip == nil && changes(r.root) {
-			continue // it sets the state itself
+		if r.skip == nil && c.setsFirst(r.root, readNode, sets, save) {
+			continue // it sets the state itself before it reads it
 		}
 		if r.skip == nil && self != nil && !sc.test && c.names(r.root, self) {
 			continue // it calls the helper, whose change lasts for it
 		}
-		if reads(r.root, r.skip) {
-			return r.name
-		}
+		read := reads(r.root, r.skip)
 		for fn := range c.reachable(r.root, r.skip) {
-			if fn == self {
-				continue
+			if read {
+				break
 			}
-			if reads(c.decls[fn].Body, nil) {
-				return r.name
+			if fn != self && reads(c.decls[fn].Body, nil) {
+				read = true
 			}
+		}
+		if !read {
+			continue
+		}
+		at := c.pass.Fset.Position(r.root.Pos())
+		if r.skip != nil || !sc.test || at.Filename > here.Filename || at.Filename == here.Filename && at.Offset > here.Offset {
+			return r.name, true
+		}
+		if who == "" {
+			who = r.name
 		}
 	}
-	return ""
+	return who, false
+}
+
+// setsFirst reports whether the test body root sets the state itself, in
+// a statement of its own (sets), before any statement that may read it
+// (readNode, through the package functions it reaches). A set inside a
+// subtest, a function literal, a branch or a loop, or after a read, does
+// not count: the read before it (another subtest of the same test, run
+// first) sees what the earlier test left, and a restore would change it.
+// What runs only when the test ends (a defer, a t.Cleanup) reads after
+// the set, and a save the test only restores from (saved := v; later v =
+// saved) reads nothing the test observes.
+func (c *checker) setsFirst(root ast.Node, readNode func(ast.Node) bool, sets func(ast.Stmt) bool, save func(body *ast.BlockStmt, st ast.Stmt) bool) bool {
+	body, ok := root.(*ast.BlockStmt)
+	if !ok {
+		return false
+	}
+	seen := map[*types.Func]bool{}
+	var readsNow func(n ast.Node) bool
+	readsNow = func(n ast.Node) bool {
+		found := false
+		ast.Inspect(n, func(m ast.Node) bool {
+			if found || m == nil {
+				return false
+			}
+			switch m := m.(type) {
+			case *ast.DeferStmt:
+				return false
+			case *ast.CallExpr:
+				if match.IsMethod(c.info, m, "testing", "Cleanup") {
+					return false
+				}
+			case *ast.Ident:
+				if fn, ok := c.info.Uses[m].(*types.Func); ok {
+					for _, fn := range c.implementations(fn.Origin()) {
+						if fd := c.decls[fn]; fd != nil && fd.Body != nil && !seen[fn] {
+							seen[fn] = true
+							if readsNow(fd.Body) {
+								found = true
+							}
+						}
+					}
+				}
+			}
+			if readNode(m) {
+				found = true
+			}
+			return !found
+		})
+		return found
+	}
+	for _, st := range body.List {
+		if sets(st) {
+			return true
+		}
+		if save != nil && save(body, st) {
+			continue
+		}
+		if readsNow(st) {
+			return false
+		}
+	}
+	return false
+}
+
+// varSave reports whether st saves v to a local the test body only
+// restores v from (saved := v ... v = saved).
+func (c *checker) varSave(v *types.Var) func(body *ast.BlockStmt, st ast.Stmt) bool {
+	return func(body *ast.BlockStmt, st ast.Stmt) bool {
+		as, ok := st.(*ast.AssignStmt)
+		if !ok || len(as.Lhs) != 1 || len(as.Rhs) != 1 {
+			return false
+		}
+		r, ok := ast.Unparen(as.Rhs[0]).(*ast.Ident)
+		l, ok2 := as.Lhs[0].(*ast.Ident)
+		if !ok || !ok2 || c.info.Uses[r] != types.Object(v) {
+			return false
+		}
+		saved, _ := c.info.ObjectOf(l).(*types.Var)
+		if saved == nil || match.IsPackageLevel(saved) {
+			return false
+		}
+		only := true
+		match.WithStack(body, func(n ast.Node, stack []ast.Node) bool {
+			id, ok := n.(*ast.Ident)
+			if !ok || id == l || c.info.Uses[id] != types.Object(saved) || !only {
+				return only
+			}
+			p, ok := stack[len(stack)-1].(*ast.AssignStmt)
+			if !ok || len(p.Lhs) != 1 || len(p.Rhs) != 1 || p.Rhs[0] != id {
+				only = false
+				return false
+			}
+			if lid, ok := p.Lhs[0].(*ast.Ident); !ok || c.info.Uses[lid] != types.Object(v) {
+				only = false
+			}
+			return only
+		})
+		return only
+	}
 }
 
 func (c *checker) readsIn(root, skip ast.Node, reads func(ast.Node) bool) bool {
@@ -178,21 +291,53 @@ func (c *checker) envRead(k key) func(ast.Node) bool {
 	}
 }
 
-// envSetOf returns whether a test body sets k itself (os.Setenv, t.Setenv,
-// os.Unsetenv with the same constant key).
-func (c *checker) envSetOf(k key) func(ast.Node) bool {
-	return func(root ast.Node) bool {
-		return c.readsIn(root, nil, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok || len(call.Args) == 0 || !strings.HasPrefix(string(k), "c:") {
-				return false
+// envSetOf returns whether a statement sets k itself: os.Setenv,
+// t.Setenv or os.Unsetenv with the same constant key, as a statement of
+// its own (`os.Setenv(k, v)`, `_ = os.Setenv(k, v)`, `if err :=
+// os.Setenv(k, v); err != nil {...}`).
+func (c *checker) envSetOf(k key) func(ast.Stmt) bool {
+	return func(st ast.Stmt) bool {
+		if !strings.HasPrefix(string(k), "c:") {
+			return false
+		}
+		var call *ast.CallExpr
+		switch st := st.(type) {
+		case *ast.ExprStmt:
+			call, _ = ast.Unparen(st.X).(*ast.CallExpr)
+		case *ast.AssignStmt:
+			if len(st.Rhs) == 1 {
+				call, _ = ast.Unparen(st.Rhs[0]).(*ast.CallExpr)
 			}
-			if !(match.IsPkgFunc(c.info, call, "os", "Setenv", "Unsetenv") || match.IsMethod(c.info, call, "testing", "Setenv")) {
-				return false
+		case *ast.IfStmt:
+			if as, ok := st.Init.(*ast.AssignStmt); ok && len(as.Rhs) == 1 {
+				call, _ = ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
 			}
-			s, ok := match.ConstString(c.info, call.Args[0])
-			return ok && key("c:"+s) == k
-		})
+		}
+		if call == nil || len(call.Args) == 0 {
+			return false
+		}
+		if !(match.IsPkgFunc(c.info, call, "os", "Setenv", "Unsetenv") || match.IsMethod(c.info, call, "testing", "Setenv")) {
+			return false
+		}
+		s, ok := match.ConstString(c.info, call.Args[0])
+		return ok && key("c:"+s) == k
+	}
+}
+
+// varSetOf returns whether a statement assigns v itself, as a statement
+// of its own (`v = 10 * time.Millisecond`).
+func (c *checker) varSetOf(v *types.Var) func(ast.Stmt) bool {
+	return func(st ast.Stmt) bool {
+		as, ok := st.(*ast.AssignStmt)
+		if !ok || len(as.Lhs) != len(as.Rhs) {
+			return false
+		}
+		for _, l := range as.Lhs {
+			if id, ok := ast.Unparen(l).(*ast.Ident); ok && c.info.Uses[id] == types.Object(v) {
+				return !c.reads(as, v, []ast.Node{l})
+			}
+		}
+		return false
 	}
 }
 
