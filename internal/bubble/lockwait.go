@@ -3,12 +3,12 @@ package bubble
 import (
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/unflake/unflake/internal/match"
 )
 
 // In a synctest bubble, time moves only when every goroutine of the
@@ -116,42 +116,22 @@ func (a *Analysis) readLockWait() string {
 // of its own (a driver's in-memory files).
 func (a *Analysis) codeFiles() []*lockFile {
 	var out []*lockFile
-	built := map[string]bool{}
 	for _, f := range a.pass.AllFiles {
 		name := a.pass.Fset.File(f.Pos()).Name()
-		built[name] = true
 		if !strings.HasSuffix(name, "_test.go") {
 			out = append(out, &lockFile{name: name, fset: a.pass.Fset, f: f})
 		}
 	}
-	if len(a.pass.AllFiles) == 0 {
-		return out
-	}
-	dir := filepath.Dir(a.pass.Fset.File(a.pass.AllFiles[0].Pos()).Name())
-	entries, err := os.ReadDir(dir)
+	fset := token.NewFileSet()
+	files, err := match.LeftOutFiles(fset, a.pass.Fset, a.pass.AllFiles)
 	if err != nil {
 		return out
 	}
-	onDisk := map[string]bool{}
-	for _, e := range entries {
-		onDisk[filepath.Join(dir, e.Name())] = true
-	}
-	for b := range built {
-		if !onDisk[b] {
-			return out
-		}
-	}
-	fset := token.NewFileSet()
-	for _, e := range entries {
-		path := filepath.Join(dir, e.Name())
-		if e.IsDir() || filepath.Ext(path) != ".go" || strings.HasSuffix(path, "_test.go") || built[path] {
+	for _, lf := range files {
+		if lf.Err != nil || strings.HasSuffix(lf.Path, "_test.go") {
 			continue
 		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			continue
-		}
-		out = append(out, &lockFile{name: path, fset: fset, f: f})
+		out = append(out, &lockFile{name: lf.Path, fset: fset, f: lf.File})
 	}
 	return out
 }

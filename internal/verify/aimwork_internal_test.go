@@ -52,17 +52,7 @@ func (stubImporter) Import(path string) (*types.Package, error) {
 
 func checkStub(t *testing.T, name, src string) (*token.FileSet, *ast.File, *types.Info, *types.Package) {
 	t.Helper()
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, name, src, 0)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, src)
-	}
-	info := &types.Info{Uses: map[*ast.Ident]types.Object{}, Defs: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}, Types: map[ast.Expr]types.TypeAndValue{}}
-	pkg, err := (&types.Config{Importer: stubImporter{}}).Check("p", fset, []*ast.File{f}, info)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, src)
-	}
-	return fset, f, info, pkg
+	return checkWith(t, stubImporter{}, name, src)
 }
 
 // workCode has loops that only compute (sites of the work mutant), loops

@@ -73,13 +73,20 @@ func (fakeImporter) Import(path string) (*types.Package, error) {
 
 func checkSource(t *testing.T, name, src string) (*token.FileSet, *ast.File, *types.Info, *types.Package) {
 	t.Helper()
+	return checkWith(t, fakeImporter{}, name, src)
+}
+
+// checkWith type-checks src, the file name of package p, importing with
+// imp.
+func checkWith(t *testing.T, imp types.Importer, name, src string) (*token.FileSet, *ast.File, *types.Info, *types.Package) {
+	t.Helper()
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, name, src, 0)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, src)
 	}
 	info := &types.Info{Uses: map[*ast.Ident]types.Object{}, Defs: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}, Types: map[ast.Expr]types.TypeAndValue{}}
-	pkg, err := (&types.Config{Importer: fakeImporter{}}).Check("p", fset, []*ast.File{f}, info)
+	pkg, err := (&types.Config{Importer: imp}).Check("p", fset, []*ast.File{f}, info)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, src)
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/mod/modfile"
+
+	"github.com/unflake/unflake/internal/match"
 )
 
 // The typed analysis sees one build of the package. The code that may
@@ -205,16 +207,7 @@ func (m *modScan) read(dir string, tests bool) *synPkg {
 			continue
 		}
 		p.files = append(p.files, f)
-		imps := map[string]string{}
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			name := path[strings.LastIndexByte(path, '/')+1:]
-			if imp.Name != nil {
-				name = imp.Name.Name
-			}
-			imps[name] = path
-		}
-		p.imports[f] = imps
+		p.imports[f] = match.ImportNames(f)
 		for _, d := range f.Decls {
 			gd, ok := d.(*ast.GenDecl)
 			if !ok || gd.Tok != token.CONST {

@@ -132,15 +132,7 @@ func (c *checker) variantsOf() *variants {
 				tf := v.fset.File(f.Pos())
 				v.left[tf] = true
 				leftFiles = append(leftFiles, f)
-				v.imports[tf] = map[string]string{}
-				for _, imp := range f.Imports {
-					p, _ := strconv.Unquote(imp.Path.Value)
-					name := p[strings.LastIndexByte(p, '/')+1:]
-					if imp.Name != nil {
-						name = imp.Name.Name
-					}
-					v.imports[tf][name] = p
-				}
+				v.imports[tf] = match.ImportNames(f)
 			}
 		case name + "_test":
 			xfiles = append(xfiles, f)

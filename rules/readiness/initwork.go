@@ -7,10 +7,11 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"golang.org/x/mod/modfile"
+
+	"github.com/unflake/unflake/internal/match"
 )
 
 // The init hazard. Before the helper test runs at all, the child
@@ -124,16 +125,7 @@ func readSyntax(fset *token.FileSet, dir string, tests bool) (*syntaxPkg, string
 			return p, e.Name()
 		}
 		p.files = append(p.files, f)
-		imps := map[string]string{}
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			name := path[strings.LastIndexByte(path, '/')+1:]
-			if imp.Name != nil {
-				name = imp.Name.Name
-			}
-			imps[name] = path
-		}
-		p.imports[f] = imps
+		p.imports[f] = match.ImportNames(f)
 		for _, d := range f.Decls {
 			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
 				key := fd.Name.Name

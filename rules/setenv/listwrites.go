@@ -3,10 +3,8 @@ package setenv
 import (
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"go/types"
-	"os"
 	"path/filepath"
 
 	"github.com/unflake/unflake/internal/match"
@@ -95,37 +93,16 @@ func (c *checker) at(pos token.Pos) string {
 // the analysed build leaves out (another build, the external test
 // package) names name, or "".
 func (c *checker) leftOutMention(name string) string {
-	if len(c.pass.AllFiles) == 0 {
-		return ""
-	}
-	built := map[string]bool{}
-	for _, f := range c.pass.AllFiles {
-		built[c.pass.Fset.File(f.Pos()).Name()] = true
-	}
-	dir := filepath.Dir(c.pass.Fset.File(c.pass.AllFiles[0].Pos()).Name())
-	entries, err := os.ReadDir(dir)
+	fset := token.NewFileSet()
+	files, err := match.LeftOutFiles(fset, c.pass.Fset, c.pass.AllFiles)
 	if err != nil {
 		return ""
 	}
-	onDisk := map[string]bool{}
-	for _, e := range entries {
-		onDisk[filepath.Join(dir, e.Name())] = true
-	}
-	for b := range built {
-		if !onDisk[b] {
-			return "" // a package the driver made up: no directory of its own
+	for _, lf := range files {
+		if lf.Err != nil {
+			return fmt.Sprintf("%s, a file the build leaves out, does not parse", filepath.Base(lf.Path))
 		}
-	}
-	fset := token.NewFileSet()
-	for _, e := range entries {
-		path := filepath.Join(dir, e.Name())
-		if e.IsDir() || filepath.Ext(e.Name()) != ".go" || built[path] {
-			continue
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return fmt.Sprintf("%s, a file the build leaves out, does not parse", e.Name())
-		}
+		f := lf.File
 		var at token.Pos
 		ast.Inspect(f, func(n ast.Node) bool {
 			if id, ok := n.(*ast.Ident); ok && id.Name == name && at == token.NoPos {
@@ -134,7 +111,7 @@ func (c *checker) leftOutMention(name string) string {
 			return at == token.NoPos
 		})
 		if at != token.NoPos {
-			return fmt.Sprintf("a mention of %s at %s:%d, in a file the build leaves out, which may change or declare it", name, e.Name(), fset.Position(at).Line)
+			return fmt.Sprintf("a mention of %s at %s:%d, in a file the build leaves out, which may change or declare it", name, filepath.Base(lf.Path), fset.Position(at).Line)
 		}
 	}
 	return ""

@@ -3,11 +3,11 @@ package spawn
 import (
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/unflake/unflake/internal/match"
 )
 
 // The analysis types one build of the package; its directory may hold
@@ -37,39 +37,17 @@ func (c *checker) leftOutHazard() string {
 }
 
 func (c *checker) readLeftOut() string {
-	if len(c.pass.AllFiles) == 0 {
-		return ""
-	}
-	built := map[string]bool{}
-	for _, f := range c.pass.AllFiles {
-		built[c.pass.Fset.File(f.Pos()).Name()] = true
-	}
-	dir := filepath.Dir(c.pass.Fset.File(c.pass.AllFiles[0].Pos()).Name())
-	entries, err := os.ReadDir(dir)
+	fset := token.NewFileSet()
+	files, err := match.LeftOutFiles(fset, c.pass.Fset, c.pass.AllFiles)
 	if err != nil {
 		return fmt.Sprintf("the package's directory cannot be read (%v): a build the analysis does not type may keep state every child shares", err)
 	}
-	// A package the driver made up (a test's in-memory files) has no
-	// directory of its own to read.
-	onDisk := map[string]bool{}
-	for _, e := range entries {
-		onDisk[filepath.Join(dir, e.Name())] = true
-	}
-	for name := range built {
-		if !onDisk[name] {
-			return ""
+	for _, lf := range files {
+		name := filepath.Base(lf.Path)
+		if lf.Err != nil {
+			return fmt.Sprintf("%s, a file the build leaves out, does not parse: a build the analysis does not type may keep state every child shares", name)
 		}
-	}
-	fset := token.NewFileSet()
-	for _, e := range entries {
-		path := filepath.Join(dir, e.Name())
-		if e.IsDir() || filepath.Ext(e.Name()) != ".go" || built[path] {
-			continue
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return fmt.Sprintf("%s, a file the build leaves out, does not parse: a build the analysis does not type may keep state every child shares", e.Name())
-		}
+		f := lf.File
 		var why string
 		ast.Inspect(f, func(n ast.Node) bool {
 			lit, ok := n.(*ast.BasicLit)
@@ -81,7 +59,7 @@ func (c *checker) readLeftOut() string {
 				return true
 			}
 			if line, what := outsideMark(s); line != "" {
-				why = fmt.Sprintf("%s:%d, a file of the package the build leaves out (another build the children may run), %s: %q; a child of that build may keep a cache, a session or a lock there that one after another the next child reads, and run together none does, so the test would pass a bug it catches now", e.Name(), fset.Position(lit.Pos()).Line, what, line)
+				why = fmt.Sprintf("%s:%d, a file of the package the build leaves out (another build the children may run), %s: %q; a child of that build may keep a cache, a session or a lock there that one after another the next child reads, and run together none does, so the test would pass a bug it catches now", name, fset.Position(lit.Pos()).Line, what, line)
 			}
 			return why == ""
 		})

@@ -236,39 +236,13 @@ func (g *group) readsSince(pos token.Pos) bool {
 // from a channel, may report what the window let happen (a delivery the
 // collector rejected as a duplicate): it reads the code's state.
 func (g *group) errOnly() bool {
-	info := g.c.info
-	isErr := func(e ast.Expr) bool {
-		t := info.TypeOf(e)
-		return t != nil && types.Identical(t, types.Universe.Lookup("error").Type())
+	errs, ok := g.checkedErrs()
+	if !ok {
+		return false
 	}
-	for _, ck := range g.checks {
-		switch {
-		case ck.fails != nil:
-			b, ok := ast.Unparen(ck.fails).(*ast.BinaryExpr)
-			if !ok || b.Op != token.NEQ && b.Op != token.EQL {
-				return false
-			}
-			var e ast.Expr
-			switch {
-			case isErr(b.X) && info.Types[b.Y].IsNil():
-				e = b.X
-			case isErr(b.Y) && info.Types[b.X].IsNil():
-				e = b.Y
-			default:
-				return false
-			}
-			if g.errFromCode(e, 0) {
-				return false
-			}
-		default:
-			switch strings.TrimSuffix(ck.fn.Name(), "f") {
-			case "NoError", "Error":
-			default:
-				return false
-			}
-			if len(ck.args) == 0 || g.errFromCode(ck.args[0], 0) {
-				return false
-			}
+	for _, e := range errs {
+		if e == nil || g.errFromCode(e, 0) {
+			return false
 		}
 	}
 	return true
@@ -277,30 +251,50 @@ func (g *group) errOnly() bool {
 // errShaped reports whether the group's checks only compare errors with
 // nil, wherever the errors come from.
 func (g *group) errShaped() bool {
+	_, ok := g.checkedErrs()
+	return ok
+}
+
+// checkedErrs returns the error each of the group's checks compares with
+// nil (if err != nil) or asserts (require.NoError(t, err); nil for an
+// assertion given no argument), and false when a check is of another
+// shape.
+func (g *group) checkedErrs() ([]ast.Expr, bool) {
 	info := g.c.info
 	isErr := func(e ast.Expr) bool {
 		t := info.TypeOf(e)
 		return t != nil && types.Identical(t, types.Universe.Lookup("error").Type())
 	}
+	var errs []ast.Expr
 	for _, ck := range g.checks {
 		switch {
 		case ck.fails != nil:
 			b, ok := ast.Unparen(ck.fails).(*ast.BinaryExpr)
 			if !ok || b.Op != token.NEQ && b.Op != token.EQL {
-				return false
+				return nil, false
 			}
-			if !(isErr(b.X) && info.Types[b.Y].IsNil() || isErr(b.Y) && info.Types[b.X].IsNil()) {
-				return false
+			switch {
+			case isErr(b.X) && info.Types[b.Y].IsNil():
+				errs = append(errs, b.X)
+			case isErr(b.Y) && info.Types[b.X].IsNil():
+				errs = append(errs, b.Y)
+			default:
+				return nil, false
 			}
 		default:
 			switch strings.TrimSuffix(ck.fn.Name(), "f") {
 			case "NoError", "Error":
 			default:
-				return false
+				return nil, false
 			}
+			var e ast.Expr
+			if len(ck.args) > 0 {
+				e = ck.args[0]
+			}
+			errs = append(errs, e)
 		}
 	}
-	return true
+	return errs, true
 }
 
 // errFromCode reports whether the error e may come from the code under
