@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -252,6 +253,9 @@ func (c *checker) shared(s *site) string {
 			return fmt.Sprintf("port %s is also listened on at %s (%s): the tests share the fixed address, and what one leaves on it (a pooled connection, a listener never closed) is part of what the next observes; a port the system picks per listen would hide it", s.port, c.where(o.call.Pos()), o.fd.Name.Name)
 		}
 	}
+	if inLoop(s.fd, s.call) {
+		return fmt.Sprintf("%s listens on port %s in a loop: each pass shares the fixed address, and what one leaves on it (a pooled connection, a listener never closed) is part of what the next observes; a port the system picks per listen would hide it", s.fd.Name.Name, s.port)
+	}
 	if strings.HasPrefix(s.fd.Name.Name, "Test") {
 		return ""
 	}
@@ -259,7 +263,11 @@ func (c *checker) shared(s *site) string {
 	if fn == nil {
 		return ""
 	}
+	// Count the calls, not the callers: two calls in one test, or one in a
+	// loop (a table's subtests run one after another), listen on the port
+	// as often as two tests do.
 	var callers []string
+	calls := 0
 	for _, f := range c.pass.AllFiles {
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
@@ -267,16 +275,66 @@ func (c *checker) shared(s *site) string {
 				continue
 			}
 			ast.Inspect(fd.Body, func(n ast.Node) bool {
-				if id, ok := n.(*ast.Ident); ok && c.info.Uses[id] == fn {
-					callers = append(callers, fd.Name.Name)
-					return false
+				id, ok := n.(*ast.Ident)
+				if !ok || c.info.Uses[id] != fn {
+					return true
 				}
-				return len(callers) == 0 || callers[len(callers)-1] != fd.Name.Name
+				if !slices.Contains(callers, fd.Name.Name) {
+					callers = append(callers, fd.Name.Name)
+				}
+				calls++
+				if inLoop(fd, id) {
+					calls++ // a loop calls it again, after the last call
+				}
+				return true
 			})
 		}
 	}
-	if len(callers) > 1 {
+	switch {
+	case len(callers) > 1:
 		return fmt.Sprintf("%s listens on port %s and is called from %s and %s: the tests share the fixed address, and what one leaves on it (a pooled connection, a listener never closed) is part of what the next observes; a port the system picks per listen would hide it", s.fd.Name.Name, s.port, callers[0], callers[1])
+	case calls > 1:
+		return fmt.Sprintf("%s listens on port %s and %s calls it more than once (twice, or in a loop): the calls share the fixed address, and what one leaves on it (a pooled connection, a listener never closed) is part of what the next observes; a port the system picks per listen would hide it", s.fd.Name.Name, s.port, callers[0])
 	}
 	return ""
+}
+
+// inLoop reports whether n runs again after itself in fd: it lies in a
+// loop's body, and not in a subtest that runs in parallel (calls there run
+// together, and a shared port fails the original itself).
+func inLoop(fd *ast.FuncDecl, n ast.Node) bool {
+	loop, together := false, false
+	ast.Inspect(fd.Body, func(m ast.Node) bool {
+		if m == nil || m.Pos() > n.Pos() || n.End() > m.End() {
+			return false // only the nodes that hold n
+		}
+		switch m := m.(type) {
+		case *ast.ForStmt:
+			loop = loop || m.Body.Pos() <= n.Pos()
+		case *ast.RangeStmt:
+			loop = loop || m.Body.Pos() <= n.Pos()
+		case *ast.FuncLit:
+			together = together || callsParallel(m.Body)
+		}
+		return true
+	})
+	return loop && !together
+}
+
+// callsParallel reports whether body calls a Parallel method (t.Parallel())
+// outside nested function literals.
+func callsParallel(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Parallel" && len(n.Args) == 0 {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
