@@ -252,7 +252,11 @@ func (c *checker) env(sc *scope, sites []site) {
 		// runs with the default after the restore and misses what it
 		// caught: not fixed.
 		var later string
-		if who, after := c.laterRead(sc, c.envReadOf(s.k), c.envRead(s.k), c.envSetOf(s.k), nil); why == "" && who != "" {
+		who, after := c.laterRead(sc, c.envReadOf(s.k), c.envRead(s.k), c.envSetOf(s.k), nil)
+		if lit, ok := strings.CutPrefix(string(s.k), "c:"); who == "" && ok {
+			who, after = c.leftOutReader(lit, func() map[string]bool { return c.readingFuncs(c.envReadOf(s.k)) }, true), true
+		}
+		if why == "" && who != "" {
 			if after || len(restores[s]) > 0 {
 				why = c.leftFor(restores[s], name, who)
 			} else {

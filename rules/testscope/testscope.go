@@ -106,6 +106,8 @@ type checker struct {
 
 	// reach: the package functions each root reaches (reachable).
 	reach map[ast.Node]map[*types.Func]bool
+	// leftOut: the files the typed build leaves out (leftOutReader).
+	leftOut *leftOut
 }
 
 // A scope is a test, subtest or helper: a function with a t.

@@ -91,7 +91,11 @@ func (c *checker) vars(sc *scope, sites []site) {
 		// leaked value (the order is the source's, unless -shuffle).
 		var later string
 		var before string
-		if who, after := c.laterRead(sc, c.varReadOf(v), func(n ast.Node) bool { id, ok := n.(*ast.Ident); return ok && c.info.Uses[id] == types.Object(v) }, c.varSetOf(v), c.varSave(v)); who != "" {
+		who, after := c.laterRead(sc, c.varReadOf(v), func(n ast.Node) bool { id, ok := n.(*ast.Ident); return ok && c.info.Uses[id] == types.Object(v) }, c.varSetOf(v), c.varSave(v))
+		if who == "" {
+			who, after = c.leftOutReader("", func() map[string]bool { return c.readingFuncs(c.varReadOf(v), v.Name()) }, false), true
+		}
+		if who != "" {
 			if after {
 				later = fmt.Sprintf("the test leaves %s changed for the tests after it, and %s may read it without setting it first: a restore would change what it sees (a short period it relied on)", name, who)
 			} else {
