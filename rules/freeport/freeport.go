@@ -333,6 +333,9 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 	if why := c.derived(s); why != "" {
 		return nil, why
 	}
+	if why := c.unreached(s, ln, len(edits)); why != "" {
+		return nil, why
+	}
 	if ln != nil && len(edits) > 0 {
 		if obj, _, _ := types.LookupFieldOrMethod(ln.Type(), true, ln.Pkg(), method); obj == nil {
 			return nil, fmt.Sprintf("%s has no %s method to name the listener's address", ln.Name(), method)

@@ -338,3 +338,80 @@ func callsParallel(body *ast.BlockStmt) bool {
 	})
 	return found
 }
+
+// unreached returns why nothing but the fixed port leads the code under
+// test to s's listener, held in ln, or "": the test uses the address
+// nowhere else (edits), uses the listener for more than closing it (it
+// accepts, reads or serves), and neither the listener nor its address
+// reaches code under test (an argument of its functions, an element of a
+// literal). Then
+// only code that knows the port by itself reaches the listener: a default
+// agent address, a port derived from another, a second process, or a
+// listen that must find the port taken. On a port the system picks that
+// code no longer would: a check that nothing arrives there passes
+// whatever the code sends, and one that something does fails on correct
+// code.
+func (c *checker) unreached(s *site, ln *types.Var, edits int) string {
+	if edits > 0 || s.http || ln == nil {
+		return c.nearUnreached(s)
+	}
+	c.indexFlow()
+	if c.reachesCode(s.call, ln, s.fd) != "" {
+		return ""
+	}
+	// A listener the test only closes holds the port, and nothing reads
+	// what arrives on it.
+	used := false
+	for _, id := range c.usesOf[ln] {
+		if id.Pos() < s.fd.Pos() || id.End() > s.fd.End() {
+			continue
+		}
+		if sel, ok := c.parent[id].(*ast.SelectorExpr); ok && sel.X == id && sel.Sel.Name == "Close" {
+			continue
+		}
+		used = true
+	}
+	if !used {
+		return c.nearUnreached(s)
+	}
+	return fmt.Sprintf("nothing hands the listener or its address to the code under test: only code that knows port %s by itself reaches it (a default address, a port derived from another, a listen that must find it taken), and on a port the system picks a check that nothing arrives passes whatever the code sends", s.port)
+}
+
+// nearUnreached returns why a listener of s's function on a port near
+// s's (within nearPorts) keeps its fixed port because only code that
+// knows the port reaches it, or "". The two ports' distance is then part
+// of what the test observes (a client that wrongly sends to the given
+// port + 1, the quiet trace port): moving s's port alone would move
+// where such a bug sends, away from the listener that watches for it.
+func (c *checker) nearUnreached(s *site) string {
+	p, _ := strconv.Atoi(s.port)
+	for _, o := range c.sites {
+		q, err := strconv.Atoi(o.port)
+		if o == s || o.fd != s.fd || err != nil || q == p || q < p-nearPorts || q > p+nearPorts {
+			continue
+		}
+		edits := 0
+		for _, u := range c.uses(o.fd, o.port) {
+			if o.arg == nil || u.expr.Pos() < o.arg.Pos() || o.arg.End() < u.expr.End() {
+				edits++
+			}
+		}
+		if edits > 0 || o.http {
+			continue
+		}
+		ln := c.listenerVar(o.call)
+		if ln == nil || c.reachesCode(o.call, ln, o.fd) != "" {
+			continue
+		}
+		for _, id := range c.usesOf[ln] {
+			if id.Pos() < o.fd.Pos() || id.End() > o.fd.End() {
+				continue
+			}
+			if sel, ok := c.parent[id].(*ast.SelectorExpr); ok && sel.X == id && sel.Sel.Name == "Close" {
+				continue
+			}
+			return fmt.Sprintf("the listener on port %s (%s), near this one, is reached only by code that knows its fixed port and keeps it: the distance between the two ports is part of what the test observes (a send to the given port + 1), and moving this port alone would move where such a bug sends", o.port, c.where(o.call.Pos()))
+		}
+	}
+	return ""
+}
