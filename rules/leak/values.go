@@ -236,13 +236,16 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 		}
 		// What else the cleanup changes: who else uses the value, the
 		// order against the checks registered earlier, what it waits for.
-		for _, hazard := range []func(*site) string{c.shared, c.observedLater, c.waitsForRequests, c.runsHandlers, c.stdRunsCode, c.endWaits} {
+		for _, hazard := range []func(*site) string{c.shared, c.observedLater, c.waitsForRequests, c.runsHandlers, c.stdRunsCode, c.endWaits, c.endedBeforeLater} {
 			if notFixed == "" {
 				notFixed = hazard(s)
 			}
 		}
 		if notFixed == "" && !isStdType(s.v.Type()) {
 			checked = append(checked, "the package does not share it with other tests", "no check registered earlier, nor the enclosing test's code after the subtest, sees what "+s.lc.method+" does", s.lc.method+" does not wait on the state of the code under test")
+		}
+		if notFixed == "" {
+			checked = append(checked, "no code of the enclosing test runs after the subtest that ends it")
 		}
 		if notFixed == "" && isStdType(s.v.Type()) {
 			checked = append(checked, fmt.Sprintf(stdSafeChecked, c.typeName(s.v.Type()), s.lc.method))

@@ -1,0 +1,102 @@
+package leak
+
+import (
+	"fmt"
+	"go/ast"
+	"strings"
+
+	"github.com/unflake/unflake/internal/match"
+)
+
+// A cleanup registered in a subtest runs when the subtest ends, before
+// the enclosing test's statements after t.Run and its later subtests.
+// What ending a value changes is not confined to package state the rule
+// can trace (observedLater): closing a connection to a server the test
+// runs ends the server's session (a presence list drops the member the
+// later subtests look for), closing a file releases its locks and wakes
+// its watchers, a client's Close tells its server goodbye. The code under
+// test observes the end, and the later checks see what the original,
+// which kept the value open, never showed them. No reading of the value's
+// type rules that out (a net.Conn is the standard library's, its peer is
+// not), so a value ended in a subtest that code of the enclosing test
+// follows is not fixed, whatever its type.
+
+// endedBeforeLater says why ending s at cleanup would change what code
+// after its subtest sees, or "": s is made in a subtest (a function
+// literal given to t.Run, or a function of the test files that may run
+// as one or be called from one) that other code of the test follows.
+func (c *checker) endedBeforeLater(s *site) string {
+	after := c.codeAfterSubtest(s)
+	if after == "" {
+		after = c.mayRunAsSubtest(c.fn, map[*ast.FuncDecl]bool{}, 0)
+	}
+	if after == "" {
+		return ""
+	}
+	return fmt.Sprintf("a cleanup's %s.%s would run when the subtest ends, before %s: the code under test may observe the end (a server sees its connection close, a watcher its file, a peer its client leave), and that code would see what the original, which kept %s open, never showed it; end it by hand where the test is done with it", s.v.Name(), s.lc.method, after, s.v.Name())
+}
+
+// mayRunAsSubtest says where fd, a function of the test files, may run
+// as a subtest or inside one whose enclosing test goes on after it ("the
+// code after the subtest that may run testJoin (handed on as a value at line 31)"), or "" when every
+// use of it is a call made directly in a test's body (whose cleanups run
+// when that test ends). A function handed as a value (t.Run("x",
+// testJoin)), called from a function literal (a subtest's body), or from
+// a helper that may itself run so, may have its cleanups run early.
+func (c *checker) mayRunAsSubtest(fd *ast.FuncDecl, seen map[*ast.FuncDecl]bool, depth int) string {
+	if topTest(fd) || seen[fd] || depth > maxKeepDepth {
+		return ""
+	}
+	seen[fd] = true
+	obj := c.info.Defs[fd.Name]
+	if obj == nil {
+		return ""
+	}
+	out := ""
+	for _, f := range c.pass.Files {
+		for _, d := range f.Decls {
+			caller, ok := d.(*ast.FuncDecl)
+			if !ok || caller.Body == nil || out != "" {
+				continue
+			}
+			match.WithStack(caller.Body, func(n ast.Node, stack []ast.Node) bool {
+				if out != "" {
+					return false
+				}
+				id, ok := n.(*ast.Ident)
+				if !ok || c.info.Uses[id] != obj {
+					return true
+				}
+				line := c.pass.Fset.Position(id.Pos()).Line
+				called := len(stack) > 0
+				if called {
+					call, ok := stack[len(stack)-1].(*ast.CallExpr)
+					called = ok && ast.Unparen(call.Fun) == ast.Expr(id)
+				}
+				inLit := false
+				for _, up := range stack {
+					if _, ok := up.(*ast.FuncLit); ok {
+						inLit = true
+					}
+				}
+				switch {
+				case !called:
+					out = fmt.Sprintf("the code after the subtest that may run %s (handed on as a value at line %d)", fd.Name.Name, line)
+				case inLit:
+					out = fmt.Sprintf("the code after the subtest that may call %s (line %d)", fd.Name.Name, line)
+				default:
+					out = c.mayRunAsSubtest(caller, seen, depth+1)
+				}
+				return out == ""
+			})
+		}
+	}
+	return out
+}
+
+// topTest reports whether fd is a top-level test, func TestX(t
+// *testing.T): the go command runs it, and its cleanups run after all of
+// its code.
+func topTest(fd *ast.FuncDecl) bool {
+	return fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "Test") && fd.Type.Params.NumFields() == 1
+}
