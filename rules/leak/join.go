@@ -166,6 +166,9 @@ func (c *checker) endOf(lit *ast.FuncLit, body *ast.BlockStmt, g *ast.GoStmt) (e
 		if why := c.mayBlock(loop.Body); why != "" {
 			return "", why
 		}
+		if why := c.heldAcrossStop(lit); why != "" {
+			return "", why
+		}
 		return c.endedBy(exit, body, g)
 	case *ast.RangeStmt:
 		if _, ok := types.Unalias(c.info.TypeOf(loop.X)).Underlying().(*types.Chan); !ok {
@@ -175,6 +178,9 @@ func (c *checker) endOf(lit *ast.FuncLit, body *ast.BlockStmt, g *ast.GoStmt) (e
 			return "", ""
 		}
 		if why := c.mayBlock(loop.Body); why != "" {
+			return "", why
+		}
+		if why := c.heldAcrossStop(lit); why != "" {
 			return "", why
 		}
 		return c.endedBy(loop.X, body, g)
@@ -435,6 +441,7 @@ func (c *checker) joinFix(g *ast.GoStmt, lit *ast.FuncLit, owner ast.Node, body 
 		Message: fmt.Sprintf("wait for it at cleanup with a sync.WaitGroup (it ends when %s)", endPhrase(end)),
 		Changes: []rule.Change{{Kind: rule.Ownership, What: "the test waits, when it ends, for the goroutine it starts", Checked: []string{
 			"the goroutine calls no code under test and nothing that may block, and locks no mutex of the code under test (no bug can hang the join)",
+			"the test never leaves a mutex the goroutine locks held across a failure (each section that locks it unlocks it with defer, or before anything that may stop the test)",
 		}}},
 		Apply: func() error {
 			list := match.DstStmtList(c.pass.Dst(owner))
