@@ -510,7 +510,10 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 		if why := c.initHazard(s); why != "" {
 			return nil, why
 		}
-		inits = initChecked
+		if why := c.ageHazard(s, helper.Name.Name); why != "" {
+			return nil, why
+		}
+		inits = initChecked + "; " + ageChecked
 	}
 	fix := c.fix(s, n, t)
 	fix.Changes[0].Checked = []string{checked, notifyChecked, timingChecked, startupChecked, timedChecked, processChecked, producerChecked, window}
