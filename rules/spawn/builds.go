@@ -69,3 +69,70 @@ func (c *checker) readLeftOut() string {
 	}
 	return ""
 }
+
+// leftOutPlace says where a file of the package's directory that the
+// build leaves out asks for a place every child shares whatever view it
+// is given (os.Executable(), os.UserCacheDir(), os.Args[0], ...): a
+// "portable" cache beside the executable, keyed by what two children
+// have in common, is every child's; or "".
+func (c *checker) leftOutPlace() string {
+	fset := token.NewFileSet()
+	files, err := match.LeftOutFiles(fset, c.pass.Fset, c.pass.AllFiles)
+	if err != nil {
+		return "" // leftOutHazard reports it
+	}
+	for _, lf := range files {
+		if lf.Err != nil {
+			continue
+		}
+		osName := ""
+		for name, path := range match.ImportNames(lf.File) {
+			if path == "os" {
+				osName = name
+			}
+		}
+		var why string
+		ast.Inspect(lf.File, func(n ast.Node) bool {
+			if place := processPlace(n, osName); place != "" && why == "" {
+				why = fmt.Sprintf("%s:%d, a file of the package the build leaves out (another build the children may run), asks for %s, a place every child shares whatever view it is given; a child of that build may keep a cache, a session or a lock there that one after another the next child reads, and run together none does, so the test would pass a bug it catches now", filepath.Base(lf.Path), fset.Position(n.Pos()).Line, place)
+			}
+			return why == ""
+		})
+		if why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// processPlace names what n, syntax of a file that imports os as osName,
+// asks for when it is a place every child shares (os.Executable(),
+// os.UserCacheDir(), ..., os.Args[0]), or "".
+func processPlace(n ast.Node, osName string) string {
+	if osName == "" || osName == "_" || osName == "." {
+		return ""
+	}
+	isOS := func(e ast.Expr, names ...string) string {
+		sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+		if !ok {
+			return ""
+		}
+		if x, ok := sel.X.(*ast.Ident); ok && x.Name == osName {
+			for _, n := range names {
+				if sel.Sel.Name == n {
+					return "os." + n
+				}
+			}
+		}
+		return ""
+	}
+	switch n := n.(type) {
+	case *ast.CallExpr:
+		return isOS(n.Fun, append(append([]string(nil), userDirs...), processDirs...)...)
+	case *ast.IndexExpr:
+		if lit, ok := ast.Unparen(n.Index).(*ast.BasicLit); ok && lit.Value == "0" && isOS(n.X, "Args") != "" {
+			return "the executable's path, os.Args[0]"
+		}
+	}
+	return ""
+}

@@ -379,3 +379,64 @@ func (c *checker) userDirUse(code []*ast.FuncDecl) string {
 	}
 	return why
 }
+
+// processDirs are the functions of package os that name a place every
+// child shares whatever view it is given: the executable's (every child
+// runs the same binary, so a "portable" cache beside it is every
+// child's), and os.TempDir, which follows TMPDIR but keeps state outside
+// the child's working directory, one wrong environment away from shared.
+var processDirs = []string{"Executable", "TempDir"}
+
+// processPlaceUse says where the code a child runs asks for the
+// executable's path (os.Executable, os.Args[0]: the same for every child
+// running the test binary) or os.TempDir, or "".
+func (c *checker) processPlaceUse(code []*ast.FuncDecl) string {
+	var why string
+	for _, fd := range code {
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			if why != "" {
+				return false
+			}
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				if match.IsPkgFunc(c.info, n, "os", processDirs...) {
+					why = fmt.Sprintf("the children's code asks for os.%s (%s), a place every child shares whatever view it is given: a file it keeps there (a cache beside the executable, a session), one may read what another writes, and running them together may flake where a few runs pass", match.Callee(c.info, n).Name(), c.line(n))
+				}
+			case *ast.IndexExpr:
+				if isArgs0(c.info, n) {
+					why = fmt.Sprintf("the children's code reads the executable's path, os.Args[0] (%s), which every child running the test binary shares: a file it keeps beside the executable, one may read what another writes, and running them together may flake where a few runs pass", c.line(n))
+				}
+			}
+			return why == ""
+		})
+	}
+	return why
+}
+
+// isArgs0 reports whether e is os.Args[0].
+func isArgs0(info *types.Info, e *ast.IndexExpr) bool {
+	sel, ok := ast.Unparen(e.X).(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "Args" {
+		return false
+	}
+	v, ok := info.Uses[sel.Sel].(*types.Var)
+	if !ok || v.Pkg() == nil || v.Pkg().Path() != "os" {
+		return false
+	}
+	tv, ok := info.Types[e.Index]
+	return ok && tv.Value != nil && tv.Value.String() == "0"
+}
+
+// placeHazard says where the code the units run, or a build of the
+// package the analysis does not type, asks for a place every child
+// shares whatever view it is given (processPlaceUse, leftOutPlace), or
+// "". It comes after the view: a child without a view of its own is
+// reported for that first.
+func (c *checker) placeHazard(units []*unit) string {
+	for _, u := range units {
+		if why := c.processPlaceUse(c.childCode(u)); why != "" {
+			return why
+		}
+	}
+	return c.leftOutPlace()
+}
