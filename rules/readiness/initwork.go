@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,16 +28,17 @@ import (
 // computed at init, and the hooks dropped at 300ms. The typed pass sees
 // one build; every build of the package's directory is an implementation
 // the tests run against, so the rule reads every Go file of it, and of
-// the module packages they import (non-test files, every build), from
-// their syntax, following calls by name into the same package a few
-// calls deep. A TestMain of the test files runs before the helper too:
+// the packages it links but the standard library's (non-test files,
+// every build: the module's, and other modules', deps.go), from their
+// syntax, following calls by name into the same package, and into
+// another package's functions, a few calls deep. A TestMain of the test files runs before the helper too:
 // what it runs before m.Run counts as initialisation (a daemon's pusher
 // started there when an environment variable is set). Running the test
 // cannot tell (it passes on the build the
 // rule read), so such a site is not fixed.
 
 // initChecked is the Checked entry of a fix: the hazard excluded.
-const initChecked = "no package initialisation the child runs (init functions and package-level variable initialisers of the package, in every build, and of the module's packages it imports, and what TestMain runs before m.Run) starts a goroutine, a timer or a deadline, or reads the clock"
+const initChecked = "no package initialisation the child runs (init functions and package-level variable initialisers of the package, in every build, of the packages it links but the standard library's, the module's and other modules', and what TestMain runs before m.Run) starts a goroutine, a timer or a deadline, or reads the clock"
 
 // initHazard says why the child's package initialisation runs work in
 // the window the sleep gave it, and the test looks at the child after the
@@ -79,10 +81,77 @@ func (c *checker) initWork() string {
 		modPath = modfile.ModulePath(data)
 	}
 	// The package's directory, tests included (the child is the test
-	// binary), then the module packages they import, non-test files.
+	// binary), then the packages they import but the standard library's,
+	// non-test files: the module's, and other modules' (deps.go).
+	deps := newDepDirs(root)
+	inModule := func(path string) bool {
+		return modPath != "" && (path == modPath || strings.HasPrefix(path, modPath+"/"))
+	}
+	read := map[string]*syntaxPkg{}
+	resolve := func(path string) (*syntaxPkg, string) {
+		if root == "" {
+			return nil, "" // no go.mod to find it by: not followed
+		}
+		sub, ok := moduleDir(root, modPath, path)
+		if !ok {
+			if sub, ok = deps.dir(path); !ok {
+				return nil, fmt.Sprintf("%s is a package the rule cannot find through go.mod", path)
+			}
+		}
+		if p := read[sub]; p != nil {
+			return p, ""
+		}
+		p, broken := readSyntax(fset, sub, false)
+		if broken != "" {
+			return nil, "the rule cannot read " + broken
+		}
+		read[sub] = p
+		return p, ""
+	}
 	queue := []string{dir}
 	tests := map[string]bool{dir: true}
 	seen := map[string]bool{dir: true}
+	label := map[string]string{}
+	enqueue := func(path string) string {
+		sub, ok := moduleDir(root, modPath, path)
+		if !ok {
+			if path == "C" || match.IsStd(path) && !inModule(path) || root == "" {
+				// Files outside any module (syntax given in memory) have
+				// no go.mod to find other modules' packages by.
+				return ""
+			}
+			if sub, ok = deps.dir(path); !ok {
+				return fmt.Sprintf("may do anything: the child links %s, a package of another module the rule cannot find through go.mod (a replace, vendor, the module cache), so it cannot read what its initialisation starts", path)
+			}
+			label[sub] = path
+		}
+		if !seen[sub] {
+			seen[sub] = true
+			queue = append(queue, sub)
+		}
+		return ""
+	}
+	// What the typed build links, all the way down, and what every build
+	// of the files read imports.
+	var linked func(p *types.Package, done map[*types.Package]bool) string
+	linked = func(p *types.Package, done map[*types.Package]bool) string {
+		for _, imp := range p.Imports() {
+			if done[imp] {
+				continue
+			}
+			done[imp] = true
+			if why := enqueue(imp.Path()); why != "" {
+				return why
+			}
+			if why := linked(imp, done); why != "" {
+				return why
+			}
+		}
+		return ""
+	}
+	if why := linked(c.pass.Pkg, map[*types.Package]bool{}); why != "" {
+		return why
+	}
 	for len(queue) > 0 {
 		d := queue[0]
 		queue = queue[1:]
@@ -90,16 +159,14 @@ func (c *checker) initWork() string {
 		if broken != "" {
 			return fmt.Sprintf("may do anything: the rule cannot read %s", broken)
 		}
-		w := &initWalker{fset: fset, pkg: p, seen: map[*ast.FuncDecl]bool{}}
+		w := &initWalker{fset: fset, pkg: p, seen: map[*ast.FuncDecl]bool{}, pkgPath: label[d], resolve: resolve, inModule: inModule}
 		if why := w.pkgInit(); why != "" {
 			return why
 		}
 		for _, f := range p.files {
 			for _, path := range p.imports[f] {
-				sub, ok := moduleDir(root, modPath, path)
-				if ok && !seen[sub] {
-					seen[sub] = true
-					queue = append(queue, sub)
+				if why := enqueue(path); why != "" {
+					return why
 				}
 			}
 		}
@@ -181,6 +248,13 @@ type initWalker struct {
 	fset *token.FileSet
 	pkg  *syntaxPkg
 	seen map[*ast.FuncDecl]bool
+	// pkgPath names a package of another module, for the reasons.
+	pkgPath string
+	// resolve reads the package of an import path that is not the
+	// standard library's, or says why it cannot; inModule says whether a
+	// path is the main module's (whose path may look standard).
+	resolve  func(path string) (*syntaxPkg, string)
+	inModule func(path string) bool
 }
 
 // pkgInit walks the package's init functions and package-level variable
@@ -191,7 +265,7 @@ func (w *initWalker) pkgInit() string {
 			switch d := d.(type) {
 			case *ast.FuncDecl:
 				if d.Name.Name == "init" && d.Recv == nil && d.Body != nil {
-					if why := w.walk(f, d.Body, "in init at "+w.line(d), 0); why != "" {
+					if why := w.walk(f, d.Body, "in init at "+w.line(d)+w.of(), 0); why != "" {
 						return why
 					}
 				}
@@ -207,7 +281,7 @@ func (w *initWalker) pkgInit() string {
 				for _, sp := range d.Specs {
 					vs := sp.(*ast.ValueSpec)
 					for _, v := range vs.Values {
-						where := "in the initialiser of " + vs.Names[0].Name + " at " + w.line(vs)
+						where := "in the initialiser of " + vs.Names[0].Name + " at " + w.line(vs) + w.of()
 						if why := w.walk(f, v, where, 0); why != "" {
 							return why
 						}
@@ -333,8 +407,38 @@ func (w *initWalker) walk(f *ast.File, n ast.Node, where string, depth int) stri
 					case path == "context" && contextDeadlines[fun.Sel.Name]:
 						out = fmt.Sprintf("sets a deadline (context.%s at %s, %s)", fun.Sel.Name, w.line(m), where)
 						return false
+					case path != "" && match.IsStd(path) && (w.inModule == nil || !w.inModule(path)):
+						return true // the standard library's
 					case path != "":
-						return true // another package's function
+						// Another package's function: its body, read
+						// from that package's syntax, runs in the
+						// initialisation too.
+						if w.resolve == nil {
+							return true
+						}
+						q, broken := w.resolve(path)
+						if q == nil && broken == "" {
+							return true
+						}
+						if broken != "" {
+							out = fmt.Sprintf("may do anything: it calls %s.%s at %s, %s, and %s", x.Name, fun.Sel.Name, w.line(m), where, broken)
+							return false
+						}
+						if depth >= maxDepth {
+							out = fmt.Sprintf("calls %s.%s at %s, %s, deeper than the rule follows", x.Name, fun.Sel.Name, w.line(m), where)
+							return false
+						}
+						for _, fd := range q.funcs[fun.Sel.Name] {
+							if w.seen[fd] {
+								continue
+							}
+							w.seen[fd] = true
+							sub := &initWalker{fset: w.fset, pkg: q, seen: w.seen, resolve: w.resolve, inModule: w.inModule}
+							if out = sub.walk(sub.fileOf(fd), fd.Body, where+", through "+x.Name+"."+fd.Name.Name, depth+1); out != "" {
+								return false
+							}
+						}
+						return true
 					}
 				}
 				out = w.follow(f, "."+fun.Sel.Name, m, where, depth)
@@ -373,6 +477,14 @@ func (w *initWalker) fileOf(n ast.Node) *ast.File {
 		}
 	}
 	return nil
+}
+
+// of says which package of another module the walker reads, or "".
+func (w *initWalker) of() string {
+	if w.pkgPath == "" {
+		return ""
+	}
+	return ", of " + w.pkgPath + ", a package of another module"
 }
 
 // line is n's file:line.
