@@ -336,6 +336,13 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 	if why := c.unreached(s, ln, len(edits)); why != "" {
 		return nil, why
 	}
+	var used []ast.Expr
+	for _, e := range edits {
+		used = append(used, e.expr)
+	}
+	if why := c.foreignDefault(s, ln, used); why != "" {
+		return nil, why
+	}
 	if ln != nil && len(edits) > 0 {
 		if obj, _, _ := types.LookupFieldOrMethod(ln.Type(), true, ln.Pkg(), method); obj == nil {
 			return nil, fmt.Sprintf("%s has no %s method to name the listener's address", ln.Name(), method)

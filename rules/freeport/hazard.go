@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/unflake/unflake/internal/match"
 )
 
 // The paths hazards of moving a listener to a port the system picks: the
@@ -30,6 +32,7 @@ var hazardsChecked = []string{
 	"the port as no constant value (8000+125, strconv.Itoa, fmt.Sprintf, net.JoinHostPort of constants) in the package's files of other builds nor in the module's packages it imports",
 	"no port near it in the package (a port derived from it) and no arithmetic on a port in the code",
 	"the host as written (a name, not an IP ln.Addr() would give)",
+	"the listener or its address is handed to the code under test, or the package links no package of another module (whose default port the rule does not read)",
 }
 
 // maxScanned bounds the files and bytes hazardFiles reads in a package's
@@ -414,4 +417,85 @@ func (c *checker) nearUnreached(s *site) string {
 		}
 	}
 	return ""
+}
+
+// The port may hide in code the rule does not read: a package of another
+// module (a statsd reporter's default agent address, a replaced fork, a
+// dependency in the module cache) is code the test binary links, and its
+// default may be the test's fixed port spelt any way (base+offset). The
+// module scan (valueElsewhere) reads the main module only. So when the
+// package links a package of another module and the test hands the
+// listener (or its address) to no code under test, only such a default
+// may lead that code to the listener: moved, the fake no longer sees
+// what the code sends, and a check that nothing arrives passes whatever
+// it sends.
+
+// foreignDefault returns why a package of another module the package
+// links may hold s's port as its default, or "": the test hands neither
+// the listener nor its address to code under test (an argument of a
+// function outside the standard library), and the package links a
+// package outside the main module and the standard library.
+func (c *checker) foreignDefault(s *site, ln *types.Var, edits []ast.Expr) string {
+	if ln != nil {
+		c.indexFlow()
+		if c.reachesCode(s.call, ln, s.fd) != "" {
+			return ""
+		}
+	}
+	for _, e := range edits {
+		if c.handedToCode(e) {
+			return ""
+		}
+	}
+	if c.scan == nil {
+		c.scan = c.newScan()
+	}
+	inModule := func(path string) bool {
+		mp := c.scan.modPath
+		return mp != "" && (path == mp || strings.HasPrefix(path, mp+"/"))
+	}
+	foreign := ""
+	seen := map[*types.Package]bool{}
+	var walk func(p *types.Package)
+	walk = func(p *types.Package) {
+		for _, imp := range p.Imports() {
+			if seen[imp] || foreign != "" {
+				continue
+			}
+			seen[imp] = true
+			if path := imp.Path(); !inModule(path) && !match.IsStd(path) && path != "C" {
+				foreign = path
+				return
+			}
+			walk(imp)
+		}
+	}
+	walk(c.pass.Pkg)
+	if foreign == "" {
+		return ""
+	}
+	return fmt.Sprintf("the package links %s, a package of another module the rule does not read, and the test hands neither the listener nor its address to the code under test: a default there (an agent's address) may be port %s spelt any way, which only the fixed port lets the code reach; on a port the system picks the listener no longer sees what it sends, and a check that nothing arrives passes whatever it sends", foreign, s.port)
+}
+
+// handedToCode reports whether e, a use of the address in the test, is
+// given (directly, or as part of a sum) to a function outside the
+// standard library.
+func (c *checker) handedToCode(e ast.Expr) bool {
+	c.indexFlow()
+	for {
+		switch p := c.parent[e].(type) {
+		case *ast.ParenExpr:
+			e = p
+		case *ast.BinaryExpr:
+			e = p
+		case *ast.CallExpr:
+			if p.Fun == e {
+				return false
+			}
+			fn := match.Callee(c.info, p)
+			return fn == nil || fn.Pkg() == nil || !match.IsStd(fn.Pkg().Path())
+		default:
+			return false
+		}
+	}
 }
