@@ -81,12 +81,13 @@ const (
 	closedTwice   // a Close or Stop that runs its body twice
 	worked        // a counted loop's bound made many times larger: more CPU work (aimwork.go)
 	defaultZeroed // a package default duration made 0 at each of its uses (aimwork.go)
+	closeSkipped  // a Close or Stop that returns at once: what it should stop runs on (aim.go)
 )
 
 // labels name the mutations in a finding's tally (rewrite.Mutants.Names).
 var labels = map[mutation]string{twice: "twice", again: "again", undone: "undone", dropped: "dropped",
 	late: "late", scaled: "period x3", zeroed: "duration 0", tick: "one tick", stands: "elapsed 0", closedTwice: "closes twice",
-	worked: "more work", defaultZeroed: "default 0"}
+	worked: "more work", defaultZeroed: "default 0", closeSkipped: "stops nothing"}
 
 // A writeKind is what a statement does to the state.
 type writeKind int
@@ -184,6 +185,8 @@ func (m *mutant) String() string {
 		what = "made 0"
 	case closedTwice:
 		what = "running its body twice"
+	case closeSkipped:
+		what = "returning at once"
 	case worked:
 		what = fmt.Sprintf("made %dx (more CPU work)", m.t.site.factor)
 	case defaultZeroed:
@@ -358,11 +361,21 @@ func (sp *splicer) site(g siteGroup, inner string) string {
 		}
 		fmt.Fprintf(&b, " }; return %s }()", inner)
 	case bodyForm:
+		// closedTwice runs a copy of the body, a method appended at the
+		// end of the file, first; closeSkipped returns at once.
 		name := fmt.Sprintf("unflakeTwice%d_%d", sp.file, g.t.start)
 		a := g.t.site
-		fmt.Fprintf(&sp.tail, "\nfunc %s %s() %s %s\n", a.recv, name, a.results, sp.src[a.body[0]:a.body[1]])
+		copied := false
 		fmt.Fprintf(&b, " switch %s {", mutantVar)
 		for _, id := range g.ids {
+			if sp.ms[id-1].op == closeSkipped {
+				fmt.Fprintf(&b, " case %q: return %s;", binName(id), strings.Join(a.zeros, ", "))
+				continue
+			}
+			if !copied {
+				copied = true
+				fmt.Fprintf(&sp.tail, "\nfunc %s %s() %s %s\n", a.recv, name, a.results, sp.src[a.body[0]:a.body[1]])
+			}
 			fmt.Fprintf(&b, " case %q: %s.%s();", binName(id), a.recvName, name)
 		}
 		b.WriteString(" };")
