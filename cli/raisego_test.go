@@ -184,11 +184,25 @@ func TestFixRaiseGo(t *testing.T) {
 
 // unprovenOldGo is a module at go 1.24 whose sleep a bubble fixes at go1.25
 // only under --verify: the analysis cannot show that the goroutine ends.
+// Its code under test reads elapsed time, so a mutant aimed at the clock
+// (time.Since made 0) shows the bubble's strength: the original fails on
+// it at its check, and so does the rewrite.
 const unprovenOldGo = `
 -- go.mod --
 module example.com/u
 
 go 1.24
+-- x.go --
+package x
+
+import "time"
+
+// A warmer is warm 20ms after it starts.
+type warmer struct{ at time.Time }
+
+func warm() *warmer { return &warmer{at: time.Now()} }
+
+func (w *warmer) ready() bool { return time.Since(w.at) >= 20*time.Millisecond }
 -- x_test.go --
 package x
 
@@ -206,8 +220,12 @@ func (loop) Run() {}
 func start(r runner) { go r.Run() }
 
 func TestWait(t *testing.T) {
+	w := warm()
 	start(loop{})
 	time.Sleep(50 * time.Millisecond)
+	if !w.ready() {
+		t.Fatal("not warm after 50ms")
+	}
 }
 `
 

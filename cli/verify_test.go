@@ -178,22 +178,26 @@ func TestWorker(t *testing.T) {
 
 // TestVerifyRetriesWithCompanions: with only the sleep rule, the bubble
 // fails verification; the engine retries the test with leak's fixes (sleep's
-// companion) and keeps the pair, and says so.
+// companion), and says so. The pair passes, but is held back: the worker's
+// code holds nothing a mutant aimed at the clock could change, and the
+// original never calls the Close leak adds, so no mutant shows the
+// strength of either unproven fix.
 func TestVerifyRetriesWithCompanions(t *testing.T) {
 	testmod.Slow(t)
 	t.Parallel()
 	dir := testmod.Write(t, leakyWorker)
 	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--rules", "sleep", "--verify", "--verify-count", "1", "./...")
-	if code != 1 {
-		t.Fatalf("exit %d, want 1 (a diff)\n%s", code, stderr)
+	if code != 0 || diff != "" {
+		t.Fatalf("exit %d, want 0 (no diff)\n%s\n%s", code, diff, stderr)
 	}
-	for _, want := range []string{"synctest.Test(t, func(t *testing.T) {", "t.Cleanup(w.Close)"} {
-		if !strings.Contains(diff, want) {
-			t.Errorf("diff lacks %q:\n%s", want, diff)
+	for _, want := range []string{
+		"with leak, 0 sleep fixes kept in . (1 test retried)",
+		"sleep: time.Sleep(100ms) waits on the real clock; not fixed: reverted: TestWorker after the rewrite shows no strength: no mutant aimed at its clock change could be made",
+		"leak: w (*Worker) is never closed; it outlives the test; not fixed: reverted: TestWorker after the rewrite shows no strength: no mutant aimed at its ownership change could be made",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
-	}
-	if !strings.Contains(stderr, "with leak, 1 sleep fix kept in . (1 test retried)") {
-		t.Errorf("stderr does not count the gain:\n%s", stderr)
 	}
 }
 

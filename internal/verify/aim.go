@@ -29,6 +29,13 @@ import (
 //     more (virtual time does not see CPU work), and a package default
 //     duration a timer is given made 0 at each of its uses (a re-armed
 //     timer refires at one instant forever): aimwork.go.
+//     A bubble also waits for every goroutine it started: the code's
+//     Close, Stop or Shutdown returning at once (a bug that leaves a
+//     loop running) turns a check the original failed at ("still
+//     alive after Close") into a panic after it ("blocked goroutines
+//     remain"), which kills the test binary and every later test, a
+//     miss. It shows nothing of time, so it is not one of the clock's
+//     mutants that show strength (shown.go).
 //   - ownership: the code's Close, Stop or Shutdown running its body
 //     twice (the owner closing too).
 //
@@ -62,9 +69,11 @@ type aimSite struct {
 	x, y  string
 	after bool
 	// closer: the receiver ("(s *Server)"), its name, the results and
-	// the body's offsets.
+	// the body's offsets; zeros are the results' zero values, which a
+	// mutant that returns at once returns (*new(error)).
 	recv, recvName, results string
 	body                    [2]int
+	zeros                   []string
 	// workBound: how many times the bound is made larger.
 	factor int64
 	// durationDefault: the uses its mutant changes, each a durationUse
@@ -157,6 +166,11 @@ func (c *collector) aimBody(fd *ast.FuncDecl) *target {
 		body: [2]int{c.fset.Position(fd.Body.Lbrace).Offset, c.fset.Position(fd.Body.End()).Offset}}
 	if fd.Type.Results != nil {
 		a.results = c.text(fd.Type.Results)
+		for _, f := range fd.Type.Results.List {
+			for range max(len(f.Names), 1) {
+				a.zeros = append(a.zeros, "*new("+c.text(f.Type)+")")
+			}
+		}
 	}
 	at := c.fset.Position(fd.Body.Lbrace).Offset + 1
 	return &target{file: c.file, src: c.src, pkgEnd: c.pkgEnd, form: bodyForm, encl: fd.Name.Name, site: a,
@@ -337,6 +351,10 @@ func (c *codeUnderTest) aimed(m mentions, kinds map[rule.ChangeKind]bool, lateBy
 	}
 	if kinds[rule.Ownership] {
 		add(closedTwice, sites(closer, nil), 0)
+	}
+	if kinds[rule.Clock] {
+		// Last: the mutants that show a clock change's strength first.
+		add(closeSkipped, sites(closer, nil), 0)
 	}
 	var out []*mutant
 	for round := 0; len(out) < maxAimed; round++ {

@@ -242,8 +242,8 @@ func TestRunUnshown(t *testing.T) {
 		byPkg[f.Package[strings.LastIndex(f.Package, "/")+1:]] = f
 	}
 	for pkg, want := range map[string]string{
-		"quiet": "reverted: TestReady after the rewrite shows no strength: no mutant of what the fix changes could be aimed at the code under test",
-		"blind": "reverted: TestAtMostOne after the rewrite shows no strength: the original kills none of the mutants aimed at what the fix changes (late, period x3)",
+		"quiet": "reverted: TestReady after the rewrite shows no strength: no mutant aimed at its budget change could be made of the code the test reaches",
+		"blind": "reverted: TestAtMostOne after the rewrite shows no strength: the original fails on none of the mutants aimed at its budget change (late, period x3)",
 	} {
 		f := byPkg[pkg]
 		if f.Fixed || f.Revert == nil || f.Revert.Kind != revert.Unshown {

@@ -20,7 +20,6 @@ import (
 
 	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
-	"github.com/unflake/unflake/rule"
 )
 
 // Strength. A fix that passes every run, proven or not, may still have
@@ -40,11 +39,12 @@ import (
 // when the original test fails on it; the fix is kept only if the
 // rewritten test fails on every such mutant too (Finding.Mutants), and
 // is otherwise reverted as revert.Weaker, naming the mutant it misses.
-// An unproven fix that changes a budget needs more: a mutant aimed at
-// lateness (late, period x3) that counts. When none could be aimed, or
-// the original kills none, "kills 0 of 0" says nothing of the hazard
-// the rule could not exclude, and the fix is reverted as
-// revert.Unshown.
+// An unproven fix needs more: for each kind of change it names that
+// mutants are aimed at (budget, clock, ownership), one aimed at that
+// kind that counts, and that the rewrite kills (shown.go). When none
+// could be aimed, or the original kills none, "kills 0 of 0" says
+// nothing of the hazard the rule could not exclude, and the fix is
+// reverted as revert.Unshown.
 // Mutants are files of an overlay: the working tree is never touched.
 //
 // "Late" was long not a mutant: the original failing when the event
@@ -81,12 +81,13 @@ const (
 	closedTwice   // a Close or Stop that runs its body twice
 	worked        // a counted loop's bound made many times larger: more CPU work (aimwork.go)
 	defaultZeroed // a package default duration made 0 at each of its uses (aimwork.go)
+	closeSkipped  // a Close or Stop that returns at once: what it should stop runs on (aim.go)
 )
 
 // labels name the mutations in a finding's tally (rewrite.Mutants.Names).
 var labels = map[mutation]string{twice: "twice", again: "again", undone: "undone", dropped: "dropped",
 	late: "late", scaled: "period x3", zeroed: "duration 0", tick: "one tick", stands: "elapsed 0", closedTwice: "closes twice",
-	worked: "more work", defaultZeroed: "default 0"}
+	worked: "more work", defaultZeroed: "default 0", closeSkipped: "stops nothing"}
 
 // A writeKind is what a statement does to the state.
 type writeKind int
@@ -184,6 +185,8 @@ func (m *mutant) String() string {
 		what = "made 0"
 	case closedTwice:
 		what = "running its body twice"
+	case closeSkipped:
+		what = "returning at once"
 	case worked:
 		what = fmt.Sprintf("made %dx (more CPU work)", m.t.site.factor)
 	case defaultZeroed:
@@ -358,11 +361,21 @@ func (sp *splicer) site(g siteGroup, inner string) string {
 		}
 		fmt.Fprintf(&b, " }; return %s }()", inner)
 	case bodyForm:
+		// closedTwice runs a copy of the body, a method appended at the
+		// end of the file, first; closeSkipped returns at once.
 		name := fmt.Sprintf("unflakeTwice%d_%d", sp.file, g.t.start)
 		a := g.t.site
-		fmt.Fprintf(&sp.tail, "\nfunc %s %s() %s %s\n", a.recv, name, a.results, sp.src[a.body[0]:a.body[1]])
+		copied := false
 		fmt.Fprintf(&b, " switch %s {", mutantVar)
 		for _, id := range g.ids {
+			if sp.ms[id-1].op == closeSkipped {
+				fmt.Fprintf(&b, " case %q: return %s;", binName(id), strings.Join(a.zeros, ", "))
+				continue
+			}
+			if !copied {
+				copied = true
+				fmt.Fprintf(&sp.tail, "\nfunc %s %s() %s %s\n", a.recv, name, a.results, sp.src[a.body[0]:a.body[1]])
+			}
 			fmt.Fprintf(&b, " case %q: %s.%s();", binName(id), a.recvName, name)
 		}
 		b.WriteString(" };")
@@ -477,7 +490,7 @@ func (v *verifier) strengths() *strength {
 // mutate tries the tests of w's fixes, proven or not, which all passed after
 // the rewrite (runs), on mutants of the package's code under test, and
 // returns the fixes to revert as revert.Weaker (or revert.Unshown: see
-// unshown); their tests' runs lose
+// shown.go); their tests' runs lose
 // Kept. It does nothing in the probe phase (decide asks for probes) or
 // with Options.NoMutants.
 func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork, b *beforeRuns, runs []TestRun) ([]Held, error) {
@@ -506,12 +519,13 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 		return nil, nil
 	}
 	// A test with nothing to mutate is not tried again in later rounds.
-	// Its proven fixes stand as verified; its unproven budget fixes do
-	// not (unshown): nothing shows they still see lateness.
+	// Its proven fixes stand as verified; its unproven fixes of a kind
+	// mutants are aimed at do not (unshown): nothing shows their
+	// strength.
 	var held []Held
-	untried := func(why string) []Held {
+	untried := func() []Held {
 		for _, test := range tests {
-			h, rest := unshown(test, byTest[test], why)
+			h, rest := unshown(test, byTest[test], nil)
 			held = append(held, h...)
 			v.recordStrength(rest, rewrite.Mutants{})
 		}
@@ -522,7 +536,7 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 		return nil, err
 	}
 	if code == nil || len(code.targets) == 0 && len(code.aims) == 0 {
-		return v.dropKept(untried(noAimed), runs), nil
+		return v.dropKept(untried(), runs), nil
 	}
 
 	// Have: the tests to try and the targets. Pick each test's mutants;
@@ -553,7 +567,7 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 		if len(p.ids) > 0 {
 			plans = append(plans, p)
 		} else {
-			h, rest := unshown(test, p.sites, noAimed)
+			h, rest := unshown(test, p.sites, nil)
 			held = append(held, h...)
 			v.recordStrength(rest, rewrite.Mutants{})
 		}
@@ -578,7 +592,7 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 	}
 	if afterDir == "" {
 		// The schema does not build: no mutant to try.
-		return v.dropKept(untried(noAimed), runs), nil
+		return v.dropKept(untried(), runs), nil
 	}
 
 	planHeld := make([][]Held, len(plans))
@@ -612,39 +626,6 @@ func (v *verifier) dropKept(held []Held, runs []TestRun) []Held {
 		}
 	}
 	return held
-}
-
-// Why an unproven budget fix is held back as revert.Unshown.
-const (
-	noAimed     = "no mutant of what the fix changes could be aimed at the code under test (a write the checks await made late, a period made 3x): strength cannot be shown"
-	noneCounted = "the original kills none of the mutants aimed at what the fix changes (%s), so they say nothing of whether the rewrite still sees lateness: strength cannot be shown"
-)
-
-// budgetAimed are the mutations aimed at a budget (aim.go): what shows
-// that a rewrite of a wait still sees the lateness its original saw.
-var budgetAimed = map[mutation]bool{late: true, scaled: true}
-
-// unshown returns the fixes of sites to hold back for lack of evidence
-// (why): those unproven that change a budget (a poll's length, a
-// deadline); and the rest, which stand as verified. An unproven budget
-// fix's hazard is lateness the original caught (rule.Budget): passing
-// every run is no evidence against it, only a mutant aimed at lateness
-// that the original kills and the rewrite kills too is. A proven one's
-// proof covers it. The held are not recorded as tried: their next form,
-// if any, is tried on the mutants.
-func unshown(test string, sites []fixSite, why string) (held []Held, rest []fixSite) {
-	for _, s := range sites {
-		budget := false
-		for _, c := range s.finding.Changes {
-			budget = budget || c.Kind == rule.Budget
-		}
-		if !s.finding.Unproven || !budget {
-			rest = append(rest, s)
-			continue
-		}
-		held = append(held, Held{Site: s.site, Why: &rewrite.Revert{Kind: revert.Unshown, Test: test, Detail: why}})
-	}
-	return held, rest
 }
 
 // A mutantPlan is one test to try on mutants: its fixes, its run
@@ -778,29 +759,14 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 	st.total.Killed += tally.Killed
 	st.mu.Unlock()
 	if missed < 0 {
-		// Every mutant that counts killed; but an unproven budget fix
-		// needs one aimed at lateness among them.
-		shown := false
-		var aimedNames []string
+		// Every mutant that counts killed; but an unproven fix needs,
+		// for each kind it changes that mutants are aimed at, one aimed
+		// at that kind among them (shown.go).
+		tried := make([]triedMutant, len(verdicts))
 		for i, vd := range verdicts {
-			m := all[p.ids[i]-1]
-			if !budgetAimed[m.op] {
-				continue
-			}
-			shown = shown || vd.counts
-			if l := labels[m.op]; !slices.Contains(aimedNames, l) {
-				aimedNames = append(aimedNames, l)
-			}
+			tried[i] = triedMutant{m: all[p.ids[i]-1], counts: vd.counts, killed: vd.killed, orig: vd.origWhy}
 		}
-		if shown {
-			v.recordStrength(p.sites, tally)
-			return nil, nil
-		}
-		why := noAimed
-		if len(aimedNames) > 0 {
-			why = fmt.Sprintf(noneCounted, strings.Join(aimedNames, ", "))
-		}
-		held, rest := unshown(p.test, p.sites, why)
+		held, rest := unshown(p.test, p.sites, tried)
 		v.recordStrength(rest, tally)
 		return held, nil
 	}

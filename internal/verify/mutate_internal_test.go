@@ -294,6 +294,7 @@ func TestAimedMutants(t *testing.T) {
 			"time.Now().After(b.openedAt.Add(b.… moved by one tick (After made !Before) at breaker.go:29",
 			"time.AfterFunc(b.timeout, b.halfOpen) with its duration made 0 at breaker.go:17",
 			"time.Since(b.openedAt) made 0 at breaker.go:29",
+			"Close returning at once at breaker.go:32",
 		}},
 		{[]rule.ChangeKind{rule.Ownership}, []string{"Close running its body twice at breaker.go:32"}},
 		{[]rule.ChangeKind{rule.Sync, rule.Order, rule.Paths}, nil},
@@ -324,6 +325,23 @@ func TestAimedMutants(t *testing.T) {
 			t.Errorf("schema lacks %s:\n%s", want, src)
 		}
 	}
+	// A Close that returns at once returns its results' zero values,
+	// and needs no copy of its body nor the time package.
+	skip := code.aimed(m, map[rule.ChangeKind]bool{rule.Clock: true}, 0)
+	if src := string(schema(skip[len(skip)-1:])[file]); !strings.Contains(src, `func (b *Breaker) Close() error { switch unflakeMutant { case "m1.test": return *new(error); };`) || strings.Contains(src, "unflakeTwice") || strings.Contains(src, mutantTime) {
+		t.Errorf("schema of %s:\n%s", skip[len(skip)-1], src)
+	} else {
+		checkReal(t, file, src)
+	}
+	// Both of Close's mutants in one schema: one switch at the body's
+	// start, one copy of the body.
+	both := []*mutant{{t: skip[len(skip)-1].t, op: closedTwice}, skip[len(skip)-1]}
+	if src := string(schema(both)[file]); !strings.Contains(src, `{ switch unflakeMutant { case "m1.test": b.unflakeTwice0_597(); case "m2.test": return *new(error); };`) || strings.Count(src, "func (b *Breaker) unflakeTwice") != 1 {
+		t.Errorf("schema of both Close mutants:\n%s", src)
+	} else {
+		checkReal(t, file, src)
+	}
+
 	// A schema of mutants that need no time package imports none: an
 	// unused import would not build.
 	for _, op := range []mutation{tick, closedTwice} {

@@ -248,8 +248,14 @@ func (v *verifier) verifyPkg(cfg *rewrite.Config, decide func(rewrite.Site) rewr
 		return runs, held, nil
 	}
 
-	// Have: every test passed alone. Now the fixes' strength
-	// (mutate.go), then the whole binary.
+	// Have: every test passed alone. Now a bubble's test twice in one
+	// process (second.go), the fixes' strength (mutate.go), then the
+	// whole binary.
+	if !probing {
+		if held, err := v.secondRuns(w, b, bins, runs); err != nil || len(held) > 0 {
+			return runs, held, err
+		}
+	}
 	if held, err := v.mutate(decide, w, b, runs); err != nil || len(held) > 0 {
 		return runs, held, err
 	}

@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"strings"
 
 	"github.com/dave/dst"
 
@@ -140,6 +141,9 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 				why = fmt.Sprintf("the deferred RemoveAll removes the directory before the parallel subtests (%s) resume; t.TempDir would keep it for them", at)
 			}
 		}
+		if why == "" {
+			why = c.sharedParent(c.fd.Body, dir, call)
+		}
 		if why != "" {
 			d.NotFixed = why
 			c.pass.Report(d)
@@ -172,6 +176,7 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 				"the pattern is a plain prefix, and no code inspects the directory's name",
 				"the package's code holds no string with the pattern's prefix (code that finds its own temporary directories by name)",
 				"no code takes the directory's parent",
+				"no other test's os.MkdirTemp directory shares the parent while the directory reaches code under test",
 				"the directory lives until the test ends in the original too (not removed by a helper's defer)",
 				"no parallel subtest runs after a deferred removal",
 				"no call deferred before the removal, and no cleanup registered after the directory is made (by t.Cleanup or code given t), that would now run before the removal",
@@ -720,4 +725,122 @@ func (c *checker) parentRead(body *ast.BlockStmt, dir *types.Var) string {
 		return why == ""
 	})
 	return why
+}
+
+// sharedParent returns why the directory call makes (held in dir) shares
+// its parent with other tests' directories in a way the code under test
+// may see, or "": the test hands the directory (or a path built from it)
+// to code under test, and another function of the package's tests makes
+// an os.MkdirTemp directory in the same shared temporary directory. Every
+// such directory has $TMPDIR as its parent, where each t.TempDir has a
+// parent of its own test: code that keeps something beside the directory
+// (a cache in its parent, a lock file next to it, "..") shares it between
+// the tests in the original, and a bug in that sharing (a cache keyed by
+// nothing) shows there and hides under t.TempDir. The correct code may
+// not take the parent at all; the bug does, in a build the analysis does
+// not see.
+func (c *checker) sharedParent(body *ast.BlockStmt, dir *types.Var, call *ast.CallExpr) string {
+	if !c.sharedTemp(call) {
+		return ""
+	}
+	under := c.derived(body, dir)
+	var to string
+	ast.Inspect(body, func(n ast.Node) bool {
+		cl, ok := n.(*ast.CallExpr)
+		if !ok || to != "" {
+			return to == ""
+		}
+		if !c.reachesCodeUnderTest(match.Callee(c.info, cl)) {
+			return true
+		}
+		for _, a := range cl.Args {
+			if c.usesAny(a, under) {
+				to = fmt.Sprintf("%s at %s", types.ExprString(cl.Fun), c.line(cl))
+			}
+		}
+		return to == ""
+	})
+	if to == "" {
+		return ""
+	}
+	for _, f := range c.pass.Files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil || fd == c.fd {
+				continue
+			}
+			var other *ast.CallExpr
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if o, ok := n.(*ast.CallExpr); ok && other == nil && match.IsPkgFunc(c.info, o, "os", "MkdirTemp") && c.sharedTemp(o) {
+					other = o
+				}
+				return other == nil
+			})
+			if other != nil {
+				return fmt.Sprintf("the test hands the directory to %s, and %s makes its own os.MkdirTemp directory (%s) in the same shared temporary directory: in the original the two share a parent, and code that keeps something beside the directory (a cache in its parent) shares it between the tests; each t.TempDir has a parent of its own, which would hide a bug in that sharing", to, fd.Name.Name, c.line(other))
+			}
+		}
+	}
+	return ""
+}
+
+// sharedTemp reports whether the os.MkdirTemp call makes its directory in
+// the shared temporary directory: a parent of "" or os.TempDir().
+func (c *checker) sharedTemp(call *ast.CallExpr) bool {
+	if len(call.Args) != 2 {
+		return false
+	}
+	if s, ok := match.ConstString(c.info, call.Args[0]); ok {
+		return s == ""
+	}
+	inner, ok := ast.Unparen(call.Args[0]).(*ast.CallExpr)
+	return ok && match.IsPkgFunc(c.info, inner, "os", "TempDir")
+}
+
+// reachesCodeUnderTest reports whether a call of fn may run code under
+// test: fn is not the standard library's and is not a helper of the
+// test files whose body (and the package functions it reaches) calls
+// only the standard library and other such helpers. A function value
+// (nil fn) may run anything.
+func (c *checker) reachesCodeUnderTest(fn *types.Func) bool {
+	if fn == nil {
+		return true
+	}
+	if fn.Pkg() != nil && match.IsStd(fn.Pkg().Path()) {
+		return false
+	}
+	fd := c.decls[fn.Origin()]
+	if fd == nil || fd.Body == nil || !strings.HasSuffix(c.pass.Fset.Position(fd.Pos()).Filename, "_test.go") {
+		return true
+	}
+	roots := []*ast.FuncDecl{fd}
+	for g := range c.reachable(fd.Body, nil) {
+		roots = append(roots, c.decls[g])
+	}
+	for _, r := range roots {
+		if !strings.HasSuffix(c.pass.Fset.Position(r.Pos()).Filename, "_test.go") {
+			return true
+		}
+		found := false
+		ast.Inspect(r.Body, func(n ast.Node) bool {
+			if cl, ok := n.(*ast.CallExpr); ok && !found {
+				g := match.Callee(c.info, cl)
+				if g == nil && !isConversion(c.info, cl) || g != nil && g.Pkg() != nil && !match.IsStd(g.Pkg().Path()) && c.decls[g.Origin()] == nil {
+					found = true // a function value, or another package's code
+				}
+			}
+			return !found
+		})
+		if found {
+			return true
+		}
+	}
+	return false
+}
+
+// isConversion reports whether call converts a value to a type or calls
+// a built-in function (len, append): neither runs code.
+func isConversion(info *types.Info, call *ast.CallExpr) bool {
+	tv, ok := info.Types[call.Fun]
+	return ok && (tv.IsType() || tv.IsBuiltin())
 }

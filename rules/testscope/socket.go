@@ -270,6 +270,9 @@ func (c *checker) inspectsName(call *ast.CallExpr, params map[*types.Var]bool) b
 			}
 		}
 		return false
+	case params != nil && c.isFileInfoName(call):
+		// fi.Name() of an os.Stat of the directory: its last element.
+		return true
 	case params != nil && match.IsPkgFunc(c.info, call, "strings", "HasSuffix", "HasPrefix", "TrimSuffix", "TrimPrefix", "CutSuffix", "CutPrefix", "Contains") && len(call.Args) > 0:
 		if id, ok := ast.Unparen(call.Args[0]).(*ast.Ident); ok {
 			v, _ := c.info.Uses[id].(*types.Var)
@@ -337,4 +340,16 @@ func (c *checker) patternInCode(pattern string) string {
 		})
 	}
 	return why
+}
+
+// isFileInfoName reports whether call is the Name method of an
+// fs.FileInfo or fs.DirEntry (os.Stat(dir).Name() is the directory's
+// last element).
+func (c *checker) isFileInfoName(call *ast.CallExpr) bool {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "Name" || len(call.Args) != 0 {
+		return false
+	}
+	t := c.info.TypeOf(sel.X)
+	return t != nil && match.IsNamed(t, "io/fs", "FileInfo", "DirEntry")
 }

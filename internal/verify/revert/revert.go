@@ -84,12 +84,14 @@ const (
 	// failed at a check: the rewrite made the test blind (or mute) to a
 	// bug it caught. Detail names the mutant and the original's failure.
 	Weaker RevertKind = "weaker"
-	// Unshown: the fix is unproven and changes a budget (a poll's length,
-	// a deadline), whose hazard is lateness the original caught; but no
-	// mutant aimed at that (a write the checks await made late, a
-	// period made 3x) could be made, or the original kills none, so
-	// nothing shows the rewritten test still sees lateness: passing
-	// every run is no evidence of strength. Detail is the whole reason.
+	// Unshown: the fix is unproven and changes a kind that mutants are
+	// aimed at (a budget: lateness the original caught; a clock: time
+	// as real time showed it; ownership: a second close); but for some
+	// such kind no aimed mutant could be made, or the original kills
+	// none (a budget's: none at or after the fix's line), so nothing
+	// shows the rewritten test still sees that hazard: passing every run
+	// is no evidence of strength. Detail is the whole reason, naming the
+	// kind.
 	Unshown RevertKind = "strength-unshown"
 )
 

@@ -1,0 +1,149 @@
+package verify
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/unflake/unflake/internal/verify/revert"
+	"github.com/unflake/unflake/rewrite"
+	"github.com/unflake/unflake/rule"
+)
+
+// Strength must be shown. An unproven fix names a hazard of its kind of
+// change that the rule could not exclude: passing every run, and killing
+// every mutant of state that counts, is no evidence against it (a 10s
+// deadline in place of 40 attempts kills a write made twice as well as
+// the attempts did, and passes the same write made late). So, for each
+// kind it changes that mutants can be aimed at (aim.go), an unproven fix
+// is kept only when a mutant aimed at that kind counted (the original
+// fails on it) and the rewrite fails on it too; otherwise it is held
+// back as revert.Unshown, naming the kind and what could not be aimed,
+// or what the original did not fail on. Kinds no mutant is aimed at
+// (order, paths, sync) are decided by running, as before: a must-pass
+// form, stress runs. A proven fix's proof covers its hazards.
+//
+// A budget is one wait's length: a check before the wait fails on a
+// late write whatever the wait's length (a counter whose first event
+// comes late fails "count right after 3 events" before the poll ever
+// runs). So a budget's aimed mutant shows strength only when the
+// original fails on it at or after the fix's line in the test file. A
+// clock or an ownership change holds for the whole test (a bubble, a
+// cleanup): a failure anywhere in it counts.
+
+// An aimedKind is a kind of change that mutants are aimed at.
+type aimedKind struct {
+	ops []mutation
+	// aims says what the mutants are, for a reason when none could be
+	// made.
+	aims string
+	// atFix: only a failure of the original at or after the fix's line
+	// shows strength.
+	atFix bool
+}
+
+var aimedKinds = map[rule.ChangeKind]aimedKind{
+	rule.Budget: {ops: []mutation{late, scaled}, atFix: true,
+		aims: "a write the checks await made late, a timer's period made 3x"},
+	rule.Clock: {ops: []mutation{tick, zeroed, stands, worked, defaultZeroed},
+		aims: "a time comparison moved by one tick, a timer's duration made 0, elapsed time made 0, a computing loop made longer, a default duration made 0"},
+	rule.Ownership: {ops: []mutation{closedTwice},
+		aims: "a close, stop or shutdown running its body twice"},
+}
+
+// A triedMutant is a mutant a test ran on, and what it did.
+type triedMutant struct {
+	m      *mutant
+	counts bool            // the original fails on it
+	killed bool            // the rewrite fails on it too (a catch: see catches)
+	orig   *rewrite.Revert // the original's failure, when it counts
+}
+
+// unshownWhy returns why the mutants tried (none: nothing could be
+// mutated) show nothing of an unproven fix's strength, one clause per
+// kind it changes that mutants are aimed at, or "" when they show it
+// for each (or the fix is proven).
+func unshownWhy(s fixSite, tried []triedMutant) string {
+	if !s.finding.Unproven {
+		return ""
+	}
+	var whys []string
+	for _, k := range rule.ChangeKinds {
+		ak, ok := aimedKinds[k]
+		if !ok || !slices.ContainsFunc(s.finding.Changes, func(c rule.Change) bool { return c.Kind == k }) {
+			continue
+		}
+		var aimed, counted, before []string
+		shown := false
+		for _, t := range tried {
+			if !slices.Contains(ak.ops, t.m.op) {
+				continue
+			}
+			l := labels[t.m.op]
+			addName(&aimed, l)
+			if !t.counts {
+				continue
+			}
+			addName(&counted, l)
+			if !t.killed {
+				continue
+			}
+			if ak.atFix {
+				line := failLine(t.orig.Detail, s.finding.File)
+				if line < s.finding.Line {
+					where := "where it names no line of the test file"
+					if line > 0 {
+						where = fmt.Sprintf("at %s:%d", filepath.Base(s.finding.File), line)
+					}
+					addName(&before, fmt.Sprintf("%s %s", l, where))
+					continue
+				}
+			}
+			shown = true
+		}
+		switch {
+		case shown:
+			continue
+		case len(aimed) == 0:
+			whys = append(whys, fmt.Sprintf("no mutant aimed at its %s change could be made of the code the test reaches (%s)", k, ak.aims))
+		case len(counted) == 0:
+			whys = append(whys, fmt.Sprintf("the original fails on none of the mutants aimed at its %s change (%s), so they show nothing of it", k, strings.Join(aimed, ", ")))
+		case len(before) > 0:
+			whys = append(whys, fmt.Sprintf("the original fails on the mutants aimed at its %s change only before the fix at %s:%d (%s), where the wait's length does not matter",
+				k, filepath.Base(s.finding.File), s.finding.Line, strings.Join(before, "; ")))
+		default:
+			// Every one that counts is killed when the fix is kept
+			// (mutateTest): only a missed one is left, which reverts the
+			// fix as revert.Weaker first.
+			whys = append(whys, fmt.Sprintf("the rewrite misses the mutants aimed at its %s change (%s)", k, strings.Join(counted, ", ")))
+		}
+	}
+	if len(whys) == 0 {
+		return ""
+	}
+	return strings.Join(whys, "; ") + ": strength cannot be shown"
+}
+
+// addName appends name to names unless it is there.
+func addName(names *[]string, name string) {
+	if !slices.Contains(*names, name) {
+		*names = append(*names, name)
+	}
+}
+
+// unshown returns the fixes of sites to hold back for lack of evidence
+// in the mutants tried (unshownWhy), and the rest, which stand as
+// verified. The held are not recorded as tried: their next form, if
+// any, is tried on the mutants.
+func unshown(test string, sites []fixSite, tried []triedMutant) (held []Held, rest []fixSite) {
+	for _, s := range sites {
+		why := unshownWhy(s, tried)
+		if why == "" {
+			rest = append(rest, s)
+			continue
+		}
+		held = append(held, Held{Site: s.site, Why: &rewrite.Revert{Kind: revert.Unshown, Test: test, Detail: why}})
+	}
+	return held, rest
+}

@@ -1,0 +1,63 @@
+package verify
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/unflake/unflake/rewrite"
+	"github.com/unflake/unflake/rule"
+)
+
+// An unproven fix is kept only when, for each kind it changes that
+// mutants are aimed at, one aimed at that kind counted and was killed;
+// a budget's only when the original failed on it at or after the fix.
+func TestUnshownWhy(t *testing.T) {
+	t.Parallel()
+	site := func(unproven bool, line int, kinds ...rule.ChangeKind) fixSite {
+		f := rewrite.Finding{File: "/m/window_test.go", Line: line, Unproven: unproven}
+		for _, k := range kinds {
+			f.Changes = append(f.Changes, rule.Change{Kind: k, What: "a change"})
+		}
+		return fixSite{finding: f}
+	}
+	tried := func(op mutation, counts bool, detail string) triedMutant {
+		return triedMutant{m: &mutant{op: op}, counts: counts, killed: counts, orig: &rewrite.Revert{Detail: detail}}
+	}
+	for _, c := range []struct {
+		name  string
+		site  fixSite
+		tried []triedMutant
+		want  string // "" when shown; else a part of the reason
+	}{
+		{"proven", site(false, 16, rule.Budget), nil, ""},
+		{"order only", site(true, 16, rule.Order, rule.Paths, rule.Sync), nil, ""},
+		{"budget, nothing aimed", site(true, 16, rule.Budget), nil,
+			"no mutant aimed at its budget change could be made of the code the test reaches (a write the checks await made late, a timer's period made 3x): strength cannot be shown"},
+		{"budget, none counted", site(true, 16, rule.Budget), []triedMutant{tried(late, false, ""), tried(scaled, false, "")},
+			"the original fails on none of the mutants aimed at its budget change (late, period x3), so they show nothing of it"},
+		// attemptloop_rt7_slidingwindow: the late first event fails the
+		// check before the poll, whatever the poll's length.
+		{"budget, counted before the fix", site(true, 16, rule.Budget), []triedMutant{tried(late, true, "window_test.go:14: count = 0 right after 3 events, want 3")},
+			"the original fails on the mutants aimed at its budget change only before the fix at window_test.go:16 (late at window_test.go:14)"},
+		{"budget, counted without a line", site(true, 16, rule.Budget), []triedMutant{tried(late, true, "test timed out after 5.0s")},
+			"(late where it names no line of the test file)"},
+		{"budget, counted at the fix's checks", site(true, 16, rule.Budget), []triedMutant{tried(late, true, "window_test.go:14: x"), tried(scaled, true, "window_test.go:23: count = 3 after the window, want 0")}, ""},
+		{"clock, only state counted", site(true, 12, rule.Clock), []triedMutant{tried(dropped, true, "lease_test.go:14: x"), tried(tick, false, "")},
+			"the original fails on none of the mutants aimed at its clock change (one tick)"},
+		// A clock change holds for the whole test: a failure before the
+		// fix's line counts.
+		{"clock, counted anywhere", site(true, 12, rule.Clock), []triedMutant{tried(stands, true, "window_test.go:3: x")}, ""},
+		{"ownership, nothing aimed", site(true, 12, rule.Ownership), []triedMutant{tried(twice, true, "window_test.go:30: x")},
+			"no mutant aimed at its ownership change could be made of the code the test reaches (a close, stop or shutdown running its body twice)"},
+		{"two kinds, one shown", site(true, 16, rule.Clock, rule.Budget), []triedMutant{tried(zeroed, true, "window_test.go:20: x")},
+			"no mutant aimed at its budget change could be made"},
+	} {
+		got := unshownWhy(c.site, c.tried)
+		switch {
+		case c.want == "" && got != "":
+			t.Errorf("%s: held back: %q", c.name, got)
+		case c.want != "" && (!strings.Contains(got, c.want) || !strings.HasSuffix(got, ": strength cannot be shown")):
+			t.Errorf("%s: reason %q, want it to hold %q", c.name, got, c.want)
+		}
+	}
+}
