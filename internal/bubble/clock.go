@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/unflake/unflake/internal/contract"
+	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/intent"
 	"github.com/unflake/unflake/internal/match"
 )
@@ -82,6 +83,7 @@ const (
 	checkedVersus   = "no elapsed time compared with a duration that may be zero or tiny right after another call"
 	checkedZeroWait = "no wait the code computes in a loop that may be 0"
 	checkedKept     = "no package state that hides its type kept past the bubble"
+	checkedOutside  = "no code of another package of the module or a dependency that may read the clock"
 )
 
 // clockKey is what a clock hazard's reason stands for (reasons.add):
@@ -102,7 +104,7 @@ func ClockChecked(targets []*Target) []string {
 		return nil
 	}
 	var out []string
-	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus, checkedZeroWait, checkedKept} {
+	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus, checkedZeroWait, checkedKept, checkedOutside} {
 		all := true
 		for _, t := range targets {
 			all = all && slices.Contains(t.ClockChecked(), c)
@@ -121,6 +123,18 @@ type clockScan struct {
 	fixed   string // the first fixed date ("time.Date at token_test.go:12")
 	now     string // the first reading of the clock
 	foreign string // the first call into code of another non-standard package
+	// outside is the first call into code of another non-standard
+	// package that may read the clock (clockPkg): the hazards below are
+	// looked for in this package's syntax only, so that code is not
+	// read for them.
+	outside string
+	// outsideRoots are the roots calling such code, so that backToBack
+	// asks which of the test's calls reach it.
+	outsideRoots map[ast.Node]bool
+	clockPkgs    map[*types.Package]bool // clockPkg's answers
+	// certain holds, in concrete, the method a call through an interface
+	// runs where the value's type is certain (certainAt).
+	certain *walker
 	zero    string // the first zero duration handed to the code under test
 	order   string // the first comparison of two clock readings
 	decides string // the first decision at a deadline (Time.After, a comparison of elapsed time)
@@ -163,9 +177,13 @@ func (a *Analysis) clockHazards(t *Target) {
 		return
 	}
 	a.shapeBlockers(t)
-	c := &clockScan{a: a, readings: map[types.Object]bool{}, spans: map[types.Object]bool{}, computing: map[ast.Node]bool{}, comparing: map[ast.Node]bool{}, clocked: map[ast.Node]bool{}, visiting: map[types.Object]bool{}}
+	c := &clockScan{a: a, readings: map[types.Object]bool{}, spans: map[types.Object]bool{}, computing: map[ast.Node]bool{}, comparing: map[ast.Node]bool{}, clocked: map[ast.Node]bool{}, visiting: map[types.Object]bool{}, outsideRoots: map[ast.Node]bool{}, clockPkgs: map[*types.Package]bool{}}
 	roots := c.roots(t)
 	c.rootList = roots
+	c.certain = &walker{a: a}
+	for _, r := range roots {
+		c.certain.certainAt(r)
+	}
 	// Twice: now := time.Now(); c.last = now sets a field to a reading.
 	for range 2 {
 		for _, r := range roots {
@@ -215,7 +233,7 @@ func (a *Analysis) clockHazards(t *Target) {
 	}
 	// Not fixed rather than unproven: the bug it hides shows only in
 	// real time, so running the correct code in the bubble cannot tell.
-	if again := c.backToBack(t, c.computing); c.compute != "" && again != "" {
+	if again := c.backToBack(t, c.computing, false); c.compute != "" && again != "" {
 		t.blocked.add(clockKey(checkedElapsed), fmt.Sprintf("the test checks %s with no wait between, and the code computes a quantity from elapsed time (%s): in a synctest bubble no time passes between two statements, so the second call sees exactly 0 elapsed where real time gives a few microseconds, and a rounding of it (a refill or a tick count rounded up) that the original catches passes in the bubble", again, c.compute))
 	} else if c.foreign == "" {
 		checked = append(checked, checkedElapsed)
@@ -229,10 +247,30 @@ func (a *Analysis) clockHazards(t *Target) {
 	// The correct code sets the duration, so running it cannot tell;
 	// only a constant of a millisecond or more is known to stay above
 	// the few microseconds.
-	if again := c.backToBack(t, c.comparing); c.versus != "" && again != "" {
+	if again := c.backToBack(t, c.comparing, false); c.versus != "" && again != "" {
 		t.blocked.add(clockKey(checkedVersus), fmt.Sprintf("the test checks %s with no wait between, and the code compares elapsed time with a duration that may be zero or tiny (%s): in a synctest bubble no time passes between two statements, so elapsed time is exactly 0 there where real time gives a few microseconds, and a bug that leaves the duration 0 or makes it nanoseconds (an option lost, a default not applied, a unit dropped) flips the comparison in real time, which the original catches, and not in the bubble", again, c.versus))
 	} else if c.foreign == "" {
 		checked = append(checked, checkedVersus)
+	}
+	// The hazards are looked for in this package's syntax only. Code of
+	// another package that may read the clock can hold any of them (a
+	// fixed epoch, a strict comparison at a deadline the sleep ends on,
+	// two readings compared): the wrap is unproven, and running it tells
+	// for those that break correct code. Checked right after another
+	// call with no wait between, it may also compute from elapsed time
+	// (a refill rounded up) and hide a bug only real time shows, which
+	// running cannot tell: not fixed.
+	again := ""
+	if c.outside != "" {
+		again = c.backToBack(t, c.outsideRoots, true)
+	}
+	switch {
+	case again != "":
+		t.blocked.add(clockKey(checkedOutside), fmt.Sprintf("%s, and the test checks %s with no wait between: in a synctest bubble no time passes between two statements, so that code sees exactly 0 elapsed where real time gives a few microseconds, and a quantity it computes from elapsed time (a refill or a tick count rounded up) or compares with a duration that may be zero flips in real time, which the original catches, and not in the bubble", c.outside, again))
+	case c.outside != "":
+		t.unproven.add(clockKey(checkedOutside), fmt.Sprintf("%s (a fixed date the bubble's 2000-01-01 clock is before, two readings compared that are equal in a bubble, a strict comparison at a deadline a sleep ends exactly on)", c.outside))
+	default:
+		checked = append(checked, checkedOutside)
 	}
 	if c.origin != "" {
 		t.unproven.add(clockKey(checkedOrigin), fmt.Sprintf("the code compares a reading of the clock with a date that does not come from the clock (%s): a synctest bubble's clock starts at 2000-01-01 UTC, so a date from the real calendar (decoded, parsed, read from a file, set by a fixture) compares the other way", c.origin))
@@ -432,9 +470,23 @@ func (c *clockScan) scan(root ast.Node, test bool) {
 			if match.IsPkgFunc(info, n, "time", "Now", "Since", "Until") {
 				c.clocked[root] = true
 			}
-			if fn := match.Callee(info, n); fn != nil && fn.Pkg() != nil && fn.Pkg() != c.a.pass.Pkg &&
-				!match.IsStd(fn.Pkg().Path()) && !match.IsAssertion(fn.Pkg().Path(), fn.Name()) && c.foreign == "" {
-				c.foreign = c.at(match.PkgFuncName(fn), n)
+			fn := match.Callee(info, n)
+			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && c.certain.concrete[sel.Sel] != nil {
+				// Through an interface on a value whose type is
+				// certain: that type's method is the code that runs.
+				fn = c.certain.concrete[sel.Sel]
+			}
+			if fn != nil && fn.Pkg() != nil && fn.Pkg() != c.a.pass.Pkg &&
+				!match.IsStd(fn.Pkg().Path()) && !match.IsAssertion(fn.Pkg().Path(), fn.Name()) {
+				if c.foreign == "" {
+					c.foreign = c.at(match.PkgFuncName(fn), n)
+				}
+				if why := c.outsideClock(fn); why != "" {
+					c.outsideRoots[root] = true
+					if c.outside == "" {
+						c.outside = fmt.Sprintf("the code under test in %s (%s%s) is not read for the clock hazards", fn.Pkg().Path(), c.at(match.PkgFuncName(fn), n), why)
+					}
+				}
 			}
 			if test && c.zero == "" && !match.IsStd(calleePath(info, n)) && !conversion(info, n) {
 				for _, arg := range n.Args {
@@ -820,7 +872,7 @@ func (c *clockScan) elapsed(e ast.Expr) bool {
 // one in a loop that does not wait), or "": a check made only after a
 // wait sees the elapsed time the wait made, in the bubble as in real
 // time.
-func (c *clockScan) backToBack(t *Target, set map[ast.Node]bool) string {
+func (c *clockScan) backToBack(t *Target, set map[ast.Node]bool, outside bool) string {
 	info := c.a.info
 	body := &ast.BlockStmt{List: t.body.List[t.lead:]}
 	mine := func(call *ast.CallExpr) bool {
@@ -885,11 +937,18 @@ func (c *clockScan) backToBack(t *Target, set map[ast.Node]bool) string {
 			return true
 		}
 		call, ok := n.(*ast.CallExpr)
-		if !ok || !mine(call) || !c.reaches(call, c.clocked) {
+		if !ok {
+			return true
+		}
+		// A call into code of another package that may read the clock
+		// (outside is set) counts as reaching it: that code is
+		// not read, so it may compute from elapsed time.
+		direct := outside && c.outsideCall(call)
+		if !direct && (!mine(call) || !(c.reaches(call, c.clocked) || outside && c.reaches(call, set))) {
 			return true
 		}
 		here := c.at(types.ExprString(call), call)
-		if checked(call, stack) && c.reaches(call, set) {
+		if checked(call, stack) && (direct || c.reaches(call, set)) {
 			again := prev
 			if again == "" {
 				// In a loop that does not wait: the call follows itself.
@@ -925,6 +984,75 @@ func (c *clockScan) backToBack(t *Target, set map[ast.Node]bool) string {
 		return true
 	})
 	return found
+}
+
+// outsideCall reports whether call calls a function of another
+// non-standard package that may read the clock (outsideClock), which the
+// analysis does not read.
+func (c *clockScan) outsideCall(call *ast.CallExpr) bool {
+	fn := match.Callee(c.a.info, call)
+	return fn != nil && fn.Pkg() != nil && fn.Pkg() != c.a.pass.Pkg && !match.IsStd(fn.Pkg().Path()) &&
+		!match.IsAssertion(fn.Pkg().Path(), fn.Name()) && c.outsideClock(fn) != ""
+}
+
+// outsideClock says how fn, a function of another non-standard package,
+// may read the clock, as words that follow its name (", which reads the
+// clock (cache.go:30)", " → ttl.load, which reads ..."), or is "": its
+// effect summary shows a reading (time.Now, Since, Until) in it or a
+// function it calls, or it is unknown or calls what the summary could
+// not follow, in a package that may read the clock (clockPkg).
+func (c *clockScan) outsideClock(fn *types.Func) string {
+	name := match.PkgFuncName(fn)
+	if recv := fn.Type().(*types.Signature).Recv(); recv != nil && types.IsInterface(recv.Type()) {
+		// Through an interface: what the methods that may run do.
+		impls, _ := effects.Implementations(c.a.pass.Effects, fn)
+		if impls == nil {
+			if !c.clockPkg(fn.Pkg()) {
+				return ""
+			}
+			return ", whose implementations the analysis cannot see, in a package that uses the time package"
+		}
+		for _, m := range impls {
+			if why := c.outsideClock(m); why != "" {
+				return " → " + match.PkgFuncName(m) + why
+			}
+		}
+		return ""
+	}
+	s := c.a.pass.Effects.Of(fn)
+	switch {
+	case s != nil && s.Clock != nil:
+		return strings.TrimPrefix(s.Clock.Why(), name)
+	case !c.clockPkg(fn.Pkg()):
+		return ""
+	case s == nil:
+		return ", whose code the analysis cannot see, in a package that uses the time package"
+	case s.Opaque != "":
+		return ", which " + s.Opaque + ", in a package that uses the time package"
+	}
+	return ""
+}
+
+// clockPkg reports whether code of pkg, a package the analysis does not
+// read, may read the clock: it or a non-standard package it imports
+// (transitively) imports time. The hazards are looked for in syntax,
+// and only this package's is at hand; a package that never names the
+// time package cannot compare a reading with a deadline or a date of its
+// own.
+func (c *clockScan) clockPkg(pkg *types.Package) bool {
+	if v, ok := c.clockPkgs[pkg]; ok {
+		return v
+	}
+	c.clockPkgs[pkg] = false // a cycle (export data) ends here
+	v := false
+	for _, imp := range pkg.Imports() {
+		if imp.Path() == "time" || (!match.IsStd(imp.Path()) && c.clockPkg(imp)) {
+			v = true
+			break
+		}
+	}
+	c.clockPkgs[pkg] = v
+	return v
 }
 
 // computed records a call that computes from elapsed time: a conversion
