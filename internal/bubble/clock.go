@@ -166,6 +166,10 @@ type clockScan struct {
 	// readings are the variables and fields set to a reading of the clock
 	// (x = time.Now()), so that comparing two of them is seen.
 	readings map[types.Object]bool
+	// nums are the variables and fields set to a reading or an elapsed
+	// time made a number (now.UnixNano(), int64(time.Since(t)), now+ttl
+	// of one), so that nowNs <= exp is seen.
+	nums map[types.Object]bool
 
 	restarts map[*types.Func]bool // the functions that store a reading of the clock (mayRestart)
 }
@@ -177,7 +181,7 @@ func (a *Analysis) clockHazards(t *Target) {
 		return
 	}
 	a.shapeBlockers(t)
-	c := &clockScan{a: a, readings: map[types.Object]bool{}, spans: map[types.Object]bool{}, computing: map[ast.Node]bool{}, comparing: map[ast.Node]bool{}, clocked: map[ast.Node]bool{}, visiting: map[types.Object]bool{}, outsideRoots: map[ast.Node]bool{}, clockPkgs: map[*types.Package]bool{}}
+	c := &clockScan{a: a, readings: map[types.Object]bool{}, spans: map[types.Object]bool{}, computing: map[ast.Node]bool{}, comparing: map[ast.Node]bool{}, clocked: map[ast.Node]bool{}, visiting: map[types.Object]bool{}, outsideRoots: map[ast.Node]bool{}, nums: map[types.Object]bool{}, clockPkgs: map[*types.Package]bool{}}
 	roots := c.roots(t)
 	c.rootList = roots
 	c.certain = &walker{a: a}
@@ -408,6 +412,8 @@ func (c *clockScan) collectReadings(root ast.Node) {
 				c.readings[obj] = true
 			case c.elapsed(r):
 				c.spans[obj] = true
+			case c.numeric(r):
+				c.nums[obj] = true
 			}
 		}
 		return true
@@ -846,6 +852,19 @@ func (c *clockScan) binary(b *ast.BinaryExpr) {
 				c.order = c.at(types.ExprString(b), b)
 			}
 			return
+		case c.numeric(x):
+			// A reading or elapsed time made a number: the same
+			// decisions as with the time values.
+			if c.decides == "" && b.Op != token.EQL && b.Op != token.NEQ {
+				c.decides = c.at(types.ExprString(b), b)
+			}
+			if v, ok := match.ConstInt(info, y); ok && v == 0 && c.order == "" {
+				c.order = c.at(types.ExprString(b), b)
+			}
+			if (b.Op == token.EQL || b.Op == token.NEQ) && c.numeric(y) && c.order == "" {
+				c.order = c.at(types.ExprString(b), b)
+			}
+			return
 		case (b.Op == token.EQL || b.Op == token.NEQ) && c.reading(x) && c.reading(y):
 			if c.order == "" {
 				c.order = c.at(types.ExprString(b), b)
@@ -853,6 +872,39 @@ func (c *clockScan) binary(b *ast.BinaryExpr) {
 			return
 		}
 	}
+}
+
+// numeric reports whether e is a reading of the clock or a measure of
+// elapsed time made a number: now.UnixNano() (Unix, UnixMilli,
+// UnixMicro), int64(time.Since(t)) or float64 of one, el.Seconds()
+// (Milliseconds, ...), a sum or difference with one (now+ttl), or a
+// variable or field set to one. Two such numbers compare as the times
+// do: equal in a bubble where no time passes.
+func (c *clockScan) numeric(e ast.Expr) bool {
+	info := c.a.info
+	switch e := ast.Unparen(e).(type) {
+	case *ast.Ident, *ast.SelectorExpr:
+		if obj := c.objOf(e); obj != nil && c.nums[obj] {
+			return true
+		}
+	case *ast.BinaryExpr:
+		return (e.Op == token.ADD || e.Op == token.SUB) && (c.numeric(e.X) || c.numeric(e.Y))
+	case *ast.CallExpr:
+		if conversion(info, e) && len(e.Args) == 1 {
+			return c.elapsed(e.Args[0]) || c.numeric(e.Args[0])
+		}
+		sel, ok := ast.Unparen(e.Fun).(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		switch {
+		case match.IsMethod(info, e, "time", "Unix", "UnixNano", "UnixMilli", "UnixMicro") && match.IsNamed(info.TypeOf(sel.X), "time", "Time"):
+			return c.reading(sel.X)
+		case match.IsMethod(info, e, "time", "Seconds", "Milliseconds", "Microseconds", "Nanoseconds", "Minutes", "Hours") && match.IsNamed(info.TypeOf(sel.X), "time", "Duration"):
+			return c.elapsed(sel.X)
+		}
+	}
+	return false
 }
 
 // elapsed reports whether e is a measure of elapsed time: time.Since(x),
