@@ -84,6 +84,7 @@ const (
 	checkedZeroWait = "no wait the code computes in a loop that may be 0"
 	checkedKept     = "no package state that hides its type kept past the bubble"
 	checkedOutside  = "no code of another package of the module or a dependency that may read the clock"
+	checkedHalf     = "no sleep ending exactly on half a configured deadline"
 )
 
 // clockKey is what a clock hazard's reason stands for (reasons.add):
@@ -104,7 +105,7 @@ func ClockChecked(targets []*Target) []string {
 		return nil
 	}
 	var out []string
-	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus, checkedZeroWait, checkedKept, checkedOutside} {
+	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus, checkedZeroWait, checkedKept, checkedOutside, checkedHalf} {
 		all := true
 		for _, t := range targets {
 			all = all && slices.Contains(t.ClockChecked(), c)
@@ -144,6 +145,7 @@ type clockScan struct {
 	compute string // the first quantity the code computes from elapsed time
 	origin  string // the first date from outside the clock compared with a reading (origin.go)
 	versus  string // the first elapsed time compared with a duration that may be zero
+	early   string // the first run of the test's sleeps ending on half a duration of the test's or the code's
 
 	orig *origins // what each variable and field is set to (origin.go)
 
@@ -301,6 +303,17 @@ func (a *Analysis) clockHazards(t *Target) {
 	own := ""
 	if c.decides != "" {
 		own = c.ownDeadline(t)
+	}
+	// Not fixed: half the period is where a bug that halves it (a
+	// jitter gone wrong, a unit halved) ends, and a test that checks
+	// "not yet" there sees, in a bubble, a strict comparison (expiry
+	// before now) still false at that very instant, where real time, a
+	// little later, makes it true and the original fails. The correct
+	// code passes either way, so running it cannot tell.
+	if c.early != "" && c.decides != "" {
+		t.blocked.add(clockKey(checkedHalf), fmt.Sprintf("the test's sleeps end exactly on half a duration of the code under test (%s) and the code decides at a deadline (%s): in a synctest bubble the sleep ends exactly there, so a bug that halves the period ends on the test's check, where a strict comparison is still false in the bubble and true in real time, which the original catches", c.early, c.decides))
+	} else {
+		checked = append(checked, checkedHalf)
 	}
 	switch {
 	case dl != "" && decides != "":
@@ -1269,6 +1282,11 @@ func (c *clockScan) deadline(t *Target) (where, unseen, sums string) {
 		n := 0
 		if cf.d > 0 && runSums(seq, from, true, func(i, j int, sum time.Duration) bool {
 			start, end, n = seq[i].stmt, seq[j].stmt, j-i+1
+			if 2*sum == cf.d && cf.unseen == "" && c.early == "" {
+				// Half of it: where a bug's halved period ends, and
+				// the test checks "not yet".
+				c.early = fmt.Sprintf("%s, then %s, %v: half of it", cf.what, c.at(types.ExprString(end.X), end), sum)
+			}
 			return sum == cf.d
 		}) {
 			run := ""
@@ -1362,6 +1380,12 @@ func (c *clockScan) ownDeadline(t *Target) string {
 	found := ""
 	runSums(seq, 0, false, func(_, j int, sum time.Duration) bool {
 		for _, o := range owns {
+			// Half and twice the code's own too: a bug's halved or
+			// doubled period ends there (a constant of the code's is
+			// often a small unit, so not every multiple).
+			if o.d == 2*sum && c.early == "" {
+				c.early = fmt.Sprintf("%s, %v; the test reaches %v, half of it, at %s", o.what, o.d, sum, c.at(types.ExprString(seq[j].stmt.X), seq[j].stmt))
+			}
 			if o.d == sum {
 				found = fmt.Sprintf("%v, %s; the test reaches it at %s", o.d, o.what, c.at(types.ExprString(seq[j].stmt.X), seq[j].stmt))
 				return true
