@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/unflake/unflake/internal/contract"
+	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/intent"
 	"github.com/unflake/unflake/internal/match"
 )
@@ -82,6 +83,8 @@ const (
 	checkedVersus   = "no elapsed time compared with a duration that may be zero or tiny right after another call"
 	checkedZeroWait = "no wait the code computes in a loop that may be 0"
 	checkedKept     = "no package state that hides its type kept past the bubble"
+	checkedOutside  = "no code of another package of the module or a dependency that may read the clock"
+	checkedHalf     = "no sleep ending exactly on half a configured deadline"
 )
 
 // clockKey is what a clock hazard's reason stands for (reasons.add):
@@ -102,7 +105,7 @@ func ClockChecked(targets []*Target) []string {
 		return nil
 	}
 	var out []string
-	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus, checkedZeroWait, checkedKept} {
+	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus, checkedZeroWait, checkedKept, checkedOutside, checkedHalf} {
 		all := true
 		for _, t := range targets {
 			all = all && slices.Contains(t.ClockChecked(), c)
@@ -121,6 +124,18 @@ type clockScan struct {
 	fixed   string // the first fixed date ("time.Date at token_test.go:12")
 	now     string // the first reading of the clock
 	foreign string // the first call into code of another non-standard package
+	// outside is the first call into code of another non-standard
+	// package that may read the clock (clockPkg): the hazards below are
+	// looked for in this package's syntax only, so that code is not
+	// read for them.
+	outside string
+	// outsideRoots are the roots calling such code, so that backToBack
+	// asks which of the test's calls reach it.
+	outsideRoots map[ast.Node]bool
+	clockPkgs    map[*types.Package]bool // clockPkg's answers
+	// certain holds, in concrete, the method a call through an interface
+	// runs where the value's type is certain (certainAt).
+	certain *walker
 	zero    string // the first zero duration handed to the code under test
 	order   string // the first comparison of two clock readings
 	decides string // the first decision at a deadline (Time.After, a comparison of elapsed time)
@@ -130,6 +145,7 @@ type clockScan struct {
 	compute string // the first quantity the code computes from elapsed time
 	origin  string // the first date from outside the clock compared with a reading (origin.go)
 	versus  string // the first elapsed time compared with a duration that may be zero
+	early   string // the first run of the test's sleeps ending on half a duration of the test's or the code's
 
 	orig *origins // what each variable and field is set to (origin.go)
 
@@ -152,6 +168,10 @@ type clockScan struct {
 	// readings are the variables and fields set to a reading of the clock
 	// (x = time.Now()), so that comparing two of them is seen.
 	readings map[types.Object]bool
+	// nums are the variables and fields set to a reading or an elapsed
+	// time made a number (now.UnixNano(), int64(time.Since(t)), now+ttl
+	// of one), so that nowNs <= exp is seen.
+	nums map[types.Object]bool
 
 	restarts map[*types.Func]bool // the functions that store a reading of the clock (mayRestart)
 }
@@ -163,9 +183,13 @@ func (a *Analysis) clockHazards(t *Target) {
 		return
 	}
 	a.shapeBlockers(t)
-	c := &clockScan{a: a, readings: map[types.Object]bool{}, spans: map[types.Object]bool{}, computing: map[ast.Node]bool{}, comparing: map[ast.Node]bool{}, clocked: map[ast.Node]bool{}, visiting: map[types.Object]bool{}}
+	c := &clockScan{a: a, readings: map[types.Object]bool{}, spans: map[types.Object]bool{}, computing: map[ast.Node]bool{}, comparing: map[ast.Node]bool{}, clocked: map[ast.Node]bool{}, visiting: map[types.Object]bool{}, outsideRoots: map[ast.Node]bool{}, nums: map[types.Object]bool{}, clockPkgs: map[*types.Package]bool{}}
 	roots := c.roots(t)
 	c.rootList = roots
+	c.certain = &walker{a: a}
+	for _, r := range roots {
+		c.certain.certainAt(r)
+	}
 	// Twice: now := time.Now(); c.last = now sets a field to a reading.
 	for range 2 {
 		for _, r := range roots {
@@ -215,7 +239,7 @@ func (a *Analysis) clockHazards(t *Target) {
 	}
 	// Not fixed rather than unproven: the bug it hides shows only in
 	// real time, so running the correct code in the bubble cannot tell.
-	if again := c.backToBack(t, c.computing); c.compute != "" && again != "" {
+	if again := c.backToBack(t, c.computing, false); c.compute != "" && again != "" {
 		t.blocked.add(clockKey(checkedElapsed), fmt.Sprintf("the test checks %s with no wait between, and the code computes a quantity from elapsed time (%s): in a synctest bubble no time passes between two statements, so the second call sees exactly 0 elapsed where real time gives a few microseconds, and a rounding of it (a refill or a tick count rounded up) that the original catches passes in the bubble", again, c.compute))
 	} else if c.foreign == "" {
 		checked = append(checked, checkedElapsed)
@@ -229,10 +253,30 @@ func (a *Analysis) clockHazards(t *Target) {
 	// The correct code sets the duration, so running it cannot tell;
 	// only a constant of a millisecond or more is known to stay above
 	// the few microseconds.
-	if again := c.backToBack(t, c.comparing); c.versus != "" && again != "" {
+	if again := c.backToBack(t, c.comparing, false); c.versus != "" && again != "" {
 		t.blocked.add(clockKey(checkedVersus), fmt.Sprintf("the test checks %s with no wait between, and the code compares elapsed time with a duration that may be zero or tiny (%s): in a synctest bubble no time passes between two statements, so elapsed time is exactly 0 there where real time gives a few microseconds, and a bug that leaves the duration 0 or makes it nanoseconds (an option lost, a default not applied, a unit dropped) flips the comparison in real time, which the original catches, and not in the bubble", again, c.versus))
 	} else if c.foreign == "" {
 		checked = append(checked, checkedVersus)
+	}
+	// The hazards are looked for in this package's syntax only. Code of
+	// another package that may read the clock can hold any of them (a
+	// fixed epoch, a strict comparison at a deadline the sleep ends on,
+	// two readings compared): the wrap is unproven, and running it tells
+	// for those that break correct code. Checked right after another
+	// call with no wait between, it may also compute from elapsed time
+	// (a refill rounded up) and hide a bug only real time shows, which
+	// running cannot tell: not fixed.
+	again := ""
+	if c.outside != "" {
+		again = c.backToBack(t, c.outsideRoots, true)
+	}
+	switch {
+	case again != "":
+		t.blocked.add(clockKey(checkedOutside), fmt.Sprintf("%s, and the test checks %s with no wait between: in a synctest bubble no time passes between two statements, so that code sees exactly 0 elapsed where real time gives a few microseconds, and a quantity it computes from elapsed time (a refill or a tick count rounded up) or compares with a duration that may be zero flips in real time, which the original catches, and not in the bubble", c.outside, again))
+	case c.outside != "":
+		t.unproven.add(clockKey(checkedOutside), fmt.Sprintf("%s (a fixed date the bubble's 2000-01-01 clock is before, two readings compared that are equal in a bubble, a strict comparison at a deadline a sleep ends exactly on)", c.outside))
+	default:
+		checked = append(checked, checkedOutside)
 	}
 	if c.origin != "" {
 		t.unproven.add(clockKey(checkedOrigin), fmt.Sprintf("the code compares a reading of the clock with a date that does not come from the clock (%s): a synctest bubble's clock starts at 2000-01-01 UTC, so a date from the real calendar (decoded, parsed, read from a file, set by a fixture) compares the other way", c.origin))
@@ -259,6 +303,17 @@ func (a *Analysis) clockHazards(t *Target) {
 	own := ""
 	if c.decides != "" {
 		own = c.ownDeadline(t)
+	}
+	// Not fixed: half the period is where a bug that halves it (a
+	// jitter gone wrong, a unit halved) ends, and a test that checks
+	// "not yet" there sees, in a bubble, a strict comparison (expiry
+	// before now) still false at that very instant, where real time, a
+	// little later, makes it true and the original fails. The correct
+	// code passes either way, so running it cannot tell.
+	if c.early != "" && c.decides != "" {
+		t.blocked.add(clockKey(checkedHalf), fmt.Sprintf("the test's sleeps end exactly on half a duration of the code under test (%s) and the code decides at a deadline (%s): in a synctest bubble the sleep ends exactly there, so a bug that halves the period ends on the test's check, where a strict comparison is still false in the bubble and true in real time, which the original catches", c.early, c.decides))
+	} else {
+		checked = append(checked, checkedHalf)
 	}
 	switch {
 	case dl != "" && decides != "":
@@ -370,6 +425,8 @@ func (c *clockScan) collectReadings(root ast.Node) {
 				c.readings[obj] = true
 			case c.elapsed(r):
 				c.spans[obj] = true
+			case c.numeric(r):
+				c.nums[obj] = true
 			}
 		}
 		return true
@@ -432,9 +489,23 @@ func (c *clockScan) scan(root ast.Node, test bool) {
 			if match.IsPkgFunc(info, n, "time", "Now", "Since", "Until") {
 				c.clocked[root] = true
 			}
-			if fn := match.Callee(info, n); fn != nil && fn.Pkg() != nil && fn.Pkg() != c.a.pass.Pkg &&
-				!match.IsStd(fn.Pkg().Path()) && !match.IsAssertion(fn.Pkg().Path(), fn.Name()) && c.foreign == "" {
-				c.foreign = c.at(match.PkgFuncName(fn), n)
+			fn := match.Callee(info, n)
+			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && c.certain.concrete[sel.Sel] != nil {
+				// Through an interface on a value whose type is
+				// certain: that type's method is the code that runs.
+				fn = c.certain.concrete[sel.Sel]
+			}
+			if fn != nil && fn.Pkg() != nil && fn.Pkg() != c.a.pass.Pkg &&
+				!match.IsStd(fn.Pkg().Path()) && !match.IsAssertion(fn.Pkg().Path(), fn.Name()) {
+				if c.foreign == "" {
+					c.foreign = c.at(match.PkgFuncName(fn), n)
+				}
+				if why := c.outsideClock(fn); why != "" {
+					c.outsideRoots[root] = true
+					if c.outside == "" {
+						c.outside = fmt.Sprintf("the code under test in %s (%s%s) is not read for the clock hazards", fn.Pkg().Path(), c.at(match.PkgFuncName(fn), n), why)
+					}
+				}
 			}
 			if test && c.zero == "" && !match.IsStd(calleePath(info, n)) && !conversion(info, n) {
 				for _, arg := range n.Args {
@@ -794,6 +865,19 @@ func (c *clockScan) binary(b *ast.BinaryExpr) {
 				c.order = c.at(types.ExprString(b), b)
 			}
 			return
+		case c.numeric(x):
+			// A reading or elapsed time made a number: the same
+			// decisions as with the time values.
+			if c.decides == "" && b.Op != token.EQL && b.Op != token.NEQ {
+				c.decides = c.at(types.ExprString(b), b)
+			}
+			if v, ok := match.ConstInt(info, y); ok && v == 0 && c.order == "" {
+				c.order = c.at(types.ExprString(b), b)
+			}
+			if (b.Op == token.EQL || b.Op == token.NEQ) && c.numeric(y) && c.order == "" {
+				c.order = c.at(types.ExprString(b), b)
+			}
+			return
 		case (b.Op == token.EQL || b.Op == token.NEQ) && c.reading(x) && c.reading(y):
 			if c.order == "" {
 				c.order = c.at(types.ExprString(b), b)
@@ -801,6 +885,39 @@ func (c *clockScan) binary(b *ast.BinaryExpr) {
 			return
 		}
 	}
+}
+
+// numeric reports whether e is a reading of the clock or a measure of
+// elapsed time made a number: now.UnixNano() (Unix, UnixMilli,
+// UnixMicro), int64(time.Since(t)) or float64 of one, el.Seconds()
+// (Milliseconds, ...), a sum or difference with one (now+ttl), or a
+// variable or field set to one. Two such numbers compare as the times
+// do: equal in a bubble where no time passes.
+func (c *clockScan) numeric(e ast.Expr) bool {
+	info := c.a.info
+	switch e := ast.Unparen(e).(type) {
+	case *ast.Ident, *ast.SelectorExpr:
+		if obj := c.objOf(e); obj != nil && c.nums[obj] {
+			return true
+		}
+	case *ast.BinaryExpr:
+		return (e.Op == token.ADD || e.Op == token.SUB) && (c.numeric(e.X) || c.numeric(e.Y))
+	case *ast.CallExpr:
+		if conversion(info, e) && len(e.Args) == 1 {
+			return c.elapsed(e.Args[0]) || c.numeric(e.Args[0])
+		}
+		sel, ok := ast.Unparen(e.Fun).(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		switch {
+		case match.IsMethod(info, e, "time", "Unix", "UnixNano", "UnixMilli", "UnixMicro") && match.IsNamed(info.TypeOf(sel.X), "time", "Time"):
+			return c.reading(sel.X)
+		case match.IsMethod(info, e, "time", "Seconds", "Milliseconds", "Microseconds", "Nanoseconds", "Minutes", "Hours") && match.IsNamed(info.TypeOf(sel.X), "time", "Duration"):
+			return c.elapsed(sel.X)
+		}
+	}
+	return false
 }
 
 // elapsed reports whether e is a measure of elapsed time: time.Since(x),
@@ -820,7 +937,7 @@ func (c *clockScan) elapsed(e ast.Expr) bool {
 // one in a loop that does not wait), or "": a check made only after a
 // wait sees the elapsed time the wait made, in the bubble as in real
 // time.
-func (c *clockScan) backToBack(t *Target, set map[ast.Node]bool) string {
+func (c *clockScan) backToBack(t *Target, set map[ast.Node]bool, outside bool) string {
 	info := c.a.info
 	body := &ast.BlockStmt{List: t.body.List[t.lead:]}
 	mine := func(call *ast.CallExpr) bool {
@@ -885,11 +1002,18 @@ func (c *clockScan) backToBack(t *Target, set map[ast.Node]bool) string {
 			return true
 		}
 		call, ok := n.(*ast.CallExpr)
-		if !ok || !mine(call) || !c.reaches(call, c.clocked) {
+		if !ok {
+			return true
+		}
+		// A call into code of another package that may read the clock
+		// (outside is set) counts as reaching it: that code is
+		// not read, so it may compute from elapsed time.
+		direct := outside && c.outsideCall(call)
+		if !direct && (!mine(call) || !(c.reaches(call, c.clocked) || outside && c.reaches(call, set))) {
 			return true
 		}
 		here := c.at(types.ExprString(call), call)
-		if checked(call, stack) && c.reaches(call, set) {
+		if checked(call, stack) && (direct || c.reaches(call, set)) {
 			again := prev
 			if again == "" {
 				// In a loop that does not wait: the call follows itself.
@@ -925,6 +1049,75 @@ func (c *clockScan) backToBack(t *Target, set map[ast.Node]bool) string {
 		return true
 	})
 	return found
+}
+
+// outsideCall reports whether call calls a function of another
+// non-standard package that may read the clock (outsideClock), which the
+// analysis does not read.
+func (c *clockScan) outsideCall(call *ast.CallExpr) bool {
+	fn := match.Callee(c.a.info, call)
+	return fn != nil && fn.Pkg() != nil && fn.Pkg() != c.a.pass.Pkg && !match.IsStd(fn.Pkg().Path()) &&
+		!match.IsAssertion(fn.Pkg().Path(), fn.Name()) && c.outsideClock(fn) != ""
+}
+
+// outsideClock says how fn, a function of another non-standard package,
+// may read the clock, as words that follow its name (", which reads the
+// clock (cache.go:30)", " → ttl.load, which reads ..."), or is "": its
+// effect summary shows a reading (time.Now, Since, Until) in it or a
+// function it calls, or it is unknown or calls what the summary could
+// not follow, in a package that may read the clock (clockPkg).
+func (c *clockScan) outsideClock(fn *types.Func) string {
+	name := match.PkgFuncName(fn)
+	if recv := fn.Type().(*types.Signature).Recv(); recv != nil && types.IsInterface(recv.Type()) {
+		// Through an interface: what the methods that may run do.
+		impls, _ := effects.Implementations(c.a.pass.Effects, fn)
+		if impls == nil {
+			if !c.clockPkg(fn.Pkg()) {
+				return ""
+			}
+			return ", whose implementations the analysis cannot see, in a package that uses the time package"
+		}
+		for _, m := range impls {
+			if why := c.outsideClock(m); why != "" {
+				return " → " + match.PkgFuncName(m) + why
+			}
+		}
+		return ""
+	}
+	s := c.a.pass.Effects.Of(fn)
+	switch {
+	case s != nil && s.Clock != nil:
+		return strings.TrimPrefix(s.Clock.Why(), name)
+	case !c.clockPkg(fn.Pkg()):
+		return ""
+	case s == nil:
+		return ", whose code the analysis cannot see, in a package that uses the time package"
+	case s.Opaque != "":
+		return ", which " + s.Opaque + ", in a package that uses the time package"
+	}
+	return ""
+}
+
+// clockPkg reports whether code of pkg, a package the analysis does not
+// read, may read the clock: it or a non-standard package it imports
+// (transitively) imports time. The hazards are looked for in syntax,
+// and only this package's is at hand; a package that never names the
+// time package cannot compare a reading with a deadline or a date of its
+// own.
+func (c *clockScan) clockPkg(pkg *types.Package) bool {
+	if v, ok := c.clockPkgs[pkg]; ok {
+		return v
+	}
+	c.clockPkgs[pkg] = false // a cycle (export data) ends here
+	v := false
+	for _, imp := range pkg.Imports() {
+		if imp.Path() == "time" || (!match.IsStd(imp.Path()) && c.clockPkg(imp)) {
+			v = true
+			break
+		}
+	}
+	c.clockPkgs[pkg] = v
+	return v
 }
 
 // computed records a call that computes from elapsed time: a conversion
@@ -1089,6 +1282,11 @@ func (c *clockScan) deadline(t *Target) (where, unseen, sums string) {
 		n := 0
 		if cf.d > 0 && runSums(seq, from, true, func(i, j int, sum time.Duration) bool {
 			start, end, n = seq[i].stmt, seq[j].stmt, j-i+1
+			if 2*sum == cf.d && cf.unseen == "" && c.early == "" {
+				// Half of it: where a bug's halved period ends, and
+				// the test checks "not yet".
+				c.early = fmt.Sprintf("%s, then %s, %v: half of it", cf.what, c.at(types.ExprString(end.X), end), sum)
+			}
 			return sum == cf.d
 		}) {
 			run := ""
@@ -1182,6 +1380,12 @@ func (c *clockScan) ownDeadline(t *Target) string {
 	found := ""
 	runSums(seq, 0, false, func(_, j int, sum time.Duration) bool {
 		for _, o := range owns {
+			// Half and twice the code's own too: a bug's halved or
+			// doubled period ends there (a constant of the code's is
+			// often a small unit, so not every multiple).
+			if o.d == 2*sum && c.early == "" {
+				c.early = fmt.Sprintf("%s, %v; the test reaches %v, half of it, at %s", o.what, o.d, sum, c.at(types.ExprString(seq[j].stmt.X), seq[j].stmt))
+			}
 			if o.d == sum {
 				found = fmt.Sprintf("%v, %s; the test reaches it at %s", o.d, o.what, c.at(types.ExprString(seq[j].stmt.X), seq[j].stmt))
 				return true

@@ -358,6 +358,13 @@ func (c *clockScan) againstMaybeZero(n ast.Node) bool {
 			return false
 		}
 		for _, side := range [][2]ast.Expr{{n.X, n.Y}, {n.Y, n.X}} {
+			// A number read from the clock (nowNs <= exp, exp set
+			// to an earlier nowNs plus a ttl that may be 0) against
+			// one that is not a constant: in a bubble they are equal
+			// right after the other call.
+			if c.numeric(side[0]) && info.Types[side[1]].Value == nil {
+				return record(n)
+			}
 			if c.elapsed(side[0]) && match.IsNamed(info.TypeOf(side[1]), "time", "Duration") && !nonZero(side[1]) {
 				if v, ok := match.ConstInt(info, side[1]); ok && v == 0 {
 					return false // a constant 0: the comparison of two readings' (binary)

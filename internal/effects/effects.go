@@ -54,6 +54,7 @@ const (
 	SharedSync       = effect.SharedSync
 	Timer            = effect.Timer
 	Spins            = effect.Spins
+	ReadsClock       = effect.ReadsClock
 )
 
 // None is the Source that knows nothing.

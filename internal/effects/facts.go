@@ -15,7 +15,7 @@ type summaryFact struct{ Summary }
 func (*summaryFact) AFact() {}
 
 func (f *summaryFact) String() string {
-	if f.Pure() && f.Spin == nil && !f.Blocks && !f.RunsBubble && len(f.Bubbles) == 0 {
+	if f.Pure() && f.Spin == nil && f.Clock == nil && !f.Blocks && !f.RunsBubble && len(f.Bubbles) == 0 {
 		return "pure"
 	}
 	s := ""
@@ -36,6 +36,12 @@ func (f *summaryFact) String() string {
 			s += "; "
 		}
 		s += string(Spins) + ": " + f.Spin.Why()
+	}
+	if f.Clock != nil {
+		if s != "" {
+			s += "; "
+		}
+		s += string(ReadsClock) + ": " + f.Clock.Why()
 	}
 	if f.Blocks {
 		if s != "" {

@@ -4,7 +4,9 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/unflake/unflake/internal/match"
@@ -178,6 +180,9 @@ func size(s *Summary) int {
 	if s.Spin != nil {
 		n++
 	}
+	if s.Clock != nil {
+		n++
+	}
 	if s.RunsBubble {
 		n++
 	}
@@ -201,6 +206,8 @@ type scan struct {
 
 	blocks       bool         // its own goroutine blocks durably by itself
 	spinning     []spinSite   // loops that spin on the clock unless a callee blocks
+	clock        string       // where it reads the clock itself ("cache.go:30"), or ""
+	readsClock   bool         // it reads the clock itself
 	runsBubble   bool         // it calls synctest.Test or synctest.Run itself
 	bubbleParams []int        // parameters it runs in a synctest bubble itself
 	bubbleCalls  []bubbleCall // parameters it hands to other functions
@@ -257,6 +264,7 @@ func (s *summariser) scanOf(fn *types.Func) *scan {
 	s.walk(sc, fd.Body, -1)
 	_, sc.blocks = blocksIn(s.info, fd.Body)
 	s.spins(sc, fd.Body)
+	s.clockReads(sc, fd.Body)
 	s.bubbles(sc, sig, fd.Body)
 	return sc
 }
@@ -637,6 +645,7 @@ func (s *summariser) compute(sc *scan) *Summary {
 	}
 	out.Blocks = out.Blocks || sc.blocks
 	out.Spin = s.spin(sc)
+	out.Clock = s.clock(sc)
 	out.Bubbles = append(out.Bubbles, sc.bubbleParams...)
 	for _, bc := range sc.bubbleCalls {
 		cs := s.lookup(bc.callee)
@@ -691,6 +700,43 @@ func merge(list []Effect, e Effect) []Effect {
 		return list
 	}
 	return append(list, e)
+}
+
+// clockReads records whether body reads the clock itself (time.Now,
+// Since, Until), and where first.
+func (s *summariser) clockReads(sc *scan, body *ast.BlockStmt) {
+	ast.Inspect(body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || sc.readsClock || !match.IsPkgFunc(s.info, call, "time", "Now", "Since", "Until") {
+			return !sc.readsClock
+		}
+		sc.readsClock = true
+		if s.fset != nil {
+			p := s.fset.Position(call.Pos())
+			sc.clock = filepath.Base(p.Filename) + ":" + strconv.Itoa(p.Line)
+		}
+		return false
+	})
+}
+
+// clock returns the first reading of the clock in sc's function, in its
+// own code or in a function it calls or references, or nil.
+func (s *summariser) clock(sc *scan) *Effect {
+	if sc.readsClock {
+		what := "reads the clock"
+		if sc.clock != "" {
+			what += " (" + sc.clock + ")"
+		}
+		return &Effect{Kind: ReadsClock, Via: []string{sc.name}, What: what}
+	}
+	for _, st := range sc.sites {
+		if cs := s.lookup(st.fn); cs != nil && cs.Clock != nil {
+			e := *cs.Clock
+			e.Via = append([]string{sc.name}, e.Via...)
+			return &e
+		}
+	}
+	return nil
 }
 
 // spin returns the first loop that spins on the clock in sc's function,

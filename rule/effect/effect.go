@@ -48,6 +48,16 @@ type Summary struct {
 	// them.
 	Spin *Effect
 
+	// Clock, when not nil, is a reading of the clock (time.Now,
+	// time.Since, time.Until) in the function or in one it calls or
+	// starts: code that may compare a reading with a deadline or a fixed
+	// date, which a synctest bubble's clock (2000-01-01, standing still
+	// between statements, a sleep ending exactly on its deadline) can
+	// flip. Its Kind is ReadsClock; What names the call's file and line
+	// when known ("reads the clock (cache.go:30)"). A call the summary
+	// could not follow (Opaque) may read it too. It is not among Effects.
+	Clock *Effect
+
 	// Bubbles lists the parameters (by index, the receiver not counted)
 	// of function type that the function runs inside a synctest bubble:
 	// synctest.Test(t, f), a literal there that calls f, or f handed to
@@ -117,6 +127,9 @@ const (
 	// Spins: waits for the real clock in a loop that never blocks. Only
 	// in Summary.Spin, never in Effects.
 	Spins Kind = "spins"
+	// ReadsClock: reads the clock (time.Now, time.Since, time.Until).
+	// Only in Summary.Clock, never in Effects.
+	ReadsClock Kind = "reads-clock"
 )
 
 // An Effect is one effect of a function, with how it comes about.

@@ -596,6 +596,12 @@ func (c *checker) callWhy(call *ast.CallExpr) string {
 	if v := verb(name); mutating[v] {
 		return fmt.Sprintf("a check calls %s, whose name says it changes state (%s): a poll would repeat it", types.ExprString(call.Fun), v)
 	}
+	if fn.Pkg() != nil && fn.Pkg() != c.pass.Pkg && c.decls[fn] == nil {
+		// Its body is not read here: a name that reads as a getter
+		// (Snapshot, Stats) may read and reset, and a poll that calls it
+		// again loses what the first call took.
+		return fmt.Sprintf("a check calls %s, code of %s whose body the rule does not read, so it may change state (a read that resets, a snapshot that starts the next interval): a poll would repeat it", types.ExprString(call.Fun), fn.Pkg().Path())
+	}
 	sig := fn.Type().(*types.Signature)
 	for i := 0; i < sig.Params().Len(); i++ {
 		if match.IsNamed(sig.Params().At(i).Type(), "context", "Context") {

@@ -42,7 +42,7 @@ func InGoroutine(done chan struct{}) { // want InGoroutine:`spins: spin.InGorout
 }
 
 // Sleeps polls with a sleep: it blocks, no spin.
-func Sleeps(d time.Duration, ready func() bool) { // want Sleeps:`opaque: calls the function value ready; blocks`
+func Sleeps(d time.Duration, ready func() bool) { // want Sleeps:`opaque: calls the function value ready; reads-clock: spin.Sleeps, which reads the clock \(spin.go:46\); blocks`
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
 		if ready() {
 			return
@@ -86,7 +86,7 @@ func CallsPause() { // want CallsPause:`blocks`
 func Waits(wg *sync.WaitGroup) { wg.Wait() } // want Waits:`blocks`
 
 // Stamps reads the clock in a loop that the clock does not end: no spin.
-func Stamps(n int) []time.Time { // want Stamps:`pure`
+func Stamps(n int) []time.Time { // want Stamps:`reads-clock: spin.Stamps, which reads the clock \(spin.go:92\)`
 	var ts []time.Time
 	for i := 0; i < n; i++ {
 		ts = append(ts, time.Now())
@@ -136,3 +136,10 @@ func Until(t *testing.T, ready func() bool) { // want Until:`opaque: calls the f
 		}
 	}
 }
+
+// Stamp reads the clock once: no spin, but a reading (Summary.Clock),
+// which the clock hazards of a bubble follow across packages.
+func Stamp() time.Time { return time.Now() } // want Stamp:`reads-clock: spin.Stamp, which reads the clock \(spin.go:142\)`
+
+// Stamped reads it through Stamp.
+func Stamped() int64 { return Stamp().UnixNano() } // want Stamped:`reads-clock: spin.Stamped → spin.Stamp, which reads the clock \(spin.go:142\)`
