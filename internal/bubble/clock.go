@@ -1282,7 +1282,7 @@ func (c *clockScan) deadline(t *Target) (where, unseen, sums string) {
 		n := 0
 		if cf.d > 0 && runSums(seq, from, true, func(i, j int, sum time.Duration) bool {
 			start, end, n = seq[i].stmt, seq[j].stmt, j-i+1
-			if 2*sum == cf.d && cf.unseen == "" && c.early == "" {
+			if 2*sum == cf.d && cf.unseen == "" && c.early == "" && !waitNext(info, t.body, seq[j].stmt) {
 				// Half of it: where a bug's halved period ends, and
 				// the test checks "not yet".
 				c.early = fmt.Sprintf("%s, then %s, %v: half of it", cf.what, c.at(types.ExprString(end.X), end), sum)
@@ -1383,7 +1383,7 @@ func (c *clockScan) ownDeadline(t *Target) string {
 			// Half and twice the code's own too: a bug's halved or
 			// doubled period ends there (a constant of the code's is
 			// often a small unit, so not every multiple).
-			if o.d == 2*sum && c.early == "" {
+			if o.d == 2*sum && c.early == "" && !waitNext(info, t.body, seq[j].stmt) {
 				c.early = fmt.Sprintf("%s, %v; the test reaches %v, half of it, at %s", o.what, o.d, sum, c.at(types.ExprString(seq[j].stmt.X), seq[j].stmt))
 			}
 			if o.d == sum {
@@ -1448,4 +1448,28 @@ func stdType(t types.Type) bool {
 		return true
 	}
 	return match.IsStd(n.Obj().Pkg().Path())
+}
+
+// waitNext reports whether the statement after stmt in its block is a
+// wait too: the test checks nothing at the instant stmt's wait ends, so
+// a period that ends there is passed, not checked.
+func waitNext(info *types.Info, body *ast.BlockStmt, stmt *ast.ExprStmt) bool {
+	next := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		b, ok := n.(*ast.BlockStmt)
+		if !ok {
+			return true
+		}
+		for i, st := range b.List {
+			if st == ast.Stmt(stmt) && i+1 < len(b.List) {
+				if es, ok := b.List[i+1].(*ast.ExprStmt); ok {
+					if call, _ := Wait(info, es); call != nil {
+						next = true
+					}
+				}
+			}
+		}
+		return true
+	})
+	return next
 }
