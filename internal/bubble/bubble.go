@@ -708,7 +708,7 @@ func (w *walker) tinyDuration(call *ast.CallExpr, where string) {
 	if match.IsPkgFunc(w.a.info, call, "time", "Sleep", "After") {
 		return // a wait moves the virtual clock by exactly that much
 	}
-	if conversion(w.a.info, call) {
+	if match.IsConversion(w.a.info, call) {
 		// time.Duration(30) in time.Duration(30) * time.Second: go/types
 		// gives the converted constant the type time.Duration and the
 		// value 30, but it is a factor, not a duration handed to code.

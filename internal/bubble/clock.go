@@ -507,7 +507,7 @@ func (c *clockScan) scan(root ast.Node, test bool) {
 					}
 				}
 			}
-			if test && c.zero == "" && !match.IsStd(calleePath(info, n)) && !conversion(info, n) {
+			if test && c.zero == "" && !match.IsStd(calleePath(info, n)) && !match.IsConversion(info, n) {
 				for _, arg := range n.Args {
 					if zeroDuration(info, arg) {
 						c.zero = c.at(types.ExprString(arg)+" given to "+types.ExprString(n.Fun), arg)
@@ -769,7 +769,7 @@ func (c *clockScan) meets(e ast.Node, stack []ast.Node) bool {
 			if p.Fun == e {
 				return false
 			}
-			if match.IsPkgFunc(info, p, "time", "Since", "Until") || !match.IsStd(calleePath(info, p)) && !conversion(info, p) {
+			if match.IsPkgFunc(info, p, "time", "Since", "Until") || !match.IsStd(calleePath(info, p)) && !match.IsConversion(info, p) {
 				return true
 			}
 			return match.IsMethod(info, p, "time", "After", "Before", "Equal", "Compare", "Sub")
@@ -903,7 +903,7 @@ func (c *clockScan) numeric(e ast.Expr) bool {
 	case *ast.BinaryExpr:
 		return (e.Op == token.ADD || e.Op == token.SUB) && (c.numeric(e.X) || c.numeric(e.Y))
 	case *ast.CallExpr:
-		if conversion(info, e) && len(e.Args) == 1 {
+		if match.IsConversion(info, e) && len(e.Args) == 1 {
 			return c.elapsed(e.Args[0]) || c.numeric(e.Args[0])
 		}
 		sel, ok := ast.Unparen(e.Fun).(*ast.SelectorExpr)
@@ -1136,7 +1136,7 @@ func (c *clockScan) computed(call *ast.CallExpr) bool {
 	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && c.elapsed(sel.X) && match.IsNamed(info.TypeOf(sel.X), "time", "Duration") {
 		return sel.Sel.Name != "String" && record()
 	}
-	mine := conversion(info, call)
+	mine := match.IsConversion(info, call)
 	if fn := match.Callee(info, call); fn != nil && fn.Pkg() != nil && (fn.Pkg() == c.a.pass.Pkg || fn.Pkg().Path() == "math") {
 		mine = true
 	}
@@ -1238,7 +1238,7 @@ func (c *clockScan) deadline(t *Target) (where, unseen, sums string) {
 				return false
 			}
 		case *ast.CallExpr:
-			if match.IsStd(calleePath(info, n)) || conversion(info, n) {
+			if match.IsStd(calleePath(info, n)) || match.IsConversion(info, n) {
 				return true
 			}
 			unseen := types.ExprString(n.Fun)
@@ -1426,12 +1426,6 @@ func calleePath(info *types.Info, call *ast.CallExpr) string {
 		return "example.com/unknown" // a function value: it may be the code under test
 	}
 	return fn.Pkg().Path()
-}
-
-// conversion reports whether call converts a value to a type.
-func conversion(info *types.Info, call *ast.CallExpr) bool {
-	tv, ok := info.Types[call.Fun]
-	return ok && tv.IsType()
 }
 
 // stdType reports whether t is a type of the standard library (or not a

@@ -59,7 +59,7 @@ func (c *clockScan) waitSeq(body ast.Node) []wait {
 					return false
 				}
 			case *ast.CallExpr:
-				if !match.IsStd(calleePath(info, n)) && !conversion(info, n) && c.mayRestart(n) {
+				if !match.IsStd(calleePath(info, n)) && !match.IsConversion(info, n) && c.mayRestart(n) {
 					called = true
 				}
 			case *ast.ForStmt:

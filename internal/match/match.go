@@ -768,3 +768,10 @@ func isTimeNow(info *types.Info, e ast.Expr) bool {
 	call, ok := ast.Unparen(e).(*ast.CallExpr)
 	return ok && len(call.Args) == 0 && IsPkgFunc(info, call, "time", "Now")
 }
+
+// IsConversion reports whether call converts a value to a type
+// (time.Duration(n), []byte(s)) rather than calling a function.
+func IsConversion(info *types.Info, call *ast.CallExpr) bool {
+	tv, ok := info.Types[call.Fun]
+	return ok && tv.IsType()
+}

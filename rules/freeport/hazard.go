@@ -364,17 +364,7 @@ func (c *checker) unreached(s *site, ln *types.Var, edits int) string {
 	}
 	// A listener the test only closes holds the port, and nothing reads
 	// what arrives on it.
-	used := false
-	for _, id := range c.usesOf[ln] {
-		if id.Pos() < s.fd.Pos() || id.End() > s.fd.End() {
-			continue
-		}
-		if sel, ok := c.parent[id].(*ast.SelectorExpr); ok && sel.X == id && sel.Sel.Name == "Close" {
-			continue
-		}
-		used = true
-	}
-	if !used {
+	if !c.usedBeyondClose(ln, s.fd) {
 		return c.nearUnreached(s)
 	}
 	return fmt.Sprintf("nothing hands the listener or its address to the code under test: only code that knows port %s by itself reaches it (a default address, a port derived from another, a listen that must find it taken), and on a port the system picks a check that nothing arrives passes whatever the code sends", s.port)
@@ -387,6 +377,7 @@ func (c *checker) unreached(s *site, ln *types.Var, edits int) string {
 // port + 1, the quiet trace port): moving s's port alone would move
 // where such a bug sends, away from the listener that watches for it.
 func (c *checker) nearUnreached(s *site) string {
+	c.indexFlow() // listenerVar and reachesCode read the index
 	p, _ := strconv.Atoi(s.port)
 	for _, o := range c.sites {
 		q, err := strconv.Atoi(o.port)
@@ -406,13 +397,7 @@ func (c *checker) nearUnreached(s *site) string {
 		if ln == nil || c.reachesCode(o.call, ln, o.fd) != "" {
 			continue
 		}
-		for _, id := range c.usesOf[ln] {
-			if id.Pos() < o.fd.Pos() || id.End() > o.fd.End() {
-				continue
-			}
-			if sel, ok := c.parent[id].(*ast.SelectorExpr); ok && sel.X == id && sel.Sel.Name == "Close" {
-				continue
-			}
+		if c.usedBeyondClose(ln, o.fd) {
 			return fmt.Sprintf("the listener on port %s (%s), near this one, is reached only by code that knows its fixed port and keeps it: the distance between the two ports is part of what the test observes (a send to the given port + 1), and moving this port alone would move where such a bug sends", o.port, c.where(o.call.Pos()))
 		}
 	}
@@ -498,4 +483,19 @@ func (c *checker) handedToCode(e ast.Expr) bool {
 			return false
 		}
 	}
+}
+
+// usedBeyondClose reports whether fd uses the listener held in ln for more
+// than closing it (it accepts, reads, serves, or hands it on).
+func (c *checker) usedBeyondClose(ln *types.Var, fd *ast.FuncDecl) bool {
+	for _, id := range c.usesOf[ln] {
+		if id.Pos() < fd.Pos() || id.End() > fd.End() {
+			continue
+		}
+		if sel, ok := c.parent[id].(*ast.SelectorExpr); ok && sel.X == id && sel.Sel.Name == "Close" {
+			continue
+		}
+		return true
+	}
+	return false
 }

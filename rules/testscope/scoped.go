@@ -825,7 +825,7 @@ func (c *checker) reachesCodeUnderTest(fn *types.Func) bool {
 		ast.Inspect(r.Body, func(n ast.Node) bool {
 			if cl, ok := n.(*ast.CallExpr); ok && !found {
 				g := match.Callee(c.info, cl)
-				if g == nil && !isConversion(c.info, cl) || g != nil && g.Pkg() != nil && !match.IsStd(g.Pkg().Path()) && c.decls[g.Origin()] == nil {
+				if g == nil && !runsNoCode(c.info, cl) || g != nil && g.Pkg() != nil && !match.IsStd(g.Pkg().Path()) && c.decls[g.Origin()] == nil {
 					found = true // a function value, or another package's code
 				}
 			}
@@ -838,9 +838,9 @@ func (c *checker) reachesCodeUnderTest(fn *types.Func) bool {
 	return false
 }
 
-// isConversion reports whether call converts a value to a type or calls
-// a built-in function (len, append): neither runs code.
-func isConversion(info *types.Info, call *ast.CallExpr) bool {
+// runsNoCode reports whether call converts a value to a type or calls a
+// built-in function (len, append): neither runs code.
+func runsNoCode(info *types.Info, call *ast.CallExpr) bool {
 	tv, ok := info.Types[call.Fun]
-	return ok && (tv.IsType() || tv.IsBuiltin())
+	return match.IsConversion(info, call) || ok && tv.IsBuiltin()
 }
