@@ -34,6 +34,9 @@ import (
 //	unproven        also apply the rule's unproven fixes (as fix --verify
 //	                would if the tests pass): the engine runs with a
 //	                Config.Decide that keeps every fix
+//	verify          run the real unflake fix --verify on the correct code
+//	                instead: what it keeps is the rewrite the bugs must
+//	                fail (with unchanged: it keeps nothing)
 //	unchanged       the rule must leave the test file as it is
 //	weak: bug_x     a known gap: the rewritten test misses bug_x (the
 //	                harness fails when it starts catching it, so that the
@@ -55,6 +58,7 @@ type strengthCase struct {
 	name, rule, shape string
 	flags             []string
 	unproven          bool
+	verify            bool
 	unchanged         bool
 	weak              map[string]bool
 	archive           *txtar.Archive
@@ -118,12 +122,17 @@ func loadStrengthCase(t *testing.T, path string) strengthCase {
 			}
 		case line == "unproven":
 			c.unproven = true
+		case line == "verify":
+			c.verify = true
 		case line == "unchanged":
 			c.unchanged = true
 		}
 	}
 	if c.rule == "" || rules.Lookup(c.rule) == nil {
 		t.Fatalf("%s: no rule: directive naming a rule (got %q)", path, c.rule)
+	}
+	if c.verify && c.unproven {
+		t.Fatalf("%s: verify and unproven exclude each other (verify decides what is kept)", path)
 	}
 	c.shape = strings.TrimPrefix(c.name, c.rule+"_")
 	return c
@@ -283,12 +292,18 @@ func (c strengthCase) check(t *testing.T) strengthRow {
 }
 
 // fix runs the case's rule on the module in dir: as unflake fix does,
-// or, for an unproven case, through the engine with a Decide that keeps
-// every fix (what fix --verify keeps when the tests pass).
+// as unflake fix --verify does on the correct code (a verify case: the
+// bug variants are left out by their build tags, so verification runs
+// and mutates the correct code), or, for an unproven case, through the
+// engine with a Decide that keeps every fix (what fix --verify keeps when
+// the tests pass and no mutant tells against it).
 func (c strengthCase) fix(t *testing.T, dir string, env []string) {
 	t.Helper()
 	if !c.unproven {
 		args := append([]string{"fix", "--rules", c.rule}, c.flags...)
+		if c.verify {
+			args = append(args, "--verify", "--verify-count=5")
+		}
 		if code, _, stderr := unflake(t, dir, append(env[:len(env):len(env)], "GOFLAGS="), append(args, "./...")...); code != 0 {
 			t.Fatalf("fix exited %d:\n%s", code, stderr)
 		}

@@ -4,6 +4,8 @@ import (
 	"go/ast"
 	"go/types"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/unflake/unflake/rule"
@@ -20,7 +22,12 @@ import (
 //     within a poll's budget; and the duration a timer,
 //     ticker or sleep of the code is given made 3x (whether a constant,
 //     a field, a parameter or a value the test passes in: the mutant
-//     scales it where it is used).
+//     scales it where it is used); and, with the same delay, an
+//     expiry made late: a time comparison or an elapsed time read as if
+//     the clock were behind (a lease that lapses when !now.Before(exp)
+//     lapses when !now.Before(exp.Add(d)); time.Since(x) made
+//     time.Since(x) - d). State the code computes from the clock, with
+//     no write to delay (a TTL, a cooldown, a lease), is awaited too.
 //   - clock (a bubble, a fake clock): a time comparison moved by one
 //     tick (a.After(b) made !a.Before(b), a.Before(b) made !a.After(b)),
 //     a timer's or sleep's duration made 0, elapsed time that no
@@ -87,6 +94,32 @@ func (a *aimSite) ticked() string {
 		return "!(" + a.x + ").Before(" + a.y + ")"
 	}
 	return "!(" + a.x + ").After(" + a.y + ")"
+}
+
+// readLate is the site read as if the clock were d behind, so that what
+// it decides happens d later: a comparison's operand that is not the
+// current time (by its text: a Now() call or a variable named now) moved
+// d later, elapsed time made d shorter. d is written as an untyped
+// constant, which needs no import of time.
+func (a *aimSite) readLate(expr string, d time.Duration) string {
+	n := strconv.FormatInt(int64(d), 10)
+	if a.what == elapsed {
+		return "((" + expr + ") - " + n + ")"
+	}
+	op := "Before"
+	if a.after {
+		op = "After"
+	}
+	if looksNow(a.y) && !looksNow(a.x) {
+		return "(" + a.x + ").Add(" + n + ")." + op + "(" + a.y + ")"
+	}
+	return "(" + a.x + ")." + op + "((" + a.y + ").Add(" + n + "))"
+}
+
+// looksNow reports whether an expression's text reads the current time.
+func looksNow(text string) bool {
+	t := strings.TrimSpace(text)
+	return strings.HasSuffix(t, "Now()") || strings.EqualFold(t, "now")
 }
 
 // tickedOp says what ticked does: "After made !Before".
@@ -339,6 +372,7 @@ func (c *codeUnderTest) aimed(m mentions, kinds map[rule.ChangeKind]bool, lateBy
 	if kinds[rule.Budget] {
 		if lateBy > 0 {
 			add(late, c.relevant(m), lateBy)
+			add(lateRead, append(sites(comparison, nil), sites(elapsed, nil)...), lateBy)
 		}
 		add(scaled, sites(durationArg, nil), 0)
 	}

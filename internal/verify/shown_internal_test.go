@@ -32,7 +32,7 @@ func TestUnshownWhy(t *testing.T) {
 		{"proven", site(false, 16, rule.Budget), nil, ""},
 		{"order only", site(true, 16, rule.Order, rule.Paths, rule.Sync), nil, ""},
 		{"budget, nothing aimed", site(true, 16, rule.Budget), nil,
-			"no mutant aimed at its budget change could be made of the code the test reaches (a write the checks await made late, a timer's period made 3x): strength cannot be shown"},
+			"no mutant aimed at its budget change could be made of the code the test reaches (a write the checks await made late, a timer's period made 3x, an expiry the code reads from the clock made late): strength cannot be shown"},
 		{"budget, none counted", site(true, 16, rule.Budget), []triedMutant{tried(late, false, ""), tried(scaled, false, "")},
 			"the original fails on none of the mutants aimed at its budget change (late, period x3), so they show nothing of it"},
 		// attemptloop_rt7_slidingwindow: the late first event fails the
