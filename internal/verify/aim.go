@@ -26,7 +26,8 @@ import (
 //     expiry made late: a time comparison or an elapsed time read as if
 //     the clock were behind (a lease that lapses when !now.Before(exp)
 //     lapses when !now.Before(exp.Add(d)); time.Since(x) made
-//     time.Since(x) - d). State the code computes from the clock, with
+//     time.Since(x) - d; both operands, as two mutants, where the text
+//     does not tell which is the current time). State the code computes from the clock, with
 //     no write to delay (a TTL, a cooldown, a lease), is awaited too.
 //   - clock (a bubble, a fake clock): a time comparison moved by one
 //     tick (a.After(b) made !a.Before(b), a.Before(b) made !a.After(b)),
@@ -97,11 +98,11 @@ func (a *aimSite) ticked() string {
 }
 
 // readLate is the site read as if the clock were d behind, so that what
-// it decides happens d later: a comparison's operand that is not the
-// current time (by its text: a Now() call or a variable named now) moved
-// d later, elapsed time made d shorter. d is written as an untyped
+// it decides happens d later: elapsed time made d shorter, or a
+// comparison's operand that is not the current time moved d later (the
+// receiver when recv, else the argument). d is written as an untyped
 // constant, which needs no import of time.
-func (a *aimSite) readLate(expr string, d time.Duration) string {
+func (a *aimSite) readLate(expr string, d time.Duration, recv bool) string {
 	n := strconv.FormatInt(int64(d), 10)
 	if a.what == elapsed {
 		return "((" + expr + ") - " + n + ")"
@@ -110,16 +111,33 @@ func (a *aimSite) readLate(expr string, d time.Duration) string {
 	if a.after {
 		op = "After"
 	}
-	if looksNow(a.y) && !looksNow(a.x) {
+	if recv {
 		return "(" + a.x + ").Add(" + n + ")." + op + "(" + a.y + ")"
 	}
 	return "(" + a.x + ")." + op + "((" + a.y + ").Add(" + n + "))"
 }
 
+// lateShifts says which operands of a comparison an expiry made late
+// moves: the one that is not the current time, by its text (a Now() call
+// or a variable named now, in any case); both, as two mutants, when the
+// text does not tell. Moving the current time's side instead makes the
+// expiry early, a mutant that shows nothing of lateness; the late one of
+// the two is always tried, and a rewrite that misses it is reverted.
+func (a *aimSite) lateShifts() (arg, recv bool) {
+	xNow, yNow := looksNow(a.x), looksNow(a.y)
+	switch {
+	case xNow && !yNow:
+		return true, false
+	case yNow && !xNow:
+		return false, true
+	}
+	return true, true
+}
+
 // looksNow reports whether an expression's text reads the current time.
 func looksNow(text string) bool {
-	t := strings.TrimSpace(text)
-	return strings.HasSuffix(t, "Now()") || strings.EqualFold(t, "now")
+	t := strings.ToLower(strings.TrimSpace(text))
+	return strings.HasSuffix(t, "now()") || t == "now"
 }
 
 // tickedOp says what ticked does: "After made !Before".
@@ -372,7 +390,8 @@ func (c *codeUnderTest) aimed(m mentions, kinds map[rule.ChangeKind]bool, lateBy
 	if kinds[rule.Budget] {
 		if lateBy > 0 {
 			add(late, c.relevant(m), lateBy)
-			add(lateRead, append(sites(comparison, nil), sites(elapsed, nil)...), lateBy)
+			add(lateRead, append(sites(comparison, func(a *aimSite) bool { arg, _ := a.lateShifts(); return arg }), sites(elapsed, nil)...), lateBy)
+			add(lateReadRecv, sites(comparison, func(a *aimSite) bool { _, recv := a.lateShifts(); return recv }), lateBy)
 		}
 		add(scaled, sites(durationArg, nil), 0)
 	}

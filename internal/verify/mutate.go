@@ -82,13 +82,14 @@ const (
 	worked        // a counted loop's bound made many times larger: more CPU work (aimwork.go)
 	defaultZeroed // a package default duration made 0 at each of its uses (aimwork.go)
 	closeSkipped  // a Close or Stop that returns at once: what it should stop runs on (aim.go)
-	lateRead      // a time comparison or elapsed time read as if the clock were behind: an expiry made late (aim.go)
+	lateRead      // a time comparison (its argument moved) or elapsed time read as if the clock were behind: an expiry made late (aim.go)
+	lateReadRecv  // a time comparison's receiver moved later: an expiry made late (aim.go)
 )
 
 // labels name the mutations in a finding's tally (rewrite.Mutants.Names).
 var labels = map[mutation]string{twice: "twice", again: "again", undone: "undone", dropped: "dropped",
 	late: "late", scaled: "period x3", zeroed: "duration 0", tick: "one tick", stands: "elapsed 0", closedTwice: "closes twice",
-	worked: "more work", defaultZeroed: "default 0", closeSkipped: "stops nothing", lateRead: "expires late"}
+	worked: "more work", defaultZeroed: "default 0", closeSkipped: "stops nothing", lateRead: "expires late", lateReadRecv: "expires late"}
 
 // A writeKind is what a statement does to the state.
 type writeKind int
@@ -188,7 +189,7 @@ func (m *mutant) String() string {
 		what = "running its body twice"
 	case closeSkipped:
 		what = "returning at once"
-	case lateRead:
+	case lateRead, lateReadRecv:
 		what = fmt.Sprintf("made to expire %s late", m.delay)
 	case worked:
 		what = fmt.Sprintf("made %dx (more CPU work)", m.t.site.factor)
@@ -418,8 +419,8 @@ func (m *mutant) value(t *target, expr string) string {
 		return "3 * (" + expr + ")"
 	case tick:
 		return t.site.ticked()
-	case lateRead:
-		return t.site.readLate(expr, m.delay)
+	case lateRead, lateReadRecv:
+		return t.site.readLate(expr, m.delay, m.op == lateReadRecv)
 	case worked:
 		return fmt.Sprintf("(%s) * %d", expr, t.site.factor)
 	case defaultZeroed:
@@ -684,7 +685,7 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 			timeout = afterTimeout
 		}
 		switch m := all[id-1]; m.op {
-		case late, lateRead:
+		case late, lateRead, lateReadRecv:
 			timeout += m.delay
 		case scaled:
 			timeout += 3 * p.before.mean()

@@ -44,7 +44,7 @@ type aimedKind struct {
 }
 
 var aimedKinds = map[rule.ChangeKind]aimedKind{
-	rule.Budget: {ops: []mutation{late, scaled, lateRead}, atFix: true,
+	rule.Budget: {ops: []mutation{late, scaled, lateRead, lateReadRecv}, atFix: true,
 		aims: "a write the checks await made late, a timer's period made 3x, an expiry the code reads from the clock made late"},
 	rule.Clock: {ops: []mutation{tick, zeroed, stands, worked, defaultZeroed},
 		aims: "a time comparison moved by one tick, a timer's duration made 0, elapsed time made 0, a computing loop made longer, a default duration made 0"},
