@@ -714,7 +714,7 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 		go func() {
 			defer wg.Done()
 			origWhy, err := run(origDir, id)
-			if origWhy == nil || err != nil {
+			if origWhy == nil || err != nil || environmental(origWhy) {
 				errs[i] = err // the original does not kill it: it tells nothing
 				return
 			}
@@ -724,7 +724,7 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 				return
 			}
 			if afterWhy == nil {
-				if again, err := run(origDir, id); again == nil || err != nil {
+				if again, err := run(origDir, id); again == nil || err != nil || environmental(again) {
 					errs[i] = err
 					return
 				}
@@ -796,6 +796,19 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 	st.weaker[blame.site.Key] = tally
 	st.mu.Unlock()
 	return []Held{{Site: blame.site, Why: why}}, nil
+}
+
+// environmental reports whether the original's failure on a mutant is the
+// environment's, not the mutant's: a clash over a resource another
+// process holds (an address in use, a file that exists, a lock held;
+// clashes, the classifier settle uses). The mutants of a test run in
+// parallel, and a test that binds a fixed port or path clashes with its
+// own copies; the fix that removes the fixed port passes where the
+// original failed. Such a failure is no kill of the original's, and
+// verification never blames a fix for the environment: the mutant tells
+// nothing.
+func environmental(why *rewrite.Revert) bool {
+	return why != nil && clashes(why.Detail)
 }
 
 // catches reports whether the rewrite's run on a mutant (after) catches
