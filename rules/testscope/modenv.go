@@ -148,4 +148,3 @@ func fileReadsEnv(f *modsrc.File, k key) bool {
 	})
 	return found
 }
-
