@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/internal/modsrc"
 )
 
@@ -44,8 +45,8 @@ func (c *checker) modReadsIn(root, skip ast.Node, k key) bool {
 			return true
 		}
 		obj := c.info.Uses[id]
-		if obj == nil || obj.Pkg() == nil || obj.Pkg() == c.pass.Pkg {
-			return true
+		if obj == nil || obj.Pkg() == nil || obj.Pkg() == c.pass.Pkg || match.IsStd(obj.Pkg().Path()) {
+			return true // the standard library's reads are matched by envRead
 		}
 		if _, ok := obj.(*types.PkgName); ok {
 			return true
