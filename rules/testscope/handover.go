@@ -11,8 +11,8 @@ import (
 // A directory reaches the code under test however the test hands it
 // over, not only as an argument: through the environment (t.Setenv,
 // os.Setenv: code that reads $FETCH_CACHE), a package-level variable, a
-// file the test writes (a config file naming it), a channel, a process
-// it starts. Where the test hands it over any of these ways and calls
+// struct field of a value whose method the test calls, a file the test
+// writes (a config file naming it), a channel, a process it starts. Where the test hands it over any of these ways and calls
 // code under test at all, the code may use the directory, and the shared
 // parent (sharedParent) matters as much as for an argument.
 
@@ -30,6 +30,12 @@ func (c *checker) indirectHandover(body *ast.BlockStmt, under map[*types.Var]boo
 		case *ast.CallExpr:
 			if w := c.handsOver(n, under); w != "" {
 				how = fmt.Sprintf("%s at %s", w, c.line(n))
+			}
+			// A method of a value that holds it (srv.Dir = dir; srv.Run()).
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && how == "" && c.usesAny(sel.X, under) {
+				if fn := match.Callee(c.info, n); fn != nil && fn.Pkg() != nil && !match.IsStd(fn.Pkg().Path()) && c.reachesCodeUnderTest(fn) {
+					how = fmt.Sprintf("a value holding it (%s) at %s", types.ExprString(n.Fun), c.line(n))
+				}
 			}
 		case *ast.AssignStmt:
 			for i, l := range n.Lhs {
