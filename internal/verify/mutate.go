@@ -679,7 +679,7 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 	// to pass rather than stopped as if it failed.
 	origTimeout := 3*p.before.mean() + 5*time.Second
 	afterTimeout := 2*p.before.mean() + 2*time.Second
-	run := func(binDir string, id int) (*rewrite.Revert, error) {
+	once := func(binDir string, id int, alone bool) (*rewrite.Revert, error) {
 		timeout := origTimeout
 		if binDir == afterDir {
 			timeout = afterTimeout
@@ -694,11 +694,25 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 			// rewrite that does it and then fails at its check catches.
 			timeout += workTimeout
 		}
-		o, err := v.r.exec(v.r.ctx, dir, job{bin: filepath.Join(binDir, binName(id)), name: p.test, run: anchored(p.test), count: 1, timeout: timeout})
+		o, err := v.r.exec(v.r.ctx, dir, job{bin: filepath.Join(binDir, binName(id)), name: p.test, run: anchored(p.test), count: 1, timeout: timeout, alone: alone})
 		if err != nil {
 			return nil, err
 		}
 		return failure(o, p.test, 1, p.before), nil
+	}
+	// The mutants run in parallel, and a test that binds a fixed port or
+	// path clashes with its own copies: a failure over a resource clash
+	// (environmental) is the environment's, never a kill nor a catch. The
+	// run is made again alone (no other process of the package beside
+	// it), and that run decides: a clash that repeats alone is the
+	// mutant's own doing (a listen made twice), which the original
+	// catches and the rewrite must too.
+	run := func(binDir string, id int) (*rewrite.Revert, error) {
+		why, err := once(binDir, id, false)
+		if err != nil || !environmental(why) {
+			return why, err
+		}
+		return once(binDir, id, true)
 	}
 	type verdict struct {
 		counts  bool // the original kills it
@@ -796,6 +810,18 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 	st.weaker[blame.site.Key] = tally
 	st.mu.Unlock()
 	return []Held{{Site: blame.site, Why: why}}, nil
+}
+
+// environmental reports whether a test's failure on a mutant may be the
+// environment's, not the mutant's: a clash over a resource another
+// process holds (an address in use, a file that exists, a lock held;
+// clashes, the classifier settle uses). The mutants of a test run in
+// parallel, and a test that binds a fixed port or path clashes with its
+// own copies; the fix that removes the fixed port passes where the
+// original failed. Verification never blames a fix for the environment:
+// such a run is made again alone (mutateTest).
+func environmental(why *rewrite.Revert) bool {
+	return why != nil && clashes(why.Detail)
 }
 
 // catches reports whether the rewrite's run on a mutant (after) catches

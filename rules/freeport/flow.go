@@ -201,6 +201,7 @@ func (c *checker) followObj(v types.Object, depth int, seen map[types.Object]boo
 		return ""
 	}
 	seen[v] = true
+	c.storeIn(v)
 	for _, id := range c.usesOf[v] {
 		var n ast.Expr = id
 		if sel, ok := c.parent[id].(*ast.SelectorExpr); ok && sel.Sel == id {
@@ -287,6 +288,7 @@ func (c *checker) intoCall(call *ast.CallExpr, arg ast.Node, depth int, seen map
 	if i >= len(params) {
 		i = len(params) - 1 // variadic
 	}
+	c.enter(fn, i)
 	if params[i] == nil || params[i].Name == "_" {
 		return ""
 	}

@@ -71,6 +71,12 @@ type checker struct {
 	parent map[ast.Node]ast.Node
 	usesOf map[types.Object][]*ast.Ident
 	bodies map[*types.Func]*ast.FuncDecl
+
+	// What the flow of the current use entered, and the files of other
+	// builds it is looked up in (portread.go).
+	reach       *reached
+	leftOut     []match.LeftOutFile
+	leftOutFset *token.FileSet
 }
 
 func run(pass *rule.Pass) error {
@@ -302,8 +308,15 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 		if !c.resolves(ln, u.expr.Pos()) {
 			return nil, fmt.Sprintf("%s is not in scope where the test uses the address in %s", ln.Name(), types.ExprString(u.expr))
 		}
-		if why := c.flowHazard(u); why != "" {
+		c.reach = &reached{}
+		why := c.flowHazard(u)
+		r := c.reach
+		c.reach = nil
+		if why != "" {
 			return nil, fmt.Sprintf("the address %s reaches %s, not only a dial, a listen or an HTTP client: with a port the system picks, what the code computes from it (a hash, a key, an order, a comparison) may change from run to run", types.ExprString(u.expr), why)
+		}
+		if why := c.otherBuildReads(r); why != "" {
+			return nil, fmt.Sprintf("the address %s reaches %s, which reads its text (the port's digits: a suffix, a split, a comparison): the port's value is part of what the test exercises, and a port the system picks almost never has the digits the fixed one has", types.ExprString(u.expr), why)
 		}
 		edits = append(edits, e)
 	}

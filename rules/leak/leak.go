@@ -133,6 +133,10 @@ type checker struct {
 	// style is how the package's tests handle an error from Close, so
 	// that a cleanup handles it the same way.
 	style errStyle
+
+	// locks memoizes lockTaken: where code the tests may run takes a
+	// file lock, or "" (filelock.go).
+	locks *string
 }
 
 // testParam returns the name of fn's *testing.T, *testing.B, *testing.F or

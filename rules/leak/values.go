@@ -236,7 +236,7 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 		}
 		// What else the cleanup changes: who else uses the value, the
 		// order against the checks registered earlier, what it waits for.
-		for _, hazard := range []func(*site) string{c.shared, c.observedLater, c.waitsForRequests, c.runsHandlers, c.stdRunsCode, c.endWaits, c.endedBeforeLater} {
+		for _, hazard := range []func(*site) string{c.shared, c.observedLater, c.waitsForRequests, c.runsHandlers, c.stdRunsCode, c.fileLocked, c.endWaits, c.endedBeforeLater} {
 			if notFixed == "" {
 				notFixed = hazard(s)
 			}
@@ -249,6 +249,9 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 		}
 		if notFixed == "" && isStdType(s.v.Type()) {
 			checked = append(checked, fmt.Sprintf(stdSafeChecked, c.typeName(s.v.Type()), s.lc.method))
+			if match.IsNamed(s.v.Type(), "os", "File") {
+				checked = append(checked, fileLockChecked)
+			}
 		}
 		if notFixed == "" && match.IsNamed(s.v.Type(), "net/http/httptest", "Server") {
 			checked = append(checked, "the test leaves no response of it open", fmt.Sprintf(handlersChecked, s.lc.method))

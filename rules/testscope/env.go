@@ -282,7 +282,7 @@ func (c *checker) env(sc *scope, sites []site) {
 		d.Fix = &rule.Fix{
 			Message: msg,
 			Changes: []rule.Change{{Kind: rule.Paths, What: "the variable is set for this test only and restored when it ends", Checked: checked(later,
-				"no later test reads the variable without setting it (what the restore leaves differs)",
+				"no later test reads the variable without setting it, through the package's code or a package of the module it names (what the restore leaves differs)",
 				"no parallel subtest runs after a deferred restore",
 				"no call deferred before the restore, and no cleanup registered after the change (by t.Cleanup or code given t), that would now run before the restore",
 			)}},

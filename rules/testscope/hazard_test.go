@@ -41,7 +41,7 @@ func TestX(t *testing.T) {
 		"the pattern is a plain prefix, and no code inspects the directory's name",
 		"the package's code holds no string with the pattern's prefix (code that finds its own temporary directories by name)",
 		"no code takes the directory's parent",
-		"no other test's os.MkdirTemp directory shares the parent while the directory reaches code under test",
+		"no other test's os.MkdirTemp directory shares the parent while the directory reaches code under test (as an argument, or through the environment, a package-level variable, a field of a value whose method it calls, a file written, a channel send, a process started)",
 		"the directory lives until the test ends in the original too (not removed by a helper's defer)",
 		"no parallel subtest runs after a deferred removal",
 		"no call deferred before the removal, and no cleanup registered after the directory is made (by t.Cleanup or code given t), that would now run before the removal",
@@ -75,7 +75,7 @@ func TestX(t *testing.T) {
 ` + later}}
 	}
 	const order = "no call deferred before the restore, and no cleanup registered after the change (by t.Cleanup or code given t), that would now run before the restore"
-	all := []string{"no later test reads the variable without setting it (what the restore leaves differs)", "no parallel subtest runs after a deferred restore", order}
+	all := []string{"no later test reads the variable without setting it, through the package's code or a package of the module it names (what the restore leaves differs)", "no parallel subtest runs after a deferred restore", order}
 	for _, tc := range []struct {
 		name, later string
 		want        []string // nil: not fixed, naming TestY

@@ -269,9 +269,12 @@ func (c *checker) names(root ast.Node, fn *types.Func) bool {
 
 // envReadOf returns a matcher for code that reads the environment variable
 // k (a constant key), or any variable when the key is not a constant:
-// os.Getenv, os.LookupEnv, os.Environ, os.ExpandEnv.
+// os.Getenv, os.LookupEnv, os.Environ, os.ExpandEnv; or that names code
+// of another package of the module that reads it (modenv.go).
 func (c *checker) envReadOf(k key) func(root, skip ast.Node) bool {
-	return func(root, skip ast.Node) bool { return c.readsIn(root, skip, c.envRead(k)) }
+	return func(root, skip ast.Node) bool {
+		return c.readsIn(root, skip, c.envRead(k)) || c.modReadsIn(root, skip, k)
+	}
 }
 
 func (c *checker) envRead(k key) func(ast.Node) bool {

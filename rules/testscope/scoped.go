@@ -176,7 +176,7 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 				"the pattern is a plain prefix, and no code inspects the directory's name",
 				"the package's code holds no string with the pattern's prefix (code that finds its own temporary directories by name)",
 				"no code takes the directory's parent",
-				"no other test's os.MkdirTemp directory shares the parent while the directory reaches code under test",
+				"no other test's os.MkdirTemp directory shares the parent while the directory reaches code under test (as an argument, or through the environment, a package-level variable, a field of a value whose method it calls, a file written, a channel send, a process started)",
 				"the directory lives until the test ends in the original too (not removed by a helper's defer)",
 				"no parallel subtest runs after a deferred removal",
 				"no call deferred before the removal, and no cleanup registered after the directory is made (by t.Cleanup or code given t), that would now run before the removal",
@@ -750,8 +750,8 @@ func (c *checker) sharedParent(body *ast.BlockStmt, dir *types.Var, call *ast.Ca
 		if !ok || to != "" {
 			return to == ""
 		}
-		if !c.reachesCodeUnderTest(match.Callee(c.info, cl)) {
-			return true
+		if runsNoCode(c.info, cl) || !c.reachesCodeUnderTest(match.Callee(c.info, cl)) {
+			return true // a conversion hands nothing over by itself
 		}
 		for _, a := range cl.Args {
 			if c.usesAny(a, under) {
@@ -760,6 +760,9 @@ func (c *checker) sharedParent(body *ast.BlockStmt, dir *types.Var, call *ast.Ca
 		}
 		return to == ""
 	})
+	if to == "" {
+		to = c.indirectHandover(body, under)
+	}
 	if to == "" {
 		return ""
 	}

@@ -108,6 +108,8 @@ type checker struct {
 	reach map[ast.Node]map[*types.Func]bool
 	// leftOut: the files the typed build leaves out (leftOutReader).
 	leftOut *leftOut
+	// modEnv: the module's packages, read for environment reads (modenv.go).
+	modEnv *modEnv
 }
 
 // A scope is a test, subtest or helper: a function with a t.
