@@ -26,10 +26,31 @@ import (
 // the child after the signal when any of them looks at files or the
 // network (see lookedAtBy).
 
-// laterLook returns, as a phrase for looksAfter, the first other test of
-// the package (or TestMain after m.Run, or a file of the external test
-// package) that looks at what a child may leave; or "".
-func (c *checker) laterLook() string {
+// laterLook returns, as a phrase for looksAfter, the first look at what
+// the child of s may leave by the test before it starts the child, by
+// another test of the package, by TestMain after m.Run or by a file of
+// the external test package; or "".
+func (c *checker) laterLook(s *site) string {
+	// The test itself, before it starts the child: in -count's next
+	// round it reads what this round's child left.
+	start := s.list[s.start].Pos()
+	var before []ast.Stmt
+	ast.Inspect(c.fn.Body, func(n ast.Node) bool {
+		st, ok := n.(ast.Stmt)
+		if !ok || n == ast.Node(c.fn.Body) {
+			return true
+		}
+		if st.End() <= start {
+			before = append(before, st)
+			return false
+		}
+		return st.Pos() < start
+	})
+	for _, st := range before {
+		if what, at := c.looksIn(st); what != "" {
+			return "the test itself, before it starts the child, which in -count's next round looks at what this round's child left (" + what + " at " + at + ")"
+		}
+	}
 	helpers := map[*ast.FuncDecl]bool{}
 	for _, fds := range c.helpers {
 		for _, fd := range fds {

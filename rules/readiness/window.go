@@ -465,7 +465,7 @@ func (c *checker) looksAfter(s *site) string {
 		return at == ""
 	})
 	if at == "" {
-		at = c.laterLook()
+		at = c.laterLook(s)
 	}
 	return at
 }
