@@ -21,8 +21,17 @@ import (
 // fails on it) and the rewrite fails on it too; otherwise it is held
 // back as revert.Unshown, naming the kind and what could not be aimed,
 // or what the original did not fail on. Kinds no mutant is aimed at
-// (order, paths, sync) are decided by running, as before: a must-pass
-// form, stress runs. A proven fix's proof covers its hazards.
+// (paths, sync) are decided by running, as before: a must-pass form,
+// stress runs. A proven fix's proof covers its hazards.
+//
+// Order is a kind no mutant is aimed at yet, and running cannot stand in
+// for one: children run together that pass every run on correct code say
+// nothing of a bug that shares state between them (a pack cache beside
+// the executable, keyed by the parent's pid, that one after another the
+// second child hits and run together neither does), and a chain's
+// reverse-order form shows only that the correct code does not depend on
+// the order. So an unproven order change is held back: nothing shows its
+// strength.
 //
 // A budget is one wait's length: a check before the wait fails on a
 // late write whatever the wait's length (a counter whose first event
@@ -50,6 +59,9 @@ var aimedKinds = map[rule.ChangeKind]aimedKind{
 		aims: "a time comparison moved by one tick, a timer's duration made 0, elapsed time made 0, a computing loop made longer, a default duration made 0"},
 	rule.Ownership: {ops: []mutation{closedTwice},
 		aims: "a close, stop or shutdown running its body twice"},
+	// No operator yet (see above): an unproven order change is never
+	// shown.
+	rule.Order: {aims: "none makes children share state a bug would share between them, such as a cache beside the executable"},
 }
 
 // A triedMutant is a mutant a test ran on, and what it did.
@@ -105,6 +117,8 @@ func unshownWhy(s fixSite, tried []triedMutant) string {
 		switch {
 		case shown:
 			continue
+		case len(ak.ops) == 0:
+			whys = append(whys, fmt.Sprintf("no mutant is aimed at its %s change (%s), and passing runs show nothing of a bug the change would hide", k, ak.aims))
 		case len(aimed) == 0:
 			whys = append(whys, fmt.Sprintf("no mutant aimed at its %s change could be made of the code the test reaches (%s)", k, ak.aims))
 		case len(counted) == 0:

@@ -117,6 +117,10 @@ type checker struct {
 	// tests, read from the directory on first use (see variants.go).
 	variants *variants
 
+	// watch is where the package's tests look at every goroutine (see
+	// goroutineWatch), computed on first use.
+	watch *string
+
 	// handoffMemo holds handoffs' answers, by root.
 	handoffMemo map[ast.Node][]handoff
 }
@@ -170,8 +174,10 @@ func (c *checker) check(tests []*test, i int) *rule.Diagnostic {
 			return nil // another build calls code the analysis cannot see
 		} else if w != "" {
 			eff.state = w
+		} else if w := c.order(tests, i); w != "" {
+			eff.state = w
 		} else {
-			eff.state = c.order(tests, i)
+			eff.state = c.goroutineWatch()
 		}
 	}
 	if eff.state != "" {

@@ -72,6 +72,12 @@ type ageWalker struct {
 	pkgs    map[string]*syntaxPkg // by directory
 	broken  map[string]string
 	seen    map[*ast.FuncDecl]bool
+	// background, when set, makes the walker look for timed or
+	// background work in files the typed build leaves out (see
+	// otherBuilds) instead of time reads; built holds the files of the
+	// package's directory the build selects.
+	background bool
+	built      map[string]bool
 }
 
 func newAgeWalker(dir string) *ageWalker {
@@ -120,6 +126,14 @@ func (w *ageWalker) walk(p *syntaxPkg, fd *ast.FuncDecl, depth int) string {
 	ast.Inspect(fd.Body, func(n ast.Node) bool {
 		if out != "" {
 			return false
+		}
+		if w.background {
+			if call, ok := n.(*ast.CallExpr); ok {
+				out = w.follow(p, imports, call, depth)
+			} else if w.leftOut(f) {
+				out = w.backgroundAt(n, imports, where)
+			}
+			return out == ""
 		}
 		switch n := n.(type) {
 		case *ast.BasicLit:

@@ -498,6 +498,9 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 	if why := c.timedHazard(s, helper, sp); why != "" {
 		return nil, why
 	}
+	if why := c.otherBuilds(helper.Name.Name); why != "" {
+		return nil, why
+	}
 	if why := c.processHazard(sp); why != "" {
 		return nil, why
 	}
@@ -515,8 +518,11 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 		}
 		inits = initChecked + "; " + ageChecked
 	}
+	if why := c.burstHazard(s); why != "" {
+		return nil, why
+	}
 	fix := c.fix(s, n, t)
-	fix.Changes[0].Checked = []string{checked, notifyChecked, timingChecked, startupChecked, timedChecked, processChecked, producerChecked, window}
+	fix.Changes[0].Checked = []string{checked, notifyChecked, timingChecked, startupChecked, timedChecked, otherBuildsChecked, burstChecked, processChecked, producerChecked, window}
 	if inits != window {
 		fix.Changes[0].Checked = append(fix.Changes[0].Checked, inits)
 	}

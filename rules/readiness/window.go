@@ -464,6 +464,9 @@ func (c *checker) looksAfter(s *site) string {
 		}
 		return at == ""
 	})
+	if at == "" {
+		at = c.laterLook(s)
+	}
 	return at
 }
 

@@ -44,6 +44,7 @@ var checkedOrder = []string{
 	checkedView,
 	"no file of the package's directory that the build leaves out (another build the children may run) names a place outside a child's view or takes a lock",
 	"the children's code asks for no place every child shares whatever its view (os.Executable, os.Args[0], os.TempDir), nor does a build of the package the analysis does not type (those, os.UserCacheDir, os.UserConfigDir, os.UserHomeDir)",
+	"no package of the module that the children's code calls, nor one it imports, names in any build a place every child shares (os.Executable, os.Args[0], os.TempDir, the user's directories, os/user, os.Getppid, os.Getwd, a lock, .., $HOME, $TMPDIR)",
 	"no check of the test relates what two children produced (compares, orders or de-duplicates their outputs, what the test builds from them, files they may write or what package state keeps of them), in the chain, after it, across a loop's iterations or after the loop",
 }
 
@@ -84,7 +85,10 @@ func (c *checker) orderHazard(ch *chain) string {
 	if why := c.viewHazard(ch.units, func(i int) string { return "the " + ordinal(i) + " child" }); why != "" {
 		return why
 	}
-	return c.placeHazard(ch.units)
+	if why := c.placeHazard(ch.units); why != "" {
+		return why
+	}
+	return c.modulePlace(ch.units)
 }
 
 // loopOrderHazard is orderHazard for the iterations of a loop: one child
@@ -128,7 +132,10 @@ func (c *checker) loopOrderHazard(ls *loopSite) string {
 	if why := c.viewHazard([]*unit{u}, func(int) string { return "every child" }); why != "" {
 		return why
 	}
-	return c.placeHazard([]*unit{u})
+	if why := c.placeHazard([]*unit{u}); why != "" {
+		return why
+	}
+	return c.modulePlace([]*unit{u})
 }
 
 // sharedConstant says which constant file, path or port two units are

@@ -1,0 +1,216 @@
+package spawn
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/unflake/unflake/internal/match"
+)
+
+// The children's code may live in other packages of the module: a
+// command's package whose tests run the command, its fetch or load code
+// in a subpackage, as real tools split it. The typed analysis sees only
+// what those packages export, and one build of them; the bugs the test
+// exists to catch live in builds it never sees (a "portable" pack cache
+// beside the executable, keyed by the parent's pid, that one after
+// another the second child hits and run together neither does). So the
+// rule reads every package of the module the children's code calls, and
+// the module's packages those import, transitively, from their syntax,
+// in every build (test files aside), and a place every child shares
+// whatever view it is given keeps the children in order: the
+// executable's path (os.Executable, os.Args[0]), os.TempDir (also through
+// os.CreateTemp, os.MkdirTemp, ioutil.TempFile or ioutil.TempDir with an
+// empty directory), the user's directories (os.UserCacheDir,
+// UserConfigDir, UserHomeDir, the user database of os/user), the parent's
+// pid (os.Getppid: a session every child of one test shares), the working
+// directory (os.Getwd), and a string naming a place outside a child's
+// view (the parent directory, $HOME, $TMPDIR, a lock).
+
+// moduleShared lists, by package path, the functions of the standard
+// library that name a place every child shares whatever view it is given,
+// beyond processPlace's.
+var moduleShared = map[string][]string{
+	"os":        {"Getppid", "Getwd"},
+	"os/user":   {"Current", "Lookup", "LookupId"},
+	"io/ioutil": {"TempDir", "TempFile"},
+}
+
+// emptyDirTemp are the functions that make a temporary file or directory
+// under os.TempDir when their first argument is "".
+var emptyDirTemp = map[string][]string{
+	"os":        {"CreateTemp", "MkdirTemp"},
+	"io/ioutil": {"TempDir", "TempFile"},
+}
+
+// modulePlace says where a package of the module that the units' code
+// calls (or one it imports) names a place every child shares, or "".
+func (c *checker) modulePlace(units []*unit) string {
+	if len(c.pass.AllFiles) == 0 {
+		return ""
+	}
+	dir := filepath.Dir(c.pass.Fset.File(c.pass.AllFiles[0].Pos()).Name())
+	root, modPath := match.ModuleOf(dir)
+	if root == "" {
+		return ""
+	}
+	called := map[string]string{} // package path -> the call that reaches it
+	var paths []string
+	for _, u := range units {
+		for _, fd := range c.childCode(u) {
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				var fn *types.Func
+				switch n := n.(type) {
+				case *ast.CallExpr:
+					fn = match.Callee(c.info, n)
+				case *ast.Ident:
+					fn, _ = c.info.Uses[n].(*types.Func)
+				}
+				if fn == nil || fn.Pkg() == nil || fn.Pkg() == c.pass.Pkg {
+					return true
+				}
+				path := fn.Pkg().Path()
+				if _, ok := match.ModuleDir(root, modPath, path); ok && called[path] == "" {
+					called[path] = fmt.Sprintf("%s (%s)", match.PkgFuncName(fn), c.line(n))
+					paths = append(paths, path)
+				}
+				return true
+			})
+		}
+	}
+	sort.Strings(paths)
+	r := &modReader{fset: token.NewFileSet(), root: root, modPath: modPath, seen: map[string]bool{}}
+	for _, path := range paths {
+		if at := r.pkg(path); at != "" {
+			return fmt.Sprintf("the children's code calls %s, and %s, a place every child shares whatever view it is given: a build of that code may keep a cache, a session or a lock there that one after another the next child reads, and run together none does, so the test would pass a bug it catches now", called[path], at)
+		}
+	}
+	return ""
+}
+
+// modReader reads the module's packages from their syntax.
+type modReader struct {
+	fset          *token.FileSet
+	root, modPath string
+	seen          map[string]bool
+}
+
+// pkg returns where package path, in any build, or a package of the
+// module it imports, names a place every child shares; or "".
+func (r *modReader) pkg(path string) string {
+	if r.seen[path] || len(r.seen) > 300 {
+		return ""
+	}
+	r.seen[path] = true
+	dir, ok := match.ModuleDir(r.root, r.modPath, path)
+	if !ok {
+		return ""
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Sprintf("package %s cannot be read (%v), so it may name anything", path, err)
+	}
+	var next []string
+	for _, e := range entries {
+		if e.IsDir() || filepath.Ext(e.Name()) != ".go" || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		full := filepath.Join(dir, e.Name())
+		rel := filepath.ToSlash(strings.TrimPrefix(full, r.root+string(filepath.Separator)))
+		f, err := parser.ParseFile(r.fset, full, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return fmt.Sprintf("%s does not parse, so it may name anything", rel)
+		}
+		if at := r.file(f); at != nil {
+			return fmt.Sprintf("package %s names %s (%s:%d)", path, at.what, rel, r.fset.Position(at.pos).Line)
+		}
+		for _, p := range match.ImportNames(f) {
+			next = append(next, p)
+		}
+	}
+	sort.Strings(next)
+	for _, p := range next {
+		if at := r.pkg(p); at != "" {
+			return at
+		}
+	}
+	return ""
+}
+
+// A placeAt is what a file names and where.
+type placeAt struct {
+	what string
+	pos  token.Pos
+}
+
+// file returns the first place every child shares that f names, or nil.
+func (r *modReader) file(f *ast.File) *placeAt {
+	imports := match.ImportNames(f)
+	osName := ""
+	for name, path := range imports {
+		if path == "os" {
+			osName = name
+		}
+	}
+	var at *placeAt
+	ast.Inspect(f, func(n ast.Node) bool {
+		if at != nil {
+			return false
+		}
+		if place := processPlace(n, osName); place != "" {
+			at = &placeAt{place, n.Pos()}
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			x, ok := sel.X.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			path := imports[x.Name]
+			for _, name := range moduleShared[path] {
+				if sel.Sel.Name == name && !(path == "io/ioutil" && !emptyFirst(n)) {
+					at = &placeAt{path + "." + name, n.Pos()}
+				}
+			}
+			for _, name := range emptyDirTemp[path] {
+				if sel.Sel.Name == name && emptyFirst(n) {
+					at = &placeAt{path + "." + name + " with an empty directory (os.TempDir)", n.Pos()}
+				}
+			}
+		case *ast.BasicLit:
+			if n.Kind != token.STRING {
+				return true
+			}
+			if s, err := strconv.Unquote(n.Value); err == nil {
+				// An absolute path in code is as often a URL's path
+				// ("/api/v1") as a file: left to the Checked risk.
+				if line, what := outsideMark(s); line != "" && what != absolutePath {
+					at = &placeAt{fmt.Sprintf("%q, which %s", line, strings.TrimPrefix(what, "names ")), n.Pos()}
+				}
+			}
+		}
+		return at == nil
+	})
+	return at
+}
+
+// emptyFirst reports whether call's first argument is the literal "".
+func emptyFirst(call *ast.CallExpr) bool {
+	if len(call.Args) == 0 {
+		return false
+	}
+	lit, ok := ast.Unparen(call.Args[0]).(*ast.BasicLit)
+	return ok && (lit.Value == `""` || lit.Value == "``")
+}
