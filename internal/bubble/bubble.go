@@ -52,6 +52,7 @@ type Analysis struct {
 	net netState // the helpers matched as connection pairs (network.go)
 
 	lockWait *string // lockwait.go's answer, once read
+	coarse   *string // builds.go's coarsened reading, once read
 
 	said *intent.Package // what the tests say beyond their own words (intent.go)
 
@@ -118,6 +119,9 @@ func (t *Target) resolve() {
 	w.settleNetwork()
 	if why := t.a.lockWaitHazard(); why != "" {
 		t.blocked.add(lockWaitKey{}, why)
+	}
+	if why := t.a.otherBuildGoroutine(t); why != "" {
+		t.blocked.add(buildGoKey{}, why)
 	}
 	t.a.clockHazards(t)
 }
