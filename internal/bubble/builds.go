@@ -60,11 +60,7 @@ func coarsened(files []*lockFile) string {
 	tn := &timeNames{values: map[string]bool{}, funcs: map[string]bool{}, containers: map[string]bool{}}
 	timeOf := map[*lockFile]string{}
 	for _, lf := range files {
-		for name, path := range match.ImportNames(lf.f) {
-			if path == "time" {
-				timeOf[lf] = name
-			}
-		}
+		timeOf[lf] = timeName(lf.f)
 	}
 	// Declarations first, then what is set to a reading (twice: x :=
 	// now(); c.last = x).
@@ -110,6 +106,16 @@ func coarsened(files []*lockFile) string {
 	}
 	sort.Strings(hits) // the directory's order is stable, but builds' files interleave
 	return hits[0]
+}
+
+// timeName is the name f imports the time package by, or "".
+func timeName(f *ast.File) string {
+	for name, path := range match.ImportNames(f) {
+		if path == "time" {
+			return name
+		}
+	}
+	return ""
 }
 
 // zeroLit reports whether e is the literal 0 (t.Round(0) strips the
@@ -289,22 +295,25 @@ func (tn *timeNames) unixOf(e ast.Expr, tm string) bool {
 	return false
 }
 
-// otherBuildGoroutine says where code only another build of the package
-// has, and t may run (a function named as one t reaches, or one such
-// code calls), starts a goroutine, or "".
-func (a *Analysis) otherBuildGoroutine(t *Target) string {
-	files := a.codeFiles()
+// A buildDecl is a function of the package, in any build.
+type buildDecl struct {
+	lf *lockFile
+	d  *ast.FuncDecl
+}
+
+// otherBuildDecls are the functions t may run that the typed walk did
+// not read: another build's functions named as one t reaches, or as one
+// such code calls (closed over), and another build's init functions. A
+// typed function is among them only when another build's code is the
+// first to call its name (the walk read the ones t reaches).
+func (a *Analysis) otherBuildDecls(t *Target) []buildDecl {
 	typed := map[*ast.File]bool{}
 	for _, f := range a.pass.AllFiles {
 		typed[f] = true
 	}
-	type decl struct {
-		lf *lockFile
-		d  *ast.FuncDecl
-	}
-	byName := map[string][]decl{}
-	var inits []decl
-	for _, lf := range files {
+	byName := map[string][]buildDecl{}
+	var out []buildDecl
+	for _, lf := range a.codeFiles() {
 		for _, d := range lf.f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
 			if !ok || fd.Body == nil {
@@ -312,15 +321,13 @@ func (a *Analysis) otherBuildGoroutine(t *Target) string {
 			}
 			if fd.Name.Name == "init" && fd.Recv == nil {
 				if !typed[lf.f] {
-					inits = append(inits, decl{lf, fd})
+					out = append(out, buildDecl{lf, fd})
 				}
 				continue
 			}
-			byName[fd.Name.Name] = append(byName[fd.Name.Name], decl{lf, fd})
+			byName[fd.Name.Name] = append(byName[fd.Name.Name], buildDecl{lf, fd})
 		}
 	}
-	// The names t may run, closed over what other builds' functions of
-	// those names call: a typed function t reaches is walked already.
 	var queue []string
 	names := map[string]bool{}
 	for d := range t.reached {
@@ -330,35 +337,29 @@ func (a *Analysis) otherBuildGoroutine(t *Target) string {
 		}
 	}
 	sort.Strings(queue)
-	// fromOther holds the names first called by another build's code:
-	// a typed function of such a name is not what the typed walk of t
-	// reached, so it is read here; a seeded name's typed functions are
-	// (or are another type's methods t does not run).
 	fromOther := map[string]bool{}
-	var hits []string
-	check := func(dc decl) {
-		ast.Inspect(dc.d.Body, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.GoStmt:
-				hits = append(hits, "a go statement in "+dc.d.Name.Name+" at "+dc.lf.at(n.Pos()))
-			case *ast.CallExpr:
-				name := ""
-				switch fun := ast.Unparen(n.Fun).(type) {
-				case *ast.Ident:
-					name = fun.Name
-				case *ast.SelectorExpr:
-					name = fun.Sel.Name
-				}
-				if name != "" && !names[name] && byName[name] != nil {
-					names[name], fromOther[name] = true, true
-					queue = append(queue, name)
-				}
+	calls := func(body *ast.BlockStmt) {
+		ast.Inspect(body, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			name := ""
+			switch fun := ast.Unparen(call.Fun).(type) {
+			case *ast.Ident:
+				name = fun.Name
+			case *ast.SelectorExpr:
+				name = fun.Sel.Name
+			}
+			if name != "" && !names[name] && byName[name] != nil {
+				names[name], fromOther[name] = true, true
+				queue = append(queue, name)
 			}
 			return true
 		})
 	}
-	for _, dc := range inits {
-		check(dc)
+	for _, dc := range out {
+		calls(dc.d.Body)
 	}
 	for len(queue) > 0 {
 		name := queue[0]
@@ -367,11 +368,82 @@ func (a *Analysis) otherBuildGoroutine(t *Target) string {
 			if typed[dc.lf.f] && (t.reached[dc.d] || !fromOther[name]) {
 				continue
 			}
-			check(dc)
+			out = append(out, dc)
+			calls(dc.d.Body)
 		}
 	}
-	if len(hits) == 0 {
-		return ""
+	return out
+}
+
+// otherBuildGoroutine says where code only another build of the package
+// has, and t may run (otherBuildDecls), starts a goroutine, or "".
+func (a *Analysis) otherBuildGoroutine(decls []buildDecl) string {
+	for _, dc := range decls {
+		at := ""
+		ast.Inspect(dc.d.Body, func(n ast.Node) bool {
+			if g, ok := n.(*ast.GoStmt); ok && at == "" {
+				at = "a go statement in " + dc.d.Name.Name + " at " + dc.lf.at(g.Pos())
+			}
+			return at == ""
+		})
+		if at != "" {
+			return "code only another build of the package has starts a goroutine (" + at + ") that the analysis cannot show ends: when the test fails at a check in that build, synctest panics on the goroutines left blocked and the test binary dies, which is not the check catching the bug"
+		}
 	}
-	return "code only another build of the package has starts a goroutine (" + hits[0] + ") that the analysis cannot show ends: when the test fails at a check in that build, synctest panics on the goroutines left blocked and the test binary dies, which is not the check catching the bug"
+	return ""
+}
+
+// otherBuildOrder says where code only another build of the package has,
+// and t may run (otherBuildDecls), compares two times it may have kept,
+// by syntax: elements of maps or slices of time.Time, or two parameters
+// of type time.Time of the function (a helper a sort's less function
+// calls), with Before, After, Compare or Equal; or "". The typed build's
+// comparisons are clockScan's (storedOrder).
+func (a *Analysis) otherBuildOrder(decls []buildDecl) string {
+	for _, dc := range decls {
+		tm := timeName(dc.lf.f)
+		tn := &timeNames{values: map[string]bool{}, funcs: map[string]bool{}, containers: map[string]bool{}}
+		for _, lf := range a.codeFiles() {
+			tn.declared(lf.f, timeName(lf.f))
+		}
+		params := map[string]bool{}
+		for _, fd := range dc.d.Type.Params.List {
+			if isTimeType(fd.Type, tm) {
+				for _, id := range fd.Names {
+					params[id.Name] = true
+				}
+			}
+		}
+		kept := func(e ast.Expr) bool {
+			switch e := ast.Unparen(e).(type) {
+			case *ast.Ident:
+				return params[e.Name]
+			case *ast.IndexExpr:
+				return tn.containers[lastName(e.X)]
+			}
+			return false
+		}
+		at := ""
+		ast.Inspect(dc.d.Body, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || at != "" {
+				return at == ""
+			}
+			sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+			if !ok || len(call.Args) != 1 {
+				return true
+			}
+			switch sel.Sel.Name {
+			case "Before", "After", "Compare", "Equal":
+				if kept(sel.X) && kept(call.Args[0]) {
+					at = types.ExprString(call) + " at " + dc.lf.at(call.Pos())
+				}
+			}
+			return true
+		})
+		if at != "" {
+			return "code only another build of the package has compares two readings of the clock it may have kept (" + at + "): in a synctest bubble no time passes between two statements, so readings taken one after the other are equal and the order they decide is a map's iteration order or a sort's ties, which running the correct build cannot tell"
+		}
+	}
+	return ""
 }

@@ -245,9 +245,16 @@ func (a *Analysis) clockHazards(t *Target) {
 	// the order a map's iteration or a sort's ties give, which differs
 	// run to run, so running the correct code fails only some runs and a
 	// comparison reversed by a bug passes some.
-	if c.storedOrder != "" {
+	other := ""
+	if c.storedOrder == "" {
+		other = a.otherBuildOrder(a.otherBuildDecls(t))
+	}
+	switch {
+	case c.storedOrder != "":
 		t.blocked.add(clockKey(checkedStored), fmt.Sprintf("the code compares two readings of the clock it kept (%s): in a synctest bubble no time passes between two statements, so readings taken one after the other are equal and the order they decide (oldest first) is a map's iteration order or a sort's ties, which varies run to run, so running cannot reliably tell a reversed order from the right one", c.storedOrder))
-	} else if c.foreign == "" {
+	case other != "":
+		t.blocked.add(clockKey(checkedStored), other)
+	case c.foreign == "":
 		checked = append(checked, checkedStored)
 	}
 	if c.key != "" {

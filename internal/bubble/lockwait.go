@@ -115,6 +115,13 @@ func (a *Analysis) readLockWait() string {
 // directory's, or the analysed ones when the package has no directory
 // of its own (a driver's in-memory files).
 func (a *Analysis) codeFiles() []*lockFile {
+	if a.files == nil {
+		a.files = a.readCodeFiles()
+	}
+	return *a.files
+}
+
+func (a *Analysis) readCodeFiles() *[]*lockFile {
 	var out []*lockFile
 	for _, f := range a.pass.AllFiles {
 		name := a.pass.Fset.File(f.Pos()).Name()
@@ -125,7 +132,7 @@ func (a *Analysis) codeFiles() []*lockFile {
 	fset := token.NewFileSet()
 	files, err := match.LeftOutFiles(fset, a.pass.Fset, a.pass.AllFiles)
 	if err != nil {
-		return out
+		return &out
 	}
 	for _, lf := range files {
 		if lf.Err != nil || strings.HasSuffix(lf.Path, "_test.go") {
@@ -133,7 +140,7 @@ func (a *Analysis) codeFiles() []*lockFile {
 		}
 		out = append(out, &lockFile{name: lf.Path, fset: fset, f: lf.File})
 	}
-	return out
+	return &out
 }
 
 type lockDecl struct {
