@@ -461,6 +461,14 @@ func (c *clockScan) collectReadings(root ast.Node) {
 		default:
 			return true
 		}
+		if len(lhs) == 2 && len(rhs) == 1 {
+			// at, ok := opened[peer]: a stored reading.
+			if ix, ok := ast.Unparen(rhs[0]).(*ast.IndexExpr); ok && c.reading(ix) {
+				if v := c.objOf(lhs[0]); v != nil {
+					c.readings[v], c.stored[v] = true, true
+				}
+			}
+		}
 		if len(lhs) != len(rhs) {
 			return true
 		}
@@ -485,6 +493,9 @@ func (c *clockScan) collectReadings(root ast.Node) {
 			case obj == nil:
 			case c.reading(r):
 				c.readings[obj] = true
+				if c.storedReading(r) {
+					c.stored[obj] = true // a := opened[x]
+				}
 			case c.elapsed(r):
 				c.spans[obj] = true
 			case c.numeric(r):
