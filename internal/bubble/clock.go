@@ -576,8 +576,13 @@ func (c *clockScan) passedReadings(call *ast.CallExpr) {
 			return
 		}
 		if c.reading(arg) {
+			// A parameter handed time.Now() is a reading; one handed a
+			// kept reading (opened[a]) is kept too.
 			p := sig.Params().At(i)
-			c.readings[p], c.stored[p] = true, true
+			c.readings[p] = true
+			if c.storedReading(arg) {
+				c.stored[p] = true
+			}
 		}
 	}
 }
@@ -987,7 +992,11 @@ func (c *clockScan) binary(b *ast.BinaryExpr) {
 			if c.decides == "" && b.Op != token.EQL && b.Op != token.NEQ {
 				c.decides = c.at(types.ExprString(b), b)
 			}
-			// a.Sub(b) < 0 of two stored readings: their order.
+			// a.Sub(b) < 0 of two stored readings: their order (with
+			// a duration, a.Sub(b) >= cooldown is a deadline).
+			if v, ok := match.ConstInt(info, y); !ok || v != 0 {
+				return
+			}
 			if call, ok := ast.Unparen(x).(*ast.CallExpr); ok && match.IsMethod(info, call, "time", "Sub") {
 				if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && len(call.Args) == 1 && c.reading(sel.X) && c.reading(call.Args[0]) && (c.storedReading(sel.X) || c.storedReading(call.Args[0])) {
 					c.orderAt(b, sel.X, call.Args[0])
