@@ -51,7 +51,9 @@ type Analysis struct {
 
 	net netState // the helpers matched as connection pairs (network.go)
 
-	lockWait *string // lockwait.go's answer, once read
+	lockWait *string      // lockwait.go's answer, once read
+	coarse   *string      // builds.go's coarsened reading, once read
+	files    *[]*lockFile // the package's non-test files of every build, once parsed (codeFiles)
 
 	said *intent.Package // what the tests say beyond their own words (intent.go)
 
@@ -118,6 +120,9 @@ func (t *Target) resolve() {
 	w.settleNetwork()
 	if why := t.a.lockWaitHazard(); why != "" {
 		t.blocked.add(lockWaitKey{}, why)
+	}
+	if why := t.a.otherBuildGoroutine(t.a.otherBuildDecls(t)); why != "" {
+		t.blocked.add(buildGoKey{}, why)
 	}
 	t.a.clockHazards(t)
 }

@@ -85,6 +85,8 @@ const (
 	checkedKept     = "no package state that hides its type kept past the bubble"
 	checkedOutside  = "no code of another package of the module or a dependency that may read the clock"
 	checkedHalf     = "no sleep ending exactly on half a configured deadline"
+	checkedCoarse   = "no reading of the clock coarsened (Truncate, Round, a division), in any build"
+	checkedStored   = "no comparison of two stored clock readings (in a map, a slice, a helper's parameters)"
 )
 
 // clockKey is what a clock hazard's reason stands for (reasons.add):
@@ -105,7 +107,7 @@ func ClockChecked(targets []*Target) []string {
 		return nil
 	}
 	var out []string
-	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus, checkedZeroWait, checkedKept, checkedOutside, checkedHalf} {
+	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus, checkedZeroWait, checkedKept, checkedOutside, checkedHalf, checkedCoarse, checkedStored} {
 		all := true
 		for _, t := range targets {
 			all = all && slices.Contains(t.ClockChecked(), c)
@@ -168,6 +170,18 @@ type clockScan struct {
 	// readings are the variables and fields set to a reading of the clock
 	// (x = time.Now()), so that comparing two of them is seen.
 	readings map[types.Object]bool
+	// stored are readings kept for later and compared with each other
+	// where the order they were taken in decides: the maps and slices
+	// whose elements are readings (opened[peer] = time.Now()), a range's
+	// value over one, and the parameters of the package's functions a
+	// reading is passed to (older(opened[a], opened[b])). A reading of
+	// them counts as one (reading), and comparing two is storedOrder.
+	stored     map[types.Object]bool
+	containers map[types.Object]bool
+	// storedOrder is the first comparison of two readings of which one
+	// at least is stored: equal in a bubble, so the order they decide
+	// is the order of a map's iteration or a sort's ties.
+	storedOrder string
 	// nums are the variables and fields set to a reading or an elapsed
 	// time made a number (now.UnixNano(), int64(time.Since(t)), now+ttl
 	// of one), so that nowNs <= exp is seen.
@@ -183,7 +197,7 @@ func (a *Analysis) clockHazards(t *Target) {
 		return
 	}
 	a.shapeBlockers(t)
-	c := &clockScan{a: a, readings: map[types.Object]bool{}, spans: map[types.Object]bool{}, computing: map[ast.Node]bool{}, comparing: map[ast.Node]bool{}, clocked: map[ast.Node]bool{}, visiting: map[types.Object]bool{}, outsideRoots: map[ast.Node]bool{}, nums: map[types.Object]bool{}, clockPkgs: map[*types.Package]bool{}}
+	c := &clockScan{a: a, readings: map[types.Object]bool{}, stored: map[types.Object]bool{}, containers: map[types.Object]bool{}, spans: map[types.Object]bool{}, computing: map[ast.Node]bool{}, comparing: map[ast.Node]bool{}, clocked: map[ast.Node]bool{}, visiting: map[types.Object]bool{}, outsideRoots: map[ast.Node]bool{}, nums: map[types.Object]bool{}, clockPkgs: map[*types.Package]bool{}}
 	roots := c.roots(t)
 	c.rootList = roots
 	c.certain = &walker{a: a}
@@ -226,6 +240,22 @@ func (a *Analysis) clockHazards(t *Target) {
 		// nothing is held against it either (the wrap stays as proven
 		// as the rest of the analysis makes it).
 		checked = append(checked, checkedReadings)
+	}
+	// Not fixed: the order of readings that are equal in a bubble is
+	// the order a map's iteration or a sort's ties give, which differs
+	// run to run, so running the correct code fails only some runs and a
+	// comparison reversed by a bug passes some.
+	other := ""
+	if c.storedOrder == "" {
+		other = a.otherBuildOrder(a.otherBuildDecls(t))
+	}
+	switch {
+	case c.storedOrder != "":
+		t.blocked.add(clockKey(checkedStored), fmt.Sprintf("the code compares two readings of the clock it kept (%s): in a synctest bubble no time passes between two statements, so readings taken one after the other are equal and the order they decide (oldest first) is a map's iteration order or a sort's ties, which varies run to run, so running cannot reliably tell a reversed order from the right one", c.storedOrder))
+	case other != "":
+		t.blocked.add(clockKey(checkedStored), other)
+	case c.foreign == "":
+		checked = append(checked, checkedStored)
 	}
 	if c.key != "" {
 		t.unproven.add(clockKey(checkedKey), fmt.Sprintf("the code uses a reading of the clock as a key or a name (%s): in a synctest bubble no time passes between two statements, so two readings are equal and the second entry replaces the first", c.key))
@@ -333,6 +363,12 @@ func (a *Analysis) clockHazards(t *Target) {
 	if !t.unproven.keys[clockKey(checkedKept)] && !t.blocked.keys[clockKey(checkedKept)] && c.foreign == "" {
 		checked = append(checked, checkedKept)
 	}
+	// Not fixed: the coarsening may be a bug's only (builds.go).
+	if why := a.coarseHazard(); why != "" {
+		t.blocked.add(clockKey(checkedCoarse), why)
+	} else {
+		checked = append(checked, checkedCoarse)
+	}
 	t.checked = checked
 }
 
@@ -411,18 +447,55 @@ func (c *clockScan) collectReadings(root ast.Node) {
 				}
 			}
 			return true
+		case *ast.CallExpr:
+			c.passedReadings(n)
+			return true
+		case *ast.RangeStmt:
+			// for p, at := range opened: at is a stored reading.
+			if obj := c.objOf(n.X); obj != nil && c.containers[obj] && n.Value != nil {
+				if v := c.objOf(n.Value); v != nil {
+					c.readings[v], c.stored[v] = true, true
+				}
+			}
+			return true
 		default:
 			return true
+		}
+		if len(lhs) == 2 && len(rhs) == 1 {
+			// at, ok := opened[peer]: a stored reading.
+			if ix, ok := ast.Unparen(rhs[0]).(*ast.IndexExpr); ok && c.reading(ix) {
+				if v := c.objOf(lhs[0]); v != nil {
+					c.readings[v], c.stored[v] = true, true
+				}
+			}
 		}
 		if len(lhs) != len(rhs) {
 			return true
 		}
 		for i, r := range rhs {
 			obj := c.objOf(lhs[i])
+			if ix, ok := ast.Unparen(lhs[i]).(*ast.IndexExpr); ok && c.reading(r) {
+				// opened[peer] = time.Now(): a map or a slice of
+				// readings.
+				if cont := c.objOf(ix.X); cont != nil {
+					c.containers[cont] = true
+				}
+				continue
+			}
+			if call, ok := ast.Unparen(r).(*ast.CallExpr); ok && obj != nil && match.IsBuiltin(c.a.info, call.Fun, "append") && len(call.Args) > 1 {
+				for _, arg := range call.Args[1:] {
+					if c.reading(arg) {
+						c.containers[obj] = true
+					}
+				}
+			}
 			switch {
 			case obj == nil:
 			case c.reading(r):
 				c.readings[obj] = true
+				if c.storedReading(r) {
+					c.stored[obj] = true // a := opened[x]
+				}
 			case c.elapsed(r):
 				c.spans[obj] = true
 			case c.numeric(r):
@@ -461,13 +534,57 @@ func (c *clockScan) isNow(e ast.Expr) bool {
 }
 
 // reading reports whether e is a reading of the clock: time.Now() or a
-// variable or field set to one.
+// variable or field set to one, an element of a map or a slice of them,
+// a parameter one is passed to.
 func (c *clockScan) reading(e ast.Expr) bool {
 	if c.isNow(e) {
 		return true
 	}
+	if ix, ok := ast.Unparen(e).(*ast.IndexExpr); ok {
+		obj := c.objOf(ix.X)
+		return obj != nil && c.containers[obj]
+	}
 	obj := c.objOf(e)
 	return obj != nil && c.readings[obj]
+}
+
+// storedReading reports whether e is a reading kept for later (stored):
+// an element of a map or a slice of readings, a range's value over one,
+// a parameter a reading is passed to.
+func (c *clockScan) storedReading(e ast.Expr) bool {
+	if ix, ok := ast.Unparen(e).(*ast.IndexExpr); ok {
+		obj := c.objOf(ix.X)
+		return obj != nil && c.containers[obj]
+	}
+	obj := c.objOf(e)
+	return obj != nil && c.stored[obj]
+}
+
+// passedReadings marks the parameters of a function of the package that
+// call passes a reading to: in its body they are readings (stored).
+func (c *clockScan) passedReadings(call *ast.CallExpr) {
+	fn := match.Callee(c.a.info, call)
+	if fn == nil || fn.Pkg() != c.a.pass.Pkg {
+		return
+	}
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok {
+		return
+	}
+	for i, arg := range call.Args {
+		if i >= sig.Params().Len() || sig.Variadic() && i >= sig.Params().Len()-1 {
+			return
+		}
+		if c.reading(arg) {
+			// A parameter handed time.Now() is a reading; one handed a
+			// kept reading (opened[a]) is kept too.
+			p := sig.Params().At(i)
+			c.readings[p] = true
+			if c.storedReading(arg) {
+				c.stored[p] = true
+			}
+		}
+	}
 }
 
 // scan records the hazards in root; test is true for the code of a test
@@ -729,8 +846,8 @@ func (c *clockScan) call(call *ast.CallExpr, stack []ast.Node) {
 		if c.decides == "" {
 			c.decides = c.at("Time."+sel.Sel.Name, call)
 		}
-		if c.order == "" && c.twoReadings(call) {
-			c.order = c.at(types.ExprString(call), call)
+		if c.twoReadings(call) {
+			c.orderAt(call, sel.X, call.Args[0])
 		}
 	}
 }
@@ -837,6 +954,20 @@ func (c *clockScan) usedMeeting(obj types.Object) bool {
 	return found
 }
 
+// orderAt records n, comparing the readings x and y: as storedOrder
+// when either is stored, else as order.
+func (c *clockScan) orderAt(n ast.Node, x, y ast.Expr) {
+	if c.storedReading(x) || c.storedReading(y) {
+		if c.storedOrder == "" {
+			c.storedOrder = c.at(types.ExprString(n.(ast.Expr)), n)
+		}
+		return
+	}
+	if c.order == "" {
+		c.order = c.at(types.ExprString(n.(ast.Expr)), n)
+	}
+}
+
 // twoReadings reports whether the method call x.M(y) compares two
 // readings of the clock.
 func (c *clockScan) twoReadings(call *ast.CallExpr) bool {
@@ -861,6 +992,17 @@ func (c *clockScan) binary(b *ast.BinaryExpr) {
 			if c.decides == "" && b.Op != token.EQL && b.Op != token.NEQ {
 				c.decides = c.at(types.ExprString(b), b)
 			}
+			// a.Sub(b) < 0 of two stored readings: their order (with
+			// a duration, a.Sub(b) >= cooldown is a deadline).
+			if v, ok := match.ConstInt(info, y); !ok || v != 0 {
+				return
+			}
+			if call, ok := ast.Unparen(x).(*ast.CallExpr); ok && match.IsMethod(info, call, "time", "Sub") {
+				if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && len(call.Args) == 1 && c.reading(sel.X) && c.reading(call.Args[0]) && (c.storedReading(sel.X) || c.storedReading(call.Args[0])) {
+					c.orderAt(b, sel.X, call.Args[0])
+					return
+				}
+			}
 			if v, ok := match.ConstInt(info, y); ok && v == 0 && c.order == "" {
 				c.order = c.at(types.ExprString(b), b)
 			}
@@ -877,11 +1019,13 @@ func (c *clockScan) binary(b *ast.BinaryExpr) {
 			if (b.Op == token.EQL || b.Op == token.NEQ) && c.numeric(y) && c.order == "" {
 				c.order = c.at(types.ExprString(b), b)
 			}
+			// a.UnixNano() < b.UnixNano() of two stored readings.
+			if ux, uy := c.unixOf(x), c.unixOf(y); ux != nil && uy != nil && (c.storedReading(ux) || c.storedReading(uy)) {
+				c.orderAt(b, ux, uy)
+			}
 			return
 		case (b.Op == token.EQL || b.Op == token.NEQ) && c.reading(x) && c.reading(y):
-			if c.order == "" {
-				c.order = c.at(types.ExprString(b), b)
-			}
+			c.orderAt(b, x, y)
 			return
 		}
 	}
@@ -918,6 +1062,19 @@ func (c *clockScan) numeric(e ast.Expr) bool {
 		}
 	}
 	return false
+}
+
+// unixOf is the reading e makes a number (x of x.UnixNano()), or nil.
+func (c *clockScan) unixOf(e ast.Expr) ast.Expr {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok || !match.IsMethod(c.a.info, call, "time", "Unix", "UnixNano", "UnixMilli", "UnixMicro") {
+		return nil
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok || !c.reading(sel.X) {
+		return nil
+	}
+	return sel.X
 }
 
 // elapsed reports whether e is a measure of elapsed time: time.Since(x),

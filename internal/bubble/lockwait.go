@@ -53,13 +53,23 @@ func (a *Analysis) readLockWait() string {
 	if len(files) == 0 {
 		return ""
 	}
-	lw := &lockWaits{decls: map[string][]*lockDecl{}, fields: map[string]bool{}, conds: map[string]bool{}, memo: map[*ast.FuncDecl]*string{}}
+	lw := &lockWaits{fieldKinds: map[string]map[string]string{}, importsOf: map[*lockFile]map[string]string{}, decls: map[string][]*lockDecl{}, fields: map[string]bool{}, conds: map[string]bool{}, memo: map[*ast.FuncDecl]*string{}}
 	for _, lf := range files {
 		ast.Inspect(lf.f, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.FuncDecl:
 				if n.Body != nil {
 					lw.decls[n.Name.Name] = append(lw.decls[n.Name.Name], &lockDecl{file: lf, decl: n})
+				}
+			case *ast.TypeSpec:
+				if st, ok := n.Type.(*ast.StructType); ok {
+					kinds := map[string]string{}
+					for _, fd := range st.Fields.List {
+						for _, id := range fd.Names {
+							kinds[id.Name] = typeName(fd.Type, lw.imports(lf))
+						}
+					}
+					lw.fieldKinds[n.Name.Name] = kinds
 				}
 			case *ast.StructType:
 				for _, fd := range n.Fields.List {
@@ -115,6 +125,13 @@ func (a *Analysis) readLockWait() string {
 // directory's, or the analysed ones when the package has no directory
 // of its own (a driver's in-memory files).
 func (a *Analysis) codeFiles() []*lockFile {
+	if a.files == nil {
+		a.files = a.readCodeFiles()
+	}
+	return *a.files
+}
+
+func (a *Analysis) readCodeFiles() *[]*lockFile {
 	var out []*lockFile
 	for _, f := range a.pass.AllFiles {
 		name := a.pass.Fset.File(f.Pos()).Name()
@@ -125,7 +142,7 @@ func (a *Analysis) codeFiles() []*lockFile {
 	fset := token.NewFileSet()
 	files, err := match.LeftOutFiles(fset, a.pass.Fset, a.pass.AllFiles)
 	if err != nil {
-		return out
+		return &out
 	}
 	for _, lf := range files {
 		if lf.Err != nil || strings.HasSuffix(lf.Path, "_test.go") {
@@ -133,7 +150,7 @@ func (a *Analysis) codeFiles() []*lockFile {
 		}
 		out = append(out, &lockFile{name: lf.Path, fset: fset, f: lf.File})
 	}
-	return out
+	return &out
 }
 
 type lockDecl struct {
@@ -142,10 +159,14 @@ type lockDecl struct {
 }
 
 type lockWaits struct {
-	decls  map[string][]*lockDecl // by name, every build's
-	fields map[string]bool        // struct fields of a function type
-	conds  map[string]bool        // variables and fields holding a sync.Cond
-	memo   map[*ast.FuncDecl]*string
+	// fieldKinds holds, for each struct type of the package (every
+	// build's), what kindOf says of each field's type.
+	fieldKinds map[string]map[string]string
+	importsOf  map[*lockFile]map[string]string
+	decls      map[string][]*lockDecl // by name, every build's
+	fields     map[string]bool        // struct fields of a function type
+	conds      map[string]bool        // variables and fields holding a sync.Cond
+	memo       map[*ast.FuncDecl]*string
 }
 
 func (lf *lockFile) at(pos token.Pos) string {
@@ -171,7 +192,7 @@ func (lw *lockWaits) held(d *lockDecl) string {
 					}
 				}
 				for _, h := range list[i+1 : end] {
-					if w := lw.waitIn(d.file, h, 0); w != "" {
+					if w := lw.waitIn(d, h, 0); w != "" {
 						why = fmt.Sprintf("%s held from %s across %s", recv, d.file.at(st.Pos()), w)
 						return
 					}
@@ -248,7 +269,8 @@ func exprText(e ast.Expr) string {
 // without a default, a Wait (not a sync.Cond's, which releases the
 // lock), or a call of a function of the package that waits, or of a
 // function value (a field of a function type, a parameter).
-func (lw *lockWaits) waitIn(lf *lockFile, n ast.Node, depth int) string {
+func (lw *lockWaits) waitIn(in *lockDecl, n ast.Node, depth int) string {
+	lf := in.file
 	var why string
 	ast.Inspect(n, func(n ast.Node) bool {
 		if why != "" {
@@ -274,7 +296,7 @@ func (lw *lockWaits) waitIn(lf *lockFile, n ast.Node, depth int) string {
 					// bodies are still read.
 					for _, b := range n.Body.List {
 						for _, s := range b.(*ast.CommClause).Body {
-							if w := lw.waitIn(lf, s, depth); w != "" && why == "" {
+							if w := lw.waitIn(in, s, depth); w != "" && why == "" {
 								why = w
 							}
 						}
@@ -284,14 +306,15 @@ func (lw *lockWaits) waitIn(lf *lockFile, n ast.Node, depth int) string {
 			}
 			why = "a select at " + lf.at(n.Pos())
 		case *ast.CallExpr:
-			why = lw.callWait(lf, n, depth)
+			why = lw.callWait(in, n, depth)
 		}
 		return why == ""
 	})
 	return why
 }
 
-func (lw *lockWaits) callWait(lf *lockFile, call *ast.CallExpr, depth int) string {
+func (lw *lockWaits) callWait(in *lockDecl, call *ast.CallExpr, depth int) string {
+	lf := in.file
 	switch fun := ast.Unparen(call.Fun).(type) {
 	case *ast.SelectorExpr:
 		name := fun.Sel.Name
@@ -308,7 +331,14 @@ func (lw *lockWaits) callWait(lf *lockFile, call *ast.CallExpr, depth int) strin
 		if lw.fields[name] && lw.decls[name] == nil {
 			return "the function value " + exprText(fun) + " at " + lf.at(call.Pos()) + ", which may sleep"
 		}
-		return lw.declWait(lf, name, exprText(fun), call, depth)
+		// A method is the package's only on a value of the package's
+		// type: time.Now().Add or s.ticker.Stop (a *time.Ticker field)
+		// is another package's, whatever the package names its own.
+		kind := lw.kindOf(in, fun.X)
+		if kind == foreignKind {
+			return ""
+		}
+		return lw.declWait(lf, lw.methods(name, kind), exprText(fun), call, depth)
 	case *ast.Ident:
 		if lw.decls[fun.Name] == nil {
 			if isParamFunc(fun) {
@@ -316,9 +346,123 @@ func (lw *lockWaits) callWait(lf *lockFile, call *ast.CallExpr, depth int) strin
 			}
 			return ""
 		}
-		return lw.declWait(lf, fun.Name, fun.Name, call, depth)
+		var funcs []*lockDecl
+		for _, d := range lw.decls[fun.Name] {
+			if d.decl.Recv == nil {
+				funcs = append(funcs, d)
+			}
+		}
+		return lw.declWait(lf, funcs, fun.Name, call, depth)
 	}
 	return ""
+}
+
+// foreignKind is kindOf's answer for a value of another package's type.
+const foreignKind = "\x00foreign"
+
+// methods are the package's functions named name that a call on a value
+// of kind (a type of the package's, or "" when the syntax does not tell)
+// may run: the methods of that type, or, when it declares none of that
+// name (one promoted from an embedded field) or the type is unknown,
+// every one so named.
+func (lw *lockWaits) methods(name, kind string) []*lockDecl {
+	if kind == "" {
+		return lw.decls[name]
+	}
+	var out []*lockDecl
+	for _, d := range lw.decls[name] {
+		if declRecv(d.decl) == kind {
+			out = append(out, d)
+		}
+	}
+	if out == nil {
+		return lw.decls[name]
+	}
+	return out
+}
+
+// declRecv is the name of the type d is a method of, or "".
+func declRecv(d *ast.FuncDecl) string {
+	if d.Recv == nil || len(d.Recv.List) == 0 {
+		return ""
+	}
+	return typeName(d.Recv.List[0].Type, nil)
+}
+
+// typeName is the package's type a type expression names (T, *T, T[P]),
+// foreignKind for another package's (imports: the file's import names),
+// or "".
+func typeName(e ast.Expr, imports map[string]string) string {
+	switch t := e.(type) {
+	case *ast.StarExpr:
+		return typeName(t.X, imports)
+	case *ast.ParenExpr:
+		return typeName(t.X, imports)
+	case *ast.IndexExpr:
+		return typeName(t.X, imports)
+	case *ast.IndexListExpr:
+		return typeName(t.X, imports)
+	case *ast.Ident:
+		return t.Name
+	case *ast.SelectorExpr:
+		if x, ok := t.X.(*ast.Ident); ok && imports[x.Name] != "" {
+			return foreignKind
+		}
+	}
+	return ""
+}
+
+// kindOf is, by syntax, the type of the value e in the function in: the
+// package's type name, foreignKind for another package's (a call of
+// another package's function, a receiver, parameter or field declared of
+// its type, a method called on such a value), or "" when it does not
+// tell.
+func (lw *lockWaits) kindOf(in *lockDecl, e ast.Expr) string {
+	imports := lw.imports(in.file)
+	switch x := ast.Unparen(e).(type) {
+	case *ast.StarExpr:
+		return lw.kindOf(in, x.X)
+	case *ast.Ident:
+		if imports[x.Name] != "" {
+			return foreignKind // pkg.F: another package's function
+		}
+		d := in.decl
+		if d.Recv != nil {
+			for _, f := range d.Recv.List {
+				for _, id := range f.Names {
+					if id.Name == x.Name {
+						return typeName(f.Type, imports)
+					}
+				}
+			}
+		}
+		for _, f := range d.Type.Params.List {
+			for _, id := range f.Names {
+				if id.Name == x.Name {
+					return typeName(f.Type, imports)
+				}
+			}
+		}
+	case *ast.SelectorExpr:
+		if k := lw.kindOf(in, x.X); k != "" && k != foreignKind {
+			return lw.fieldKinds[k][x.Sel.Name]
+		}
+	case *ast.CallExpr:
+		if sel, ok := ast.Unparen(x.Fun).(*ast.SelectorExpr); ok && lw.kindOf(in, sel.X) == foreignKind {
+			return foreignKind // time.Now(), or a method of one: time.Now().UTC()
+		}
+	}
+	return ""
+}
+
+// imports are lf's import names, read once.
+func (lw *lockWaits) imports(lf *lockFile) map[string]string {
+	if m, ok := lw.importsOf[lf]; ok {
+		return m
+	}
+	m := match.ImportNames(lf.f)
+	lw.importsOf[lf] = m
+	return m
 }
 
 // isParamFunc is a syntactic guess: without types, an identifier called
@@ -333,17 +477,17 @@ func isParamFunc(id *ast.Ident) bool {
 	return id.Obj == nil || id.Obj.Kind == ast.Var
 }
 
-// declWait says where a function of the package named name (any of
-// them, in any build) waits, or "".
-func (lw *lockWaits) declWait(lf *lockFile, name, text string, call *ast.CallExpr, depth int) string {
+// declWait says where one of decls, functions of the package (in any
+// build), waits, or "".
+func (lw *lockWaits) declWait(lf *lockFile, decls []*lockDecl, text string, call *ast.CallExpr, depth int) string {
 	if depth > 6 {
 		return ""
 	}
-	for _, d := range lw.decls[name] {
+	for _, d := range decls {
 		memo, ok := lw.memo[d.decl]
 		if !ok {
 			lw.memo[d.decl] = new(string) // a recursion waits for nothing more
-			w := lw.waitIn(d.file, d.decl.Body, depth+1)
+			w := lw.waitIn(d, d.decl.Body, depth+1)
 			lw.memo[d.decl] = &w
 			memo = &w
 		}
