@@ -1013,6 +1013,7 @@ func (c *clockScan) binary(b *ast.BinaryExpr) {
 			if c.decides == "" && b.Op != token.EQL && b.Op != token.NEQ {
 				c.decides = c.at(types.ExprString(b), b)
 			}
+			c.numericOrigin(b, x, y)
 			if v, ok := match.ConstInt(info, y); ok && v == 0 && c.order == "" {
 				c.order = c.at(types.ExprString(b), b)
 			}

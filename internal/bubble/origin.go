@@ -319,6 +319,45 @@ func (c *clockScan) originHazard(call *ast.CallExpr) {
 	}
 }
 
+// numericOrigin records, as originHazard does for time values, a
+// reading made a number (now.Unix(), now.UnixNano()+skew: an instant,
+// not a difference of two readings) compared with a number that is not
+// a reading: a date from outside the clock kept as a count of seconds (a
+// lease's IssuedAt from the server, a fixture's 1764547200). A constant
+// below a billion is a duration's count, not a date.
+func (c *clockScan) numericOrigin(b *ast.BinaryExpr, x, y ast.Expr) {
+	if c.origin != "" || !c.instantNumber(x) || c.numeric(y) {
+		return
+	}
+	if v, ok := match.ConstInt(c.a.info, y); ok && v < 1e9 && v > -1e9 {
+		return
+	}
+	if c.a.info.Types[y].Value != nil {
+		if _, ok := match.ConstInt(c.a.info, y); !ok {
+			return // a float or other constant: not a date's count
+		}
+	}
+	c.origin = types.ExprString(y) + ", a number; compared with a reading made a number at " + c.at(types.ExprString(b), b)
+}
+
+// instantNumber reports whether e is a reading made a number, possibly
+// moved by a constant (now.Unix()+maxSkew): an instant on the clock.
+func (c *clockScan) instantNumber(e ast.Expr) bool {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.BinaryExpr:
+		if e.Op != token.ADD && e.Op != token.SUB {
+			return false
+		}
+		if c.a.info.Types[e.Y].Value != nil {
+			return c.instantNumber(e.X)
+		}
+		return e.Op == token.ADD && c.a.info.Types[e.X].Value != nil && c.instantNumber(e.Y)
+	case *ast.CallExpr:
+		return c.unixOf(e) != nil
+	}
+	return false
+}
+
 // readingMoved reports whether e is a reading of the clock moved by Add
 // or the like (now.Add(-ttl)).
 func (c *clockScan) readingMoved(e ast.Expr) bool {
