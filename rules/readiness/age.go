@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/mod/modfile"
+
+	"github.com/unflake/unflake/internal/match"
 )
 
 // The age hazard. The sleep set how old the child is when the signal
@@ -179,7 +181,7 @@ func (w *ageWalker) follow(p *syntaxPkg, imports map[string]string, call *ast.Ca
 		targets = append(targets, target{p, fun.Name})
 	case *ast.SelectorExpr:
 		if x, ok := fun.X.(*ast.Ident); ok && imports[x.Name] != "" {
-			if dir, ok := moduleDir(w.root, w.modPath, imports[x.Name]); ok {
+			if dir, ok := match.ModuleDir(w.root, w.modPath, imports[x.Name]); ok {
 				if q, broken := w.pkg(dir); broken == "" {
 					targets = append(targets, target{q, fun.Sel.Name})
 				}
@@ -188,7 +190,7 @@ func (w *ageWalker) follow(p *syntaxPkg, imports map[string]string, call *ast.Ca
 		}
 		targets = append(targets, target{p, "." + fun.Sel.Name})
 		for _, path := range imports {
-			if dir, ok := moduleDir(w.root, w.modPath, path); ok {
+			if dir, ok := match.ModuleDir(w.root, w.modPath, path); ok {
 				if q, broken := w.pkg(dir); broken == "" {
 					targets = append(targets, target{q, "." + fun.Sel.Name})
 				}

@@ -92,7 +92,7 @@ func (c *checker) initWork() string {
 		if root == "" {
 			return nil, "" // no go.mod to find it by: not followed
 		}
-		sub, ok := moduleDir(root, modPath, path)
+		sub, ok := match.ModuleDir(root, modPath, path)
 		if !ok {
 			if sub, ok = deps.dir(path); !ok {
 				return nil, fmt.Sprintf("%s is a package the rule cannot find through go.mod", path)
@@ -113,7 +113,7 @@ func (c *checker) initWork() string {
 	seen := map[string]bool{dir: true}
 	label := map[string]string{}
 	enqueue := func(path string) string {
-		sub, ok := moduleDir(root, modPath, path)
+		sub, ok := match.ModuleDir(root, modPath, path)
 		if !ok {
 			if path == "C" || match.IsStd(path) && !inModule(path) || root == "" {
 				// Files outside any module (syntax given in memory) have
@@ -216,31 +216,6 @@ func moduleRoot(dir string) string {
 			return ""
 		}
 	}
-}
-
-// moduleDir returns the directory of the module's package path, when it
-// is one of the module's own (not in a nested module, testdata or
-// vendor).
-func moduleDir(root, modPath, path string) (string, bool) {
-	if modPath == "" {
-		return "", false
-	}
-	rel, ok := strings.CutPrefix(path, modPath)
-	if !ok || rel != "" && rel[0] != '/' {
-		return "", false
-	}
-	for _, elem := range strings.Split(rel, "/") {
-		if elem == "testdata" || elem == "vendor" || strings.HasPrefix(elem, "_") || strings.HasPrefix(elem, ".") {
-			return "", false
-		}
-	}
-	dir := filepath.Join(root, filepath.FromSlash(rel))
-	for d := dir; d != root && strings.HasPrefix(d, root); d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return "", false
-		}
-	}
-	return dir, true
 }
 
 // An initWalker looks for work that outlives a package's initialisation.
