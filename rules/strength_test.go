@@ -70,9 +70,10 @@ type strengthRow struct {
 	name, rule, shape, bugs, original, rewritten string
 }
 
-// fixedPorts serialises the cases whose originals listen on fixed ports.
-var fixedPorts sync.Mutex
-
+// Cases run two at a time, in the order of their names: the originals
+// of neighbouring freeport cases listen on fixed ports of their own
+// (a statsd agent's 18125 in one, 18145 in the next), or one original
+// fails on the other's listener.
 func TestStrength(t *testing.T) {
 	testmod.Slow(t)
 	paths, err := filepath.Glob(filepath.Join("..", "testdata", "strength", "*.txtar"))
@@ -91,14 +92,6 @@ func TestStrength(t *testing.T) {
 			c := loadStrengthCase(t, path)
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
-				if c.rule == "freeport" {
-					// Their originals listen on fixed ports, several on
-					// the same one (a statsd agent's 8125): one at a
-					// time, or one original fails on the other's
-					// listener.
-					fixedPorts.Lock()
-					defer fixedPorts.Unlock()
-				}
 				row := c.check(t)
 				mu.Lock()
 				rows = append(rows, row)
