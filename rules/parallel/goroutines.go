@@ -1,16 +1,11 @@
 package parallel
 
 import (
-	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
-	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/internal/modsrc"
 )
 
 // Goroutines are process-wide state. A package's last, sequential test
@@ -36,68 +31,23 @@ func (c *checker) goroutineWatch() string {
 	}
 	w := ""
 	c.watch = &w
-	if len(c.pass.AllFiles) == 0 {
-		return ""
-	}
-	dir := filepath.Dir(c.pass.Fset.File(c.pass.AllFiles[0].Pos()).Name())
-	root, modPath := match.ModuleOf(dir)
-	g := &watchScan{fset: token.NewFileSet(), root: root, modPath: modPath, seen: map[string]bool{}}
-	if at := g.dir(dir, true); at != "" {
-		w = "may leave goroutines running, and the package's tests look at every goroutine of the process (" + at + "): made parallel, the test would run after every sequential test, a last leak check included, so goroutines it leaves would escape that check (the rule does not tell which tests start goroutines, so it makes none of the package's tests parallel)"
-	}
-	return w
-}
-
-// watchScan reads directories for code that looks at every goroutine.
-type watchScan struct {
-	fset          *token.FileSet
-	root, modPath string
-	seen          map[string]bool
-}
-
-// dir returns where a Go file of d (test files too when tests) looks at
-// the goroutines of the process, or "", following the module's packages
-// it imports.
-func (g *watchScan) dir(d string, tests bool) string {
-	if g.seen[d] || len(g.seen) > 500 {
-		return ""
-	}
-	g.seen[d] = true
-	entries, err := os.ReadDir(d)
-	if err != nil {
-		return ""
-	}
-	var next []string
-	for _, e := range entries {
-		if e.IsDir() || filepath.Ext(e.Name()) != ".go" || !tests && strings.HasSuffix(e.Name(), "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(g.fset, filepath.Join(d, e.Name()), nil, parser.SkipObjectResolution)
-		if err != nil {
-			// Unreadable: it may hold anything.
-			return filepath.Join(d, e.Name()) + ", a file the rule cannot parse, which may do so"
-		}
-		if at := g.file(f, strings.HasSuffix(e.Name(), "_test.go")); at != "" {
-			return at
-		}
-		for _, path := range match.ImportNames(f) {
-			if sub, ok := match.ModuleDir(g.root, g.modPath, path); ok {
-				next = append(next, sub)
+	m := modsrc.Reach(c.pass.Fset, c.pass.AllFiles)
+	for _, p := range m.Packages {
+		for _, f := range p.Files {
+			at := ""
+			if f.Syntax == nil {
+				// Unreadable: it may hold anything.
+				at = m.Rel(f.Path) + ", a file the rule cannot parse, which may do so"
+			} else {
+				at = watchIn(m, f, strings.HasSuffix(f.Path, "_test.go"))
+			}
+			if at != "" {
+				w = "may leave goroutines running, and the package's tests look at every goroutine of the process (" + at + "): made parallel, the test would run after every sequential test, a last leak check included, so goroutines it leaves would escape that check (the rule does not tell which tests start goroutines, so it makes none of the package's tests parallel)"
+				return w
 			}
 		}
 	}
-	sort.Strings(next)
-	for _, sub := range next {
-		if at := g.dir(sub, false); at != "" {
-			return at
-		}
-	}
-	return ""
-}
-
-// inModule reports whether path is a package of the module.
-func (g *watchScan) inModule(path string) bool {
-	return g.modPath != "" && (path == g.modPath || strings.HasPrefix(path, g.modPath+"/"))
+	return w
 }
 
 // watchers are the functions, by package path, that read the goroutines
@@ -115,22 +65,25 @@ var testWatchers = map[string][]string{
 	"runtime/debug": {"Stack", "PrintStack"},
 }
 
-// file returns where f looks at the goroutines of the process, or "".
-func (g *watchScan) file(f *ast.File, test bool) string {
-	imports := match.ImportNames(f)
+// watchIn returns where f, a file of m, looks at the goroutines of the
+// process, or "".
+func watchIn(m *modsrc.Module, f *modsrc.File, test bool) string {
+	imports := f.Imports
+	where := func(what string, pos token.Pos) string { return what + " at " + m.Where(pos) }
+	inModule := func(path string) bool { return m.Path != "" && (path == m.Path || strings.HasPrefix(path, m.Path+"/")) }
 	for name, path := range imports {
 		switch {
 		case path == "net/http/pprof":
-			return g.where(f, "imports net/http/pprof, whose handlers dump every goroutine", f.Package)
-		case strings.Contains(strings.ToLower(path[strings.LastIndexByte(path, '/')+1:]), "leak") && !g.inModule(path):
+			return where("imports net/http/pprof, whose handlers dump every goroutine", f.Syntax.Package)
+		case strings.Contains(strings.ToLower(path[strings.LastIndexByte(path, '/')+1:]), "leak") && !inModule(path):
 			// goleak, leaktest: a leak checker the rule cannot read.
-			return g.where(f, "imports "+path, f.Package)
+			return where("imports "+path, f.Syntax.Package)
 		case name == "." && (watchers[path] != nil || test && testWatchers[path] != nil):
-			return g.where(f, "dot-imports "+path, f.Package)
+			return where("dot-imports "+path, f.Syntax.Package)
 		}
 	}
 	at := ""
-	ast.Inspect(f, func(n ast.Node) bool {
+	ast.Inspect(f.Syntax, func(n ast.Node) bool {
 		if at != "" {
 			return false
 		}
@@ -160,23 +113,9 @@ func (g *watchScan) file(f *ast.File, test bool) string {
 					continue // the current goroutine's stack only
 				}
 			}
-			at = g.where(f, x.Name+"."+fn, call.Pos())
+			at = where(x.Name+"."+fn, call.Pos())
 		}
 		return true
 	})
 	return at
-}
-
-// where says what at file f's pos: "runtime.Stack at pool_test.go:41",
-// with the path from the module's root for another package.
-func (g *watchScan) where(f *ast.File, what string, pos token.Pos) string {
-	if f == nil || !pos.IsValid() {
-		return what
-	}
-	p := g.fset.Position(pos)
-	name := p.Filename
-	if rel, err := filepath.Rel(g.root, name); g.root != "" && err == nil {
-		name = filepath.ToSlash(rel)
-	}
-	return fmt.Sprintf("%s at %s:%d", what, name, p.Line)
 }
