@@ -81,25 +81,17 @@ func (c *checker) leftOutPlace() string {
 	if err != nil {
 		return "" // leftOutHazard reports it
 	}
+	// The same places a package of the module may not name (modpkgs.go):
+	// the executable's, the user's directories, os.TempDir, the parent's
+	// pid, and the working directory (os.Getwd, filepath.Abs), from which
+	// a build may climb to the parent every child's root shares.
+	r := &modReader{fset: fset}
 	for _, lf := range files {
 		if lf.Err != nil {
 			continue
 		}
-		osName := ""
-		for name, path := range match.ImportNames(lf.File) {
-			if path == "os" {
-				osName = name
-			}
-		}
-		var why string
-		ast.Inspect(lf.File, func(n ast.Node) bool {
-			if place := processPlace(n, osName); place != "" && why == "" {
-				why = fmt.Sprintf("%s:%d, a file of the package the build leaves out (another build the children may run), asks for %s, a place every child shares whatever view it is given; a child of that build may keep a cache, a session or a lock there that one after another the next child reads, and run together none does, so the test would pass a bug it catches now", filepath.Base(lf.Path), fset.Position(n.Pos()).Line, place)
-			}
-			return why == ""
-		})
-		if why != "" {
-			return why
+		if at := r.file(lf.File); at != nil {
+			return fmt.Sprintf("%s:%d, a file of the package the build leaves out (another build the children may run), asks for %s, a place every child shares whatever view it is given; a child of that build may keep a cache, a session or a lock there that one after another the next child reads, and run together none does, so the test would pass a bug it catches now", filepath.Base(lf.Path), fset.Position(at.pos).Line, at.what)
 		}
 	}
 	return ""

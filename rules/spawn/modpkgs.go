@@ -41,6 +41,13 @@ var moduleShared = map[string][]string{
 	"os":        {"Getppid", "Getwd"},
 	"os/user":   {"Current", "Lookup", "LookupId"},
 	"io/ioutil": {"TempDir", "TempFile"},
+	// The working directory again (a relative path made absolute), from
+	// which a build climbs above the child's root to the parent every
+	// child of one test shares: filepath.Dir(filepath.Dir(abs)).
+	"path/filepath": {"Abs"},
+	// A program found on PATH: every child finds the same, and a place
+	// beside it is every child's.
+	"os/exec": {"LookPath"},
 }
 
 // emptyDirTemp are the functions that make a temporary file or directory

@@ -437,6 +437,9 @@ func (c *checker) placeHazard(units []*unit) string {
 		if why := c.processPlaceUse(c.childCode(u)); why != "" {
 			return why
 		}
+		if why := c.ancestorUse(c.childCode(u)); why != "" {
+			return why
+		}
 	}
 	return c.leftOutPlace()
 }
