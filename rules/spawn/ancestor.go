@@ -80,43 +80,91 @@ func (c *checker) climbs(body *ast.BlockStmt) ast.Expr {
 		}
 		return -1
 	}
-	// Give the locals their levels, to a fixed point (a few passes).
-	for pass := 0; pass < 3; pass++ {
-		ast.Inspect(body, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.AssignStmt:
-				if len(n.Rhs) == 1 && len(n.Lhs) >= 1 {
-					if l := level(n.Rhs[0]); l >= 0 {
-						if id := firstIdent(n.Lhs[0]); id != nil {
-							if obj := c.info.ObjectOf(id); obj != nil {
-								levels[obj] = max(levels[obj], l)
-							}
-						}
-					}
-				}
-			case *ast.ValueSpec:
-				if len(n.Values) == 1 && len(n.Names) >= 1 {
-					if l := level(n.Values[0]); l >= 0 {
-						if obj := c.info.ObjectOf(n.Names[0]); obj != nil {
-							levels[obj] = max(levels[obj], l)
-						}
-					}
-				}
+	// One pass in source order: a local's level is what its last
+	// assignment gave it (d = filepath.Dir(d) climbs one each time). In a
+	// loop such a climb repeats: it is taken to reach above the root.
+	var at ast.Expr
+	check := func(root ast.Node) {
+		ast.Inspect(root, func(n ast.Node) bool {
+			if e, ok := n.(ast.Expr); ok && at == nil && level(e) >= 2 {
+				at = e
 			}
-			return true
+			return at == nil
 		})
 	}
-	var at ast.Expr
-	ast.Inspect(body, func(n ast.Node) bool {
+	set := func(id *ast.Ident, l int, inLoop bool) {
+		obj := c.info.ObjectOf(id)
+		if obj == nil {
+			return
+		}
+		if old, ok := levels[obj]; ok && inLoop && l > old {
+			l = old + 2 // the loop climbs again
+		}
+		levels[obj] = l
+	}
+	match.WithStack(body, func(n ast.Node, stack []ast.Node) bool {
 		if at != nil {
 			return false
 		}
-		if e, ok := n.(ast.Expr); ok && level(e) >= 2 {
-			at = e
+		inLoop := false
+		for _, s := range stack {
+			switch s.(type) {
+			case *ast.ForStmt, *ast.RangeStmt:
+				inLoop = true
+			}
+		}
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for _, r := range n.Rhs {
+				check(r)
+			}
+			if at == nil && len(n.Rhs) == 1 && len(n.Lhs) >= 1 {
+				if id := firstIdent(n.Lhs[0]); id != nil {
+					if l := level(n.Rhs[0]); l >= 0 {
+						set(id, l, inLoop)
+						if l2 := levels[c.info.ObjectOf(id)]; l2 >= 2 {
+							at = n.Rhs[0]
+						}
+					} else if obj := c.info.ObjectOf(id); obj != nil {
+						delete(levels, obj)
+					}
+				}
+			}
+			return false
+		case *ast.ValueSpec:
+			for _, v := range n.Values {
+				check(v)
+			}
+			if at == nil && len(n.Values) == 1 && len(n.Names) >= 1 {
+				if l := level(n.Values[0]); l >= 0 {
+					set(n.Names[0], l, false)
+				}
+			}
+			return false
+		case ast.Expr:
+			check(n)
 			return false
 		}
 		return true
 	})
+	// Name the innermost such expression: the climb, not what it is
+	// joined to.
+	for at != nil {
+		var inner ast.Expr
+		ast.Inspect(at, func(n ast.Node) bool {
+			if _, ok := n.(*ast.Ident); ok {
+				return true
+			}
+			if e, ok := n.(ast.Expr); ok && n != at && inner == nil && level(e) >= 2 {
+				inner = e
+			}
+			return inner == nil
+		})
+		if inner == nil {
+			break
+		}
+		at = inner
+	}
 	return at
 }
 
