@@ -52,16 +52,58 @@ func (c *checker) observed(s *site, ln *types.Var) string {
 	return ""
 }
 
-// testReadsPort returns where s's function reads ln's address other than
-// as text for a dial, a listen or a message (ln.Addr().(*net.TCPAddr),
-// net.SplitHostPort(ln.Addr().String()), a variable), or "".
+// testReadsPort returns where s's function, or a helper of the test's
+// files it hands the listener to (go serve(ln)), reads ln's address other
+// than as text for a dial, a listen or a message
+// (ln.Addr().(*net.TCPAddr), net.SplitHostPort(ln.Addr().String()), a
+// variable), or "". The code under test's own files are codeReadsPort's.
 func (c *checker) testReadsPort(s *site, ln *types.Var) string {
 	if ln == nil {
 		return ""
 	}
 	c.indexFlow()
+	if at := c.readsIn(ln, s.fd); at != "" {
+		return at
+	}
 	for _, id := range c.usesOf[ln] {
 		if id.Pos() < s.fd.Pos() || id.End() > s.fd.End() {
+			continue
+		}
+		call, ok := c.parent[id].(*ast.CallExpr)
+		if !ok || call.Fun == id {
+			continue
+		}
+		fn := match.Callee(c.info, call)
+		if fn == nil || fn.Pkg() != c.pass.Pkg {
+			continue
+		}
+		fd := c.bodies[fn.Origin()]
+		if fd == nil || fd == s.fd || !strings.HasSuffix(c.pass.Fset.File(fd.Pos()).Name(), "_test.go") {
+			continue
+		}
+		for i, a := range call.Args {
+			if a != id {
+				continue
+			}
+			p := paramAt(fd, i)
+			if p == nil {
+				continue
+			}
+			if v, ok := c.info.Defs[p].(*types.Var); ok {
+				if at := c.readsIn(v, fd); at != "" {
+					return at
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// readsIn returns where fd reads the address of the listener held in v
+// other than as text for a dial, a listen or a message, or "".
+func (c *checker) readsIn(v *types.Var, fd *ast.FuncDecl) string {
+	for _, id := range c.usesOf[v] {
+		if id.Pos() < fd.Pos() || id.End() > fd.End() {
 			continue
 		}
 		sel, ok := c.parent[id].(*ast.SelectorExpr)

@@ -56,10 +56,15 @@ func (c *checker) climbs(body *ast.BlockStmt) ast.Expr {
 				if l := level(e.Args[0]); l >= 0 {
 					return l
 				}
-				if s, ok := c.constString(e.Args[0]); ok && !filepath.IsAbs(s) {
+				if s, ok := c.constString(e.Args[0]); ok {
+					if filepath.IsAbs(s) {
+						return -1
+					}
 					return ups(s) // relative to the working directory
 				}
-				return -1
+				// A path the child is given or computes: relative to its
+				// working directory as far as the rule can tell.
+				return 0
 			case match.IsPkgFunc(c.info, e, "path/filepath", "Dir") && len(e.Args) == 1,
 				match.IsPkgFunc(c.info, e, "path", "Dir") && len(e.Args) == 1:
 				if l := level(e.Args[0]); l >= 0 {

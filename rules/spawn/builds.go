@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/unflake/unflake/internal/match"
 )
@@ -97,6 +98,16 @@ func (c *checker) leftOutPlace() string {
 	return ""
 }
 
+// pwdVars are the environment variables that name the parent's working
+// directory in a child: exec sets PWD to cmd.Dir only when cmd.Env is nil,
+// so a child given an environment of its own (append(os.Environ(), ...),
+// as the view asks) inherits the test's PWD, the package's directory,
+// which every child shares (os.Getwd checks PWD against "." and is not
+// fooled; a read of the variable is).
+var pwdVars = map[string]bool{"PWD": true, "OLDPWD": true}
+
+const pwdWhy = ", the test's working directory when cmd.Env is set (exec updates PWD only when it is not)"
+
 // processPlace names what n, syntax of a file that imports os as osName,
 // asks for when it is a place every child shares (os.Executable(),
 // os.UserCacheDir(), ..., os.Args[0]), or "".
@@ -120,6 +131,11 @@ func processPlace(n ast.Node, osName string) string {
 	}
 	switch n := n.(type) {
 	case *ast.CallExpr:
+		if isOS(n.Fun, "Getenv", "LookupEnv") != "" && len(n.Args) == 1 {
+			if lit, ok := ast.Unparen(n.Args[0]).(*ast.BasicLit); ok && pwdVars[strings.Trim(lit.Value, "\"`")] {
+				return "the environment's " + strings.Trim(lit.Value, "\"`") + pwdWhy
+			}
+		}
 		return isOS(n.Fun, append(append([]string(nil), userDirs...), processDirs...)...)
 	case *ast.IndexExpr:
 		if lit, ok := ast.Unparen(n.Index).(*ast.BasicLit); ok && lit.Value == "0" && isOS(n.X, "Args") != "" {
