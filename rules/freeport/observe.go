@@ -16,11 +16,11 @@ import (
 // the address's text into code; but code also reads the port back from
 // what it holds: the listener the test hands it (ln.Addr()), a
 // connection it accepts or dials (LocalAddr, RemoteAddr), an HTTP
-// request (r.Host, http.LocalAddrContextKey). Code that compares the
-// value, computes with it or keeps it (a "privileged port" check with a
-// typo, Port >= 10240) passes on every port the system picks and fails
-// on the fixed one: running the correct code cannot tell which values a
-// bug mistreats. So a read of the address in the code the tests run
+// request (r.Host, http.LocalAddrContextKey). A bug that compares the
+// value or computes with it (a "privileged port" check with a typo,
+// Port >= 10240) shows on the fixed 7781 and on no port the system
+// picks: running the correct code cannot tell which values a bug
+// mistreats. So a read of the address in the code the tests run
 // (every build of the package, the module's packages it imports) keeps
 // the port fixed, unless the read only names the address to a dial, a
 // listen or a log line. The test's own function is typed: a read of its
