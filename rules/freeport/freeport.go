@@ -62,6 +62,7 @@ type checker struct {
 	// Read once per package, on first use (hazard.go).
 	fileText []dirFile // the files of the package's directory besides its Go files
 	arith    *string   // the package's first arithmetic on a port, or ""
+	portRead *string   // the code's first read of an address as a value, or "" (observe.go)
 
 	// Read once per module, on first use (module.go).
 	scan  *modScan
@@ -354,6 +355,9 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 		used = append(used, e.expr)
 	}
 	if why := c.foreignDefault(s, ln, used); why != "" {
+		return nil, why
+	}
+	if why := c.observed(s, ln); why != "" {
 		return nil, why
 	}
 	if ln != nil && len(edits) > 0 {

@@ -34,6 +34,7 @@ var hazardsChecked = []string{
 	"no port near it in the package (a port derived from it) and no arithmetic on a port in the code",
 	"the host as written (a name, not an IP ln.Addr() would give)",
 	"the listener or its address is handed to the code under test, or the package links no package of another module (whose default port the rule does not read)",
+	"no code the tests run (every build, the module's packages) reads a listener's, connection's or request's address back as a value (ln.Addr().(*net.TCPAddr).Port, conn.RemoteAddr() split, r.Host), and the test reads its listener's port only as text for a dial: the port's value is no part of what the test exercises",
 }
 
 // maxScanned bounds the files and bytes hazardFiles reads in a package's

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/unflake/unflake/internal/match"
 )
@@ -81,29 +82,31 @@ func (c *checker) leftOutPlace() string {
 	if err != nil {
 		return "" // leftOutHazard reports it
 	}
+	// The same places a package of the module may not name (modpkgs.go):
+	// the executable's, the user's directories, os.TempDir, the parent's
+	// pid, and the working directory (os.Getwd, filepath.Abs), from which
+	// a build may climb to the parent every child's root shares.
+	r := &modReader{fset: fset}
 	for _, lf := range files {
 		if lf.Err != nil {
 			continue
 		}
-		osName := ""
-		for name, path := range match.ImportNames(lf.File) {
-			if path == "os" {
-				osName = name
-			}
-		}
-		var why string
-		ast.Inspect(lf.File, func(n ast.Node) bool {
-			if place := processPlace(n, osName); place != "" && why == "" {
-				why = fmt.Sprintf("%s:%d, a file of the package the build leaves out (another build the children may run), asks for %s, a place every child shares whatever view it is given; a child of that build may keep a cache, a session or a lock there that one after another the next child reads, and run together none does, so the test would pass a bug it catches now", filepath.Base(lf.Path), fset.Position(n.Pos()).Line, place)
-			}
-			return why == ""
-		})
-		if why != "" {
-			return why
+		if at := r.file(lf.File); at != nil {
+			return fmt.Sprintf("%s:%d, a file of the package the build leaves out (another build the children may run), asks for %s, a place every child shares whatever view it is given; a child of that build may keep a cache, a session or a lock there that one after another the next child reads, and run together none does, so the test would pass a bug it catches now", filepath.Base(lf.Path), fset.Position(at.pos).Line, at.what)
 		}
 	}
 	return ""
 }
+
+// pwdVars are the environment variables that name the parent's working
+// directory in a child: exec sets PWD to cmd.Dir only when cmd.Env is nil,
+// so a child given an environment of its own (append(os.Environ(), ...),
+// as the view asks) inherits the test's PWD, the package's directory,
+// which every child shares (os.Getwd checks PWD against "." and is not
+// fooled; a read of the variable is).
+var pwdVars = map[string]bool{"PWD": true, "OLDPWD": true}
+
+const pwdWhy = ", the test's working directory when cmd.Env is set (exec updates PWD only when it is not)"
 
 // processPlace names what n, syntax of a file that imports os as osName,
 // asks for when it is a place every child shares (os.Executable(),
@@ -128,6 +131,11 @@ func processPlace(n ast.Node, osName string) string {
 	}
 	switch n := n.(type) {
 	case *ast.CallExpr:
+		if isOS(n.Fun, "Getenv", "LookupEnv") != "" && len(n.Args) == 1 {
+			if lit, ok := ast.Unparen(n.Args[0]).(*ast.BasicLit); ok && pwdVars[strings.Trim(lit.Value, "\"`")] {
+				return "the environment's " + strings.Trim(lit.Value, "\"`") + pwdWhy
+			}
+		}
 		return isOS(n.Fun, append(append([]string(nil), userDirs...), processDirs...)...)
 	case *ast.IndexExpr:
 		if lit, ok := ast.Unparen(n.Index).(*ast.BasicLit); ok && lit.Value == "0" && isOS(n.X, "Args") != "" {

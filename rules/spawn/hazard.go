@@ -43,8 +43,8 @@ var checkedOrder = []string{
 	"the test reads no clock and sets no deadline around the children",
 	checkedView,
 	"no file of the package's directory that the build leaves out (another build the children may run) names a place outside a child's view or takes a lock",
-	"the children's code asks for no place every child shares whatever its view (os.Executable, os.Args[0], os.TempDir), nor does a build of the package the analysis does not type (those, os.UserCacheDir, os.UserConfigDir, os.UserHomeDir)",
-	"no package of the module that the children's code calls, nor one it imports, names in any build a place every child shares (os.Executable, os.Args[0], os.TempDir, the user's directories, os/user, os.Getppid, os.Getwd, a lock, .., $HOME, $TMPDIR)",
+	"the children's code asks for no place every child shares whatever its view (os.Executable, os.Args[0], os.TempDir, the environment's PWD) and derives no directory above its own root from its working directory (os.Getwd or filepath.Abs, then filepath.Dir twice or a \"..\": the parent the t.TempDir roots share), nor does a build of the package the analysis does not type (those, os.UserCacheDir, os.UserConfigDir, os.UserHomeDir, os/user, os.Getppid, os.Getwd, filepath.Abs, exec.LookPath)",
+	"no package of the module that the children's code calls, nor one it imports, names in any build a place every child shares (os.Executable, os.Args[0], os.TempDir, the user's directories, os/user, os.Getppid, os.Getwd, filepath.Abs, exec.LookPath, a lock, .., $HOME, $TMPDIR)",
 	"no check of the test relates what two children produced (compares, orders or de-duplicates their outputs, what the test builds from them, files they may write or what package state keeps of them), in the chain, after it, across a loop's iterations or after the loop",
 }
 

@@ -41,6 +41,22 @@ var moduleShared = map[string][]string{
 	"os":        {"Getppid", "Getwd"},
 	"os/user":   {"Current", "Lookup", "LookupId"},
 	"io/ioutil": {"TempDir", "TempFile"},
+	// The working directory again (a relative path made absolute), from
+	// which a build climbs above the child's root to the parent every
+	// child of one test shares: filepath.Dir(filepath.Dir(abs)).
+	"path/filepath": {"Abs"},
+	// A program found on PATH: every child finds the same, and a place
+	// beside it is every child's.
+	"os/exec": {"LookPath"},
+}
+
+// sharedWhy says, for the calls of moduleShared that name no shared
+// place by themselves, how one is reached from them.
+var sharedWhy = map[string]string{
+	"os.Getwd":          " (the working directory, from which a build may climb to the parent every child's root shares)",
+	"path/filepath.Abs": " (the working directory, from which a build may climb to the parent every child's root shares)",
+	"os/exec.LookPath":  " (a program on PATH, which every child finds the same)",
+	"os.Getppid":        " (the test's pid, which every child of one test shares)",
 }
 
 // emptyDirTemp are the functions that make a temporary file or directory
@@ -181,7 +197,7 @@ func (r *modReader) file(f *ast.File) *placeAt {
 			path := imports[x.Name]
 			for _, name := range moduleShared[path] {
 				if sel.Sel.Name == name && !(path == "io/ioutil" && !emptyFirst(n)) {
-					at = &placeAt{path + "." + name, n.Pos()}
+					at = &placeAt{path + "." + name + sharedWhy[path+"."+name], n.Pos()}
 				}
 			}
 			for _, name := range emptyDirTemp[path] {

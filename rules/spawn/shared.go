@@ -399,6 +399,12 @@ func (c *checker) processPlaceUse(code []*ast.FuncDecl) string {
 			}
 			switch n := n.(type) {
 			case *ast.CallExpr:
+				if match.IsPkgFunc(c.info, n, "os", "Getenv", "LookupEnv") && len(n.Args) == 1 {
+					if v, ok := c.constString(n.Args[0]); ok && pwdVars[v] {
+						why = fmt.Sprintf("the children's code reads the environment's %s (%s)%s: a place every child shares, one may read what another writes there, and running them together may flake where a few runs pass", v, c.line(n), pwdWhy)
+						return false
+					}
+				}
 				if match.IsPkgFunc(c.info, n, "os", processDirs...) {
 					why = fmt.Sprintf("the children's code asks for os.%s (%s), a place every child shares whatever view it is given: a file it keeps there (a cache beside the executable, a session), one may read what another writes, and running them together may flake where a few runs pass", match.Callee(c.info, n).Name(), c.line(n))
 				}
@@ -435,6 +441,9 @@ func isArgs0(info *types.Info, e *ast.IndexExpr) bool {
 func (c *checker) placeHazard(units []*unit) string {
 	for _, u := range units {
 		if why := c.processPlaceUse(c.childCode(u)); why != "" {
+			return why
+		}
+		if why := c.ancestorUse(c.childCode(u)); why != "" {
 			return why
 		}
 	}
