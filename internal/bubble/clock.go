@@ -454,7 +454,7 @@ func (c *clockScan) waitBoundsWork(t *Target) string {
 	if found == "" {
 		return ""
 	}
-	return fmt.Sprintf("the test waits (%s) while code of the package runs concurrently with it (%s) and %s after the wait: in real time the wait bounds that code's work, and in a synctest bubble work takes none, so code slow because it computes (a digest stretched, a loop run too often) fails the original and passes the bubble", wait, t.spawn, found)
+	return fmt.Sprintf("the test waits (%s) while code under test runs concurrently with it (%s) and %s after the wait: in real time the wait bounds that code's work, and in a synctest bubble work takes none, so code slow because it computes (a digest stretched, a loop run too often) fails the original and passes the bubble", wait, t.spawn, found)
 }
 
 // checks reports whether call fails the test: a method of testing's T or
