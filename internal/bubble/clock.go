@@ -53,13 +53,17 @@ import (
 //     time.Since(openedAt) > openFor hold after microseconds of real
 //     time, never in the bubble.
 //
-// One change is not a hazard this file can find in the code: work that
-// is slow because it computes takes no virtual time (the clock moves only
-// when every goroutine blocks), so a sweep late by a second of CPU lands
-// inside the test's window. It is the bubble's documented limitation
-// (the wrap's rule.Change.What says it), but for a test whose names or
-// comments bound how long the code takes (contract.SpeedBound): that
-// one keeps the real clock (not fixed).
+//   - a check that bounds the code's work in real time: work that is
+//     slow because it computes takes no virtual time (the clock moves
+//     only when every goroutine blocks), so a sweep late by a second of
+//     CPU lands inside the test's window. The code cannot show whether
+//     a bug computes; the test shows whether a check would see it: one
+//     right after another call of code that compares a reading with a
+//     duration, or one after a wait while code under test runs beside
+//     the test (waitBoundsWork). fix --verify decides with a mutant that
+//     slows the code by real time the bubble does not see (verify's
+//     aimslow.go). A test whose names or comments bound how long the
+//     code takes (contract.SpeedBound) keeps the real clock (not fixed).
 //
 // Each leaves the wrap unproven, its reason naming the hazard and its
 // line: running the test in the bubble tells (a fixed date flips a
@@ -351,7 +355,8 @@ func (a *Analysis) clockHazards(t *Target) {
 	// Not fixed: a test that states a speed or a time bound checks how
 	// long the code takes, and in a bubble work that is slow because it
 	// computes takes no virtual time, so a late result passes. Without
-	// such words the miss is the bubble's documented limitation.
+	// such words, a check that bounds the code's work makes the wrap
+	// unproven (above).
 	if b := statedBound(t); b != "" {
 		t.blocked.add(clockKey(checkedBound), b+": in a synctest bubble work that is slow because it computes takes no virtual time, so code that computes for far longer than the bound passes; keep the real clock")
 	} else {
