@@ -6,6 +6,8 @@ import (
 	"go/types"
 	"strings"
 	"time"
+
+	"github.com/unflake/unflake/rule"
 )
 
 // Work the clock does not see (issue: sleep_rt11_sqsclaim, kafkabatch). A
@@ -20,7 +22,10 @@ import (
 // see, a sleep in a system call (syscall.Nanosleep: the runtime does not
 // fake it, and a goroutine in a system call is not durably blocked, so
 // the bubble's clock stands still through it, as through CPU work),
-// which costs no CPU on a machine the runs share.
+// which costs no CPU on a machine the runs share. It is aimed only at
+// changes whose clock does not see work (rule.Change.WorkUnseen: a
+// bubble), not at a fake clock's wait for waiters, where the original
+// failing on slow code is the flake the change fixes.
 //
 // The functions slowed are those that hold a write the test's checks
 // await (the late mutant's targets: relevant), then those that read the
@@ -49,10 +54,11 @@ var nanosleeps = map[string]bool{"linux": true, "freebsd": true, "netbsd": true,
 // least one. Every window of the original lies within its time (its
 // waits add up to less), so work that long is past any window a check
 // bounds; it is bounded (slowCalls calls), so the original never hangs
-// on it. 0 (no slowed mutant) when it would exceed maxSlow, or on a
-// system without Nanosleep (goos).
-func slowDelay(before *outcome, window time.Duration, goos string) time.Duration {
-	if !nanosleeps[goos] {
+// on it. 0 (no slowed mutant) when it would exceed maxSlow, on a system
+// without Nanosleep (goos), or when no fix's change runs the code on a
+// clock that does not see work (unseen: rule.Change.WorkUnseen).
+func slowDelay(before *outcome, window time.Duration, goos string, unseen bool) time.Duration {
+	if !nanosleeps[goos] || !unseen {
 		return 0
 	}
 	want := max(before.mean(), window) * 3 / 2
@@ -61,6 +67,19 @@ func slowDelay(before *outcome, window time.Duration, goos string) time.Duration
 		return 0
 	}
 	return d
+}
+
+// workUnseen reports whether a clock change of the fixes of sites runs
+// the code on a clock that does not see work (rule.Change.WorkUnseen).
+func workUnseen(sites []fixSite) bool {
+	for _, s := range sites {
+		for _, c := range s.finding.Changes {
+			if c.Kind == rule.Clock && c.WorkUnseen {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // maxSlow is the longest delay a slowed mutant is given: slowCalls of it
