@@ -75,6 +75,15 @@ type Change struct {
 	// mutants later than the window, so that the original kills them
 	// and a longer budget that passes them is seen to.
 	Window time.Duration `json:"window,omitempty"`
+	// WorkUnseen, for a clock change, says the new clock does not see
+	// work: code slow because it computes finishes "in time" on it (a
+	// synctest bubble, where only blocking moves the clock), so
+	// verification tries the code slowed by real time that clock does
+	// not see, which the rewrite must fail where the original does. A
+	// clock change that waits for goroutines instead of a real sleep (a
+	// fake clock's waiters) leaves it false: the original failing on
+	// slow code there is the flake the change fixes.
+	WorkUnseen bool `json:"-"`
 }
 
 // String says the change in one line: "clock: WHAT (checked: A, B)".

@@ -53,13 +53,17 @@ import (
 //     time.Since(openedAt) > openFor hold after microseconds of real
 //     time, never in the bubble.
 //
-// One change is not a hazard this file can find in the code: work that
-// is slow because it computes takes no virtual time (the clock moves only
-// when every goroutine blocks), so a sweep late by a second of CPU lands
-// inside the test's window. It is the bubble's documented limitation
-// (the wrap's rule.Change.What says it), but for a test whose names or
-// comments bound how long the code takes (contract.SpeedBound): that
-// one keeps the real clock (not fixed).
+//   - a check that bounds the code's work in real time: work that is
+//     slow because it computes takes no virtual time (the clock moves
+//     only when every goroutine blocks), so a sweep late by a second of
+//     CPU lands inside the test's window. The code cannot show whether
+//     a bug computes; the test shows whether a check would see it: one
+//     right after another call of code that compares a reading with a
+//     duration, or one after a wait while code under test runs beside
+//     the test (waitBoundsWork). fix --verify decides with a mutant that
+//     slows the code by real time the bubble does not see (verify's
+//     aimslow.go). A test whose names or comments bound how long the
+//     code takes (contract.SpeedBound) keeps the real clock (not fixed).
 //
 // Each leaves the wrap unproven, its reason naming the hazard and its
 // line: running the test in the bubble tells (a fixed date flips a
@@ -87,6 +91,7 @@ const (
 	checkedHalf     = "no sleep ending exactly on half a configured deadline"
 	checkedCoarse   = "no reading of the clock coarsened (Truncate, Round, a division), in any build"
 	checkedStored   = "no comparison of two stored clock readings (in a map, a slice, a helper's parameters)"
+	checkedWork     = "no check that bounds the code's work in real time"
 )
 
 // clockKey is what a clock hazard's reason stands for (reasons.add):
@@ -107,7 +112,7 @@ func ClockChecked(targets []*Target) []string {
 		return nil
 	}
 	var out []string
-	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus, checkedZeroWait, checkedKept, checkedOutside, checkedHalf, checkedCoarse, checkedStored} {
+	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus, checkedZeroWait, checkedKept, checkedOutside, checkedHalf, checkedCoarse, checkedStored, checkedWork} {
 		all := true
 		for _, t := range targets {
 			all = all && slices.Contains(t.ClockChecked(), c)
@@ -155,6 +160,17 @@ type clockScan struct {
 	// that may be zero, as computing are for a quantity computed.
 	comparing map[ast.Node]bool
 
+	// deciding are the roots of the package's code (not the test's)
+	// comparing a reading of the clock or elapsed time with a deadline
+	// or a duration, and work the first such comparison: a check right
+	// after another call that reaches one bounds the code's work
+	// between the two in real time (boundsWork).
+	deciding map[ast.Node]bool
+	work     string
+	// decision is set by call and binary to the comparison they saw
+	// deciding at a deadline, for scan to record by root.
+	decision string
+
 	// spans are the variables and fields set to elapsed time (el :=
 	// now.Sub(last)), so that el > 0 and refill(el, every) are seen.
 	spans map[types.Object]bool
@@ -197,7 +213,7 @@ func (a *Analysis) clockHazards(t *Target) {
 		return
 	}
 	a.shapeBlockers(t)
-	c := &clockScan{a: a, readings: map[types.Object]bool{}, stored: map[types.Object]bool{}, containers: map[types.Object]bool{}, spans: map[types.Object]bool{}, computing: map[ast.Node]bool{}, comparing: map[ast.Node]bool{}, clocked: map[ast.Node]bool{}, visiting: map[types.Object]bool{}, outsideRoots: map[ast.Node]bool{}, nums: map[types.Object]bool{}, clockPkgs: map[*types.Package]bool{}}
+	c := &clockScan{a: a, readings: map[types.Object]bool{}, stored: map[types.Object]bool{}, containers: map[types.Object]bool{}, spans: map[types.Object]bool{}, computing: map[ast.Node]bool{}, comparing: map[ast.Node]bool{}, deciding: map[ast.Node]bool{}, clocked: map[ast.Node]bool{}, visiting: map[types.Object]bool{}, outsideRoots: map[ast.Node]bool{}, nums: map[types.Object]bool{}, clockPkgs: map[*types.Package]bool{}}
 	roots := c.roots(t)
 	c.rootList = roots
 	c.certain = &walker{a: a}
@@ -288,6 +304,29 @@ func (a *Analysis) clockHazards(t *Target) {
 	} else if c.foreign == "" {
 		checked = append(checked, checkedVersus)
 	}
+	// Unproven: a check that bounds the code's work in real time. Work
+	// that is slow because it computes takes no virtual time (the clock
+	// moves only when every goroutine blocks), so a bug that makes the
+	// code compute for a second (a digest stretched per call, a loop run
+	// too often) lands inside a window the original's check bounds and
+	// passes in the bubble. A check bounds it where it follows another
+	// call of the code with no wait between and the code compares a
+	// reading or elapsed time with a duration (the work between the two
+	// calls counts against it in real time), or where it follows a wait
+	// of the test while code of the package runs concurrently (the wait
+	// bounds that code's work). Running the correct code cannot show
+	// this; fix --verify tries the code slowed by real time the bubble's
+	// clock does not see, which the original fails on and the bubble
+	// must too.
+	again := c.backToBack(t, c.deciding, false)
+	switch during := c.waitBoundsWork(t); {
+	case c.work != "" && again != "":
+		t.unproven.add(clockKey(checkedWork), fmt.Sprintf("the test checks %s with no wait between, and the code compares a reading of the clock with a duration (%s): in real time the code's work between the calls counts against the duration, and in a synctest bubble it takes none, so code slow because it computes (a digest stretched, a loop run too often) fails the original and passes the bubble", again, c.work))
+	case during != "":
+		t.unproven.add(clockKey(checkedWork), during)
+	default:
+		checked = append(checked, checkedWork)
+	}
 	// The hazards are looked for in this package's syntax only. Code of
 	// another package that may read the clock can hold any of them (a
 	// fixed epoch, a strict comparison at a deadline the sleep ends on,
@@ -296,7 +335,7 @@ func (a *Analysis) clockHazards(t *Target) {
 	// call with no wait between, it may also compute from elapsed time
 	// (a refill rounded up) and hide a bug only real time shows, which
 	// running cannot tell: not fixed.
-	again := ""
+	again = ""
 	if c.outside != "" {
 		again = c.backToBack(t, c.outsideRoots, true)
 	}
@@ -316,7 +355,8 @@ func (a *Analysis) clockHazards(t *Target) {
 	// Not fixed: a test that states a speed or a time bound checks how
 	// long the code takes, and in a bubble work that is slow because it
 	// computes takes no virtual time, so a late result passes. Without
-	// such words the miss is the bubble's documented limitation.
+	// such words, a check that bounds the code's work makes the wrap
+	// unproven (above).
 	if b := statedBound(t); b != "" {
 		t.blocked.add(clockKey(checkedBound), b+": in a synctest bubble work that is slow because it computes takes no virtual time, so code that computes for far longer than the bound passes; keep the real clock")
 	} else {
@@ -370,6 +410,73 @@ func (a *Analysis) clockHazards(t *Target) {
 		checked = append(checked, checkedCoarse)
 	}
 	t.checked = checked
+}
+
+// decided records root as deciding at a deadline when the call or the
+// comparison just scanned is such a decision in the package's code.
+func (c *clockScan) decided(root ast.Node, test bool) {
+	if test || c.decision == "" {
+		return
+	}
+	c.deciding[root] = true
+	if c.work == "" {
+		c.work = c.decision
+	}
+}
+
+// waitBoundsWork says where the test waits while code of the package runs
+// concurrently with it (a goroutine the code or the test starts, a
+// time.AfterFunc callback: t.spawn) and then checks, or "": in real time
+// the wait bounds the work that code does before the check reads what it
+// produced; in a bubble that work takes no virtual time. The check is
+// the first call of testing's Error, Fatal or Fail family, or of an
+// assertion, after a wait in the test's own statements; the wait named
+// is the last before it.
+func (c *clockScan) waitBoundsWork(t *Target) string {
+	if t.spawn == "" {
+		return ""
+	}
+	info := c.a.info
+	body := &ast.BlockStmt{List: t.body.List[t.lead:]}
+	wait, found := "", ""
+	c.inspect(body, func(n ast.Node, _ []ast.Node) bool {
+		if found != "" {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.GoStmt, *ast.FuncLit:
+			return false // not the test's own sequence of statements
+		case *ast.CallExpr:
+			switch {
+			case match.IsPkgFunc(info, n, "time", "Sleep", "After") && len(n.Args) == 1:
+				wait = c.at(types.ExprString(n), n)
+			case wait != "" && c.checks(n):
+				found = c.at("checks", n)
+			}
+		}
+		return true
+	})
+	if found == "" {
+		return ""
+	}
+	return fmt.Sprintf("the test waits (%s) while code under test runs concurrently with it (%s) and %s after the wait: in real time the wait bounds that code's work, and in a synctest bubble work takes none, so code slow because it computes (a digest stretched, a loop run too often) fails the original and passes the bubble", wait, t.spawn, found)
+}
+
+// checks reports whether call fails the test: a method of testing's T or
+// B that reports a failure, or an assertion.
+func (c *clockScan) checks(call *ast.CallExpr) bool {
+	fn := match.Callee(c.a.info, call)
+	if fn == nil || fn.Pkg() == nil {
+		return false
+	}
+	if match.IsAssertion(fn.Pkg().Path(), fn.Name()) {
+		return true
+	}
+	switch fn.Name() {
+	case "Error", "Errorf", "Fatal", "Fatalf", "Fail", "FailNow":
+		return fn.Pkg().Path() == "testing"
+	}
+	return false
 }
 
 // statedBound says where t's names (the test's, a subtest's) or its
@@ -595,7 +702,9 @@ func (c *clockScan) scan(root ast.Node, test bool) {
 	c.inspect(root, func(n ast.Node, stack []ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.CallExpr:
+			c.decision = ""
 			c.call(n, stack)
+			c.decided(root, test)
 			c.originHazard(n)
 			if !test && c.againstMaybeZero(n) {
 				c.comparing[root] = true
@@ -639,7 +748,9 @@ func (c *clockScan) scan(root ast.Node, test bool) {
 				}
 			}
 		case *ast.BinaryExpr:
+			c.decision = ""
 			c.binary(n)
+			c.decided(root, test)
 			if !test && c.againstMaybeZero(n) {
 				c.comparing[root] = true
 			}
@@ -846,6 +957,9 @@ func (c *clockScan) call(call *ast.CallExpr, stack []ast.Node) {
 		if c.decides == "" {
 			c.decides = c.at("Time."+sel.Sel.Name, call)
 		}
+		if sel.Sel.Name != "Equal" {
+			c.decision = c.at(types.ExprString(call), call)
+		}
 		if c.twoReadings(call) {
 			c.orderAt(call, sel.X, call.Args[0])
 		}
@@ -992,6 +1106,9 @@ func (c *clockScan) binary(b *ast.BinaryExpr) {
 			if c.decides == "" && b.Op != token.EQL && b.Op != token.NEQ {
 				c.decides = c.at(types.ExprString(b), b)
 			}
+			if b.Op != token.EQL && b.Op != token.NEQ {
+				c.decision = c.at(types.ExprString(b), b)
+			}
 			// a.Sub(b) < 0 of two stored readings: their order (with
 			// a duration, a.Sub(b) >= cooldown is a deadline).
 			if v, ok := match.ConstInt(info, y); !ok || v != 0 {
@@ -1012,6 +1129,9 @@ func (c *clockScan) binary(b *ast.BinaryExpr) {
 			// decisions as with the time values.
 			if c.decides == "" && b.Op != token.EQL && b.Op != token.NEQ {
 				c.decides = c.at(types.ExprString(b), b)
+			}
+			if b.Op != token.EQL && b.Op != token.NEQ {
+				c.decision = c.at(types.ExprString(b), b)
 			}
 			c.numericOrigin(b, x, y)
 			if v, ok := match.ConstInt(info, y); ok && v == 0 && c.order == "" {

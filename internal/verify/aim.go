@@ -64,6 +64,7 @@ const (
 	workBound                      // the bound of a counted loop that only computes (aimwork.go)
 	durationDefault                // a package-level duration some timer is given: its uses (aimwork.go)
 	durationUse                    // one use of a durationDefault
+	entry                          // a function's entry, where a slowed mutant takes real time (aimslow.go)
 )
 
 // An aimSite is what a target of an aimed mutant is (target.site).
@@ -87,6 +88,9 @@ type aimSite struct {
 	// durationDefault: the uses its mutant changes, each a durationUse
 	// whose zero says whether 0 is valid there.
 	uses []*target
+	// entry: whether the function reads the clock or waits on a timer
+	// (the body's offsets are in body).
+	clocked bool
 }
 
 // ticked is the comparison moved by one tick: > made >=, < made <=.
@@ -347,8 +351,9 @@ func (c *codeUnderTest) reach(m mentions) map[string]bool {
 // aimed returns the mutants aimed at kinds (what the test's fixes
 // change): at most maxAimed, of the sites in functions the test reaches,
 // those it mentions first, one of each mutation in turn. lateBy is the
-// delay of a late write (0: none).
-func (c *codeUnderTest) aimed(m mentions, kinds map[rule.ChangeKind]bool, lateBy time.Duration) []*mutant {
+// delay of a late write (0: none), slowBy the real time a slowed
+// function's entry takes (0: none; aimslow.go).
+func (c *codeUnderTest) aimed(m mentions, kinds map[rule.ChangeKind]bool, lateBy, slowBy time.Duration) []*mutant {
 	reach := c.reach(m)
 	var score func(t *target) int
 	score = func(t *target) int {
@@ -397,6 +402,9 @@ func (c *codeUnderTest) aimed(m mentions, kinds map[rule.ChangeKind]bool, lateBy
 	}
 	if kinds[rule.Clock] {
 		add(tick, sites(comparison, nil), 0)
+		if slowBy > 0 {
+			add(slowed, c.slowable(m, sites(entry, nil)), slowBy)
+		}
 		add(zeroed, sites(durationArg, func(a *aimSite) bool { return a.zero }), 0)
 		add(stands, sites(elapsed, nil), 0)
 		add(worked, sites(workBound, nil), 0)

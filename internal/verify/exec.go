@@ -45,6 +45,7 @@ type runner struct {
 	test2json string // path of go tool test2json
 	race      bool   // whether -race builds work here
 	raceWhy   string // why not, when not
+	goos      string // the GOOS the tests build for (go env)
 	toolErr   error
 }
 
@@ -86,6 +87,7 @@ func (r *runner) tools() error {
 			return
 		}
 		r.race, r.raceWhy = raceSupported(env.GOOS, env.GOARCH, env.CGO_ENABLED == "1")
+		r.goos = env.GOOS
 	})
 	return r.toolErr
 }

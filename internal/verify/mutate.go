@@ -84,12 +84,13 @@ const (
 	closeSkipped  // a Close or Stop that returns at once: what it should stop runs on (aim.go)
 	lateRead      // a time comparison (its argument moved) or elapsed time read as if the clock were behind: an expiry made late (aim.go)
 	lateReadRecv  // a time comparison's receiver moved later: an expiry made late (aim.go)
+	slowed        // a function's entry made to take real time the clock does not see: work (aimslow.go)
 )
 
 // labels name the mutations in a finding's tally (rewrite.Mutants.Names).
 var labels = map[mutation]string{twice: "twice", again: "again", undone: "undone", dropped: "dropped",
 	late: "late", scaled: "period x3", zeroed: "duration 0", tick: "one tick", stands: "elapsed 0", closedTwice: "closes twice",
-	worked: "more work", defaultZeroed: "default 0", closeSkipped: "stops nothing", lateRead: "expires late", lateReadRecv: "expires late"}
+	worked: "more work", defaultZeroed: "default 0", closeSkipped: "stops nothing", lateRead: "expires late", lateReadRecv: "expires late", slowed: "slowed"}
 
 // A writeKind is what a statement does to the state.
 type writeKind int
@@ -193,6 +194,8 @@ func (m *mutant) String() string {
 		what = fmt.Sprintf("made to expire %s late", m.delay)
 	case worked:
 		what = fmt.Sprintf("made %dx (more CPU work)", m.t.site.factor)
+	case slowed:
+		return fmt.Sprintf("the code slowed by %s of work at %s:%d (%s, the clock does not see it)", m.delay, filepath.Base(m.t.file), m.t.line, m.t.site.shown)
 	case defaultZeroed:
 		what = "made 0 at each use"
 		if n := len(m.t.site.uses); n > 1 {
@@ -220,6 +223,8 @@ const (
 	mutantTime = "unflakemutanttime"
 	mutantOS   = "unflakemutantos"
 	mutantPath = "unflakemutantpath"
+	mutantSys  = "unflakemutantsyscall"
+	mutantAtom = "unflakemutantatomic"
 )
 
 // binName is the name of the binary that runs mutant id.
@@ -260,6 +265,7 @@ func schema(ms []*mutant) map[string][]byte {
 		var groups []siteGroup
 		at := map[*target]int{}
 		needTime := false // an unused import would not build
+		needSys := false
 		for _, u := range uses {
 			g, ok := at[u.t]
 			if !ok {
@@ -269,6 +275,7 @@ func schema(ms []*mutant) map[string][]byte {
 			}
 			groups[g].ids = append(groups[g].ids, u.i+1)
 			needTime = needTime || ms[u.i].needsTime(u.t)
+			needSys = needSys || ms[u.i].op == slowed
 		}
 		sort.SliceStable(groups, func(a, b int) bool {
 			ta, tb := groups[a].t, groups[b].t
@@ -286,6 +293,9 @@ func schema(ms []*mutant) map[string][]byte {
 		b.Write(src[:first.pkgEnd])
 		if needTime {
 			b.WriteString("; import " + mutantTime + ` "time"`)
+		}
+		if needSys {
+			b.WriteString("; import " + mutantSys + ` "syscall"; import ` + mutantAtom + ` "sync/atomic"`)
 		}
 		if k == 0 {
 			b.WriteString("; import " + mutantOS + ` "os"; import ` + mutantPath + ` "path/filepath"`)
@@ -365,6 +375,10 @@ func (sp *splicer) site(g siteGroup, inner string) string {
 		}
 		fmt.Fprintf(&b, " }; return %s }()", inner)
 	case bodyForm:
+		if g.t.site.what == entry {
+			sp.slow(&b, g)
+			break
+		}
 		// closedTwice runs a copy of the body, a method appended at the
 		// end of the file, first; closeSkipped returns at once.
 		name := fmt.Sprintf("unflakeTwice%d_%d", sp.file, g.t.start)
@@ -560,7 +574,7 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 		}
 		p := mutantPlan{test: test, sites: byTest[test], before: before}
 		m := checkedNames(p.sites, test, code.reads)
-		ms := append(code.aimed(m, changeKinds(p.sites), lateDelay(before, windowOf(p.sites))), pickMutants(code.relevant(m), mutantDelay(before))...)
+		ms := append(code.aimed(m, changeKinds(p.sites), lateDelay(before, windowOf(p.sites)), slowDelay(before, windowOf(p.sites), v.r.goos, workUnseen(p.sites))), pickMutants(code.relevant(m), mutantDelay(before))...)
 		for _, m := range ms {
 			id, ok := index[*m]
 			if !ok {
@@ -693,6 +707,9 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 			// The work takes real time in both (a second or so): a
 			// rewrite that does it and then fails at its check catches.
 			timeout += workTimeout
+		case slowed:
+			// Each slowed call takes the delay in real time, in both.
+			timeout += slowCalls * m.delay
 		}
 		o, err := v.r.exec(v.r.ctx, dir, job{bin: filepath.Join(binDir, binName(id)), name: p.test, run: anchored(p.test), count: 1, timeout: timeout, alone: alone})
 		if err != nil {
@@ -1162,6 +1179,7 @@ func collect(fset *token.FileSet, files []*ast.File, srcs map[string][]byte, inf
 			if t := c.aimBody(fd); t != nil {
 				c.aims = append(c.aims, t)
 			}
+			c.aims = append(c.aims, c.aimEntry(fd))
 		}
 		code.aims = append(code.aims, keepAims(c.aims, c.out)...)
 		// A target inside another (s.cb = func() { s.n++ }) is left

@@ -55,8 +55,8 @@ type aimedKind struct {
 var aimedKinds = map[rule.ChangeKind]aimedKind{
 	rule.Budget: {ops: []mutation{late, scaled, lateRead, lateReadRecv}, atFix: true,
 		aims: "a write the checks await made late, a timer's period made 3x, an expiry the code reads from the clock made late"},
-	rule.Clock: {ops: []mutation{tick, zeroed, stands, worked, defaultZeroed},
-		aims: "a time comparison moved by one tick, a timer's duration made 0, elapsed time made 0, a computing loop made longer, a default duration made 0"},
+	rule.Clock: {ops: []mutation{tick, zeroed, stands, worked, defaultZeroed, slowed},
+		aims: "a time comparison moved by one tick, a timer's duration made 0, elapsed time made 0, a computing loop made longer, a default duration made 0, the code slowed by work the clock does not see"},
 	rule.Ownership: {ops: []mutation{closedTwice},
 		aims: "a close, stop or shutdown running its body twice"},
 	// No operator yet (see above): an unproven order change is never

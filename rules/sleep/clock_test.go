@@ -88,7 +88,7 @@ func TestX(t *testing.T) {
 // line; the wrap's Change lists the hazards excluded.
 func TestClockHazards(t *testing.T) {
 	testmod.Short(t)
-	all := []string{"no fixed date", "no zero duration", "no comparison of two clock readings", "no sleep ending exactly on a configured deadline", "no clock reading used as a key", "no deadline polled without blocking", "no quantity computed from elapsed time checked right after another call", "no time bound stated in the test's names or comments", "no date from outside the clock compared with a reading", "no elapsed time compared with a duration that may be zero or tiny right after another call", "no wait the code computes in a loop that may be 0", "no package state that hides its type kept past the bubble", "no code of another package of the module or a dependency that may read the clock", "no sleep ending exactly on half a configured deadline", "no reading of the clock coarsened (Truncate, Round, a division), in any build", "no comparison of two stored clock readings (in a map, a slice, a helper's parameters)"}
+	all := []string{"no fixed date", "no zero duration", "no comparison of two clock readings", "no sleep ending exactly on a configured deadline", "no clock reading used as a key", "no deadline polled without blocking", "no quantity computed from elapsed time checked right after another call", "no time bound stated in the test's names or comments", "no date from outside the clock compared with a reading", "no elapsed time compared with a duration that may be zero or tiny right after another call", "no wait the code computes in a loop that may be 0", "no package state that hides its type kept past the bubble", "no code of another package of the module or a dependency that may read the clock", "no sleep ending exactly on half a configured deadline", "no reading of the clock coarsened (Truncate, Round, a division), in any build", "no comparison of two stored clock readings (in a map, a slice, a helper's parameters)", "no check that bounds the code's work in real time"}
 	for _, tc := range []struct {
 		name, body string
 		// want is "fixed", or "unproven: REASON" or "not fixed: REASON"
@@ -282,7 +282,7 @@ func TestX(t *testing.T) {
 	if len(ds) != 1 || ds[0].Fix == nil || ds[0].Fix.Unproven() != "" {
 		t.Fatalf("want one proven fix, got %+v", ds)
 	}
-	want2 := []string{"no zero duration", "no sleep ending exactly on a configured deadline", "no deadline polled without blocking", "no time bound stated in the test's names or comments", "no code of another package of the module or a dependency that may read the clock", "no sleep ending exactly on half a configured deadline", "no reading of the clock coarsened (Truncate, Round, a division), in any build"}
+	want2 := []string{"no zero duration", "no sleep ending exactly on a configured deadline", "no deadline polled without blocking", "no time bound stated in the test's names or comments", "no code of another package of the module or a dependency that may read the clock", "no sleep ending exactly on half a configured deadline", "no reading of the clock coarsened (Truncate, Round, a division), in any build", "no check that bounds the code's work in real time"}
 	if got := ds[0].Fix.Changes[0].Checked; !slices.Equal(got, want2) {
 		t.Errorf("checked %q, want %q", got, want2)
 	}

@@ -547,7 +547,7 @@ func (c *checker) report(s *site) {
 		}
 		d.Fix = &rule.Fix{
 			Message: fmt.Sprintf("run the test in a synctest bubble, where the %s budget holds exactly in virtual time", budget),
-			Changes: []rule.Change{{Kind: rule.Clock, What: "the test runs in a synctest bubble: its clock is virtual, so the budget holds exactly",
+			Changes: []rule.Change{{Kind: rule.Clock, WorkUnseen: true, What: "the test runs in a synctest bubble: its clock is virtual, so the budget holds exactly",
 				Checked: checked}},
 			Hypothesis: rule.Unproven(hyp),
 			Apply: func() error {
