@@ -36,7 +36,7 @@ func hostTextRead(n ast.Node, f *modsrc.File, urls map[string]bool, stack []ast.
 			return types.ExprString(n) + ", a URL's host and port"
 		}
 		if x, ok := n.X.(*ast.Ident); ok && urls[x.Name] {
-			return types.ExprString(n) + ", a parsed URL's host and port"
+			return types.ExprString(n) + ", a URL's or request's host and port"
 		}
 	case *ast.CallExpr:
 		sel, ok := n.Fun.(*ast.SelectorExpr)
@@ -98,7 +98,8 @@ func importsAny(f *modsrc.File, paths ...string) bool {
 }
 
 // parsedURLs returns the names f gives the results of url.Parse and
-// url.ParseRequestURI.
+// url.ParseRequestURI, http.NewRequest and a request's Clone or
+// WithContext (by name: the method of any value so called).
 func parsedURLs(f *modsrc.File) map[string]bool {
 	names := map[string]bool{}
 	ast.Inspect(f.Syntax, func(n ast.Node) bool {
@@ -111,10 +112,19 @@ func parsedURLs(f *modsrc.File) map[string]bool {
 			return true
 		}
 		sel, ok := call.Fun.(*ast.SelectorExpr)
-		if !ok || sel.Sel.Name != "Parse" && sel.Sel.Name != "ParseRequestURI" {
+		if !ok {
 			return true
 		}
-		if x, ok := sel.X.(*ast.Ident); ok && f.Imports[x.Name] == "net/url" {
+		x, ok := sel.X.(*ast.Ident)
+		if !ok {
+			return true
+		}
+		// A URL parsed, or a request made or copied (req.Clone,
+		// req.WithContext): its Host is the address's text too.
+		parsed := f.Imports[x.Name] == "net/url" && (sel.Sel.Name == "Parse" || sel.Sel.Name == "ParseRequestURI")
+		made := f.Imports[x.Name] == "net/http" && strings.HasPrefix(sel.Sel.Name, "NewRequest")
+		copied := (sel.Sel.Name == "Clone" || sel.Sel.Name == "WithContext") && f.Imports[x.Name] == ""
+		if parsed || made || copied {
 			if id, ok := a.Lhs[0].(*ast.Ident); ok {
 				names[id.Name] = true
 			}
