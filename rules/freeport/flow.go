@@ -252,6 +252,9 @@ func (c *checker) intoCall(call *ast.CallExpr, arg ast.Node, depth int, seen map
 		return at
 	}
 	path := fn.Pkg().Path()
+	if why := c.launders(call, fn); why != "" {
+		return why
+	}
 	if recvNamed(fn, "testing", "T", "B", "F", "TB", "common") {
 		return "" // t.Log, t.Fatalf: a message
 	}

@@ -191,7 +191,7 @@ func (c *checker) textOnly(e ast.Expr, depth int, seen map[types.Object]bool) bo
 				return true // a function value: reachesCode's
 			}
 			path := fn.Pkg().Path()
-			if textOps[path] || path == "net/url" || path == "net" && fn.Name() == "SplitHostPort" {
+			if textOps[path] || path == "net/url" || path == "net" && fn.Name() == "SplitHostPort" || c.launders(p, fn) != "" {
 				return false
 			}
 			if path == "fmt" && strings.HasPrefix(fn.Name(), "Sprint") {
@@ -267,9 +267,14 @@ func (c *checker) codeReadsPort() string {
 // readsAddr returns where f reads an address back as a value, or "".
 func readsAddr(m *modsrc.Module, f *modsrc.File) string {
 	requests := requestParams(f)
+	urls := parsedURLs(f)
 	found := ""
 	match.WithStack(f.Syntax, func(n ast.Node, stack []ast.Node) bool {
 		if found != "" {
+			return false
+		}
+		if what := hostTextRead(n, f, urls, stack); what != "" {
+			found = fmt.Sprintf("%s at %s", what, m.Where(n.Pos()))
 			return false
 		}
 		parent := func(i int) ast.Node {

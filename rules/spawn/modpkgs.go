@@ -168,7 +168,15 @@ type placeAt struct {
 
 // file returns the first place every child shares that f names, or nil.
 func (r *modReader) file(f *ast.File) *placeAt {
-	imports := match.ImportNames(f)
+	return sharedPlaceIn(f, match.ImportNames(f), nil)
+}
+
+// sharedPlaceIn returns the first place every child shares whatever view
+// it is given that root, syntax of a file importing imports, names; or
+// nil. It is the one list the rule reads the typed children's code, the
+// package's other builds and the module's packages for; skip names the
+// calls (package path + "." + name) a caller checks more closely.
+func sharedPlaceIn(root ast.Node, imports map[string]string, skip map[string]bool) *placeAt {
 	osName := ""
 	for name, path := range imports {
 		if path == "os" {
@@ -176,7 +184,7 @@ func (r *modReader) file(f *ast.File) *placeAt {
 		}
 	}
 	var at *placeAt
-	ast.Inspect(f, func(n ast.Node) bool {
+	ast.Inspect(root, func(n ast.Node) bool {
 		if at != nil {
 			return false
 		}
@@ -196,7 +204,7 @@ func (r *modReader) file(f *ast.File) *placeAt {
 			}
 			path := imports[x.Name]
 			for _, name := range moduleShared[path] {
-				if sel.Sel.Name == name && !(path == "io/ioutil" && !emptyFirst(n)) {
+				if sel.Sel.Name == name && !(path == "io/ioutil" && !emptyFirst(n)) && !skip[path+"."+name] {
 					at = &placeAt{path + "." + name + sharedWhy[path+"."+name], n.Pos()}
 				}
 			}

@@ -446,6 +446,9 @@ func (c *checker) placeHazard(units []*unit) string {
 		if why := c.ancestorUse(c.childCode(u)); why != "" {
 			return why
 		}
+		if why := c.typedPlaceUse(c.childCode(u)); why != "" {
+			return why
+		}
 	}
 	return c.leftOutPlace()
 }

@@ -36,8 +36,9 @@ import (
 // ancestor further up than the parent in a variant the rule never reads
 // (the code it reads is checked for a climb from the working directory:
 // ancestor.go, and os.Getwd and filepath.Abs in the builds it reads from
-// their syntax), the home directory of the user database (os/user), a
-// lock or IPC object named by a constant. The rule names them in the
+// their syntax), the home directory of the user database (os/user) in
+// such a variant (the code it reads is checked for os/user and
+// os.Getppid: typedplace.go), a lock or IPC object named by a constant. The rule names them in the
 // fix's Checked as not excluded.
 
 // viewEnv are the variables each child must be given a value of its own
@@ -46,7 +47,7 @@ import (
 var viewEnv = []string{"TMPDIR", "HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"}
 
 // checkedView is the view hazard a fix has excluded, and what it leaves.
-const checkedView = "each child runs in a directory of its own whose parent is its own too (filepath.Join(dir, \"work\")), and is given TMPDIR, HOME, XDG_CACHE_HOME and XDG_CONFIG_HOME of its own in cmd.Env after what it inherits: no path a child of any implementation derives from what it is given (its directory's parent, the temporary, home, cache or config directory, a name keyed by the parent's pid there) is another child's; not excluded: a constant absolute path or port, an ancestor above the parent in a variant the rule does not read, the user database's home, that a buggy variant may use"
+const checkedView = "each child runs in a directory of its own whose parent is its own too (filepath.Join(dir, \"work\")), and is given TMPDIR, HOME, XDG_CACHE_HOME and XDG_CONFIG_HOME of its own in cmd.Env after what it inherits: no path a child of any implementation derives from what it is given (its directory's parent, the temporary, home, cache or config directory, a name keyed by the parent's pid there) is another child's; not excluded: a constant absolute path or port, an ancestor above the parent or the user database's home in a variant the rule does not read, that a buggy variant may use"
 
 // viewFix completes the not-fixed reasons of childView.
 const viewFix = "a buggy variant the analysis never sees may keep a cache, a session or a journal there, which one after another the later child reads and run together none does, so the test would pass a bug it catches now"

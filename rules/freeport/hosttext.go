@@ -1,0 +1,160 @@
+package freeport
+
+import (
+	"fmt"
+	"go/ast"
+	"go/types"
+	"strings"
+
+	"github.com/unflake/unflake/internal/modsrc"
+)
+
+// The fixed port's value reaches the code under test by more routes than
+// the flow follows: an HTTP client whose transport is the module's (a
+// RoundTripper that canonicalises req.URL.Host), the environment
+// (t.Setenv, then the code's os.Getenv), bytes the code reads back (a
+// registry's response body written with fmt.Fprintf, a file). Code that
+// reads the host and port as text there (strips a "default port" by the
+// suffix "80", splits it, compares it) mistreats the fixed 18280 and
+// almost no port the system picks: running the correct code cannot tell
+// which values a bug mistreats. So a read of an address's host or port
+// as text anywhere in the code the tests run (codeReadsPort: every build
+// of the package, the module's packages they import) keeps the port
+// fixed whatever the route, and the test handing the address to the
+// environment or to a writer is a route the flow does not follow.
+
+// hostTextRead returns what n, syntax of f, reads of an address's host
+// or port as text ("r.URL.Host, a URL's host and port"), or "". urls are
+// the names f gives the results of url.Parse.
+func hostTextRead(n ast.Node, f *modsrc.File, urls map[string]bool, stack []ast.Node) string {
+	switch n := n.(type) {
+	case *ast.SelectorExpr:
+		if n.Sel.Name != "Host" {
+			return ""
+		}
+		if x, ok := n.X.(*ast.SelectorExpr); ok && x.Sel.Name == "URL" {
+			return types.ExprString(n) + ", a URL's host and port"
+		}
+		if x, ok := n.X.(*ast.Ident); ok && urls[x.Name] {
+			return types.ExprString(n) + ", a URL's or request's host and port"
+		}
+	case *ast.CallExpr:
+		sel, ok := n.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return ""
+		}
+		if len(n.Args) == 0 && (sel.Sel.Name == "Port" || sel.Sel.Name == "Hostname") && importsAny(f, "net/url", "net/http") {
+			return types.ExprString(n) + ", a URL's port or host"
+		}
+		if x, ok := sel.X.(*ast.Ident); ok && f.Imports[x.Name] == "net" && sel.Sel.Name == "SplitHostPort" {
+			if len(n.Args) == 1 && acceptedRemote(n.Args[0], stack) {
+				return "" // the client's port, which the system picks either way
+			}
+			return "net.SplitHostPort, an address split into host and port"
+		}
+	case *ast.TypeAssertExpr:
+		star, ok := n.Type.(*ast.StarExpr)
+		if !ok {
+			return ""
+		}
+		if sel, ok := star.X.(*ast.SelectorExpr); ok && (sel.Sel.Name == "TCPAddr" || sel.Sel.Name == "UDPAddr") {
+			if x, ok := sel.X.(*ast.Ident); ok && f.Imports[x.Name] == "net" {
+				return types.ExprString(n) + ", an address's port as a number"
+			}
+		}
+	}
+	return ""
+}
+
+// acceptedRemote reports whether e is c.RemoteAddr().String() of a
+// connection c the enclosing function got from an Accept.
+func acceptedRemote(e ast.Expr, stack []ast.Node) bool {
+	str, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok || len(str.Args) != 0 {
+		return false
+	}
+	sel, ok := str.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "String" {
+		return false
+	}
+	ra, ok := sel.X.(*ast.CallExpr)
+	if !ok || len(ra.Args) != 0 {
+		return false
+	}
+	rsel, ok := ra.Fun.(*ast.SelectorExpr)
+	return ok && rsel.Sel.Name == "RemoteAddr" && accepted(rsel.X, stack)
+}
+
+// importsAny reports whether f imports one of paths.
+func importsAny(f *modsrc.File, paths ...string) bool {
+	for _, p := range f.Imports {
+		for _, want := range paths {
+			if p == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// parsedURLs returns the names f gives the results of url.Parse and
+// url.ParseRequestURI, http.NewRequest and a request's Clone or
+// WithContext (by name: the method of any value so called).
+func parsedURLs(f *modsrc.File) map[string]bool {
+	names := map[string]bool{}
+	ast.Inspect(f.Syntax, func(n ast.Node) bool {
+		a, ok := n.(*ast.AssignStmt)
+		if !ok || len(a.Rhs) != 1 || len(a.Lhs) == 0 {
+			return true
+		}
+		call, ok := a.Rhs[0].(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		x, ok := sel.X.(*ast.Ident)
+		if !ok {
+			return true
+		}
+		// A URL parsed, or a request made or copied (req.Clone,
+		// req.WithContext): its Host is the address's text too.
+		parsed := f.Imports[x.Name] == "net/url" && (sel.Sel.Name == "Parse" || sel.Sel.Name == "ParseRequestURI")
+		made := f.Imports[x.Name] == "net/http" && strings.HasPrefix(sel.Sel.Name, "NewRequest")
+		copied := (sel.Sel.Name == "Clone" || sel.Sel.Name == "WithContext") && f.Imports[x.Name] == ""
+		if parsed || made || copied {
+			if id, ok := a.Lhs[0].(*ast.Ident); ok {
+				names[id.Name] = true
+			}
+		}
+		return true
+	})
+	return names
+}
+
+// launders returns why call, which the test hands the address to, passes
+// it on by a route the flow does not follow into code that may read its
+// text: the environment (t.Setenv, os.Setenv), bytes a reader gets back
+// (fmt.Fprint to a writer other than the standard streams: a response
+// body, a file, a connection); or "".
+func (c *checker) launders(call *ast.CallExpr, fn *types.Func) string {
+	if fn.Name() == "Setenv" && (fn.Pkg().Path() == "os" || recvNamed(fn, "testing", "T", "B", "F", "TB", "common")) {
+		return fmt.Sprintf("the environment (%s at %s), which the code under test may read (os.Getenv) and take apart as text", types.ExprString(call.Fun), c.where(call.Pos()))
+	}
+	if fn.Pkg().Path() == "fmt" && strings.HasPrefix(fn.Name(), "Fprint") && len(call.Args) > 0 && !stdStream(c.info, call.Args[0]) {
+		return fmt.Sprintf("bytes written by fmt.%s at %s (a response body, a file, a connection), which the code under test may read back and take apart as text", fn.Name(), c.where(call.Pos()))
+	}
+	return ""
+}
+
+// stdStream reports whether e is os.Stdout or os.Stderr.
+func stdStream(info *types.Info, e ast.Expr) bool {
+	sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	v, ok := info.Uses[sel.Sel].(*types.Var)
+	return ok && v.Pkg() != nil && v.Pkg().Path() == "os" && (v.Name() == "Stdout" || v.Name() == "Stderr")
+}
