@@ -583,6 +583,10 @@ func (c *clockScan) passedReadings(call *ast.CallExpr) {
 			if c.storedReading(arg) {
 				c.stored[p] = true
 			}
+		} else if c.elapsed(arg) {
+			// silentTooLong(now.Sub(last), a.after): the helper's
+			// comparison of its parameter is one of elapsed time.
+			c.spans[sig.Params().At(i)] = true
 		}
 	}
 }
@@ -1423,7 +1427,7 @@ func (c *clockScan) deadline(t *Target) (where, unseen, sums string) {
 	for _, cf := range configs {
 		from := len(seq)
 		for i, w := range seq {
-			if w.stmt.Pos() < cf.pos {
+			if w.at < cf.pos {
 				continue
 			}
 			from = min(from, i)
