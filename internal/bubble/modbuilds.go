@@ -321,7 +321,7 @@ func nodeString(n ast.Node) string {
 func (a *Analysis) otherBuildSpin() string {
 	var hits []string
 	for _, files := range byPackage(a.moduleCode()) {
-		sp := &syntaxSpins{decls: map[string][]*ast.FuncDecl{}, memo: map[*ast.FuncDecl]bool{}}
+		sp := &syntaxSpins{decls: map[string][]*ast.FuncDecl{}}
 		for _, f := range files {
 			for _, d := range f.lf.f.Decls {
 				if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
@@ -366,7 +366,6 @@ func (a *Analysis) otherBuildSpin() string {
 // function of the package (by name, any build) that does.
 type syntaxSpins struct {
 	decls map[string][]*ast.FuncDecl
-	memo  map[*ast.FuncDecl]bool
 }
 
 func (sp *syntaxSpins) spins(loop *ast.ForStmt, tm string) bool {
