@@ -246,10 +246,12 @@ func entropyUse(e ast.Expr, stack []ast.Node, tm string, tn *timeNames) ast.Node
 	return nil
 }
 
-// keepsInstant reports whether call keeps or rebuilds an instant rather
-// than mixing it: time.Unix(sec, nsec) (a coarsening there is
-// coarseHazard's), an atomic's Store, Swap or CompareAndSwap
-// (last.Store(now.UnixNano())), append, min and max.
+// keepsInstant reports whether call keeps, rebuilds or reports an
+// instant rather than mixing it: time.Unix(sec, nsec) (a coarsening
+// there is coarseHazard's), an atomic's Store, Swap or CompareAndSwap
+// (last.Store(now.UnixNano())), append, min and max, and a print or a
+// log line (log.Printf, t.Logf, logger.Info, fmt.Errorf), which no check
+// reads back as a number (fmt.Sprint makes a name: not here).
 func keepsInstant(call *ast.CallExpr, tm string) bool {
 	switch fun := ast.Unparen(call.Fun).(type) {
 	case *ast.Ident:
@@ -262,7 +264,11 @@ func keepsInstant(call *ast.CallExpr, tm string) bool {
 			return true
 		}
 		name := fun.Sel.Name
-		return strings.HasPrefix(name, "Store") || strings.HasPrefix(name, "Swap") || strings.HasPrefix(name, "CompareAndSwap")
+		for _, p := range []string{"Store", "Swap", "CompareAndSwap", "Print", "Fprint", "Log", "Debug", "Info", "Warn", "Error"} {
+			if strings.HasPrefix(name, p) {
+				return true
+			}
+		}
 	}
 	return false
 }

@@ -36,6 +36,7 @@ func TestEntropyIn(t *testing.T) {
 		{"func s() time.Time { return time.Unix(time.Now().Unix(), 0) }", true, ""},
 		{"type a struct{}\nfunc (a) Store(int64) {}\nfunc s(x a) { x.Store(time.Now().UnixNano()) }", true, ""},
 		{"func s(d time.Duration) int64 { return int64(d) & 7 }", true, ""},
+		{"type l struct{}\nfunc (l) Printf(string, ...any) {}\nfunc s(x l) { x.Printf(\"%d\", time.Now().Unix()) }", true, ""},
 	} {
 		got := entropyIn([]modFile{parseModFile(t, tc.src, tc.built)})
 		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
