@@ -5,6 +5,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"slices"
 	"time"
 
 	"github.com/unflake/unflake/internal/match"
@@ -28,6 +29,9 @@ type wait struct {
 	d     time.Duration
 	known bool
 	obj   types.Object // the variable slept on, if any
+	// at is where the wait runs in the test's order: the wait's own
+	// position, or the call of the test's helper that waits.
+	at token.Pos
 
 	// restart tells that a call of the code under test that may set its
 	// deadline again (a touch, a reset: mayRestart) comes between this
@@ -46,19 +50,39 @@ func (c *clockScan) waitSeq(body ast.Node) []wait {
 	info := c.a.info
 	var seq []wait
 	called := false // a call of the code since the last wait
+	// The test's helpers it is in (their waits run where it calls them).
+	var helpers []*types.Func
+	var site token.Pos
 	var walk func(n ast.Node)
 	walk = func(n ast.Node) {
 		c.inspect(n, func(n ast.Node, _ []ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.ExprStmt:
 				if call, _ := Wait(info, n); call != nil {
-					w := wait{stmt: n, obj: c.objOf(call.Args[0]), restart: called}
+					w := wait{stmt: n, obj: c.objOf(call.Args[0]), restart: called, at: n.Pos()}
+					if len(helpers) > 0 {
+						w.at = site
+					}
 					w.d, w.known = match.ConstDuration(info, call.Args[0])
 					seq = append(seq, w)
 					called = false
 					return false
 				}
 			case *ast.CallExpr:
+				if h := c.waitingHelper(n); h != nil && !slices.Contains(helpers, h) {
+					// tick(t), a helper of the test files that sleeps:
+					// its waits are the test's, in its order.
+					for _, arg := range n.Args {
+						walk(arg)
+					}
+					if len(helpers) == 0 {
+						site = n.Pos()
+					}
+					helpers = append(helpers, h)
+					walk(c.a.decls[h].Body)
+					helpers = helpers[:len(helpers)-1]
+					return false
+				}
 				if !match.IsStd(calleePath(info, n)) && !match.IsConversion(info, n) && c.mayRestart(n) {
 					called = true
 				}
@@ -81,6 +105,51 @@ func (c *clockScan) waitSeq(body ast.Node) []wait {
 	}
 	walk(body)
 	return seq
+}
+
+// waitingHelper is the function of the test files call runs when it
+// waits (a sleep or time.After in its body, or in a helper it calls),
+// or nil.
+func (c *clockScan) waitingHelper(call *ast.CallExpr) *types.Func {
+	fn := match.Callee(c.a.info, call)
+	if fn == nil || fn.Pkg() != c.a.pass.Pkg {
+		return nil
+	}
+	fn = fn.Origin()
+	d := c.a.decls[fn]
+	if d == nil || d.Body == nil || !c.a.testCode(d) {
+		return nil
+	}
+	if !c.waitsIn(d, map[*ast.FuncDecl]bool{}) {
+		return nil
+	}
+	return fn
+}
+
+// waitsIn reports whether d, a function of the test files, or one of
+// them it calls, waits; seen guards against recursion.
+func (c *clockScan) waitsIn(d *ast.FuncDecl, seen map[*ast.FuncDecl]bool) bool {
+	if seen[d] {
+		return false
+	}
+	seen[d] = true
+	waits := false
+	c.inspect(d.Body, func(n ast.Node, _ []ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.ExprStmt:
+			if call, _ := Wait(c.a.info, n); call != nil {
+				waits = true
+			}
+		case *ast.CallExpr:
+			if g := match.Callee(c.a.info, n); g != nil && g.Pkg() == c.a.pass.Pkg {
+				if gd := c.a.decls[g.Origin()]; gd != nil && gd.Body != nil && c.a.testCode(gd) {
+					waits = waits || c.waitsIn(gd, seen)
+				}
+			}
+		}
+		return !waits
+	})
+	return waits
 }
 
 // unroll appends the waits of a loop's body count times (known), or, for
@@ -108,31 +177,76 @@ func (c *clockScan) unroll(body *ast.BlockStmt, count int64, known bool, seq *[]
 	}
 }
 
-// forTrips returns the trip count of for i := A; i < B; i++ (or <=) with
-// A and B constants.
+// forTrips returns the trip count of a loop counted between constants:
+// for i := A; i < B; i++ (<=, i += 1, i = i + 1), or down, for i := A;
+// i > B; i-- (>=, i -= 1). Another step or a bound that is not a
+// constant is unknown.
 func forTrips(info *types.Info, loop *ast.ForStmt) (int64, bool) {
 	init, ok := loop.Init.(*ast.AssignStmt)
 	cond, ok2 := loop.Cond.(*ast.BinaryExpr)
-	post, ok3 := loop.Post.(*ast.IncDecStmt)
-	if !ok || !ok2 || !ok3 || len(init.Lhs) != 1 || len(init.Rhs) != 1 || post.Tok != token.INC {
-		return 0, false
-	}
-	if cond.Op != token.LSS && cond.Op != token.LEQ {
+	if !ok || !ok2 || len(init.Lhs) != 1 || len(init.Rhs) != 1 {
 		return 0, false
 	}
 	v := info.ObjectOf(identOf(init.Lhs[0]))
-	if v == nil || info.ObjectOf(identOf(cond.X)) != v || info.ObjectOf(identOf(post.X)) != v {
+	step, ok := unitStep(info, loop.Post, v)
+	if v == nil || !ok || info.ObjectOf(identOf(cond.X)) != v {
 		return 0, false
 	}
-	lo, ok := match.ConstInt(info, init.Rhs[0])
-	hi, ok2 := match.ConstInt(info, cond.Y)
+	from, ok := match.ConstInt(info, init.Rhs[0])
+	to, ok2 := match.ConstInt(info, cond.Y)
 	if !ok || !ok2 {
 		return 0, false
 	}
-	if cond.Op == token.LEQ {
-		hi++
+	switch {
+	case step > 0 && cond.Op == token.LSS:
+	case step > 0 && cond.Op == token.LEQ:
+		to++
+	case step < 0 && cond.Op == token.GTR:
+		from, to = to+1, from+1
+	case step < 0 && cond.Op == token.GEQ:
+		from, to = to, from+1
+	default:
+		return 0, false
 	}
-	return max(hi-lo, 0), true
+	return max(to-from, 0), true
+}
+
+// unitStep returns +1 or -1 when post steps v by one (v++, v--, v += 1,
+// v -= 1, v = v + 1, v = v - 1).
+func unitStep(info *types.Info, post ast.Stmt, v types.Object) (int, bool) {
+	switch p := post.(type) {
+	case *ast.IncDecStmt:
+		if info.ObjectOf(identOf(p.X)) != v {
+			return 0, false
+		}
+		if p.Tok == token.INC {
+			return 1, true
+		}
+		return -1, true
+	case *ast.AssignStmt:
+		if len(p.Lhs) != 1 || len(p.Rhs) != 1 || info.ObjectOf(identOf(p.Lhs[0])) != v {
+			return 0, false
+		}
+		rhs, tok := p.Rhs[0], p.Tok
+		if tok == token.ASSIGN {
+			b, ok := ast.Unparen(rhs).(*ast.BinaryExpr)
+			if !ok || info.ObjectOf(identOf(b.X)) != v {
+				return 0, false
+			}
+			rhs = b.Y
+			tok = map[token.Token]token.Token{token.ADD: token.ADD_ASSIGN, token.SUB: token.SUB_ASSIGN}[b.Op]
+		}
+		if one, ok := match.ConstInt(info, rhs); !ok || one != 1 {
+			return 0, false
+		}
+		switch tok {
+		case token.ADD_ASSIGN:
+			return 1, true
+		case token.SUB_ASSIGN:
+			return -1, true
+		}
+	}
+	return 0, false
 }
 
 // identOf returns e as an identifier, or a blank one.

@@ -1,6 +1,10 @@
 package bubble
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
 	"testing"
 	"time"
 )
@@ -44,6 +48,42 @@ func TestRunSums(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("sums %v, want %v", got, want)
+		}
+	}
+}
+
+func TestForTrips(t *testing.T) {
+	for _, tc := range []struct {
+		loop string
+		want int64
+		ok   bool
+	}{
+		{"for i := 0; i < 9; i++ {}", 9, true},
+		{"for i := 1; i < 10; i++ {}", 9, true},
+		{"for i := 1; i <= 10; i++ {}", 10, true},
+		{"for i := 0; i < 4; i += 1 {}", 4, true},
+		{"for i := 0; i < 4; i = i + 1 {}", 4, true},
+		{"for i := 10; i > 0; i-- {}", 10, true},
+		{"for i := 10; i >= 0; i-- {}", 11, true},
+		{"for i := 3; i > 0; i -= 1 {}", 3, true},
+		{"for i := 5; i < 2; i++ {}", 0, true},
+		{"for i := 0; i < 9; i += 2 {}", 0, false},
+		{"for i := 0; i > 9; i++ {}", 0, false},
+		{"for i := 0; i < n; i++ {}", 0, false},
+	} {
+		src := "package p\nfunc f(n int) {\n" + tc.loop + "\n}\n"
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, "p.go", src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Defs: map[*ast.Ident]types.Object{}, Uses: map[*ast.Ident]types.Object{}}
+		if _, err := (&types.Config{}).Check("p", fset, []*ast.File{f}, info); err != nil {
+			t.Fatal(err)
+		}
+		loop := f.Decls[0].(*ast.FuncDecl).Body.List[0].(*ast.ForStmt)
+		if got, ok := forTrips(info, loop); got != tc.want || ok != tc.ok {
+			t.Errorf("%s: %d, %v; want %d, %v", tc.loop, got, ok, tc.want, tc.ok)
 		}
 	}
 }

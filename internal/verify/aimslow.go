@@ -82,6 +82,23 @@ func workUnseen(sites []fixSite) bool {
 	return false
 }
 
+// unseenWindowOf is the longest real-time bound the original holds the
+// code to that a clock change not seeing work gives up (rule.Change.Window
+// of a WorkUnseen change: a wall-clock budget), 0 when none says. The
+// test's own time may be far below it (a 200ms budget on 2ms of work),
+// and a slowed mutant shorter than the bound shows nothing.
+func unseenWindowOf(sites []fixSite) time.Duration {
+	var w time.Duration
+	for _, s := range sites {
+		for _, c := range s.finding.Changes {
+			if c.Kind == rule.Clock && c.WorkUnseen {
+				w = max(w, c.Window)
+			}
+		}
+	}
+	return w
+}
+
 // maxSlow is the longest delay a slowed mutant is given: slowCalls of it
 // is what one run of the mutant may add.
 const maxSlow = 10 * time.Second

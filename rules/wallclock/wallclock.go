@@ -8,6 +8,7 @@ import (
 	"go/types"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/dave/dst"
 
@@ -75,12 +76,13 @@ type checker struct {
 	bubbles *bubble.Analysis
 	timings map[*types.Var]*timing
 	uses    map[*types.Var][]*ast.Ident
-	removed map[ast.Node]bool        // statements deleted by applied fixes
-	wrapped map[*bubble.Target]bool  // tests wrapped by applied fixes
-	lowerAt map[*bubble.Target]*site // the first lower bound of each test
-	benched map[*ast.FuncDecl]bool   // tests that got a benchmark
-	names   map[string]bool          // package-level names, for new benchmarks
-	sites   []*site                  // every assertion found
+	removed map[ast.Node]bool                // statements deleted by applied fixes
+	wrapped map[*bubble.Target]bool          // tests wrapped by applied fixes
+	lowerAt map[*bubble.Target]*site         // the first lower bound of each test
+	boundOf map[*bubble.Target]time.Duration // the longest constant upper bound of each test
+	benched map[*ast.FuncDecl]bool           // tests that got a benchmark
+	names   map[string]bool                  // package-level names, for new benchmarks
+	sites   []*site                          // every assertion found
 	decls   map[*types.Func]*ast.FuncDecl
 }
 
@@ -144,6 +146,15 @@ func run(pass *rule.Pass) error {
 	for _, s := range sites {
 		if t := c.bubbles.TargetOf(s.stmt.Pos()); t != nil && s.lower && c.lowerAt[t] == nil {
 			c.lowerAt[t] = s
+		}
+	}
+	// A wrap puts the whole test on a clock that does not see work: the
+	// longest upper bound anywhere in it is what slowed code must pass
+	// (rule.Change.Window), whichever site's fix makes the wrap.
+	c.boundOf = map[*bubble.Target]time.Duration{}
+	for _, s := range sites {
+		if t := c.bubbles.TargetOf(s.stmt.Pos()); t != nil && !s.lower {
+			c.boundOf[t] = max(c.boundOf[t], c.budgetWindow(s))
 		}
 	}
 	for _, s := range sites {
@@ -414,6 +425,15 @@ func (c *checker) fails(body *ast.BlockStmt) bool {
 	return failing
 }
 
+// budgetWindow is the budget as a change's window (rule.Change.Window),
+// 0 when it is not a constant: verification slows the timed code past
+// it, which the original fails at the bound and a rewrite that no longer
+// sees work (a bubble, the bound gone) passes.
+func (c *checker) budgetWindow(s *site) time.Duration {
+	d, _ := match.ConstDuration(c.info, s.budget)
+	return d
+}
+
 // budgetText renders the budget for messages.
 func (c *checker) budgetText(s *site) string {
 	if d, ok := match.ConstDuration(c.info, s.budget); ok {
@@ -547,7 +567,7 @@ func (c *checker) report(s *site) {
 		}
 		d.Fix = &rule.Fix{
 			Message: fmt.Sprintf("run the test in a synctest bubble, where the %s budget holds exactly in virtual time", budget),
-			Changes: []rule.Change{{Kind: rule.Clock, WorkUnseen: true, What: "the test runs in a synctest bubble: its clock is virtual, so the budget holds exactly",
+			Changes: []rule.Change{{Kind: rule.Clock, WorkUnseen: true, Window: max(c.budgetWindow(s), c.boundOf[t]), What: "the test runs in a synctest bubble: its clock is virtual, so the budget holds exactly",
 				Checked: checked}},
 			Hypothesis: rule.Unproven(hyp),
 			Apply: func() error {
@@ -667,7 +687,7 @@ func (c *checker) removeFix(s *site, t *bubble.Target, budget string) *rule.Fix 
 	return &rule.Fix{
 		Message:    msg,
 		Hypothesis: rule.Unproven(why),
-		Changes: []rule.Change{{Kind: rule.Clock, What: "the wall-clock check goes: the test's other checks of the result stay",
+		Changes: []rule.Change{{Kind: rule.Clock, WorkUnseen: true, Window: c.budgetWindow(s), What: "the wall-clock check goes: the test's other checks of the result stay",
 			Checked: []string{"the budget is the only check of slow work (unproven: a slower implementation with right results passes)"}}},
 		Deletes: del,
 		Apply: func() error {
