@@ -70,7 +70,9 @@ type Change struct {
 	Checked []string
 	// Window, for a budget change, is the length of the wait the fix
 	// replaces (the attempts' total, the sleep), 0 when the rule cannot
-	// tell. The original fails on what comes later than its window,
+	// tell; for a clock change that does not see work (WorkUnseen), the
+	// real-time bound the original holds the code to (a wall-clock
+	// budget), which a slowed mutant must pass. The original fails on what comes later than its window,
 	// whatever the correct code's timers; verification makes its late
 	// mutants later than the window, so that the original kills them
 	// and a longer budget that passes them is seen to.
