@@ -178,9 +178,10 @@ func TestWorker(t *testing.T) {
 
 // TestVerifyRetriesWithCompanions: with only the sleep rule, the bubble
 // fails verification; the engine retries the test with leak's fixes (sleep's
-// companion), and says so. The pair passes, but is held back: the worker's
-// code holds nothing a mutant aimed at the clock could change, and the
-// original never calls the Close leak adds, so no mutant shows the
+// companion), and says so. The pair passes, but is held back: the
+// original fails on none of the mutants aimed at the clock (its code
+// slowed by work the bubble does not see passes the original too), and
+// the original never calls the Close leak adds, so no mutant shows the
 // strength of either unproven fix.
 func TestVerifyRetriesWithCompanions(t *testing.T) {
 	testmod.Slow(t)
@@ -192,7 +193,7 @@ func TestVerifyRetriesWithCompanions(t *testing.T) {
 	}
 	for _, want := range []string{
 		"with leak, 0 sleep fixes kept in . (1 test retried)",
-		"sleep: time.Sleep(100ms) waits on the real clock; not fixed: reverted: TestWorker after the rewrite shows no strength: no mutant aimed at its clock change could be made",
+		"sleep: time.Sleep(100ms) waits on the real clock; not fixed: reverted: TestWorker after the rewrite shows no strength: the original fails on none of the mutants aimed at its clock change",
 		"leak: w (*Worker) is never closed; it outlives the test; not fixed: reverted: TestWorker after the rewrite shows no strength: no mutant aimed at its ownership change could be made",
 	} {
 		if !strings.Contains(stderr, want) {
