@@ -337,20 +337,6 @@ func newBatch(id int, files []*batchFile, measured bool) Batch {
 	return b
 }
 
-// firstBlocker is the part of a finding's reason a campaign groups by:
-// its first blocker. A reason lists every blocker ("A; also: B at
-// x_test.go:27 ..."), and the later ones name lines of their own, so
-// whole reasons would group no two findings; the first is the one to
-// work on first. The closing note that verify can try the site stays.
-func firstBlocker(reason string) string {
-	const verifyCan = " (fix --verify can try it)"
-	first, _, more := strings.Cut(reason, "; also: ")
-	if more && strings.HasSuffix(reason, verifyCan) && !strings.HasSuffix(first, verifyCan) {
-		first += verifyCan
-	}
-	return first
-}
-
 // summarizeRules gives one entry per rule present, by name.
 func summarizeRules(findings []rewrite.Finding, measured bool) []RuleSummary {
 	byRule := map[string][]rewrite.Finding{}
@@ -365,7 +351,7 @@ func summarizeRules(findings []rewrite.Finding, measured bool) []RuleSummary {
 			if f.Fixed {
 				s.Fixable++
 			} else {
-				reasons[firstBlocker(f.Reason)]++
+				reasons[f.Reason]++
 			}
 		}
 		for r, n := range reasons {
