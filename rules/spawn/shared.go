@@ -8,6 +8,7 @@ import (
 	"go/types"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/unflake/unflake/internal/match"
@@ -301,6 +302,9 @@ func (c *checker) childCode(u *unit) []*ast.FuncDecl {
 			}
 		}
 	}
+	// In source order: the first hazard found is named, the same on every
+	// run (all is a map).
+	sort.Slice(roots, func(i, j int) bool { return roots[i].Pos() < roots[j].Pos() })
 	// The package functions they call, transitively.
 	seen := map[*ast.FuncDecl]bool{}
 	var out []*ast.FuncDecl
