@@ -317,6 +317,7 @@ func (a *Analysis) Wrap(t *Target) error {
 	if len(moved) == 0 {
 		return nil
 	}
+	a.overshoot(t)
 	if decl != nil && decl.Recv == nil && a.lines(t) > InlineMax {
 		return a.wrapFunc(t, decl, start)
 	}

@@ -48,6 +48,9 @@ type Analysis struct {
 	// named holds the package-level names Wrap has declared in this
 	// pass, so two wraps never pick the same one.
 	named map[string]bool
+	// overshot holds the waits a wrap has made end a nanosecond late
+	// (overshoot.go), so a wait two wrapped tests reach moves once.
+	overshot map[*ast.ExprStmt]bool
 
 	net netState // the helpers matched as connection pairs (network.go)
 
@@ -221,6 +224,7 @@ func New(pass *rule.Pass) *Analysis {
 		helpers:    map[*ast.FuncDecl][]event{},
 		impls:      map[*ast.FuncDecl][]event{},
 		named:      map[string]bool{},
+		overshot:   map[*ast.ExprStmt]bool{},
 		cgo:        sc.cgo,
 		said:       intent.NewPackage(pass.Fset, pass.Pkg, pass.TypesInfo, pass.AllFiles),
 

@@ -18,7 +18,8 @@ import (
 
 // A bubble changes the clock a test runs on: it starts at 2000-01-01 UTC,
 // stands still between two statements, and a sleep ends exactly on its
-// deadline. Correct code can fail there, and a bug can hide, in three
+// deadline (the test's own a nanosecond late: overshoot.go). Correct code
+// can fail there, and a bug can hide, in three
 // shapes this file looks for in what a bubble would hold (the test's
 // statements a wrap moves, and the package's functions it reaches, the
 // non-test files included):

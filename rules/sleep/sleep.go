@@ -318,7 +318,7 @@ func (a *analysis) wrapFix(s *site, reach []*bubble.Target, wrapped map[*bubble.
 	}
 	return &rule.Fix{
 		Message: msg,
-		Changes: []rule.Change{{Kind: rule.Clock, WorkUnseen: true, What: "the test runs in a synctest bubble: its clock is virtual, starts at 2000-01-01 UTC, stands still between statements, and its sleeps end exactly on their deadlines; work that is slow because it computes takes no virtual time, so a check that bounds the code's work in real time sees none of it",
+		Changes: []rule.Change{{Kind: rule.Clock, WorkUnseen: true, What: "the test runs in a synctest bubble: its clock is virtual, starts at 2000-01-01 UTC, stands still between statements, and sleeps end on their deadlines: the test's own one nanosecond past (as real sleeps end a little late), the code's exactly; work that is slow because it computes takes no virtual time, so a check that bounds the code's work in real time sees none of it",
 			Checked: bubble.ClockChecked(reach)}},
 		Apply: func() error {
 			for _, t := range reach {

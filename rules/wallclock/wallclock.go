@@ -567,7 +567,7 @@ func (c *checker) report(s *site) {
 		}
 		d.Fix = &rule.Fix{
 			Message: fmt.Sprintf("run the test in a synctest bubble, where the %s budget holds exactly in virtual time", budget),
-			Changes: []rule.Change{{Kind: rule.Clock, WorkUnseen: true, Window: max(c.budgetWindow(s), c.boundOf[t]), What: "the test runs in a synctest bubble: its clock is virtual, so the budget holds exactly",
+			Changes: []rule.Change{{Kind: rule.Clock, WorkUnseen: true, Window: max(c.budgetWindow(s), c.boundOf[t]), What: "the test runs in a synctest bubble: its clock is virtual, so the budget holds exactly; the test's own sleeps end one nanosecond past their deadlines (as real sleeps end a little late), the code's exactly",
 				Checked: checked}},
 			Hypothesis: rule.Unproven(hyp),
 			Apply: func() error {

@@ -1,0 +1,102 @@
+package bubble
+
+import (
+	"go/ast"
+	"go/constant"
+	"go/token"
+
+	"github.com/dave/dst"
+	"golang.org/x/tools/go/ast/astutil"
+)
+
+// A wrap makes each wait of the test's own flow end one nanosecond past
+// its deadline.
+//
+// On the real clock a sleep always ends a little late: the test's check
+// after time.Sleep(300ms) runs at 300ms and some microseconds, past any
+// deadline of 300ms the code computes, however it computes it (a
+// constant, a TTL the test handed over, mult*log10(n)*interval, a
+// threshold only a bug derives). On a bubble's exact clock the check
+// would run on the deadline itself, where a strict and a non-strict
+// comparison differ: correct code that reaps "after more than 300ms"
+// keeps the member, and a bug whose threshold lands on the sleep
+// (age > window/4 after a sleep of window/4) hides. No reading of the
+// code finds every such deadline, so the wrap removes the tie instead:
+// each wait of the test's own flow ends one nanosecond late, as the
+// original's always do, and the check sees what real time shows it.
+// Waits of goroutines the test starts, and the code's own waits, keep
+// their exact deadlines (their order against the test's checks is what
+// the other hazards of this package read).
+
+// overshoot makes each wait of t's own flow that a test file holds end
+// one nanosecond past its deadline: time.Sleep(d) becomes
+// time.Sleep(d + time.Nanosecond), <-time.After(d) likewise. A wait in a
+// func literal other than t's own or a subtest's (a goroutine, a
+// callback, a cleanup) keeps its duration; so does a constant wait of 0
+// or less, which only yields.
+func (a *Analysis) overshoot(t *Target) {
+	for _, s := range t.Sites() {
+		if a.overshot[s] {
+			continue
+		}
+		call, _ := Wait(a.info, s)
+		if call == nil || !a.ownFlow(t, s) {
+			continue
+		}
+		if tv, ok := a.info.Types[call.Args[0]]; ok && tv.Value != nil {
+			if v, exact := constant.Int64Val(constant.ToInt(tv.Value)); exact && v <= 0 {
+				continue
+			}
+		}
+		d, ok := a.pass.Dst(call).(*dst.CallExpr)
+		if !ok {
+			continue
+		}
+		a.overshot[s] = true
+		arg := d.Args[0]
+		after := arg.Decorations().After
+		arg.Decorations().After = dst.None
+		sum := &dst.BinaryExpr{X: arg, Op: token.ADD, Y: &dst.Ident{Path: "time", Name: "Nanosecond"}}
+		sum.Decs.After = after
+		d.Args[0] = sum
+	}
+}
+
+// ownFlow reports whether the wait s runs in t's own goroutine, in a
+// test file a rule may rewrite: in t's body or a function it calls,
+// outside any func literal but t's own and its subtests'.
+func (a *Analysis) ownFlow(t *Target, s *ast.ExprStmt) bool {
+	var file *ast.File
+	for _, f := range a.pass.Files {
+		if f.Pos() <= s.Pos() && s.End() <= f.End() {
+			file = f
+			break
+		}
+	}
+	if file == nil || !a.Editable(file) {
+		return false
+	}
+	path, _ := astutil.PathEnclosingInterval(file, s.Pos(), s.End())
+	for i, n := range path {
+		lit, ok := n.(*ast.FuncLit)
+		if !ok || ast.Node(lit) == t.fn {
+			continue
+		}
+		if i+1 < len(path) && isSubtestCall(path[i+1], lit) {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// isSubtestCall reports whether n is a call x.Run(name, lit): a subtest,
+// which runs in its parent's flow while the parent waits for it.
+func isSubtestCall(n ast.Node, lit *ast.FuncLit) bool {
+	call, ok := n.(*ast.CallExpr)
+	if !ok || len(call.Args) != 2 || call.Args[1] != lit {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	return ok && sel.Sel.Name == "Run"
+}
