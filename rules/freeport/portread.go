@@ -477,11 +477,77 @@ func (u *useWalk) call(p *ast.CallExpr, arg ast.Expr) (why string, carries bool)
 	if why, carries := u.follow(p, sel.Sel.Name, true, arg); why != "unknown" {
 		return why, carries
 	}
-	switch sel.Sel.Name {
-	case "Dial", "DialContext", "Listen", "ListenPacket", "Get", "Head", "Post", "PostForm":
-		return "", false
+	if u.stdClient(sel.X) {
+		switch sel.Sel.Name {
+		case "Dial", "DialContext", "Listen", "ListenPacket", "Get", "Head", "Post", "PostForm":
+			return "", false
+		}
 	}
 	return at(types.ExprString(p.Fun))
+}
+
+// stdClients are the standard library's types whose methods named for a
+// dial, a listen or a request take the address as an address.
+var stdClients = map[string]bool{
+	"net/http.Client": true, "net.Dialer": true, "net.ListenConfig": true, "crypto/tls.Dialer": true,
+}
+
+// stdClient reports whether e is such a value, from its syntax:
+// http.DefaultClient, or a local the body declares as one
+// (c := &http.Client{...}, var d net.Dialer). A method of any other
+// receiver (a cache's Get, a type of another package) may compute with
+// the address.
+func (u *useWalk) stdClient(e ast.Expr) bool {
+	if u.pkgFunc(e) == "net/http.DefaultClient" {
+		return true
+	}
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	isClient := func(e ast.Expr) bool {
+		if un, ok := e.(*ast.UnaryExpr); ok && un.Op == token.AND {
+			e = un.X
+		}
+		if lit, ok := e.(*ast.CompositeLit); ok {
+			e = lit.Type
+		}
+		if e == nil {
+			return false
+		}
+		return stdClients[u.pkgFunc(e)]
+	}
+	found, other := false, false
+	ast.Inspect(u.d.fd.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for i, l := range n.Lhs {
+				if l, ok := l.(*ast.Ident); ok && l.Name == id.Name {
+					if len(n.Lhs) == len(n.Rhs) && isClient(n.Rhs[i]) {
+						found = true
+					} else {
+						other = true
+					}
+				}
+			}
+		case *ast.ValueSpec:
+			for i, name := range n.Names {
+				if name.Name != id.Name {
+					continue
+				}
+				switch {
+				case i < len(n.Values) && isClient(n.Values[i]):
+					found = true
+				case len(n.Values) == 0 && n.Type != nil && isClient(n.Type):
+					found = true
+				default:
+					other = true
+				}
+			}
+		}
+		return true
+	})
+	return found && !other
 }
 
 // follow follows the address into the package's functions (or methods)

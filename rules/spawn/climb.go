@@ -139,12 +139,16 @@ func (r *climbReader) body(b *ast.BlockStmt) *placeAt {
 					return level(e.Args[0])
 				}
 			case "path/filepath.Abs":
-				if r.ownWd {
-					return pathLevel{}
-				}
+				// Of a constant (relative) path: the working directory,
+				// which ancestorUse follows in the typed code. Of a path
+				// the child is given: that path, which may be absolute
+				// (HOME, its project) and climbs like one.
 				if len(e.Args) == 1 {
-					return level(e.Args[0])
+					if l := level(e.Args[0]); l.based || !r.ownWd {
+						return l
+					}
 				}
+				return pathLevel{}
 			case "os.Getwd":
 				if r.ownWd {
 					return pathLevel{}
