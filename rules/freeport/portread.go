@@ -375,6 +375,12 @@ func (u *useWalk) use(e ast.Expr) string {
 				cur = p // an element: its position, not its value
 				continue
 			}
+			if cur == p.Index {
+				if u.b.lookupOnly(p.X) {
+					return "" // a key looked up by equality, never listed
+				}
+				return u.at(p, "a key of "+types.ExprString(p.X)+", whose keys the package's code may list (a range over it, a call given it)")
+			}
 			return u.at(p, "the index expression "+types.ExprString(p))
 		case *ast.SliceExpr:
 			if cur == p.X && u.holds(p.X) {
@@ -398,6 +404,74 @@ func (u *useWalk) use(e ast.Expr) string {
 			return u.at(p, "a use of "+types.ExprString(e))
 		}
 	}
+}
+
+// lookupOnly reports whether m, a map indexed by the address, is only
+// ever indexed (looked up, stored in), measured or deleted from in the
+// package's code, every build: its keys never come out of it (a range,
+// maps.Keys, a call that may list them), so the address is used as a key
+// by equality alone, whatever the port. A cache keyed by the address is
+// such a map; a set whose keys are later ranged or sorted is not.
+func (b *buildFlow) lookupOnly(m ast.Expr) bool {
+	name := ""
+	switch m := ast.Unparen(m).(type) {
+	case *ast.Ident:
+		name = m.Name
+	case *ast.SelectorExpr:
+		name = m.Sel.Name
+	default:
+		return false
+	}
+	ok := true
+	for _, d := range b.decls {
+		parent := map[ast.Node]ast.Node{}
+		match.WithStack(d.fd.Body, func(n ast.Node, stack []ast.Node) bool {
+			if len(stack) > 0 {
+				parent[n] = stack[len(stack)-1]
+			}
+			return true
+		})
+		ast.Inspect(d.fd.Body, func(n ast.Node) bool {
+			if !ok {
+				return false
+			}
+			var e ast.Expr
+			switch n := n.(type) {
+			case *ast.Ident:
+				if sel, isSel := parent[n].(*ast.SelectorExpr); isSel && sel.Sel == n {
+					return true // the selector is looked at
+				}
+				if n.Name == name {
+					e = n
+				}
+			case *ast.SelectorExpr:
+				if n.Sel.Name == name {
+					e = n
+				}
+			}
+			if e == nil {
+				return true
+			}
+			switch p := parent[e].(type) {
+			case *ast.IndexExpr:
+				ok = p.X == e
+			case *ast.CallExpr:
+				id, isID := p.Fun.(*ast.Ident)
+				ok = isID && (id.Name == "delete" || id.Name == "len") && len(p.Args) > 0 && p.Args[0] == e
+			case *ast.AssignStmt:
+				ok = isLhs(p, e) // made anew
+			case *ast.ValueSpec:
+				ok = true
+			default:
+				ok = false
+			}
+			return ok
+		})
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // sameAddress reports whether e, compared with the address, is the
