@@ -317,7 +317,7 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 			return nil, fmt.Sprintf("the address %s reaches %s, not only a dial, a listen or an HTTP client: with a port the system picks, what the code computes from it (a hash, a key, an order, a comparison) may change from run to run", types.ExprString(u.expr), why)
 		}
 		if why := c.otherBuildReads(r); why != "" {
-			return nil, fmt.Sprintf("the address %s reaches %s, which reads its text (the port's digits: a suffix, a split, a comparison): the port's value is part of what the test exercises, and a port the system picks almost never has the digits the fixed one has", types.ExprString(u.expr), why)
+			return nil, fmt.Sprintf("the address %s reaches %s, a use other than a dial, a listen, an HTTP client, a message or an equality with the same address: what that build computes from it (an order, a minimum, a hash, a suffix, a split) depends on the port's value, which is part of what the test exercises, and a port the system picks (32768 and up) orders, hashes and ends unlike the fixed one", types.ExprString(u.expr), why)
 		}
 		edits = append(edits, e)
 	}

@@ -28,7 +28,7 @@ var hazardsChecked = []string{
 	"no other listen site of the package on the port, and no helper listening on it called from more than one function (tests sharing the address)",
 	"the listener's address reaches no code under test together with another listener's (a ring of peers hashing their addresses)",
 	"the address reaches only dials, listens and HTTP clients (followed through variables, literals, fields and the package's functions)",
-	"no file of another build of the functions and fields the address reaches reads its text (a suffix, net.SplitHostPort, a URL's Port, a comparison): the port's value is no part of what the test exercises",
+	"in the files of other builds, the functions and fields the address reaches use it only as an address (a dial, a listen, an HTTP client, a message, an equality with the same address; no order, minimum, hash, key, length, split or suffix): the port's value is no part of what the test exercises",
 	"the port in no file of the package's directory (testdata)",
 	"the port as no constant value (8000+125, strconv.Itoa, fmt.Sprintf, net.JoinHostPort of constants) in the package's files of other builds nor in the module's packages it imports",
 	"no port near it in the package (a port derived from it) and no arithmetic on a port in the code",

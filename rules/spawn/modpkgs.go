@@ -227,6 +227,10 @@ func sharedPlaceIn(root ast.Node, imports map[string]string, skip map[string]boo
 		}
 		return at == nil
 	})
+	if at == nil {
+		file, _ := root.(*ast.File)
+		at = climbIn(root, file, imports, skip["os.Getwd"])
+	}
 	return at
 }
 
