@@ -115,7 +115,7 @@ func ClockChecked(targets []*Target) []string {
 		return nil
 	}
 	var out []string
-	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus, checkedZeroWait, checkedKept, checkedOutside, checkedHalf, checkedCoarse, checkedStored, checkedWork, checkedEntropy, checkedSpinOut} {
+	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus, checkedZeroWait, checkedKept, checkedOutside, checkedHalf, checkedCoarse, checkedStored, checkedWork, checkedEntropy, checkedSpinOut, checkedStepLoop} {
 		all := true
 		for _, t := range targets {
 			all = all && slices.Contains(t.ClockChecked(), c)
@@ -397,6 +397,13 @@ func (a *Analysis) clockHazards(t *Target) {
 		t.unproven.add(clockKey(checkedDeadline), fmt.Sprintf("the test's sleeps add up exactly to a duration of the code's own (%s) and the code decides at a deadline (%s): in a synctest bubble the sleep ends exactly on the boundary, where a strict and a non-strict comparison differ", own, c.decides))
 	default:
 		checked = append(checked, checkedDeadline)
+	}
+	// Not fixed: the code's own waits land its loop exactly on a
+	// deadline the step divides (steps.go).
+	if why := c.stepLoop(); why != "" {
+		t.blocked.add(clockKey(checkedStepLoop), why+": in a synctest bubble the code's own waits end exactly on time, so after each step the time left is exactly a multiple of the step and a comparison of the time left or elapsed with the step or the deadline is decided on its boundary, where real time is always past it; a bug that gives up when less than a step is left gives up a step early in real time, which the original catches, and polls on to the deadline in the bubble, and the correct code passes either way, so running cannot tell")
+	} else if c.foreign == "" {
+		checked = append(checked, checkedStepLoop)
 	}
 	// Found by the walk (zerowait.go, kept.go), in the package's own
 	// code only: another package's is not read for them.
