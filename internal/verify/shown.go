@@ -50,12 +50,24 @@ type aimedKind struct {
 	// atFix: only a failure of the original at or after the fix's line
 	// shows strength.
 	atFix bool
+	// removes lists the ops of ops that take a wait away (a duration
+	// made 0): they run, and a rewrite that misses one is reverted, but
+	// for a change to a virtual clock (Change.WorkUnseen) killing them
+	// shows nothing of the change. Any clock, exact or
+	// not, sees a wait that is gone; what a bubble changes is where a
+	// wait ends (on its deadline, not a little after) and what work
+	// costs (nothing), and only the other ops probe that. A wallclock
+	// wrap kept on "duration 0" alone passed a pacer's late caller, a
+	// token bucket's rounded-up partial token and a lease cut to whole
+	// heartbeats, each decided exactly on a boundary of the code's own
+	// timers (red team batch 14).
+	removes []mutation
 }
 
 var aimedKinds = map[rule.ChangeKind]aimedKind{
 	rule.Budget: {ops: []mutation{late, scaled, lateRead, lateReadRecv}, atFix: true,
 		aims: "a write the checks await made late, a timer's period made 3x, an expiry the code reads from the clock made late"},
-	rule.Clock: {ops: []mutation{tick, zeroed, stands, worked, defaultZeroed, slowed},
+	rule.Clock: {ops: []mutation{tick, zeroed, stands, worked, defaultZeroed, slowed}, removes: []mutation{zeroed, defaultZeroed},
 		aims: "a time comparison moved by one tick, a timer's duration made 0, elapsed time made 0, a computing loop made longer, a default duration made 0, the code slowed by work the clock does not see"},
 	rule.Ownership: {ops: []mutation{closedTwice},
 		aims: "a close, stop or shutdown running its body twice"},
@@ -86,7 +98,12 @@ func unshownWhy(s fixSite, tried []triedMutant) string {
 		if !ok || !slices.ContainsFunc(s.finding.Changes, func(c rule.Change) bool { return c.Kind == k }) {
 			continue
 		}
-		var aimed, counted, before []string
+		// Only a change from the real clock to a virtual one (WorkUnseen:
+		// a bubble) makes the code's own waits end exactly on their
+		// deadlines; a fake clock the test already ran on was exact
+		// before, and a wait taken away is what its fix is about.
+		exacts := slices.ContainsFunc(s.finding.Changes, func(c rule.Change) bool { return c.Kind == k && c.WorkUnseen })
+		var aimed, counted, before, removal []string
 		shown := false
 		for _, t := range tried {
 			if !slices.Contains(ak.ops, t.m.op) {
@@ -99,6 +116,10 @@ func unshownWhy(s fixSite, tried []triedMutant) string {
 			}
 			addName(&counted, l)
 			if !t.killed {
+				continue
+			}
+			if exacts && slices.Contains(ak.removes, t.m.op) {
+				addName(&removal, l)
 				continue
 			}
 			if ak.atFix {
@@ -123,6 +144,8 @@ func unshownWhy(s fixSite, tried []triedMutant) string {
 			whys = append(whys, fmt.Sprintf("no mutant aimed at its %s change could be made of the code the test reaches (%s)", k, ak.aims))
 		case len(counted) == 0:
 			whys = append(whys, fmt.Sprintf("the original fails on none of the mutants aimed at its %s change (%s), so they show nothing of it", k, strings.Join(aimed, ", ")))
+		case len(removal) > 0 && len(before) == 0 && len(removal) == len(counted):
+			whys = append(whys, fmt.Sprintf("the original fails only on mutants aimed at its %s change that take a wait away (%s), which any clock shows: none that moves a deadline by one tick, stops elapsed time or adds work counted, and those probe what the change does", k, strings.Join(removal, ", ")))
 		case len(before) > 0:
 			whys = append(whys, fmt.Sprintf("the original fails on the mutants aimed at its %s change only before the fix at %s:%d (%s), where the wait's length does not matter",
 				k, filepath.Base(s.finding.File), s.finding.Line, strings.Join(before, "; ")))

@@ -20,6 +20,12 @@ func TestUnshownWhy(t *testing.T) {
 		}
 		return fixSite{finding: f}
 	}
+	virtual := func(s fixSite) fixSite {
+		for i := range s.finding.Changes {
+			s.finding.Changes[i].WorkUnseen = true
+		}
+		return s
+	}
 	tried := func(op mutation, counts bool, detail string) triedMutant {
 		return triedMutant{m: &mutant{op: op}, counts: counts, killed: counts, orig: &rewrite.Revert{Detail: detail}}
 	}
@@ -51,6 +57,15 @@ func TestUnshownWhy(t *testing.T) {
 		// A clock change holds for the whole test: a failure before the
 		// fix's line counts.
 		{"clock, counted anywhere", site(true, 12, rule.Clock), []triedMutant{tried(stands, true, "window_test.go:3: x")}, ""},
+		// wallclock_rt14_pacer_verify: a wrap to a virtual clock kept on
+		// "duration 0" alone passed a bug decided on a boundary of the
+		// code's own timers. A wait taken away shows nothing of where
+		// waits end; a fake clock the test already ran on is not such a
+		// change.
+		{"virtual clock, only a wait taken away", virtual(site(true, 12, rule.Clock)), []triedMutant{tried(zeroed, true, "window_test.go:20: x"), tried(defaultZeroed, true, "window_test.go:20: x"), tried(tick, false, "")},
+			"the original fails only on mutants aimed at its clock change that take a wait away (duration 0, default 0), which any clock shows"},
+		{"virtual clock, a tick too", virtual(site(true, 12, rule.Clock)), []triedMutant{tried(zeroed, true, "window_test.go:20: x"), tried(tick, true, "window_test.go:20: x")}, ""},
+		{"fake clock, a wait taken away", site(true, 12, rule.Clock), []triedMutant{tried(zeroed, true, "window_test.go:20: x")}, ""},
 		{"ownership, nothing aimed", site(true, 12, rule.Ownership), []triedMutant{tried(twice, true, "window_test.go:30: x")},
 			"no mutant aimed at its ownership change could be made of the code the test reaches (a close, stop or shutdown running its body twice)"},
 		{"two kinds, one shown", site(true, 16, rule.Clock, rule.Budget), []triedMutant{tried(zeroed, true, "window_test.go:20: x")},
