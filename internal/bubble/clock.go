@@ -3,6 +3,7 @@ package bubble
 import (
 	"fmt"
 	"go/ast"
+	"go/constant"
 	"go/token"
 	"go/types"
 	"path/filepath"
@@ -945,6 +946,12 @@ func (c *clockScan) call(call *ast.CallExpr, stack []ast.Node) {
 		if c.fixed == "" && len(call.Args) > 1 && info.Types[call.Args[1]].Value != nil && c.meets(call, stack) {
 			c.fixed = c.at(types.ExprString(call.Fun), call)
 		}
+	case match.IsMethod(info, call, "time", "Year", "Month", "Day", "YearDay", "ISOWeek", "Unix", "UnixMilli", "UnixMicro", "UnixNano"):
+		if c.fixed == "" {
+			if k := calendarBound(info, call, stack); k != "" {
+				c.fixed = c.at(types.ExprString(call)+" compared with "+k, call)
+			}
+		}
 	case match.IsMethod(info, call, "context", "Err"):
 		// In a loop that never blocks (a CPU-bound search checking
 		// between steps): a one-shot check, or one in a loop that
@@ -1770,4 +1777,54 @@ func waitNext(info *types.Info, body *ast.BlockStmt, stmt *ast.ExprStmt) bool {
 		return true
 	})
 	return next
+}
+
+// calendarBound returns the constant a calendar field or Unix count of a
+// time is compared with (now.Year() < 2020, t.Unix() > 1700000000), or
+// "": a date written as a number. A synctest bubble's clock reads
+// 2000-01-01 UTC, so the comparison flips where a real reading passes it
+// (a clock-sanity check refusing to sign "until the clock is set"). A
+// Unix count compared with a value at or before 2000 (t.Unix() > 0, "is
+// it set") reads the same in a bubble and is not one.
+func calendarBound(info *types.Info, call *ast.CallExpr, stack []ast.Node) string {
+	var e ast.Node = call
+	i := len(stack) - 1
+	for ; i >= 0; i-- {
+		if _, ok := stack[i].(*ast.ParenExpr); !ok {
+			break
+		}
+		e = stack[i]
+	}
+	if i < 0 {
+		return ""
+	}
+	bin, ok := stack[i].(*ast.BinaryExpr)
+	if !ok {
+		return ""
+	}
+	switch bin.Op {
+	case token.LSS, token.GTR, token.LEQ, token.GEQ, token.EQL, token.NEQ:
+	default:
+		return ""
+	}
+	other := bin.X
+	if bin.X == e {
+		other = bin.Y
+	}
+	tv, ok := info.Types[other]
+	if !ok || tv.Value == nil {
+		return ""
+	}
+	sel, _ := call.Fun.(*ast.SelectorExpr)
+	if sel == nil {
+		return ""
+	}
+	epoch := map[string]int64{"Year": 2000, "Unix": 946684800, "UnixMilli": 946684800e3, "UnixMicro": 946684800e6, "UnixNano": 946684800e9}
+	if at, ok := epoch[sel.Sel.Name]; ok {
+		v, exact := constant.Int64Val(constant.ToInt(tv.Value))
+		if !exact || v <= at {
+			return ""
+		}
+	}
+	return types.ExprString(other)
 }
