@@ -76,14 +76,7 @@ func (c *clockScan) stepAgainstDeadline(loop *ast.ForStmt, scope ast.Node) strin
 		case *ast.FuncLit:
 			return false // not the loop's own wait
 		case *ast.CallExpr:
-			var arg ast.Expr
-			switch {
-			case match.IsPkgFunc(info, n, "time", "Sleep", "After", "NewTimer") && len(n.Args) > 0:
-				arg = n.Args[0]
-			case match.IsMethod(info, n, "time", "Reset") && len(n.Args) == 1:
-				arg = n.Args[0]
-			}
-			if arg != nil {
+			if arg := waitDuration(info, n, "Sleep", "After", "NewTimer"); arg != nil {
 				if s := c.stepsOf(arg, scope, map[types.Object]bool{}); len(s) > 0 {
 					wait, steps = n, s
 				}

@@ -36,14 +36,7 @@ func (w *walker) zeroWait(loop *ast.ForStmt, where string) {
 		case *ast.FuncLit:
 			return false // not the loop's own wait
 		case *ast.CallExpr:
-			var arg ast.Expr
-			switch {
-			case match.IsPkgFunc(info, n, "time", "Sleep", "After", "NewTimer", "AfterFunc") && len(n.Args) > 0:
-				arg = n.Args[0]
-			case match.IsMethod(info, n, "time", "Reset") && len(n.Args) == 1:
-				arg = n.Args[0]
-			}
-			if arg != nil && computed(info, arg, loop.Body, map[types.Object]bool{}) {
+			if arg := waitDuration(info, n, "Sleep", "After", "NewTimer", "AfterFunc"); arg != nil && computed(info, arg, loop.Body, map[types.Object]bool{}) {
 				found = n
 			}
 		}
@@ -115,4 +108,17 @@ func computed(info *types.Info, e ast.Expr, scope ast.Node, seen map[types.Objec
 		return true
 	})
 	return found
+}
+
+// waitDuration returns the duration call waits for or arms a timer with:
+// the argument of one of the time package's funcs (Sleep, After, ...) or
+// of a Timer's or Ticker's Reset, or nil.
+func waitDuration(info *types.Info, call *ast.CallExpr, funcs ...string) ast.Expr {
+	switch {
+	case match.IsPkgFunc(info, call, "time", funcs...) && len(call.Args) > 0:
+		return call.Args[0]
+	case match.IsMethod(info, call, "time", "Reset") && len(call.Args) == 1:
+		return call.Args[0]
+	}
+	return nil
 }
