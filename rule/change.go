@@ -86,6 +86,16 @@ type Change struct {
 	// fake clock's waiters) leaves it false: the original failing on
 	// slow code there is the flake the change fixes.
 	WorkUnseen bool `json:"-"`
+	// AwaitLines, for a budget change, are the test file's lines, first
+	// and last, where a failure is the wait running out: the poll and
+	// the check after it of the state it awaits. Zero when the rule
+	// cannot tell (any failure at or after the fix's line counts). A
+	// late mutant shows a budget's strength only when the original fails
+	// on it there: one that fails a later check (a counter checked after
+	// the poll) is late state the poll never waited for, which any
+	// budget kills (red team batch 14: a 10s deadline kept on such
+	// decoys passed the awaited state made 1.5s late).
+	AwaitLines [2]int `json:"-"`
 }
 
 // String says the change in one line: "clock: WHAT (checked: A, B)".

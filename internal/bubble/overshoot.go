@@ -24,6 +24,7 @@ import (
 // code finds every such deadline, so the wrap removes the tie instead:
 // each wait of the test's own flow ends one nanosecond late, as the
 // original's always do, and the check sees what real time shows it.
+// Callbacks the test hands to the code are overshot too (isCallback).
 // Waits of goroutines the test starts, and the code's own waits, keep
 // their exact deadlines (their order against the test's checks is what
 // the other hazards of this package read).
@@ -31,8 +32,8 @@ import (
 // overshoot makes each wait of t's own flow that a test file holds end
 // one nanosecond past its deadline: time.Sleep(d) becomes
 // time.Sleep(d + time.Nanosecond), <-time.After(d) likewise. A wait in a
-// func literal other than t's own or a subtest's (a goroutine, a
-// callback, a cleanup) keeps its duration; so does a constant wait of 0
+// func literal other than t's own, a subtest's or a callback's (a
+// goroutine, a cleanup) keeps its duration; so does a constant wait of 0
 // or less, which only yields.
 func (a *Analysis) overshoot(t *Target) {
 	for _, s := range t.Sites() {
@@ -85,9 +86,50 @@ func (a *Analysis) ownFlow(t *Target, s *ast.ExprStmt) bool {
 		if i+1 < len(path) && isSubtestCall(path[i+1], lit) {
 			continue
 		}
+		if isCallback(path[i+1:], lit) {
+			continue
+		}
 		return false
 	}
 	return true
+}
+
+// isCallback reports whether lit, whose enclosing nodes are outer
+// (innermost first), is handed to code that may call it in the test's
+// flow: an argument of a call (h.Time(func() { time.Sleep(50ms) }), a
+// handler conversion) or a value in a composite literal (a Config's
+// Handler field), or a literal called at once, but not of a go or defer
+// statement's call or of a Cleanup. Code that times the callback's wait measures it as the
+// original's real clock did, a little past its length: a histogram
+// that files a 50ms handler above its 0.05s bucket files it on the bound
+// on an exact clock (red team batch 14). A callback the code runs in a
+// goroutine of its own is overshot too, as real time would.
+func isCallback(outer []ast.Node, lit *ast.FuncLit) bool {
+	if len(outer) == 0 {
+		return false
+	}
+	switch p := outer[0].(type) {
+	case *ast.CallExpr:
+		if sel, ok := p.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Cleanup" {
+			return false
+		}
+		if len(outer) > 1 {
+			switch outer[1].(type) {
+			case *ast.GoStmt, *ast.DeferStmt:
+				return false
+			}
+		}
+		return true // an argument, or a literal called at once: func() { ... }()
+	case *ast.KeyValueExpr:
+		if len(outer) < 2 || p.Value != lit {
+			return false
+		}
+		_, ok := outer[1].(*ast.CompositeLit)
+		return ok
+	case *ast.CompositeLit:
+		return true
+	}
+	return false
 }
 
 // isSubtestCall reports whether n is a call x.Run(name, lit): a subtest,

@@ -37,7 +37,10 @@ import (
 // late write whatever the wait's length (a counter whose first event
 // comes late fails "count right after 3 events" before the poll ever
 // runs). So a budget's aimed mutant shows strength only when the
-// original fails on it at or after the fix's line in the test file. A
+// original fails on it at or after the fix's line in the test file, and,
+// where the rule names them (rule.Change.AwaitLines), no later than the
+// check of what the wait awaits: a counter checked after the poll made
+// late fails the original there, and any budget kills it. A
 // clock or an ownership change holds for the whole test (a bubble, a
 // cleanup): a failure anywhere in it counts.
 
@@ -103,7 +106,7 @@ func unshownWhy(s fixSite, tried []triedMutant) string {
 		// deadlines; a fake clock the test already ran on was exact
 		// before, and a wait taken away is what its fix is about.
 		exacts := slices.ContainsFunc(s.finding.Changes, func(c rule.Change) bool { return c.Kind == k && c.WorkUnseen })
-		var aimed, counted, before, removal []string
+		var aimed, counted, before, after, removal []string
 		shown := false
 		for _, t := range tried {
 			if !slices.Contains(ak.ops, t.m.op) {
@@ -132,6 +135,10 @@ func unshownWhy(s fixSite, tried []triedMutant) string {
 					addName(&before, fmt.Sprintf("%s %s", l, where))
 					continue
 				}
+				if end := awaitEnd(s.finding.Changes, k); end > 0 && line > end {
+					addName(&after, fmt.Sprintf("%s at %s:%d", l, filepath.Base(s.finding.File), line))
+					continue
+				}
 			}
 			shown = true
 		}
@@ -146,9 +153,16 @@ func unshownWhy(s fixSite, tried []triedMutant) string {
 			whys = append(whys, fmt.Sprintf("the original fails on none of the mutants aimed at its %s change (%s), so they show nothing of it", k, strings.Join(aimed, ", ")))
 		case len(removal) > 0 && len(before) == 0 && len(removal) == len(counted):
 			whys = append(whys, fmt.Sprintf("the original fails only on mutants aimed at its %s change that take a wait away (%s), which any clock shows: none that moves a deadline by one tick, stops elapsed time or adds work counted, and those probe what the change does", k, strings.Join(removal, ", ")))
-		case len(before) > 0:
-			whys = append(whys, fmt.Sprintf("the original fails on the mutants aimed at its %s change only before the fix at %s:%d (%s), where the wait's length does not matter",
-				k, filepath.Base(s.finding.File), s.finding.Line, strings.Join(before, "; ")))
+		case len(before) > 0 || len(after) > 0:
+			var where []string
+			if len(before) > 0 {
+				where = append(where, fmt.Sprintf("before the fix at %s:%d (%s)", filepath.Base(s.finding.File), s.finding.Line, strings.Join(before, "; ")))
+			}
+			if len(after) > 0 {
+				where = append(where, fmt.Sprintf("after the check of what the wait awaits at %s:%d (%s)", filepath.Base(s.finding.File), awaitEnd(s.finding.Changes, k), strings.Join(after, "; ")))
+			}
+			whys = append(whys, fmt.Sprintf("the original fails on the mutants aimed at its %s change only %s, where the wait's length does not matter",
+				k, strings.Join(where, " and ")))
 		default:
 			// Every one that counts is killed when the fix is kept
 			// (mutateTest): only a missed one is left, which reverts the
@@ -160,6 +174,21 @@ func unshownWhy(s fixSite, tried []triedMutant) string {
 		return ""
 	}
 	return strings.Join(whys, "; ") + ": strength cannot be shown"
+}
+
+// awaitEnd is the last line where a failure of the original shows a
+// change of kind k (rule.Change.AwaitLines), 0 when no change says.
+func awaitEnd(changes []rule.Change, k rule.ChangeKind) int {
+	end := 0
+	for _, c := range changes {
+		if c.Kind == k {
+			if c.AwaitLines[1] == 0 {
+				return 0 // one change that cannot tell: any line after the fix
+			}
+			end = max(end, c.AwaitLines[1])
+		}
+	}
+	return end
 }
 
 // addName appends name to names unless it is there.

@@ -26,6 +26,12 @@ func TestUnshownWhy(t *testing.T) {
 		}
 		return s
 	}
+	awaits := func(s fixSite, first, last int) fixSite {
+		for i := range s.finding.Changes {
+			s.finding.Changes[i].AwaitLines = [2]int{first, last}
+		}
+		return s
+	}
 	tried := func(op mutation, counts bool, detail string) triedMutant {
 		return triedMutant{m: &mutant{op: op}, counts: counts, killed: counts, orig: &rewrite.Revert{Detail: detail}}
 	}
@@ -52,6 +58,12 @@ func TestUnshownWhy(t *testing.T) {
 		{"budget, counted without a line", site(true, 16, rule.Budget), []triedMutant{tried(late, true, "test timed out after 5.0s")},
 			"(late where it names no line of the test file)"},
 		{"budget, counted at the fix's checks", site(true, 16, rule.Budget), []triedMutant{tried(late, true, "window_test.go:14: x"), tried(scaled, true, "window_test.go:23: count = 3 after the window, want 0")}, ""},
+		// attemptloop_rt14_healthboard: the poll (lines 16-22) awaits the
+		// components' health; a late start counter fails the check of
+		// the count after it, which any budget kills.
+		{"budget, counted after what the wait awaits", awaits(site(true, 16, rule.Budget), 16, 22), []triedMutant{tried(late, true, "window_test.go:24: 1 components started, want 2")},
+			"the original fails on the mutants aimed at its budget change only after the check of what the wait awaits at window_test.go:22 (late at window_test.go:24)"},
+		{"budget, counted at what the wait awaits", awaits(site(true, 16, rule.Budget), 16, 22), []triedMutant{tried(late, true, "window_test.go:24: x"), tried(late, true, "window_test.go:21: the components did not come up")}, ""},
 		{"clock, only state counted", site(true, 12, rule.Clock), []triedMutant{tried(dropped, true, "lease_test.go:14: x"), tried(tick, false, "")},
 			"the original fails on none of the mutants aimed at its clock change (one tick)"},
 		// A clock change holds for the whole test: a failure before the

@@ -40,42 +40,43 @@ const notProven = "the check after the loop does not test the negation of the co
 // out of attempts; a loop that just waits and a check of something else
 // (`if store.Count() != 0`) pass the same way.
 //
-// When it does not, it says why.
-func (c *checker) exhaustionFails(l *loop) (bool, string) {
+// When it does not, it says why. When it does, check is the statement
+// after the loop that fails.
+func (c *checker) exhaustionFails(l *loop) (fails bool, why string, check ast.Stmt) {
 	list, at := c.enclosingList(l)
 	exits := c.exitConditions(l)
-	proves := func(guard []cond) (bool, string) {
+	proves := func(s ast.Stmt, guard []cond) (bool, string, ast.Stmt) {
 		if c.provesExhaustion(exits, guard) {
-			return true, ""
+			return true, "", s
 		}
-		return false, notProven
+		return false, notProven, nil
 	}
 	for k := at + 1; k < len(list) && k <= at+3; k++ {
 		switch s := list[k].(type) {
 		case *ast.IfStmt:
 			if !c.blockFails(s.Body) {
-				return false, notAFailure
+				return false, notAFailure, nil
 			}
-			return proves(c.disjuncts(s.Cond, c.defined(s.Init)))
+			return proves(s, c.disjuncts(s.Cond, c.defined(s.Init)))
 		case *ast.ExprStmt:
 			if guard, ok := c.assertionGuard(s); ok {
-				return proves(guard)
+				return proves(s, guard)
 			}
 			if c.assertion(s) {
-				return false, notProven // an assertion whose condition the rule cannot read
+				return false, notProven, nil // an assertion whose condition the rule cannot read
 			}
 			if c.stmtFails(s) {
-				return true, ""
+				return true, "", s
 			}
 			// A call such as mu.Unlock() or cancel(): look further.
 		default:
 			if c.stmtFails(s) {
-				return true, ""
+				return true, "", s
 			}
-			return false, notAFailure
+			return false, notAFailure, nil
 		}
 	}
-	return false, notAFailure
+	return false, notAFailure, nil
 }
 
 // enclosingList returns the statement list holding the loop (or its label)

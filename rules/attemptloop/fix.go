@@ -69,6 +69,7 @@ func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string)
 	}
 	budget := time.Duration(0)
 	window := time.Duration(0) // the attempts' total, when constant
+	var check ast.Stmt         // the statement after the loop that fails on exhaustion
 	if constCount && len(others) == 0 {
 		total, overflow := match.MulDuration(sum, n)
 		if overflow {
@@ -76,7 +77,8 @@ func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string)
 		}
 		window = total
 		budget = max(c.timeout, total)
-		fails, why := c.exhaustionFails(l)
+		fails, why, chk := c.exhaustionFails(l)
+		check = chk
 		if total >= budget {
 			// The deadline would be the waits' total, and each pass
 			// lasts its waits plus its work: a deadline that long ends
@@ -92,9 +94,11 @@ func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string)
 			return nil, why
 		}
 	} else {
-		if fails, why := c.exhaustionFails(l); !fails {
+		fails, why, chk := c.exhaustionFails(l)
+		if !fails {
 			return nil, why
 		}
+		check = chk
 		// Have: a budget computed at run time. Its operands must be
 		// evaluated once, before the loop, to the values the loop sees.
 		for _, b := range []ast.Expr{l.lo, l.hi} {
@@ -176,5 +180,35 @@ func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string)
 		}
 		return c.rewrite(l, name, budgetExpr, keep)
 	}
-	return &rule.Fix{Message: msg, Changes: []rule.Change{{Kind: rule.Budget, What: "the attempt count becomes a deadline: the condition may take longer than the attempts allowed", Checked: append(checked, actsChecked, workChecked), Window: window}}, Apply: apply, Deletes: deletes}, ""
+	return &rule.Fix{Message: msg, Changes: []rule.Change{{Kind: rule.Budget, What: "the attempt count becomes a deadline: the condition may take longer than the attempts allowed", Checked: append(checked, actsChecked, workChecked), Window: window, AwaitLines: c.awaitLines(l, check)}}, Apply: apply, Deletes: deletes}, ""
+}
+
+// awaitLines returns the test file's lines, first and last, where a
+// failure is the poll running out: the loop and the check after it that
+// fails on exhaustion (rule.Change.AwaitLines). A check that returns a
+// failure to a caller fails the test at the caller's line, which may be
+// anywhere: then zero, any failure after the loop counts.
+func (c *checker) awaitLines(l *loop, check ast.Stmt) [2]int {
+	if check == nil {
+		return [2]int{}
+	}
+	returns := false
+	ast.Inspect(check, func(n ast.Node) bool {
+		switch n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			returns = true
+		}
+		return !returns
+	})
+	if returns {
+		return [2]int{}
+	}
+	start := ast.Node(l.stmt)
+	if l.labeled != nil {
+		start = l.labeled
+	}
+	fset := c.pass.Fset
+	return [2]int{fset.Position(start.Pos()).Line, fset.Position(check.End()).Line}
 }
