@@ -3,6 +3,7 @@ package spawn
 import (
 	"fmt"
 	"go/ast"
+	"go/constant"
 	"go/token"
 	"go/types"
 	"strings"
@@ -47,7 +48,7 @@ import (
 var viewEnv = []string{"TMPDIR", "HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"}
 
 // checkedView is the view hazard a fix has excluded, and what it leaves.
-const checkedView = "each child runs in a directory of its own whose parent is its own too (filepath.Join(dir, \"work\")), and is given TMPDIR, HOME, XDG_CACHE_HOME and XDG_CONFIG_HOME of its own in cmd.Env after what it inherits: no path a child of any implementation derives from what it is given (its directory's parent, the temporary, home, cache or config directory, a name keyed by the parent's pid there) is another child's; not excluded: a constant absolute path or port, an ancestor above the parent or the user database's home in a variant the rule does not read, that a buggy variant may use"
+const checkedView = "each child runs in a directory of its own whose parent is its own too (filepath.Join(dir, \"work\")), and is given TMPDIR, HOME, XDG_CACHE_HOME and XDG_CONFIG_HOME of its own in cmd.Env after what it inherits, and the test makes no link (os.Symlink, os.Link, ln) that could make two views one: no path a child of any implementation derives from what it is given (its directory's parent, the temporary, home, cache or config directory, a name keyed by the parent's pid there) is another child's; not excluded: a constant absolute path or port, an ancestor above the parent or the user database's home in a variant the rule does not read, that a buggy variant may use"
 
 // viewFix completes the not-fixed reasons of childView.
 const viewFix = "a buggy variant the analysis never sees may keep a cache, a session or a journal there, which one after another the later child reads and run together none does, so the test would pass a bug it catches now"
@@ -55,6 +56,9 @@ const viewFix = "a buggy variant the analysis never sees may keep a cache, a ses
 // viewHazard says which unit's view of the file system the others may
 // share, or "".
 func (c *checker) viewHazard(units []*unit, label func(i int) string) string {
+	if why := c.linkHazard(); why != "" {
+		return why
+	}
 	for i, u := range units {
 		if why := c.childView(u); why != "" {
 			return label(i) + " " + why + "; " + viewFix
@@ -344,4 +348,63 @@ func (c *checker) ownEntry(env ast.Expr, key string) bool {
 		}
 	}
 	return true
+}
+
+// linkHazard says where the test, or a function of the package it calls,
+// makes a link (os.Symlink, os.Link, their syscall forms, or runs ln), or
+// "". A directory that looks like a child's own may then be a link to
+// one another child sees: a test that lints one fixture checkout from
+// two views links each view's work/ to it, and a cache a buggy linter
+// keeps in the directory it runs in is one for both (red team batch 14,
+// linkedcheckout). Which link points where is not read: any keeps the
+// children in order.
+func (c *checker) linkHazard() string {
+	var why string
+	seen := map[*ast.FuncDecl]bool{}
+	var walk func(body ast.Node)
+	walk = func(body ast.Node) {
+		ast.Inspect(body, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || why != "" {
+				return why == ""
+			}
+			switch {
+			case match.IsPkgFunc(c.info, call, "os", "Symlink", "Link"), match.IsPkgFunc(c.info, call, "syscall", "Symlink", "Link"),
+				match.IsPkgFunc(c.info, call, "golang.org/x/sys/unix", "Symlink", "Link", "Symlinkat", "Linkat"):
+				why = fmt.Sprintf("the test makes a link (%s at %s): a directory that looks like a child's own may be a link to one another child sees, and a buggy variant may keep a cache there that one after another the later child reads and run together none does", types.ExprString(call.Fun), c.line(call))
+			case match.IsPkgFunc(c.info, call, "os/exec", "Command", "CommandContext") && runsLn(c.info, call):
+				why = fmt.Sprintf("the test runs ln (%s): a directory that looks like a child's own may be a link to one another child sees, and a buggy variant may keep a cache there that one after another the later child reads and run together none does", c.line(call))
+			default:
+				if fn := match.Callee(c.info, call); fn != nil && fn.Pkg() == c.pass.Pkg {
+					if fd := c.decls[fn.Origin()]; fd != nil && fd.Body != nil && !seen[fd] {
+						seen[fd] = true
+						walk(fd.Body)
+					}
+				}
+			}
+			return why == ""
+		})
+	}
+	seen[c.fn] = true
+	walk(c.fn.Body)
+	return why
+}
+
+// runsLn reports whether an exec.Command call runs ln: its program, the
+// first argument after a context, is the constant "ln" or a path ending
+// in /ln.
+func runsLn(info *types.Info, call *ast.CallExpr) bool {
+	i := 0
+	if fn := match.Callee(info, call); fn != nil && fn.Name() == "CommandContext" {
+		i = 1
+	}
+	if len(call.Args) <= i {
+		return false
+	}
+	tv, ok := info.Types[call.Args[i]]
+	if !ok || tv.Value == nil || tv.Value.Kind() != constant.String {
+		return false
+	}
+	prog := constant.StringVal(tv.Value)
+	return prog == "ln" || strings.HasSuffix(prog, "/ln")
 }
