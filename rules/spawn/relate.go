@@ -496,10 +496,14 @@ func (c *checker) readsFiles(fn *types.Func, depth int) bool {
 // package-level variable of the package, itself or through the package
 // functions it calls (three levels deep): a helper that records each
 // child's result (record(out)) and one that checks them all
-// (checkRecords(t)) relate the children through it.
+// (checkRecords(t)) relate the children through it. A function of
+// another package keeps state as otherPkgState says.
 func (c *checker) pkgState(fn *types.Func, depth int) bool {
 	fn = fn.Origin()
-	if fn.Pkg() != c.pass.Pkg || depth > 2 {
+	if fn.Pkg() != c.pass.Pkg {
+		return c.otherPkgState(fn) // pkgstate.go
+	}
+	if depth > 2 {
 		return false
 	}
 	fd := c.allDecls()[fn]
