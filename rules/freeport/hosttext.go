@@ -18,7 +18,10 @@ import (
 // suffix "80", splits it, compares it) mistreats the fixed 18280 and
 // almost no port the system picks: running the correct code cannot tell
 // which values a bug mistreats. So a read of an address's host or port
-// as text anywhere in the code the tests run (codeReadsPort: every build
+// as text (a request's whole URL as text included, and an address handed
+// to a package of another module, which the rule does not read: an
+// egress policy that refuses a port range) anywhere in the code the
+// tests run (codeReadsPort: every build
 // of the package, the module's packages they import) keeps the port
 // fixed whatever the route, and the test handing the address to the
 // environment or to a writer is a route the flow does not follow.
@@ -45,6 +48,19 @@ func hostTextRead(n ast.Node, f *modsrc.File, urls map[string]bool, stack []ast.
 		}
 		if len(n.Args) == 0 && (sel.Sel.Name == "Port" || sel.Sel.Name == "Hostname") && importsAny(f, "net/url", "net/http") {
 			return types.ExprString(n) + ", a URL's port or host"
+		}
+		// A client request's whole URL as text holds the host and port:
+		// handed on (an egress policy of another module, a log a later
+		// check reads), the text is what the code reads.
+		if x, ok := sel.X.(*ast.SelectorExpr); ok && x.Sel.Name == "URL" && len(n.Args) == 0 && (sel.Sel.Name == "String" || sel.Sel.Name == "Redacted") && importsAny(f, "net/http") {
+			return types.ExprString(n) + ", a request's URL as text, host and port included"
+		}
+		if x, ok := sel.X.(*ast.Ident); ok && !isStdPath(f.Imports[x.Name]) {
+			for _, a := range n.Args {
+				if at := addressPart(a); at != "" {
+					return fmt.Sprintf("%s handed to %s.%s, code of another module the rule does not read", at, x.Name, sel.Sel.Name)
+				}
+			}
 		}
 		if x, ok := sel.X.(*ast.Ident); ok && f.Imports[x.Name] == "net" && sel.Sel.Name == "SplitHostPort" {
 			if len(n.Args) == 1 && acceptedRemote(n.Args[0], stack) {
@@ -157,4 +173,28 @@ func stdStream(info *types.Info, e ast.Expr) bool {
 	}
 	v, ok := info.Uses[sel.Sel].(*types.Var)
 	return ok && v.Pkg() != nil && v.Pkg().Path() == "os" && (v.Name() == "Stdout" || v.Name() == "Stderr")
+}
+
+// isStdPath reports whether an import path is the standard library's ("":
+// not an import).
+func isStdPath(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return path == "" || !strings.Contains(first, ".")
+}
+
+// addressPart returns the text of the first part of e that holds an
+// address (a request's URL or Host, a connection's or listener's
+// address), or "".
+func addressPart(e ast.Expr) string {
+	var at string
+	ast.Inspect(e, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok && at == "" {
+			switch sel.Sel.Name {
+			case "URL", "Host", "RemoteAddr", "LocalAddr", "Addr":
+				at = types.ExprString(sel)
+			}
+		}
+		return at == ""
+	})
+	return at
 }
