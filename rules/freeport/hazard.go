@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"go/types"
 	"io/fs"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -307,7 +308,8 @@ func (c *checker) shared(s *site) string {
 
 // inLoop reports whether n runs again after itself in fd: it lies in a
 // loop's body, and not in a subtest that runs in parallel (calls there run
-// together, and a shared port fails the original itself).
+// together, and a shared port fails the original itself) unless it
+// serialises them.
 func inLoop(fd *ast.FuncDecl, n ast.Node) bool {
 	loop, together := false, false
 	ast.Inspect(fd.Body, func(m ast.Node) bool {
@@ -320,11 +322,35 @@ func inLoop(fd *ast.FuncDecl, n ast.Node) bool {
 		case *ast.RangeStmt:
 			loop = loop || m.Body.Pos() <= n.Pos()
 		case *ast.FuncLit:
-			together = together || callsParallel(m.Body)
+			together = together || callsParallel(m.Body) && !serialises(m.Body)
 		}
 		return true
 	})
 	return loop && !together
+}
+
+// serialises reports whether body takes a lock (x.Lock()) or sends on a
+// channel (a semaphore) outside nested function literals: parallel
+// subtests that serialise their listens on one mutex pass on a shared
+// fixed port, one after another, and each sees what the one before left
+// on it (an idle pooled connection whose server is gone: red team batch
+// 14, stalemap2), so they run again as a loop's sequential calls do.
+func serialises(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.SendStmt:
+			found = true
+		case *ast.CallExpr:
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Lock" && len(n.Args) == 0 {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // callsParallel reports whether body calls a Parallel method (t.Parallel())
@@ -422,21 +448,29 @@ func (c *checker) nearUnreached(s *site) string {
 // links may hold s's port as its default, or "": the test hands neither
 // the listener nor its address to code under test (an argument of a
 // function outside the standard library), and the package links a
-// package outside the main module and the standard library.
+// package outside the main module and the standard library; or the test
+// hands it, and the code names an address of such a package
+// (foreignAddress).
 func (c *checker) foreignDefault(s *site, ln *types.Var, edits []ast.Expr) string {
+	if c.scan == nil {
+		c.scan = c.newScan()
+	}
+	handed := func() string {
+		if at := c.foreignAddress(); at != "" {
+			return fmt.Sprintf("the code under test names %s, an address of another module the rule does not read: it may be port %s spelt any way, and code that sends to it as well as to the address it is given (a mirror to the node's agent) reaches the listener twice only on the fixed port", at, s.port)
+		}
+		return ""
+	}
 	if ln != nil {
 		c.indexFlow()
 		if c.reachesCode(s.call, ln, s.fd) != "" {
-			return ""
+			return handed()
 		}
 	}
 	for _, e := range edits {
 		if c.handedToCode(e) {
-			return ""
+			return handed()
 		}
-	}
-	if c.scan == nil {
-		c.scan = c.newScan()
 	}
 	inModule := func(path string) bool {
 		mp := c.scan.modPath
@@ -501,4 +535,72 @@ func (c *checker) usedBeyondClose(ln *types.Var, fd *ast.FuncDecl) bool {
 		return true
 	}
 	return false
+}
+
+// addressWords are the parts of a name that say it holds an address.
+var addressWords = []string{"addr", "port", "host", "endpoint", "url", "target", "agent", "server"}
+
+// foreignAddress returns where a file of the package, in any build, or of
+// a package of the module it links, names a value (not a call) of a
+// package of another module whose name says it is an address
+// (statsdkit.DefaultAddr at flush.go:12), or "". The test handing its
+// address to the code does not exclude such a default: a bug that sends
+// to both the address it is given and the default reaches a listener on
+// the default's port twice, and on a port the system picks once (red
+// team batch 14, agentmirror2).
+func (c *checker) foreignAddress() string {
+	m := c.scan
+	foreign := func(path string) bool {
+		return path != "" && !match.IsStd(path) && path != "C" && !(m.modPath != "" && (path == m.modPath || strings.HasPrefix(path, m.modPath+"/")))
+	}
+	for _, dir := range slices.Sorted(maps.Keys(m.pkgs)) {
+		p := m.pkgs[dir]
+		for _, f := range p.files {
+			imports := p.imports[f]
+			var at *ast.SelectorExpr
+			var look func(n ast.Node) bool
+			look = func(n ast.Node) bool {
+				if at != nil {
+					return false
+				}
+				if call, ok := n.(*ast.CallExpr); ok {
+					// The callee is not a value; its arguments may be.
+					for _, a := range call.Args {
+						ast.Inspect(a, look)
+					}
+					if _, ok := call.Fun.(*ast.SelectorExpr); !ok {
+						ast.Inspect(call.Fun, look)
+					}
+					return false
+				}
+				at = foreignAddrSel(n, imports, foreign)
+				return at == nil
+			}
+			ast.Inspect(f, look)
+			if at != nil {
+				return fmt.Sprintf("%s at %s", types.ExprString(at), m.where(at))
+			}
+		}
+	}
+	return ""
+}
+
+// foreignAddrSel returns n when it selects an address-named value of an
+// imported package foreign says is another module's, or nil.
+func foreignAddrSel(n ast.Node, imports map[string]string, foreign func(string) bool) *ast.SelectorExpr {
+	sel, ok := n.(*ast.SelectorExpr)
+	if !ok {
+		return nil
+	}
+	x, ok := sel.X.(*ast.Ident)
+	if !ok || !foreign(imports[x.Name]) || !ast.IsExported(sel.Sel.Name) {
+		return nil
+	}
+	name := strings.ToLower(sel.Sel.Name)
+	for _, w := range addressWords {
+		if strings.Contains(name, w) {
+			return sel
+		}
+	}
+	return nil
 }
