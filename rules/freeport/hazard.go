@@ -329,6 +329,19 @@ func inLoop(fd *ast.FuncDecl, n ast.Node) bool {
 	return loop && !together
 }
 
+// callsParallel reports whether body calls a Parallel method (t.Parallel())
+// outside nested function literals.
+func callsParallel(body *ast.BlockStmt) bool {
+	return outsideLits(body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || len(call.Args) != 0 {
+			return false
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		return ok && sel.Sel.Name == "Parallel"
+	})
+}
+
 // serialises reports whether body takes a lock (x.Lock()) or sends on a
 // channel (a semaphore) outside nested function literals: parallel
 // subtests that serialise their listens on one mutex pass on a shared
@@ -336,36 +349,28 @@ func inLoop(fd *ast.FuncDecl, n ast.Node) bool {
 // on it (an idle pooled connection whose server is gone: red team batch
 // 14, stalemap2), so they run again as a loop's sequential calls do.
 func serialises(body *ast.BlockStmt) bool {
-	found := false
-	ast.Inspect(body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.FuncLit:
-			return false
-		case *ast.SendStmt:
-			found = true
-		case *ast.CallExpr:
-			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Lock" && len(n.Args) == 0 {
-				found = true
-			}
+	return outsideLits(body, func(n ast.Node) bool {
+		if _, ok := n.(*ast.SendStmt); ok {
+			return true
 		}
-		return !found
+		call, ok := n.(*ast.CallExpr)
+		if !ok || len(call.Args) != 0 {
+			return false
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		return ok && sel.Sel.Name == "Lock"
 	})
-	return found
 }
 
-// callsParallel reports whether body calls a Parallel method (t.Parallel())
-// outside nested function literals.
-func callsParallel(body *ast.BlockStmt) bool {
+// outsideLits reports whether is holds for a node of body outside nested
+// function literals.
+func outsideLits(body *ast.BlockStmt, is func(ast.Node) bool) bool {
 	found := false
 	ast.Inspect(body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.FuncLit:
+		if _, ok := n.(*ast.FuncLit); ok || found {
 			return false
-		case *ast.CallExpr:
-			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Parallel" && len(n.Args) == 0 {
-				found = true
-			}
 		}
+		found = n != nil && is(n)
 		return !found
 	})
 	return found
