@@ -3,6 +3,7 @@ package rules_test
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,10 +71,10 @@ type strengthRow struct {
 	name, rule, shape, bugs, original, rewritten string
 }
 
-// Cases run two at a time, in the order of their names: the originals
-// of neighbouring freeport cases listen on fixed ports of their own
-// (a statsd agent's 18125 in one, 18145 in the next), or one original
-// fails on the other's listener.
+// Cases run in parallel, but two that name the same fixed port (a
+// freeport case and its verify twin, whose originals both listen on
+// 17125) never at once: one original would fail on the other's listener
+// (portLocks).
 func TestStrength(t *testing.T) {
 	testmod.Slow(t)
 	paths, err := filepath.Glob(filepath.Join("..", "testdata", "strength", "*.txtar"))
@@ -92,6 +93,7 @@ func TestStrength(t *testing.T) {
 			c := loadStrengthCase(t, path)
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
+				defer fixedPorts.hold(c.ports())()
 				row := c.check(t)
 				mu.Lock()
 				rows = append(rows, row)
@@ -544,4 +546,48 @@ func checkTable(t *testing.T, rows []strengthRow) {
 	if string(want) != got {
 		t.Errorf("the table differs from %s (UNFLAKE_UPDATE=1 rewrites it):\n%s", path, lineDiff(string(want), got))
 	}
+}
+
+// portLocks serialises the cases that name the same fixed port.
+type portLocks struct {
+	mu    sync.Mutex
+	ports map[string]*sync.Mutex
+}
+
+var fixedPorts = &portLocks{ports: map[string]*sync.Mutex{}}
+
+// hold locks each of ports, in order (no two cases wait on each other),
+// and returns what unlocks them.
+func (l *portLocks) hold(ports []string) func() {
+	var held []*sync.Mutex
+	for _, p := range ports {
+		l.mu.Lock()
+		m := l.ports[p]
+		if m == nil {
+			m = &sync.Mutex{}
+			l.ports[p] = m
+		}
+		l.mu.Unlock()
+		m.Lock()
+		held = append(held, m)
+	}
+	return func() {
+		for _, m := range held {
+			m.Unlock()
+		}
+	}
+}
+
+// portText finds a fixed port in a Go string: "127.0.0.1:17125", ":8437".
+var portText = regexp.MustCompile(`"[^"\n]*:([1-9][0-9]{3,4})[/"]`)
+
+// ports returns the fixed ports the case's files name, sorted.
+func (c strengthCase) ports() []string {
+	seen := map[string]bool{}
+	for _, f := range c.archive.Files {
+		for _, m := range portText.FindAllSubmatch(f.Data, -1) {
+			seen[string(m[1])] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
