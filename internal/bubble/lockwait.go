@@ -184,18 +184,9 @@ func (lw *lockWaits) held(d *lockDecl) string {
 				return
 			}
 			if recv, ok := lockCall(st, "Lock", "RLock"); ok {
-				end := len(list)
-				for j := i + 1; j < len(list); j++ {
-					if r, ok := lockCall(list[j], "Unlock", "RUnlock"); ok && r == recv {
-						end = j
-						break
-					}
-				}
-				for _, h := range list[i+1 : end] {
-					if w := lw.waitIn(d, h, 0); w != "" {
-						why = fmt.Sprintf("%s held from %s across %s", recv, d.file.at(st.Pos()), w)
-						return
-					}
+				if w := lw.heldWait(d, list[i+1:], recv); w != "" {
+					why = fmt.Sprintf("%s held from %s across %s", recv, d.file.at(st.Pos()), w)
+					return
 				}
 			}
 			// Nested blocks take their own locks.
@@ -225,6 +216,116 @@ func (lw *lockWaits) held(d *lockDecl) string {
 	}
 	walk(d.decl.Body.List)
 	return why
+}
+
+// heldWait says where list, run while recv is held, waits before
+// releasing it, or "". An Unlock of recv in the list ends the hold for
+// the statements after it, and a Lock takes it again; a nested block is
+// read the same way (the lock released in a branch before a wait there:
+// `if d > 0 { mu.Unlock(); <-time.After(d); mu.Lock() }`), and the hold
+// is taken to be back after it, as on the path that skips the branch.
+// A select is read whole (its clauses wait with it).
+func (lw *lockWaits) heldWait(d *lockDecl, list []ast.Stmt, recv string) string {
+	held := true
+	for _, st := range list {
+		if r, ok := lockCall(st, "Unlock", "RUnlock"); ok && r == recv {
+			held = false
+			continue
+		}
+		if r, ok := lockCall(st, "Lock", "RLock"); ok && r == recv {
+			held = true
+			continue
+		}
+		if !held {
+			continue
+		}
+		if w := lw.stmtWait(d, st, recv); w != "" {
+			return w
+		}
+	}
+	return ""
+}
+
+// stmtWait says where st, run while recv is held, waits before releasing
+// it, or "": its blocks as heldWait reads them, the rest as waitIn does.
+func (lw *lockWaits) stmtWait(d *lockDecl, st ast.Stmt, recv string) string {
+	parts := func(nodes ...ast.Node) string {
+		for _, n := range nodes {
+			if n == nil {
+				continue
+			}
+			var w string
+			switch n := n.(type) {
+			case ast.Stmt: // a block too
+				w = lw.stmtWait(d, n, recv)
+			default:
+				w = lw.waitIn(d, n, 0)
+			}
+			if w != "" {
+				return w
+			}
+		}
+		return ""
+	}
+	switch st := st.(type) {
+	case *ast.BlockStmt:
+		return lw.heldWait(d, st.List, recv)
+	case *ast.LabeledStmt:
+		return lw.stmtWait(d, st.Stmt, recv)
+	case *ast.IfStmt:
+		return parts(opt(st.Init), optExpr(st.Cond), st.Body, opt(st.Else))
+	case *ast.ForStmt:
+		return parts(opt(st.Init), optExpr(st.Cond), opt(st.Post), st.Body)
+	case *ast.RangeStmt:
+		return parts(optExpr(st.X), st.Body)
+	case *ast.SwitchStmt:
+		if w := parts(opt(st.Init), optExpr(st.Tag)); w != "" {
+			return w
+		}
+		return lw.clauses(d, st.Body, recv)
+	case *ast.TypeSwitchStmt:
+		if w := parts(opt(st.Init), opt(st.Assign)); w != "" {
+			return w
+		}
+		return lw.clauses(d, st.Body, recv)
+	}
+	return lw.waitIn(d, st, 0)
+}
+
+// clauses reads a switch's case clauses: their expressions as waitIn
+// does, their bodies as heldWait does.
+func (lw *lockWaits) clauses(d *lockDecl, body *ast.BlockStmt, recv string) string {
+	for _, c := range body.List {
+		cc, ok := c.(*ast.CaseClause)
+		if !ok {
+			continue
+		}
+		for _, e := range cc.List {
+			if w := lw.waitIn(d, e, 0); w != "" {
+				return w
+			}
+		}
+		if w := lw.heldWait(d, cc.Body, recv); w != "" {
+			return w
+		}
+	}
+	return ""
+}
+
+// opt and optExpr turn a nil statement or expression into a nil node,
+// not an interface holding a nil pointer.
+func opt(s ast.Stmt) ast.Node {
+	if s == nil {
+		return nil
+	}
+	return s
+}
+
+func optExpr(e ast.Expr) ast.Node {
+	if e == nil {
+		return nil
+	}
+	return e
 }
 
 // lockCall reports whether st is recv.Lock() (or a deferred one; a
