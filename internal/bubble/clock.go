@@ -1593,7 +1593,7 @@ func (c *clockScan) deadline(t *Target) (where, unseen, sums string) {
 		n := 0
 		if cf.d > 0 && runSums(seq, from, true, func(i, j int, sum time.Duration) bool {
 			start, end, n = seq[i].stmt, seq[j].stmt, j-i+1
-			if 2*sum == cf.d && cf.unseen == "" && c.early == "" && !waitNext(info, t.body, seq[j].stmt) {
+			if 2*sum == cf.d && cf.unseen == "" && c.early == "" && !waitNext(info, t.body, seq[j].stmt) && !c.overshotRun(t, seq[i:j+1]) {
 				// Half of it: where a bug's halved period ends, and
 				// the test checks "not yet".
 				c.early = fmt.Sprintf("%s, then %s, %v: half of it", cf.what, c.at(types.ExprString(end.X), end), sum)
@@ -1689,12 +1689,12 @@ func (c *clockScan) ownDeadline(t *Target) string {
 		}
 	}
 	found := ""
-	runSums(seq, 0, false, func(_, j int, sum time.Duration) bool {
+	runSums(seq, 0, false, func(i, j int, sum time.Duration) bool {
 		for _, o := range owns {
 			// Half and twice the code's own too: a bug's halved or
 			// doubled period ends there (a constant of the code's is
 			// often a small unit, so not every multiple).
-			if o.d == 2*sum && c.early == "" && !waitNext(info, t.body, seq[j].stmt) {
+			if o.d == 2*sum && c.early == "" && !waitNext(info, t.body, seq[j].stmt) && !c.overshotRun(t, seq[i:j+1]) {
 				c.early = fmt.Sprintf("%s, %v; the test reaches %v, half of it, at %s", o.what, o.d, sum, c.at(types.ExprString(seq[j].stmt.X), seq[j].stmt))
 			}
 			if o.d == sum {
@@ -1827,4 +1827,18 @@ func calendarBound(info *types.Info, call *ast.CallExpr, stack []ast.Node) strin
 		}
 	}
 	return types.ExprString(other)
+}
+
+// overshotRun reports whether a wait of run that lasts is one the wrap
+// overshoots (overshoot.go): the run then ends a nanosecond or more past
+// the instant its durations add up to, as a real sleep's does, and a
+// check after it sees a deadline there as passed, in the bubble as in
+// real time.
+func (c *clockScan) overshotRun(t *Target, run []wait) bool {
+	for _, w := range run {
+		if (!w.known || w.d > 0) && c.a.ownFlow(t, w.stmt) {
+			return true
+		}
+	}
+	return false
 }
