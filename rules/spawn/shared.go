@@ -302,6 +302,12 @@ func (c *checker) childCode(u *unit) []*ast.FuncDecl {
 			}
 		}
 	}
+	// Every child runs the package's initialisation: its init functions
+	// and the initialisers of its package-level variables, and what they
+	// call (var exeDir = installDir(), which asks for os.Executable: a
+	// cache beside the executable is every child's; red team batch 15,
+	// portablecache).
+	roots = append(roots, c.initCode()...)
 	// In source order: the first hazard found is named, the same on every
 	// run (all is a map).
 	sort.Slice(roots, func(i, j int) bool { return roots[i].Pos() < roots[j].Pos() })
@@ -335,6 +341,56 @@ func (c *checker) childCode(u *unit) []*ast.FuncDecl {
 		add(fd)
 	}
 	return out
+}
+
+// initCode returns the package's initialisation as declarations: its
+// init functions, and one per file holding the initialisers of its
+// package-level variables that call a function, as statements (a body no
+// one calls, for the readers of childCode). An initialiser without a call
+// (var lockPath = "/tmp/x.lock") is read where the variable is used
+// (fileArgs).
+func (c *checker) initCode() []*ast.FuncDecl {
+	var out []*ast.FuncDecl
+	for _, f := range c.pass.AllFiles {
+		var inits []ast.Stmt
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil && d.Name.Name == "init" && d.Body != nil {
+					out = append(out, d)
+				}
+			case *ast.GenDecl:
+				if d.Tok != token.VAR {
+					continue
+				}
+				for _, spec := range d.Specs {
+					if vs, ok := spec.(*ast.ValueSpec); ok {
+						for _, v := range vs.Values {
+							if c.calls(v) {
+								inits = append(inits, &ast.ExprStmt{X: v})
+							}
+						}
+					}
+				}
+			}
+		}
+		if len(inits) > 0 {
+			out = append(out, &ast.FuncDecl{Name: ast.NewIdent("init"), Type: &ast.FuncType{Func: inits[0].Pos()}, Body: &ast.BlockStmt{Lbrace: inits[0].Pos(), List: inits, Rbrace: inits[len(inits)-1].End()}})
+		}
+	}
+	return out
+}
+
+// calls reports whether e calls a function (not a conversion).
+func (c *checker) calls(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok && !match.IsConversion(c.info, call) {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // allDecls maps the functions of every file of the package, the code
