@@ -4,7 +4,9 @@ import (
 	_ "embed"
 	"fmt"
 	"go/ast"
+	"go/token"
 	"go/types"
+	"path/filepath"
 	"strings"
 
 	"github.com/dave/dst"
@@ -168,7 +170,9 @@ func (c *checker) check(tests []*test, i int) *rule.Diagnostic {
 		Message: fmt.Sprintf("%s does not call t.Parallel", fd.Name.Name),
 	}
 	if eff.state == "" {
-		if w := c.clock(fd.Body); w != "" {
+		if w := c.zoneSetter(fd); w != "" {
+			eff.state = w
+		} else if w := c.clock(fd.Body); w != "" {
 			eff.state = w + ": made parallel, it would run later (after the sequential tests) and beside other tests whose load stretches the time it waits or measures, so a check that depends on the time could fail on correct code or pass a bug (a synctest bubble would keep its time apart)"
 		} else if w, unseen := c.variantReads(ts); unseen {
 			return nil // another build calls code the analysis cannot see
@@ -515,4 +519,97 @@ func oneOf(s string, list []string) bool {
 		}
 	}
 	return false
+}
+
+// zoneSetter says where another function of the package's files (a test,
+// a helper; not TestMain or init, which run before every test) sets TZ
+// or assigns time.Local, or "". The time package reads TZ once, the first
+// time anything needs the local zone, and keeps that zone for the life of
+// the process; a test that sets TZ with t.Setenv, which restores the
+// variable, still leaves its zone behind when it was the first to need
+// local time. Made parallel, a test runs after every sequential one and
+// may see that zone: a scheduler's test written in the zone TestMain
+// pinned fails on correct code (red team batch 15, tzlocal).
+func (c *checker) zoneSetter(self *ast.FuncDecl) string {
+	if !c.mayUseZone(self.Body) {
+		return ""
+	}
+	var why string
+	for _, f := range c.pass.Files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil || fd == self || fd.Recv == nil && (fd.Name.Name == "TestMain" || fd.Name.Name == "init") {
+				continue
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if why != "" {
+					return false
+				}
+				switch n := n.(type) {
+				case *ast.CallExpr:
+					setenv := match.IsMethod(c.info, n, "testing", "Setenv") || match.IsPkgFunc(c.info, n, "os", "Setenv", "Unsetenv") || match.IsPkgFunc(c.info, n, "syscall", "Setenv", "Unsetenv")
+					if setenv && len(n.Args) >= 1 {
+						if k, ok := match.ConstString(c.info, n.Args[0]); ok && k == "TZ" {
+							why = fmt.Sprintf("shares the local time zone with %s, which sets TZ (%s): the time package reads TZ once, when local time is first needed, and keeps that zone for the process; made parallel, this test runs after %s and may see its zone", fd.Name.Name, c.at(n.Pos()), fd.Name.Name)
+						}
+					}
+				case *ast.AssignStmt:
+					for _, l := range n.Lhs {
+						if sel, ok := ast.Unparen(l).(*ast.SelectorExpr); ok {
+							if v, ok := c.info.Uses[sel.Sel].(*types.Var); ok && v.Pkg() != nil && v.Pkg().Path() == "time" && v.Name() == "Local" {
+								why = fmt.Sprintf("shares the local time zone with %s, which assigns time.Local (%s); made parallel, this test runs after %s and may see its zone", fd.Name.Name, c.at(n.Pos()), fd.Name.Name)
+							}
+						}
+					}
+				}
+				return why == ""
+			})
+			if why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
+// at words pos as file:line, the file's base name.
+func (c *checker) at(pos token.Pos) string {
+	p := c.pass.Fset.Position(pos)
+	return fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)
+}
+
+// mayUseZone reports whether body calls something that may read the
+// local zone: a function of the package, of another module, or of the
+// time or log packages. A test that calls only the rest of the standard
+// library (strings, strconv) does not.
+func (c *checker) mayUseZone(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || found {
+			return !found
+		}
+		fn := match.Callee(c.info, call)
+		if fn == nil {
+			found = !match.IsConversion(c.info, call) && !isBuiltin(c.info, call)
+			return !found
+		}
+		if fn.Pkg() == nil {
+			return true
+		}
+		path := fn.Pkg().Path()
+		found = !match.IsStd(path) || path == c.pass.Pkg.Path() || path == "time" || path == "log" || path == "log/slog"
+		return !found
+	})
+	return found
+}
+
+// isBuiltin reports whether call calls a builtin (len, append).
+func isBuiltin(info *types.Info, call *ast.CallExpr) bool {
+	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	_, b := info.Uses[id].(*types.Builtin)
+	return b
 }
