@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"sort"
 	"strings"
 
 	"github.com/dave/dst"
@@ -143,6 +144,11 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 		}
 		if why == "" {
 			why = c.sharedParent(c.fd.Body, dir, call)
+		}
+		if why == "" && dropsError(remove) {
+			if at := c.goroutineAt(c.fd.Body); at != "" {
+				why = fmt.Sprintf("the test starts goroutines that may outlive it (%s), and the original drops RemoveAll's error (%s): a goroutine still writing in the directory when the test ends makes the removal fail, which t.TempDir's cleanup reports as a failure of a test whose checks all passed", at, c.line(remove))
+			}
 		}
 		if why != "" {
 			d.NotFixed = why
@@ -846,4 +852,56 @@ func (c *checker) reachesCodeUnderTest(fn *types.Func) bool {
 func runsNoCode(info *types.Info, call *ast.CallExpr) bool {
 	tv, ok := info.Types[call.Fun]
 	return match.IsConversion(info, call) || ok && tv.IsBuiltin()
+}
+
+// dropsError reports whether the removal statement discards RemoveAll's
+// error: os.RemoveAll(dir) or defer os.RemoveAll(dir).
+func dropsError(remove ast.Stmt) bool {
+	switch remove.(type) {
+	case *ast.ExprStmt, *ast.DeferStmt:
+		return true
+	}
+	return false
+}
+
+// goroutineAt says where the test, or the package code it reaches,
+// starts a goroutine (a go statement), or calls code of another package
+// whose effect summary starts one; or "".
+func (c *checker) goroutineAt(body *ast.BlockStmt) string {
+	var reached []ast.Node
+	for f := range c.reachable(body, nil) {
+		reached = append(reached, c.decls[f].Body)
+	}
+	// In source order: the same go statement is named on every run.
+	sort.Slice(reached, func(i, j int) bool { return reached[i].Pos() < reached[j].Pos() })
+	bodies := append([]ast.Node{body}, reached...)
+	at := ""
+	for _, b := range bodies {
+		ast.Inspect(b, func(n ast.Node) bool {
+			if at != "" {
+				return false
+			}
+			switch n := n.(type) {
+			case *ast.GoStmt:
+				at = "a go statement at " + c.line(n)
+			case *ast.CallExpr:
+				fn := match.Callee(c.info, n)
+				if fn == nil || fn.Pkg() == nil || fn.Pkg() == c.pass.Pkg || match.IsStd(fn.Pkg().Path()) {
+					return true
+				}
+				if sum := c.pass.Effects.Of(fn); sum != nil {
+					for _, e := range sum.Effects {
+						if e.Kind == effect.GoroutineEnds || e.Kind == effect.GoroutineForever {
+							at = types.ExprString(n.Fun) + " at " + c.line(n) + ", which starts one"
+						}
+					}
+				}
+			}
+			return at == ""
+		})
+		if at != "" {
+			break
+		}
+	}
+	return at
 }
