@@ -53,8 +53,9 @@ type aimedKind struct {
 	// atFix: only a failure of the original at or after the fix's line
 	// shows strength.
 	atFix bool
-	// removes lists the ops of ops that take a wait away (a duration
-	// made 0): they run, and a rewrite that misses one is reverted, but
+	// removes lists the ops of ops that take a wait or elapsed time away
+	// (a duration made 0, time.Since made 0): they run, and a rewrite
+	// that misses one is reverted, but
 	// for a change to a virtual clock (Change.WorkUnseen) killing them
 	// shows nothing of the change. Any clock, exact or
 	// not, sees a wait that is gone; what a bubble changes is where a
@@ -63,14 +64,17 @@ type aimedKind struct {
 	// wrap kept on "duration 0" alone passed a pacer's late caller, a
 	// token bucket's rounded-up partial token and a lease cut to whole
 	// heartbeats, each decided exactly on a boundary of the code's own
-	// timers (red team batch 14).
+	// timers (red team batch 14); one kept on "duration 0, elapsed 0"
+	// passed a backoff whose reset compares the gap since the last
+	// failure with its cap, which the code's own sleep ends exactly on
+	// (batch 15, backoffcap).
 	removes []mutation
 }
 
 var aimedKinds = map[rule.ChangeKind]aimedKind{
 	rule.Budget: {ops: []mutation{late, scaled, lateRead, lateReadRecv}, atFix: true,
 		aims: "a write the checks await made late, a timer's period made 3x, an expiry the code reads from the clock made late"},
-	rule.Clock: {ops: []mutation{tick, zeroed, stands, worked, defaultZeroed, slowed}, removes: []mutation{zeroed, defaultZeroed},
+	rule.Clock: {ops: []mutation{tick, zeroed, stands, worked, defaultZeroed, slowed}, removes: []mutation{zeroed, defaultZeroed, stands},
 		aims: "a time comparison moved by one tick, a timer's duration made 0, elapsed time made 0, a computing loop made longer, a default duration made 0, the code slowed by work the clock does not see"},
 	rule.Ownership: {ops: []mutation{closedTwice},
 		aims: "a close, stop or shutdown running its body twice"},
@@ -152,7 +156,7 @@ func unshownWhy(s fixSite, tried []triedMutant) string {
 		case len(counted) == 0:
 			whys = append(whys, fmt.Sprintf("the original fails on none of the mutants aimed at its %s change (%s), so they show nothing of it", k, strings.Join(aimed, ", ")))
 		case len(removal) > 0 && len(before) == 0 && len(removal) == len(counted):
-			whys = append(whys, fmt.Sprintf("the original fails only on mutants aimed at its %s change that take a wait away (%s), which any clock shows: none that moves a deadline by one tick, stops elapsed time or adds work counted, and those probe what the change does", k, strings.Join(removal, ", ")))
+			whys = append(whys, fmt.Sprintf("the original fails only on mutants aimed at its %s change that take a wait or elapsed time away (%s), which any clock shows: none that moves a deadline by one tick, slows the code or adds work counted, and those probe what the change does", k, strings.Join(removal, ", ")))
 		case len(before) > 0 || len(after) > 0:
 			var where []string
 			if len(before) > 0 {

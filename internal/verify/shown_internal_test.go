@@ -75,7 +75,11 @@ func TestUnshownWhy(t *testing.T) {
 		// waits end; a fake clock the test already ran on is not such a
 		// change.
 		{"virtual clock, only a wait taken away", virtual(site(true, 12, rule.Clock)), []triedMutant{tried(zeroed, true, "window_test.go:20: x"), tried(defaultZeroed, true, "window_test.go:20: x"), tried(tick, false, "")},
-			"the original fails only on mutants aimed at its clock change that take a wait away (duration 0, default 0), which any clock shows"},
+			"the original fails only on mutants aimed at its clock change that take a wait or elapsed time away (duration 0, default 0), which any clock shows"},
+		// wallclock_rt15_backoffcap_verify: kept on "duration 0, elapsed
+		// 0", it passed a reset decided on the code's own cap.
+		{"virtual clock, a wait and elapsed time taken away", virtual(site(true, 12, rule.Clock)), []triedMutant{tried(zeroed, true, "window_test.go:20: x"), tried(stands, true, "window_test.go:21: x")},
+			"that take a wait or elapsed time away (duration 0, elapsed 0)"},
 		{"virtual clock, a tick too", virtual(site(true, 12, rule.Clock)), []triedMutant{tried(zeroed, true, "window_test.go:20: x"), tried(tick, true, "window_test.go:20: x")}, ""},
 		{"fake clock, a wait taken away", site(true, 12, rule.Clock), []triedMutant{tried(zeroed, true, "window_test.go:20: x")}, ""},
 		{"ownership, nothing aimed", site(true, 12, rule.Ownership), []triedMutant{tried(twice, true, "window_test.go:30: x")},
