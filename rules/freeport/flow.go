@@ -3,8 +3,11 @@ package freeport
 import (
 	"fmt"
 	"go/ast"
+	"go/constant"
 	"go/token"
 	"go/types"
+	"strconv"
+	"strings"
 
 	"github.com/unflake/unflake/internal/match"
 )
@@ -70,6 +73,9 @@ func (c *checker) follow(e ast.Expr, depth int, seen map[types.Object]bool) stri
 	if depth > maxFlowDepth {
 		return fmt.Sprintf("%s at %s, further than the rule follows", types.ExprString(e), c.where(e.Pos()))
 	}
+	at := func(n ast.Node, what string) string {
+		return fmt.Sprintf("%s at %s", what, c.where(n.Pos()))
+	}
 	var cur ast.Node = e
 	for {
 		p := c.parent[cur]
@@ -78,13 +84,18 @@ func (c *checker) follow(e ast.Expr, depth int, seen map[types.Object]bool) stri
 			continue
 		}
 		if b, ok := p.(*ast.BinaryExpr); ok && b.Op == token.ADD && isString(c.info.TypeOf(b)) {
-			cur = b // "http://" + addr + "/": the sum carries it
+			// "http://" + addr + "/": the sum carries it where it
+			// names where to connect. After anything but a scheme it
+			// is text in a larger string (reg.URL + "?addr=" + addr, a
+			// query, a body), which the code may take apart as it
+			// likes (red team batch 15, queryregister).
+			if cur == b.Y && !schemeBefore(c.info, b.X) {
+				return at(b, "text after "+types.ExprString(b.X)+", in "+types.ExprString(b))
+			}
+			cur = b
 			continue
 		}
 		break
-	}
-	at := func(n ast.Node, what string) string {
-		return fmt.Sprintf("%s at %s", what, c.where(n.Pos()))
 	}
 	switch p := c.parent[cur].(type) {
 	case *ast.ExprStmt:
@@ -262,8 +273,15 @@ func (c *checker) intoCall(call *ast.CallExpr, arg ast.Node, depth int, seen map
 		return ""
 	}
 	switch {
-	case path == "fmt" && (fn.Name() == "Sprintf" || fn.Name() == "Sprint" || fn.Name() == "Sprintln"):
-		return c.follow(call, depth+1, seen) // "http://%s/": the string carries it
+	case path == "fmt" && textBuilders[fn.Name()]:
+		// "http://%s/": the text carries it where it names the host;
+		// "upstream a %s\n", "?addr=%s" put it in a larger text (a
+		// config file, a query) that the code may take apart (red team
+		// batch 15, adminprobe: fmt.Appendf then os.WriteFile).
+		if before, ok := c.textBefore(call, fn.Name(), arg); !ok || before != "" && !strings.HasSuffix(before, "//") && !strings.HasSuffix(before, "@") {
+			return at + ", text after " + strconv.Quote(before)
+		}
+		return c.follow(call, depth+1, seen)
 	case path == "fmt" || path == "log" || path == "log/slog":
 		return "" // printed
 	}
@@ -530,4 +548,68 @@ func (c *checker) reachesCode(call *ast.CallExpr, ln *types.Var, fd *ast.FuncDec
 		return fromVar(ln, 0)
 	}
 	return fromExpr(call, 0)
+}
+
+// schemeBefore reports whether e, the text before an address in a sum,
+// is a constant that ends in a scheme's "//" or a user's "@": the
+// address names the host.
+func schemeBefore(info *types.Info, e ast.Expr) bool {
+	tv, ok := info.Types[e]
+	if !ok || tv.Value == nil || tv.Value.Kind() != constant.String {
+		return false
+	}
+	s := constant.StringVal(tv.Value)
+	return strings.HasSuffix(s, "//") || strings.HasSuffix(s, "@")
+}
+
+// textBuilders are the fmt functions that return the text they build.
+var textBuilders = map[string]bool{"Sprintf": true, "Sprint": true, "Sprintln": true, "Appendf": true, "Append": true, "Appendln": true}
+
+// textBefore returns the constant text a fmt text builder puts before
+// arg: the format up to arg's verb (Sprintf, Appendf), nothing when arg
+// is the first operand (Sprint, Append); ok is false when the rule
+// cannot tell (a format that is not a constant, an explicit argument
+// index, arg after another operand of Sprint).
+func (c *checker) textBefore(call *ast.CallExpr, name string, arg ast.Node) (string, bool) {
+	args := call.Args
+	if strings.HasPrefix(name, "Append") {
+		if len(args) == 0 {
+			return "", false
+		}
+		args = args[1:] // the buffer
+	}
+	if !strings.HasSuffix(name, "f") {
+		return "", len(args) > 0 && args[0] == arg
+	}
+	if len(args) == 0 {
+		return "", false
+	}
+	format, ok := match.ConstString(c.info, args[0])
+	if !ok || args[0] == arg {
+		return "", false
+	}
+	k := -1
+	for i, a := range args[1:] {
+		if a == arg {
+			k = i
+		}
+	}
+	n := 0
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		if i+1 < len(format) && format[i+1] == '%' {
+			i++
+			continue
+		}
+		if strings.Contains(format[i:min(i+8, len(format))], "[") {
+			return "", false
+		}
+		if n == k {
+			return format[:i], true
+		}
+		n++
+	}
+	return "", false
 }
