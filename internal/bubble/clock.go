@@ -289,7 +289,7 @@ func (a *Analysis) clockHazards(t *Target) {
 	}
 	// Not fixed rather than unproven: the bug it hides shows only in
 	// real time, so running the correct code in the bubble cannot tell.
-	if again := c.backToBack(t, c.computing, false); c.compute != "" && again != "" {
+	if again := c.backToBack(t, c.computing, false, false); c.compute != "" && again != "" {
 		t.blocked.add(clockKey(checkedElapsed), fmt.Sprintf("the test checks %s with no wait between, and the code computes a quantity from elapsed time (%s): in a synctest bubble no time passes between two statements, so the second call sees exactly 0 elapsed where real time gives a few microseconds, and a rounding of it (a refill or a tick count rounded up) that the original catches passes in the bubble", again, c.compute))
 	} else if c.foreign == "" {
 		checked = append(checked, checkedElapsed)
@@ -303,8 +303,8 @@ func (a *Analysis) clockHazards(t *Target) {
 	// The correct code sets the duration, so running it cannot tell;
 	// only a constant of a millisecond or more is known to stay above
 	// the few microseconds.
-	if again := c.backToBack(t, c.comparing, false); c.versus != "" && again != "" {
-		t.blocked.add(clockKey(checkedVersus), fmt.Sprintf("the test checks %s with no wait between, and the code compares elapsed time with a duration that may be zero or tiny (%s): in a synctest bubble no time passes between two statements, so elapsed time is exactly 0 there where real time gives a few microseconds, and a bug that leaves the duration 0 or makes it nanoseconds (an option lost, a default not applied, a unit dropped) flips the comparison in real time, which the original catches, and not in the bubble", again, c.versus))
+	if again := c.backToBack(t, c.comparing, false, true); c.versus != "" && again != "" {
+		t.blocked.add(clockKey(checkedVersus), fmt.Sprintf("the test calls %s with no wait between, and the code compares elapsed time with a duration that may be zero or tiny (%s): in a synctest bubble no time passes between two statements, so elapsed time is exactly 0 there where real time gives a few microseconds, and a bug that leaves the duration 0 or makes it nanoseconds (an option lost, a default not applied, a unit dropped) flips the comparison in real time, which the original catches, and not in the bubble", again, c.versus))
 	} else if c.foreign == "" {
 		checked = append(checked, checkedVersus)
 	}
@@ -322,7 +322,7 @@ func (a *Analysis) clockHazards(t *Target) {
 	// this; fix --verify tries the code slowed by real time the bubble's
 	// clock does not see, which the original fails on and the bubble
 	// must too.
-	again := c.backToBack(t, c.deciding, false)
+	again := c.backToBack(t, c.deciding, false, false)
 	switch during := c.waitBoundsWork(t); {
 	case c.work != "" && again != "":
 		t.unproven.add(clockKey(checkedWork), fmt.Sprintf("the test checks %s with no wait between, and the code compares a reading of the clock with a duration (%s): in real time the code's work between the calls counts against the duration, and in a synctest bubble it takes none, so code slow because it computes (a digest stretched, a loop run too often) fails the original and passes the bubble", again, c.work))
@@ -341,7 +341,7 @@ func (a *Analysis) clockHazards(t *Target) {
 	// running cannot tell: not fixed.
 	again = ""
 	if c.outside != "" {
-		again = c.backToBack(t, c.outsideRoots, true)
+		again = c.backToBack(t, c.outsideRoots, true, false)
 	}
 	switch {
 	case again != "":
@@ -1247,8 +1247,12 @@ func (c *clockScan) elapsed(e ast.Expr) bool {
 // previous call that reads the clock (the second of two Allow calls, or
 // one in a loop that does not wait), or "": a check made only after a
 // wait sees the elapsed time the wait made, in the bubble as in real
-// time.
-func (c *clockScan) backToBack(t *Target, set map[ast.Node]bool, outside bool) string {
+// time. With effects, any such call counts, its result checked or not:
+// what it decides may be kept and checked later (a burst of alerts of
+// which a deduper with a window a bug leaves 0 lets one through in the
+// bubble and all in real time, counted after a sleep: red team batch 15,
+// alertdedupe).
+func (c *clockScan) backToBack(t *Target, set map[ast.Node]bool, outside, effects bool) string {
 	info := c.a.info
 	body := &ast.BlockStmt{List: t.body.List[t.lead:]}
 	mine := func(call *ast.CallExpr) bool {
@@ -1324,7 +1328,7 @@ func (c *clockScan) backToBack(t *Target, set map[ast.Node]bool, outside bool) s
 			return true
 		}
 		here := c.at(types.ExprString(call), call)
-		if checked(call, stack) && (direct || c.reaches(call, set)) {
+		if (effects || checked(call, stack)) && (direct || c.reaches(call, set)) {
 			again := prev
 			if again == "" {
 				// In a loop that does not wait: the call follows itself.

@@ -431,6 +431,16 @@ func (c *clockScan) againstMaybeZero(n ast.Node) bool {
 				return record(n)
 			}
 		}
+		// A reading against a stored instant (a field, a map's entry, a
+		// variable that is not a reading): an earlier call may have set
+		// it to its reading plus a duration that may be 0
+		// (quiet[key] = now.Add(d.window)), equal to this one in a
+		// bubble right after that call.
+		for _, side := range [][2]ast.Expr{{sel.X, n.Args[0]}, {n.Args[0], sel.X}} {
+			if c.reading(side[0]) && c.storedInstant(side[1]) {
+				return record(n)
+			}
+		}
 	}
 	return false
 }
@@ -444,6 +454,20 @@ func emptyContainer(info *types.Info, e ast.Expr) bool {
 	case *ast.CallExpr:
 		id, ok := ast.Unparen(e.Fun).(*ast.Ident)
 		return ok && id.Name == "make" && info.Types[e.Fun].IsBuiltin()
+	}
+	return false
+}
+
+// storedInstant reports whether e is a time.Time kept from before: a
+// field, a map's or slice's element, or a variable that is not itself a
+// reading of the clock; not a constant date or a call.
+func (c *clockScan) storedInstant(e ast.Expr) bool {
+	if !match.IsNamed(c.a.info.TypeOf(e), "time", "Time") || c.reading(e) {
+		return false
+	}
+	switch ast.Unparen(e).(type) {
+	case *ast.SelectorExpr, *ast.IndexExpr, *ast.Ident:
+		return true
 	}
 	return false
 }

@@ -116,7 +116,7 @@ func TestClockHazards(t *testing.T) {
 	if !c.Fresh() { t.Fatal("stale at once") }
 	time.Sleep(2 * time.Second)
 	if c.Fresh() { t.Fatal("fresh") }`,
-			"not fixed: the test checks c.Fresh() at x_test.go:13 right after New(time.Second) at x_test.go:12 with no wait between, and the code compares elapsed time with a duration that may be zero or tiny (time.Since(c.at) < c.ttl at x.go:", nil},
+			"not fixed: the test calls c.Fresh() at x_test.go:13 right after New(time.Second) at x_test.go:12 with no wait between, and the code compares elapsed time with a duration that may be zero or tiny (time.Since(c.at) < c.ttl at x.go:", nil},
 		{"fixed date formatted only", `_ = Clock(125)
 	c := New(time.Second)
 	time.Sleep(2 * time.Second)
