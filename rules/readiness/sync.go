@@ -143,7 +143,8 @@ func (c *checker) allNotify(body *ast.BlockStmt, depth int, seen map[*ast.FuncDe
 }
 
 // otherChild returns why the sleep of s also covers another child: one
-// started in the same block before the sleep. Or "".
+// started in the same block before the sleep, or by a function of the
+// package a statement before it calls. Or "".
 func (c *checker) otherChild(s *site) string {
 	for i, st := range s.list[:s.sleep] {
 		if i == s.start {
@@ -151,6 +152,12 @@ func (c *checker) otherChild(s *site) string {
 		}
 		if cmd, _ := c.startOf(st); cmd != nil && cmd != s.cmd {
 			return fmt.Sprintf("the sleep also covers %s, started at %s: a line from %s alone would not say %s is ready, so the test could signal or use it too early", cmd.Name(), c.line(st), s.cmd.Name(), cmd.Name())
+		}
+		// A function of the package may start another (red team batch
+		// 15, brokerfirst: startBroker(t, sock) starts the fake broker
+		// the worker flushes to when signalled).
+		if what, at := c.startsProcess(st, 0, map[*ast.FuncDecl]bool{}); what != "" {
+			return fmt.Sprintf("the sleep also covers a process %s starts (%s at %s): a line from %s alone would not say it is ready, so the test could signal %s before it can serve it (a broker that replays its journal before it listens)", c.line(st), what, at, s.cmd.Name(), s.cmd.Name())
 		}
 	}
 	return ""

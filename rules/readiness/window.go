@@ -443,6 +443,19 @@ func (c *checker) looksAfter(s *site) string {
 	if loop != nil {
 		return "the loop at " + c.line(loop) + ", which runs again"
 	}
+	// A check between the sleep and the signal looks at what the child
+	// did in the window too: the readiness line moves it from the
+	// sleep's end to the handler's install, before what the child does
+	// later in the window (a watch's first answer that a bug acts on:
+	// red team batch 15, blockingwatch).
+	if s.sleep >= 0 {
+		for _, st := range s.list[s.sleep+1:] {
+			if st.Pos() >= sigStmt.Pos() {
+				break
+			}
+			return "the statement at " + c.line(st) + ", between the sleep and the signal"
+		}
+	}
 	rest, _ := after(c.fn.Body, sigStmt)
 	for _, st := range rest {
 		if !c.dropsChild(st, s.cmd) {
