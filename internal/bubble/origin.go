@@ -436,10 +436,18 @@ func (c *clockScan) againstMaybeZero(n ast.Node) bool {
 		// it to its reading plus a duration that may be 0
 		// (quiet[key] = now.Add(d.window)), equal to this one in a
 		// bubble right after that call.
-		for _, side := range [][2]ast.Expr{{sel.X, n.Args[0]}, {n.Args[0], sel.X}} {
-			if c.reading(side[0]) && c.storedInstant(side[1]) {
-				return record(n)
-			}
+		// Only where it asks whether now is later than the stored
+		// instant (now.After(end), end.Before(now)): equal in the bubble,
+		// that is false there and true in real time. The other way round
+		// (e.After(now.Add(-d)), now.Before(end)) equal and a few
+		// microseconds apart give the same answer.
+		later := sel.X
+		stored := n.Args[0]
+		if sel.Sel.Name == "Before" {
+			later, stored = stored, later
+		}
+		if sel.Sel.Name != "Compare" && c.reading(later) && !c.storedReading(later) && c.storedInstant(stored) {
+			return record(n)
 		}
 	}
 	return false
