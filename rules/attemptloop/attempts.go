@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // Budget hazards of an attempt itself: what each pass does besides
@@ -80,14 +81,34 @@ func (c *checker) acts(l *loop) string {
 // callActs returns why calling fn changes the code under test's state,
 // or "".
 func (c *checker) callActs(fn *types.Func, depth int, seen map[*types.Func]bool) string {
-	if seen[fn] || depth > maxActsDepth {
+	if seen[fn] {
 		return ""
+	}
+	// What the rule cannot follow may change state: a quota spent four
+	// calls down, through an interface, on every ping (red team batch
+	// 15, pingquota2), so a deadline's extra attempts spend more.
+	if depth > maxActsDepth {
+		return "calls " + fn.Name() + ", deeper than the rule follows, which may change state"
 	}
 	seen[fn] = true
 	fd := match.DeclsOf(c.pass)[fn]
 	if fd == nil || fd.Body == nil {
 		if fn.Pkg() != c.pass.Pkg && consuming[verbOf(fn.Name())] {
 			return "by its name changes state (" + verbOf(fn.Name()) + ")"
+		}
+		if recv := fn.Signature().Recv(); recv != nil && types.IsInterface(recv.Type()) {
+			return "calls " + fn.Name() + " through an interface, whose implementations may change state"
+		}
+		if fn.Pkg() != c.pass.Pkg {
+			sum := c.pass.Effects.Of(fn)
+			if sum == nil || sum.Opaque != "" {
+				return "calls " + match.PkgFuncName(fn) + ", whose effects the rule cannot see in full"
+			}
+			for _, e := range sum.Effects {
+				if e.Kind != effect.Timer && e.Kind != effect.ReadsClock {
+					return "calls " + e.Why()
+				}
+			}
 		}
 		return ""
 	}
