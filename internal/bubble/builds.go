@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -84,6 +85,15 @@ func coarsened(files []*lockFile) string {
 				}
 				switch {
 				case (sel.Sel.Name == "Truncate" || sel.Sel.Name == "Round") && len(n.Args) == 1 && !zeroLit(n.Args[0]) && tn.isTime(sel.X, tm):
+					hits = append(hits, types.ExprString(n)+" at "+lf.at(n.Pos()))
+				case sel.Sel.Name == "Add" && len(n.Args) == 1 && tn.isTime(sel.X, tm) && clockField(n.Args[0]):
+					// now.Add(-time.Duration(now.Nanosecond())): the
+					// reading moved back to the second (red team batch 15,
+					// rollupsecond).
+					hits = append(hits, types.ExprString(n)+" at "+lf.at(n.Pos()))
+				case isPkgSel(sel, tm, "Date") && slices.ContainsFunc(n.Args, clockField):
+					// time.Date(now.Year(), ..., now.Minute(), 0, 0, loc):
+					// the reading rebuilt to the minute.
 					hits = append(hits, types.ExprString(n)+" at "+lf.at(n.Pos()))
 				case isPkgSel(sel, tm, "Unix", "UnixMilli", "UnixMicro") && len(n.Args) > 0 && tn.unixOf(n.Args[0], tm):
 					// time.Unix(now.Unix(), 0): the reading to the second.
@@ -446,4 +456,22 @@ func (a *Analysis) otherBuildOrder(decls []buildDecl) string {
 		}
 	}
 	return ""
+}
+
+// clockFields are the methods of a time.Time that give a part of it.
+var clockFields = map[string]bool{"Nanosecond": true, "Second": true, "Minute": true, "Hour": true, "Day": true, "YearDay": true, "Weekday": true, "Month": true, "Year": true}
+
+// clockField reports whether e holds a call of a part of a time
+// (x.Nanosecond(), x.Minute()), by syntax.
+func clockField(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok && len(call.Args) == 0 {
+			if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && clockFields[sel.Sel.Name] {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
