@@ -184,9 +184,10 @@ func TestFixRaiseGo(t *testing.T) {
 
 // unprovenOldGo is a module at go 1.24 whose sleep a bubble fixes at go1.25
 // only under --verify: the analysis cannot show that the goroutine ends.
-// Its code under test reads elapsed time, so a mutant aimed at the clock
-// (time.Since made 0) shows the bubble's strength: the original fails on
-// it at its check, and so does the rewrite.
+// Its code under test compares two readings, so a mutant aimed at the
+// clock (the comparison moved by one tick) shows the bubble's strength:
+// the original fails on it at its check, and so does the rewrite.
+// (Elapsed time made 0 alone would not: any clock sees it.)
 const unprovenOldGo = `
 -- go.mod --
 module example.com/u
@@ -198,11 +199,17 @@ package x
 import "time"
 
 // A warmer is warm 20ms after it starts.
-type warmer struct{ at time.Time }
+type warmer struct{ at, seen time.Time }
 
-func warm() *warmer { return &warmer{at: time.Now()} }
+func warm() *warmer {
+	now := time.Now()
+	return &warmer{at: now, seen: now}
+}
 
 func (w *warmer) ready() bool { return time.Since(w.at) >= 20*time.Millisecond }
+
+// fresh reports whether nothing was seen before the warmer started.
+func (w *warmer) fresh() bool { return !w.seen.Before(w.at) }
 -- x_test.go --
 package x
 
@@ -225,6 +232,9 @@ func TestWait(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if !w.ready() {
 		t.Fatal("not warm after 50ms")
+	}
+	if !w.fresh() {
+		t.Fatal("stale")
 	}
 }
 `
