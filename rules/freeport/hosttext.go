@@ -6,6 +6,7 @@ import (
 	"go/types"
 	"strings"
 
+	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/internal/modsrc"
 )
 
@@ -55,7 +56,7 @@ func hostTextRead(n ast.Node, f *modsrc.File, urls map[string]bool, stack []ast.
 		if x, ok := sel.X.(*ast.SelectorExpr); ok && x.Sel.Name == "URL" && len(n.Args) == 0 && (sel.Sel.Name == "String" || sel.Sel.Name == "Redacted") && importsAny(f, "net/http") {
 			return types.ExprString(n) + ", a request's URL as text, host and port included"
 		}
-		if x, ok := sel.X.(*ast.Ident); ok && !isStdPath(f.Imports[x.Name]) {
+		if x, ok := sel.X.(*ast.Ident); ok && f.Imports[x.Name] != "" && !match.IsStd(f.Imports[x.Name]) {
 			for _, a := range n.Args {
 				if at := addressPart(a); at != "" {
 					return fmt.Sprintf("%s handed to %s.%s, code of another module the rule does not read", at, x.Name, sel.Sel.Name)
@@ -173,13 +174,6 @@ func stdStream(info *types.Info, e ast.Expr) bool {
 	}
 	v, ok := info.Uses[sel.Sel].(*types.Var)
 	return ok && v.Pkg() != nil && v.Pkg().Path() == "os" && (v.Name() == "Stdout" || v.Name() == "Stderr")
-}
-
-// isStdPath reports whether an import path is the standard library's ("":
-// not an import).
-func isStdPath(path string) bool {
-	first, _, _ := strings.Cut(path, "/")
-	return path == "" || !strings.Contains(first, ".")
 }
 
 // addressPart returns the text of the first part of e that holds an

@@ -4,9 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"go/ast"
-	"go/token"
 	"go/types"
-	"path/filepath"
 	"strings"
 
 	"github.com/dave/dst"
@@ -550,14 +548,14 @@ func (c *checker) zoneSetter(self *ast.FuncDecl) string {
 					setenv := match.IsMethod(c.info, n, "testing", "Setenv") || match.IsPkgFunc(c.info, n, "os", "Setenv", "Unsetenv") || match.IsPkgFunc(c.info, n, "syscall", "Setenv", "Unsetenv")
 					if setenv && len(n.Args) >= 1 {
 						if k, ok := match.ConstString(c.info, n.Args[0]); ok && k == "TZ" {
-							why = fmt.Sprintf("shares the local time zone with %s, which sets TZ (%s): the time package reads TZ once, when local time is first needed, and keeps that zone for the process; made parallel, this test runs after %s and may see its zone", fd.Name.Name, c.at(n.Pos()), fd.Name.Name)
+							why = fmt.Sprintf("shares the local time zone with %s, which sets TZ: the time package reads TZ once, when local time is first needed, and keeps that zone for the process; made parallel, this test runs after %s and may see its zone", c.where(fd.Name.Name, n), fd.Name.Name)
 						}
 					}
 				case *ast.AssignStmt:
 					for _, l := range n.Lhs {
 						if sel, ok := ast.Unparen(l).(*ast.SelectorExpr); ok {
 							if v, ok := c.info.Uses[sel.Sel].(*types.Var); ok && v.Pkg() != nil && v.Pkg().Path() == "time" && v.Name() == "Local" {
-								why = fmt.Sprintf("shares the local time zone with %s, which assigns time.Local (%s); made parallel, this test runs after %s and may see its zone", fd.Name.Name, c.at(n.Pos()), fd.Name.Name)
+								why = fmt.Sprintf("shares the local time zone with %s, which assigns time.Local; made parallel, this test runs after %s and may see its zone", c.where(fd.Name.Name, n), fd.Name.Name)
 							}
 						}
 					}
@@ -570,12 +568,6 @@ func (c *checker) zoneSetter(self *ast.FuncDecl) string {
 		}
 	}
 	return ""
-}
-
-// at words pos as file:line, the file's base name.
-func (c *checker) at(pos token.Pos) string {
-	p := c.pass.Fset.Position(pos)
-	return fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)
 }
 
 // mayUseZone reports whether body calls something that may read the
@@ -591,7 +583,7 @@ func (c *checker) mayUseZone(body *ast.BlockStmt) bool {
 		}
 		fn := match.Callee(c.info, call)
 		if fn == nil {
-			found = !match.IsConversion(c.info, call) && !isBuiltin(c.info, call)
+			found = !match.IsConversion(c.info, call) && !c.info.Types[call.Fun].IsBuiltin()
 			return !found
 		}
 		if fn.Pkg() == nil {
@@ -602,14 +594,4 @@ func (c *checker) mayUseZone(body *ast.BlockStmt) bool {
 		return !found
 	})
 	return found
-}
-
-// isBuiltin reports whether call calls a builtin (len, append).
-func isBuiltin(info *types.Info, call *ast.CallExpr) bool {
-	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
-	if !ok {
-		return false
-	}
-	_, b := info.Uses[id].(*types.Builtin)
-	return b
 }
