@@ -116,7 +116,7 @@ func ClockChecked(targets []*Target) []string {
 		return nil
 	}
 	var out []string
-	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus, checkedZeroWait, checkedKept, checkedOutside, checkedHalf, checkedCoarse, checkedStored, checkedWork, checkedEntropy, checkedSpinOut, checkedStepLoop} {
+	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus, checkedZeroWait, checkedKept, checkedOutside, checkedHalf, checkedCoarse, checkedStored, checkedWork, checkedEntropy, checkedSpinOut, checkedStepLoop, checkedPaced} {
 		all := true
 		for _, t := range targets {
 			all = all && slices.Contains(t.ClockChecked(), c)
@@ -405,6 +405,14 @@ func (a *Analysis) clockHazards(t *Target) {
 		t.blocked.add(clockKey(checkedStepLoop), why+": in a synctest bubble the code's own waits end exactly on time, so after each step the time left is exactly a multiple of the step and a comparison of the time left or elapsed with the step or the deadline is decided on its boundary, where real time is always past it; a bug that gives up when less than a step is left gives up a step early in real time, which the original catches, and polls on to the deadline in the bubble, and the correct code passes either way, so running cannot tell")
 	} else if c.foreign == "" {
 		checked = append(checked, checkedStepLoop)
+	}
+	// Not fixed: the code's own waits pace a loop that computes from
+	// elapsed time, which is then an exact multiple of the period
+	// (paced.go).
+	if why := c.pacedCompute(); why != "" {
+		t.blocked.add(clockKey(checkedPaced), why+": in a synctest bubble the code's own waits end exactly on time, so the elapsed time it computes from is exactly a multiple of its period, where real time is always a little past it; a rounding of it (the periods begun counted as whole, a remainder rounded up) pays one more in real time, which the original catches, and nothing more in the bubble, and the correct code passes either way, so running cannot tell")
+	} else if c.foreign == "" {
+		checked = append(checked, checkedPaced)
 	}
 	// Found by the walk (zerowait.go, kept.go), in the package's own
 	// code only: another package's is not read for them.
