@@ -185,3 +185,64 @@ func TestRaceSupported(t *testing.T) {
 		}
 	}
 }
+
+// TestFailureBubbleExit: a bubble's panic on blocked goroutines after the
+// test failed at a check is that check's failure (the Fatal ended the
+// test before the calls that stop the code); without a check before it,
+// it is a panic.
+func TestFailureBubbleExit(t *testing.T) {
+	src := func(file string, line int) string {
+		if file == "pool_test.go" && line == 90 {
+			return `	require.ErrorIs(t, err, errBoom)`
+		}
+		return ""
+	}
+	const exited = "panic: deadlock: main bubble goroutine has exited but blocked goroutines remain"
+	for _, tc := range []struct {
+		name   string
+		data   []byte
+		kind   string
+		detail string
+	}{{
+		name: "a check failed first",
+		data: events(
+			"run TestPool",
+			"output TestPool     pool_test.go:90: want errBoom",
+			"output TestPool "+exited,
+			"fail TestPool",
+			"fail -"),
+		kind:   "fails-after",
+		detail: "pool_test.go:90: want errBoom",
+	}, {
+		name: "no check failed",
+		data: events(
+			"run TestPool",
+			"output TestPool "+exited,
+			"fail TestPool",
+			"fail -"),
+		kind: "panics",
+	}, {
+		name: "another panic after a check",
+		data: events(
+			"run TestPool",
+			"output TestPool     pool_test.go:90: want errBoom",
+			"output TestPool panic: runtime error: index out of range [3] with length 3",
+			"fail TestPool",
+			"fail -"),
+		kind: "panics",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := parseEvents(tc.data, src)
+			why := failure(o, "TestPool", 1, &outcome{passed: map[string]int{}})
+			if why == nil {
+				t.Fatal("no failure")
+			}
+			if string(why.Kind) != tc.kind {
+				t.Errorf("kind %q, want %q (%s)", why.Kind, tc.kind, why.Detail)
+			}
+			if tc.detail != "" && !strings.HasPrefix(why.Detail, tc.detail) {
+				t.Errorf("detail %q, want it to start with %q", why.Detail, tc.detail)
+			}
+		})
+	}
+}

@@ -670,6 +670,11 @@ func exampleNote(name string) string {
 	return ""
 }
 
+// bubbleExited is the panic of a synctest bubble whose test function
+// returned (or called runtime.Goexit, as t.Fatal does) while goroutines
+// of the bubble remain blocked.
+const bubbleExited = "main bubble goroutine has exited but blocked goroutines remain"
+
 // failure says why a process of count runs of the top-level test name
 // (or, with name "", of the whole binary) failed, compared with the run
 // before the rewrite, or returns nil.
@@ -681,6 +686,13 @@ func failure(o *outcome, name string, count int, before *outcome) *rewrite.Rever
 	switch {
 	case o.hung:
 		return &rewrite.Revert{Kind: revert.Hangs, Test: test, Detail: fmt.Sprintf("%s (it took %.2fs before the rewrite)", o.reason(), before.mean().Seconds())}
+	case o.panic != "" && o.detail != "" && strings.Contains(o.panic, bubbleExited):
+		// The test failed at a check first: its Fatal (a require's
+		// FailNow) ended the bubble's main goroutine before the calls
+		// that stop the code's goroutines, which the bubble then finds
+		// blocked. That is a failure at the check, with its message,
+		// not a crash in place of one (sourcegraph/conc's error pool).
+		return &rewrite.Revert{Kind: revert.FailsAfter, Test: test, Detail: o.detail + " (then the bubble panicked: goroutines the test did not get to stop remain blocked)"}
 	case o.panic != "":
 		return &rewrite.Revert{Kind: revert.Panics, Test: test, Detail: o.reason()}
 	case o.failed:
