@@ -67,27 +67,15 @@ func (c *clockScan) pacedCompute() string {
 // ownWait returns where body, a loop's, waits by the code's own clock (a
 // sleep, a timer, <-tick.C, <-time.After(d)), not in a closure, or "".
 func (c *clockScan) ownWait(body *ast.BlockStmt) string {
-	info := c.a.info
-	found := ""
-	ast.Inspect(body, func(n ast.Node) bool {
-		if found != "" {
-			return false
-		}
+	return c.firstOutsideClosures(body, func(n ast.Node) bool {
 		switch n := n.(type) {
-		case *ast.FuncLit:
-			return false
 		case *ast.CallExpr:
-			if waitDuration(info, n, "Sleep", "After", "Tick", "NewTimer") != nil {
-				found = c.at(types.ExprString(n), n)
-			}
+			return waitDuration(c.a.info, n, "Sleep", "After", "Tick", "NewTimer") != nil
 		case *ast.UnaryExpr:
-			if n.Op == token.ARROW && c.tickChan(n.X) {
-				found = c.at(types.ExprString(n), n)
-			}
+			return n.Op == token.ARROW && c.tickChan(n.X)
 		}
-		return true
+		return false
 	})
-	return found
 }
 
 // tickChan reports whether e is the channel of a ticker or a timer
@@ -107,24 +95,32 @@ func (c *clockScan) tickChan(e ast.Expr) bool {
 // itself (time.Since(last)/every, float64(el)) or through the package's
 // functions it calls (b.refill()), not in a closure, or "".
 func (c *clockScan) computesIn(body *ast.BlockStmt) string {
+	return c.firstOutsideClosures(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.BinaryExpr:
+			return arith(n.Op) && (c.elapsed(n.X) || c.elapsed(n.Y))
+		case *ast.CallExpr:
+			return c.computed(n) || c.reaches(n, c.computing)
+		}
+		return false
+	})
+}
+
+// firstOutsideClosures names the first node of body, not in a function
+// literal (the loop's own code, not what it hands on), that is, or "".
+func (c *clockScan) firstOutsideClosures(body *ast.BlockStmt, is func(ast.Node) bool) string {
 	found := ""
 	ast.Inspect(body, func(n ast.Node) bool {
 		if found != "" {
 			return false
 		}
-		switch n := n.(type) {
-		case *ast.FuncLit:
+		if _, ok := n.(*ast.FuncLit); ok {
 			return false
-		case *ast.BinaryExpr:
-			if arith(n.Op) && (c.elapsed(n.X) || c.elapsed(n.Y)) {
-				found = c.at(types.ExprString(n), n)
-			}
-		case *ast.CallExpr:
-			if c.computed(n) || c.reaches(n, c.computing) {
-				found = c.at(types.ExprString(n), n)
-			}
 		}
-		return true
+		if e, ok := n.(ast.Expr); ok && is(n) {
+			found = c.at(types.ExprString(e), n)
+		}
+		return found == ""
 	})
 	return found
 }
