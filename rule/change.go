@@ -87,8 +87,9 @@ type Change struct {
 	// slow code there is the flake the change fixes.
 	WorkUnseen bool `json:"-"`
 	// AwaitLines, for a budget change, are the test file's lines, first
-	// and last, where a failure is the wait running out: the poll and
-	// the check after it of the state it awaits. Zero when the rule
+	// and last, where a failure is the wait running out: the check
+	// after the poll of the state it awaits (not a failure exit inside
+	// the poll, which fires whatever the budget). Zero when the rule
 	// cannot tell (any failure at or after the fix's line counts). A
 	// late mutant shows a budget's strength only when the original fails
 	// on it there: one that fails a later check (a counter checked after

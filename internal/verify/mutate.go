@@ -807,7 +807,7 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 		// at that kind among them (shown.go).
 		tried := make([]triedMutant, len(verdicts))
 		for i, vd := range verdicts {
-			tried[i] = triedMutant{m: all[p.ids[i]-1], counts: vd.counts, killed: vd.killed, orig: vd.origWhy}
+			tried[i] = triedMutant{m: all[p.ids[i]-1], counts: vd.counts, killed: vd.killed, orig: vd.origWhy, after: vd.after}
 		}
 		held, rest := unshown(p.test, p.sites, tried)
 		v.recordStrength(rest, tally)

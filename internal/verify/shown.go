@@ -38,9 +38,13 @@ import (
 // comes late fails "count right after 3 events" before the poll ever
 // runs). So a budget's aimed mutant shows strength only when the
 // original fails on it at or after the fix's line in the test file, and,
-// where the rule names them (rule.Change.AwaitLines), no later than the
-// check of what the wait awaits: a counter checked after the poll made
-// late fails the original there, and any budget kills it. A
+// where the rule names them (rule.Change.AwaitLines), at the check of
+// what the wait awaits: a counter checked after the poll made late fails
+// the original there, and a failure exit inside the poll fires on the
+// first attempt that sees a passing state, so any budget kills both. The
+// rewrite must fail it at that check too: one that passes the awaited
+// state late and fails a later check fails on a consequence of the
+// mutant, which a bug late elsewhere need not have. A
 // clock or an ownership change holds for the whole test (a bubble, a
 // cleanup): a failure anywhere in it counts.
 
@@ -89,6 +93,7 @@ type triedMutant struct {
 	counts bool            // the original fails on it
 	killed bool            // the rewrite fails on it too (a catch: see catches)
 	orig   *rewrite.Revert // the original's failure, when it counts
+	after  *rewrite.Revert // the rewrite's failure, when it killed it
 }
 
 // unshownWhy returns why the mutants tried (none: nothing could be
@@ -110,7 +115,7 @@ func unshownWhy(s fixSite, tried []triedMutant) string {
 		// deadlines; a fake clock the test already ran on was exact
 		// before, and a wait taken away is what its fix is about.
 		exacts := slices.ContainsFunc(s.finding.Changes, func(c rule.Change) bool { return c.Kind == k && c.WorkUnseen })
-		var aimed, counted, before, after, removal []string
+		var aimed, counted, before, inside, after, later, removal []string
 		shown := false
 		for _, t := range tried {
 			if !slices.Contains(ak.ops, t.m.op) {
@@ -139,9 +144,31 @@ func unshownWhy(s fixSite, tried []triedMutant) string {
 					addName(&before, fmt.Sprintf("%s %s", l, where))
 					continue
 				}
-				if end := awaitEnd(s.finding.Changes, k); end > 0 && line > end {
+				start, end := awaitSpan(s.finding.Changes, k)
+				if end > 0 && line > end {
 					addName(&after, fmt.Sprintf("%s at %s:%d", l, filepath.Base(s.finding.File), line))
 					continue
+				}
+				if end > 0 && line < start {
+					addName(&inside, fmt.Sprintf("%s at %s:%d", l, filepath.Base(s.finding.File), line))
+					continue
+				}
+				// The rewrite must fail it where the wait's length
+				// decides too: one that passes the awaited state late
+				// and fails a check after it (a lease lapsed by the
+				// time of a fenced write) catches a consequence of
+				// this mutant's lateness, not lateness, and a bug that
+				// is late before what that check depends on passes it
+				// (red team batch 16, campaignfence).
+				if end > 0 && t.after != nil {
+					if al := failLine(t.after.Detail, s.finding.File); al < start || al > end {
+						where := "where it names no line of the test file"
+						if al > 0 {
+							where = fmt.Sprintf("at %s:%d", filepath.Base(s.finding.File), al)
+						}
+						addName(&later, fmt.Sprintf("%s, which the rewrite fails only %s", l, where))
+						continue
+					}
 				}
 			}
 			shown = true
@@ -157,16 +184,25 @@ func unshownWhy(s fixSite, tried []triedMutant) string {
 			whys = append(whys, fmt.Sprintf("the original fails on none of the mutants aimed at its %s change (%s), so they show nothing of it", k, strings.Join(aimed, ", ")))
 		case len(removal) > 0 && len(before) == 0 && len(removal) == len(counted):
 			whys = append(whys, fmt.Sprintf("the original fails only on mutants aimed at its %s change that take a wait or elapsed time away (%s), which any clock shows: none that moves a deadline by one tick, slows the code or adds work counted, and those probe what the change does", k, strings.Join(removal, ", ")))
-		case len(before) > 0 || len(after) > 0:
+		case len(later) > 0 && len(before) == 0 && len(inside) == 0 && len(after) == 0:
+			whys = append(whys, fmt.Sprintf("the rewrite fails the mutants aimed at its %s change only after the check of what the wait awaits at %s:%d (%s): it passes the awaited state late and fails on what that lateness leads to, which a bug late elsewhere need not", k, filepath.Base(s.finding.File), awaitEndLine(s.finding.Changes, k), strings.Join(later, "; ")))
+		case len(before) > 0 || len(inside) > 0 || len(after) > 0:
 			var where []string
 			if len(before) > 0 {
 				where = append(where, fmt.Sprintf("before the fix at %s:%d (%s)", filepath.Base(s.finding.File), s.finding.Line, strings.Join(before, "; ")))
 			}
-			if len(after) > 0 {
-				where = append(where, fmt.Sprintf("after the check of what the wait awaits at %s:%d (%s)", filepath.Base(s.finding.File), awaitEnd(s.finding.Changes, k), strings.Join(after, "; ")))
+			if len(inside) > 0 {
+				start, _ := awaitSpan(s.finding.Changes, k)
+				where = append(where, fmt.Sprintf("at a failure exit inside the poll, before the check of what it awaits at %s:%d (%s)", filepath.Base(s.finding.File), start, strings.Join(inside, "; ")))
 			}
-			whys = append(whys, fmt.Sprintf("the original fails on the mutants aimed at its %s change only %s, where the wait's length does not matter",
-				k, strings.Join(where, " and ")))
+			if len(after) > 0 {
+				where = append(where, fmt.Sprintf("after the check of what the wait awaits at %s:%d (%s)", filepath.Base(s.finding.File), awaitEndLine(s.finding.Changes, k), strings.Join(after, "; ")))
+			}
+			why := fmt.Sprintf("the original fails on the mutants aimed at its %s change only %s, where the wait's length does not matter", k, strings.Join(where, " and "))
+			if len(later) > 0 {
+				why += fmt.Sprintf(", or the rewrite fails them only after that check (%s)", strings.Join(later, "; "))
+			}
+			whys = append(whys, why)
 		default:
 			// Every one that counts is killed when the fix is kept
 			// (mutateTest): only a missed one is left, which reverts the
@@ -180,18 +216,28 @@ func unshownWhy(s fixSite, tried []triedMutant) string {
 	return strings.Join(whys, "; ") + ": strength cannot be shown"
 }
 
-// awaitEnd is the last line where a failure of the original shows a
-// change of kind k (rule.Change.AwaitLines), 0 when no change says.
-func awaitEnd(changes []rule.Change, k rule.ChangeKind) int {
-	end := 0
+// awaitSpan is the first and last line where a failure of the original
+// shows a change of kind k (rule.Change.AwaitLines): the lines of the
+// check of what the wait awaits; 0, 0 when a change cannot tell.
+func awaitSpan(changes []rule.Change, k rule.ChangeKind) (int, int) {
+	start, end := 0, 0
 	for _, c := range changes {
 		if c.Kind == k {
 			if c.AwaitLines[1] == 0 {
-				return 0 // one change that cannot tell: any line after the fix
+				return 0, 0 // one change that cannot tell: any line after the fix
+			}
+			if start == 0 || c.AwaitLines[0] < start {
+				start = c.AwaitLines[0]
 			}
 			end = max(end, c.AwaitLines[1])
 		}
 	}
+	return start, end
+}
+
+// awaitEndLine is the last line of awaitSpan.
+func awaitEndLine(changes []rule.Change, k rule.ChangeKind) int {
+	_, end := awaitSpan(changes, k)
 	return end
 }
 

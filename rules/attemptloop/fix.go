@@ -180,15 +180,19 @@ func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string)
 		}
 		return c.rewrite(l, name, budgetExpr, keep)
 	}
-	return &rule.Fix{Message: msg, Changes: []rule.Change{{Kind: rule.Budget, What: "the attempt count becomes a deadline: the condition may take longer than the attempts allowed", Checked: append(checked, actsChecked, workChecked), Window: window, AwaitLines: c.awaitLines(l, check)}}, Apply: apply, Deletes: deletes}, ""
+	return &rule.Fix{Message: msg, Changes: []rule.Change{{Kind: rule.Budget, What: "the attempt count becomes a deadline: the condition may take longer than the attempts allowed", Checked: append(checked, actsChecked, workChecked), Window: window, AwaitLines: c.awaitLines(check)}}, Apply: apply, Deletes: deletes}, ""
 }
 
 // awaitLines returns the test file's lines, first and last, where a
-// failure is the poll running out: the loop and the check after it that
-// fails on exhaustion (rule.Change.AwaitLines). A check that returns a
-// failure to a caller fails the test at the caller's line, which may be
-// anywhere: then zero, any failure after the loop counts.
-func (c *checker) awaitLines(l *loop, check ast.Stmt) [2]int {
+// failure is the poll running out: the check after the loop that fails
+// on exhaustion (rule.Change.AwaitLines). A failure exit inside the loop
+// (a state that must never be seen: "lost an uncontested election")
+// fires on the first attempt that sees it, whatever the budget, so a
+// late write that shows such a state in passing is no sign of the
+// window's length (red team batch 16, campaignfence). A check that
+// returns a failure to a caller fails the test at the caller's line,
+// which may be anywhere: then zero, any failure after the loop counts.
+func (c *checker) awaitLines(check ast.Stmt) [2]int {
 	if check == nil {
 		return [2]int{}
 	}
@@ -205,10 +209,6 @@ func (c *checker) awaitLines(l *loop, check ast.Stmt) [2]int {
 	if returns {
 		return [2]int{}
 	}
-	start := ast.Node(l.stmt)
-	if l.labeled != nil {
-		start = l.labeled
-	}
 	fset := c.pass.Fset
-	return [2]int{fset.Position(start.Pos()).Line, fset.Position(check.End()).Line}
+	return [2]int{fset.Position(check.Pos()).Line, fset.Position(check.End()).Line}
 }
