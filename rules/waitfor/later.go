@@ -10,6 +10,7 @@ import (
 
 	"github.com/unflake/unflake/internal/handover"
 	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // A monotone poll ends the sleep's window at the first instant its checks
@@ -102,7 +103,7 @@ func (p *poll) laterWhy() string {
 		return true
 	})
 	if found == "" {
-		return ""
+		return c.sharedWrite(g.fn, waitPos)
 	}
 	also := ""
 	if stopper != nil {
@@ -505,4 +506,41 @@ func (g *group) inLiteral(stack []ast.Node) bool {
 		}
 	}
 	return false
+}
+
+// sharedWrite names a write of package-level state by the code the test
+// calls before the wait (by its effect summary, goroutines it starts
+// included), or "". Such state outlives the test: what the code does to
+// it in the rest of the window (a breaker tripped by a delivery that
+// times out after it was accepted) is seen by the tests after this one,
+// and a poll that ends the window at the first event, followed by the
+// test's end, which stops the code, keeps that from happening at all
+// (red team batch 16, webhooktrip).
+func (c *checker) sharedWrite(fn ast.Node, before token.Pos) string {
+	found := ""
+	ast.Inspect(fn, func(n ast.Node) bool {
+		if found != "" {
+			return false
+		}
+		call, ok := n.(*ast.CallExpr)
+		if !ok || call.Pos() >= before {
+			return true
+		}
+		callee := match.Callee(c.info, call)
+		if callee == nil || callee.Pkg() == nil || match.IsStd(callee.Pkg().Path()) {
+			return true
+		}
+		sum := c.pass.Effects.Of(callee)
+		if sum == nil {
+			return true
+		}
+		for _, e := range sum.Effects {
+			if e.Kind == effect.WritesGlobal {
+				found = fmt.Sprintf("the code the test calls at %s writes package-level state, which outlives the test (%s): what the code does to it in the rest of the sleep's window, later tests see, and a poll that ends at the first instant its checks hold ends the test, which stops the code, before that happens", c.line(call), e.Why())
+				return false
+			}
+		}
+		return true
+	})
+	return found
 }
