@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/types"
+	"slices"
 	"strings"
 
 	"github.com/dave/dst"
@@ -519,19 +520,39 @@ func oneOf(s string, list []string) bool {
 	return false
 }
 
+// cachedEnv lists the environment variables the standard library reads
+// once, at its first need, and keeps for the life of the process: the test
+// that first needs them decides what every later test sees, whatever its
+// t.Setenv restores. Of each: the packages through which a test may reach
+// the read (nil: any package), and what the reason says of it.
+var cachedEnv = []struct {
+	names  []string
+	pkgs   []string
+	shares string // what the tests share through it
+	its    string // what the setter leaves behind
+	what   string
+}{
+	{[]string{"TZ"}, []string{"time", "log", "log/slog"}, "the local time zone", "zone", "the time package reads TZ once, when local time is first needed, and keeps that zone for the process"},
+	{[]string{"ZONEINFO"}, []string{"time", "log", "log/slog"}, "the time zone database", "zones", "the time package reads ZONEINFO once, at the first time.LoadLocation of the process, and keeps that tz database for the process"},
+	{[]string{"GODEBUG"}, nil, "the standard library's GODEBUG settings", "settings", "the standard library reads some GODEBUG settings once and keeps them for the process (net's netdns at its first lookup, net/http's http2 settings when a server or transport first starts)"},
+	{[]string{"HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy", "REQUEST_METHOD"}, []string{"net/http", "net/http/httputil", "net/http/httptest"}, "net/http's proxy settings", "proxy", "net/http's ProxyFromEnvironment reads the proxy variables once, at its first call, and keeps them for the process"},
+	{[]string{"SSL_CERT_FILE", "SSL_CERT_DIR"}, []string{"crypto/x509", "crypto/tls", "net/http", "net/http/httptest", "net/smtp"}, "the system's certificate roots", "roots", "crypto/x509 reads the certificate locations once, when the system roots are first loaded, and keeps those roots for the process"},
+	{[]string{"LOCALDOMAIN", "RES_OPTIONS", "HOSTALIASES"}, []string{"net", "net/http", "net/http/httptest", "net/smtp", "net/rpc", "crypto/tls"}, "net's resolver", "resolver", "net reads the resolver's variables once, at its first lookup, and keeps the resolver it chose for the process"},
+}
+
 // zoneSetter says where another function of the package's files (a test,
-// a helper; not TestMain or init, which run before every test) sets TZ
-// or assigns time.Local, or "". The time package reads TZ once, the first
-// time anything needs the local zone, and keeps that zone for the life of
-// the process; a test that sets TZ with t.Setenv, which restores the
-// variable, still leaves its zone behind when it was the first to need
-// local time. Made parallel, a test runs after every sequential one and
-// may see that zone: a scheduler's test written in the zone TestMain
-// pinned fails on correct code (red team batch 15, tzlocal).
+// a helper; not TestMain or init, which run before every test) sets a
+// variable the standard library reads once and keeps (cachedEnv: TZ, the
+// tz database's ZONEINFO, GODEBUG, the proxy variables, ...) or assigns
+// time.Local, when the test may reach the read, or "". A test that sets
+// such a variable with t.Setenv, which restores it, still leaves its value
+// behind when it was the first to need it. Made parallel, a test runs
+// after every sequential one and may see that value: a scheduler's test
+// written in the zone TestMain pinned fails on correct code (red team
+// batch 15, tzlocal), as does one whose zones a later test's fixture tz
+// database (ZONEINFO) redefines (batch 16, zoneinfo). A name the analysis
+// cannot evaluate may be any of them.
 func (c *checker) zoneSetter(self *ast.FuncDecl) string {
-	if !c.mayUseZone(self.Body) {
-		return ""
-	}
 	var why string
 	for _, f := range c.pass.Files {
 		for _, d := range f.Decls {
@@ -546,12 +567,25 @@ func (c *checker) zoneSetter(self *ast.FuncDecl) string {
 				switch n := n.(type) {
 				case *ast.CallExpr:
 					setenv := match.IsMethod(c.info, n, "testing", "Setenv") || match.IsPkgFunc(c.info, n, "os", "Setenv", "Unsetenv") || match.IsPkgFunc(c.info, n, "syscall", "Setenv", "Unsetenv")
-					if setenv && len(n.Args) >= 1 {
-						if k, ok := match.ConstString(c.info, n.Args[0]); ok && k == "TZ" {
-							why = fmt.Sprintf("shares the local time zone with %s, which sets TZ: the time package reads TZ once, when local time is first needed, and keeps that zone for the process; made parallel, this test runs after %s and may see its zone", c.where(fd.Name.Name, n), fd.Name.Name)
+					if !setenv || len(n.Args) < 1 {
+						break
+					}
+					k, known := match.ConstString(c.info, n.Args[0])
+					for _, e := range cachedEnv {
+						if known && !slices.Contains(e.names, k) || !c.mayRead(self.Body, e.pkgs) {
+							continue
 						}
+						name := k
+						if !known {
+							name = fmt.Sprintf("%s, a variable the analysis cannot name (it may be %s)", types.ExprString(n.Args[0]), e.names[0])
+						}
+						why = fmt.Sprintf("shares %s with %s, which sets %s: %s; made parallel, this test runs after %s and may see its %s", e.shares, c.where(fd.Name.Name, n), name, e.what, fd.Name.Name, e.its)
+						break
 					}
 				case *ast.AssignStmt:
+					if !c.mayRead(self.Body, cachedEnv[0].pkgs) {
+						break
+					}
 					for _, l := range n.Lhs {
 						if sel, ok := ast.Unparen(l).(*ast.SelectorExpr); ok {
 							if v, ok := c.info.Uses[sel.Sel].(*types.Var); ok && v.Pkg() != nil && v.Pkg().Path() == "time" && v.Name() == "Local" {
@@ -570,11 +604,11 @@ func (c *checker) zoneSetter(self *ast.FuncDecl) string {
 	return ""
 }
 
-// mayUseZone reports whether body calls something that may read the
-// local zone: a function of the package, of another module, or of the
-// time or log packages. A test that calls only the rest of the standard
-// library (strings, strconv) does not.
-func (c *checker) mayUseZone(body *ast.BlockStmt) bool {
+// mayRead reports whether body calls something that may reach a read of
+// the standard library's in pkgs: a function of the package, of another
+// module, of one of pkgs, or (pkgs nil) of any package. A test that calls
+// only the rest of the standard library (strings, strconv) does not.
+func (c *checker) mayRead(body *ast.BlockStmt, pkgs []string) bool {
 	found := false
 	ast.Inspect(body, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
@@ -590,7 +624,7 @@ func (c *checker) mayUseZone(body *ast.BlockStmt) bool {
 			return true
 		}
 		path := fn.Pkg().Path()
-		found = !match.IsStd(path) || path == c.pass.Pkg.Path() || path == "time" || path == "log" || path == "log/slog"
+		found = pkgs == nil || !match.IsStd(path) || path == c.pass.Pkg.Path() || slices.Contains(pkgs, path)
 		return !found
 	})
 	return found

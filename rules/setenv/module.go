@@ -156,7 +156,9 @@ func (c *checker) readModule() []moduleWrite {
 // TestMain, only the function literals it leaves behind count (a helper
 // kept in a package variable, a goroutine, a callback): tests may call
 // them, and what they write is not the seal's. TestMain's own statements
-// before m.Run are the seal's to evaluate, and after it no test runs.
+// before m.Run are the seal's to evaluate; after it no test runs, unless
+// TestMain runs the tests again, when the seal evaluates all of them
+// (sealer.rounds).
 func (c *checker) ownWrites(f *ast.File) []moduleWrite {
 	var out []moduleWrite
 	sealers := c.sealers()

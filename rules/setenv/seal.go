@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"go/types"
 	"path/filepath"
+	"strings"
 
 	"github.com/unflake/unflake/internal/match"
 )
@@ -29,6 +30,17 @@ func (c *checker) seal() (map[string]bool, bool) {
 	}
 	s := &sealer{c: c, sealed: map[string]bool{}, why: map[string]string{}}
 	s.stmts(main.Body.List, nil)
+	if at := c.rerun(main); at != "" {
+		// TestMain may run the tests again (go.dev/issue/23129 lets
+		// m.Run be called more than once): what it writes after the
+		// first round is what the later rounds run under, so the seal
+		// holds only if no statement of it changes the variable. All of
+		// TestMain is evaluated as statements that may run before a
+		// round: a clear to "" again keeps the seal, any other write of
+		// a name undoes it, a write the analysis cannot name undoes all.
+		s.rounds = at
+		s.taint(main.Body)
+	}
 	c.unsealed, c.distrust = s.why, s.distrust
 	return s.sealed, true
 }
@@ -65,6 +77,9 @@ type sealer struct {
 	// distrust, when not empty, says why nothing is sealed: a call the
 	// seal cannot see into may write any variable after the seal.
 	distrust string
+	// rounds, when not empty, says where TestMain may run the tests
+	// more than once; the reasons of what it undoes then name it.
+	rounds string
 }
 
 // stmts evaluates list in order and reports whether it reached m.Run (then
@@ -291,15 +306,24 @@ func isEnvFunc(info *types.Info, call *ast.CallExpr, name string) bool {
 // unseal records that name is not sealed, and why.
 func (s *sealer) unseal(name, why string) {
 	s.sealed[name] = false
-	s.why[name] = why
+	s.why[name] = why + s.roundsNote()
 }
 
 // distrustAll records that nothing sealed so far can be trusted, and why.
 func (s *sealer) distrustAll(why string) {
 	s.sealed = map[string]bool{}
 	if s.distrust == "" {
-		s.distrust = why
+		s.distrust = why + s.roundsNote()
 	}
+}
+
+// roundsNote is what a reason adds when TestMain runs the tests more than
+// once: a write after the first round is one a later round runs under.
+func (s *sealer) roundsNote() string {
+	if s.rounds == "" {
+		return ""
+	}
+	return fmt.Sprintf(", and TestMain may run the tests more than once (%s), so a later round may run under that write", s.rounds)
 }
 
 func (s *sealer) taintArgs(call *ast.CallExpr) {
@@ -500,4 +524,116 @@ func with(env map[*types.Var]binding, v *types.Var, b binding) map[*types.Var]bi
 		}
 	}
 	return out
+}
+
+// rerun says where TestMain may call m.Run more than once, or returns "":
+// two calls (in TestMain or the package functions it calls), a call in a
+// loop, a function literal or after a goto, or a *testing.M handed to code
+// the analysis does not follow (a function value, another package, a call
+// too deep).
+func (c *checker) rerun(main *ast.FuncDecl) string {
+	r := &runs{c: c, stack: map[*types.Func]bool{}}
+	r.walk(main.Body, 0, false, "")
+	switch {
+	case r.again != "":
+		return r.again
+	case len(r.sites) > 1:
+		return "m.Run at " + strings.Join(r.sites, " and ")
+	}
+	return ""
+}
+
+// runs collects where TestMain runs the tests.
+type runs struct {
+	c     *checker
+	sites []string // file:line of each m.Run reached once
+	again string   // why a call may run the tests more than once
+	stack map[*types.Func]bool
+}
+
+func (r *runs) where(at token.Pos) string {
+	p := r.c.pass.Fset.Position(at)
+	return fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)
+}
+
+// walk looks for m.Run in n, following the package's functions; many says
+// n may run more than once; via names the call of TestMain that reached n.
+func (r *runs) walk(n ast.Node, depth int, many bool, via string) {
+	c := r.c
+	ast.Inspect(n, func(n ast.Node) bool {
+		if r.again != "" {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.ForStmt:
+			for _, x := range []ast.Node{n.Init, n.Cond, n.Post} {
+				if x != nil {
+					r.walk(x, depth, many, via)
+				}
+			}
+			r.walk(n.Body, depth, true, via)
+			return false
+		case *ast.RangeStmt:
+			r.walk(n.X, depth, many, via)
+			r.walk(n.Body, depth, true, via)
+			return false
+		case *ast.FuncLit:
+			r.walk(n.Body, depth, true, via) // may be called any number of times
+			return false
+		case *ast.BranchStmt:
+			if n.Tok == token.GOTO {
+				many = true // conservative: a goto may jump back
+			}
+		case *ast.CallExpr:
+			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && sel.Sel.Name == "Run" && match.IsNamed(c.info.TypeOf(sel.X), "testing", "M") {
+				if many {
+					r.again = fmt.Sprintf("m.Run at %s%s, in a loop, a function literal or after a goto", r.where(n.Pos()), via)
+				} else {
+					r.sites = append(r.sites, r.where(n.Pos())+via)
+				}
+				return true
+			}
+			fn := match.Callee(c.info, n)
+			var fd *ast.FuncDecl
+			if fn != nil {
+				fd = c.decls[fn.Origin()]
+			}
+			switch {
+			case fd != nil && fd.Body != nil && !r.stack[fn.Origin()] && depth < maxDepth:
+				// A function of the package: what it runs, it runs
+				// at each call.
+				r.stack[fn.Origin()] = true
+				in := via
+				if in == "" {
+					in = fmt.Sprintf(" through %s at %s", fn.Name(), r.where(n.Pos()))
+				}
+				r.walk(fd.Body, depth+1, many, in)
+				delete(r.stack, fn.Origin())
+			case passesM(c.info, n):
+				// Code the analysis does not follow may run the tests
+				// any number of times (its own writes are judged by
+				// the seal's taint).
+				r.again = fmt.Sprintf("%s at %s, given the *testing.M, may call m.Run more than once", types.ExprString(n.Fun), r.where(n.Pos()))
+			}
+		}
+		return true
+	})
+}
+
+// passesM reports whether call is given a *testing.M, or a value built
+// from one, as an argument.
+func passesM(info *types.Info, call *ast.CallExpr) bool {
+	found := false
+	for _, a := range call.Args {
+		ast.Inspect(a, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok && match.IsNamed(info.TypeOf(sel.X), "testing", "M") {
+				return false // m.Run(): a call of its method, not m given away
+			}
+			if e, ok := n.(ast.Expr); ok && !found && match.IsNamed(info.TypeOf(e), "testing", "M") {
+				found = true
+			}
+			return !found
+		})
+	}
+	return found
 }
