@@ -1320,7 +1320,7 @@ func (a *Analysis) readsClock(t types.Type) bool {
 			if !ok || found {
 				return !found
 			}
-			if match.IsPkgFunc(a.info, call, "time", "Now", "Since", "Until") {
+			if readsClock(a.info, call) {
 				found = true
 			} else if fn := match.Callee(a.info, call); fn != nil && fn.Pkg() == a.pass.Pkg {
 				found = reads(a.decls[fn.Origin()])

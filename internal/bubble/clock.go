@@ -655,14 +655,35 @@ func (c *clockScan) objOf(e ast.Expr) types.Object {
 	return nil
 }
 
-// isNow reports whether e is a call of time.Now (with .UTC(), .Local()
-// or .Round(0) after it: the same reading).
+// readsClock reports whether call reads the clock: time.Now, Since or
+// Until, or a call of a clock held in a function value (nowValue).
+func readsClock(info *types.Info, call *ast.CallExpr) bool {
+	return match.IsPkgFunc(info, call, "time", "Now", "Since", "Until") || nowValue(info, call)
+}
+
+// nowValue reports whether call calls a function value of type
+// func() time.Time (a field now func() time.Time set to time.Now, a
+// clock handed in): code that reads its clock through a seam reads the
+// real one unless the test hands it another, so its reading counts as
+// one of the clock's (red team batch 16, loginlockout). A declared
+// function or method is not one: its body is read.
+func nowValue(info *types.Info, call *ast.CallExpr) bool {
+	if match.Callee(info, call) != nil || match.IsConversion(info, call) {
+		return false
+	}
+	sig, ok := info.TypeOf(call.Fun).Underlying().(*types.Signature)
+	return ok && sig.Params().Len() == 0 && sig.Results().Len() == 1 && match.IsNamed(sig.Results().At(0).Type(), "time", "Time")
+}
+
+// isNow reports whether e is a call of time.Now or of a clock held in a
+// function value (with .UTC(), .Local() or .Round(0) after it: the same
+// reading).
 func (c *clockScan) isNow(e ast.Expr) bool {
 	call, ok := ast.Unparen(e).(*ast.CallExpr)
 	if !ok {
 		return false
 	}
-	if match.IsPkgFunc(c.a.info, call, "time", "Now") {
+	if match.IsPkgFunc(c.a.info, call, "time", "Now") || nowValue(c.a.info, call) {
 		return true
 	}
 	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && match.IsMethod(c.a.info, call, "time", "UTC", "Local", "Round", "Truncate") {
@@ -747,7 +768,7 @@ func (c *clockScan) scan(root ast.Node, test bool) {
 			if !test && c.computed(n) {
 				c.computing[root] = true
 			}
-			if match.IsPkgFunc(info, n, "time", "Now", "Since", "Until") {
+			if readsClock(info, n) {
 				c.clocked[root] = true
 			}
 			fn := match.Callee(info, n)
@@ -887,7 +908,7 @@ func (c *clockScan) identity(e ast.Expr) bool {
 func (c *clockScan) clockCond(e ast.Expr) bool {
 	found := false
 	ast.Inspect(e, func(n ast.Node) bool {
-		if call, ok := n.(*ast.CallExpr); ok && (match.IsPkgFunc(c.a.info, call, "time", "Now", "Since", "Until") || match.IsMethod(c.a.info, call, "context", "Err")) {
+		if call, ok := n.(*ast.CallExpr); ok && (readsClock(c.a.info, call) || match.IsMethod(c.a.info, call, "context", "Err")) {
 			found = true
 		}
 		return !found
@@ -942,7 +963,7 @@ func isMap(t types.Type) bool {
 func (c *clockScan) call(call *ast.CallExpr, stack []ast.Node) {
 	info := c.a.info
 	switch {
-	case match.IsPkgFunc(info, call, "time", "Now", "Since", "Until"):
+	case readsClock(info, call):
 		if c.now == "" {
 			c.now = c.at(types.ExprString(call.Fun), call)
 		}
@@ -1263,13 +1284,35 @@ func (c *clockScan) elapsed(e ast.Expr) bool {
 func (c *clockScan) backToBack(t *Target, set map[ast.Node]bool, outside, effects bool) string {
 	info := c.a.info
 	body := &ast.BlockStmt{List: t.body.List[t.lead:]}
+	// A helper of the test file counts as well where it reaches that
+	// code: lockOut(t, g, "ann", 3), three logins, then a fourth right
+	// after it (red team batch 16, loginlockout).
 	mine := func(call *ast.CallExpr) bool {
 		fn := match.Callee(info, call)
-		return fn != nil && fn.Pkg() == c.a.pass.Pkg && !strings.HasSuffix(c.a.pass.Fset.Position(fn.Pos()).Filename, "_test.go")
+		return fn != nil && fn.Pkg() == c.a.pass.Pkg
 	}
-	direct := func(n ast.Node) bool {
+	// A wait separates two calls only where it surely lets time pass:
+	// a sleep of a constant of a millisecond or more. One of a duration
+	// a table row may make 0 (time.Sleep(tc.gap)) or of nanoseconds
+	// lets none, or too little for a bug's window cut to nanoseconds
+	// (red team batch 16, repeatgap).
+	direct := func(n ast.Node, scope ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
-		return ok && (match.IsPkgFunc(info, call, "time", "Sleep", "After") || match.IsPkgFunc(info, call, "testing/synctest", "Wait"))
+		if !ok {
+			return false
+		}
+		if match.IsPkgFunc(info, call, "testing/synctest", "Wait") {
+			return true
+		}
+		return match.IsPkgFunc(info, call, "time", "Sleep", "After") && len(call.Args) == 1 && c.surelyWaits(call.Args[0], scope)
+	}
+	// A subtest's waits may name a variable its enclosing test sets
+	// (every := 100 * time.Millisecond before t.Run).
+	var scope ast.Node = t.body
+	for _, d := range t.file.Decls {
+		if d.Pos() <= t.body.Pos() && t.body.End() <= d.End() {
+			scope = d
+		}
 	}
 	// A helper that sleeps (waitInterval(t, l)) waits as well.
 	sleeping := map[ast.Node]bool{}
@@ -1278,7 +1321,7 @@ func (c *clockScan) backToBack(t *Target, set map[ast.Node]bool, outside, effect
 			continue
 		}
 		ast.Inspect(d.Body, func(n ast.Node) bool {
-			if direct(n) {
+			if direct(n, d.Body) {
 				sleeping[d.Body] = true
 			}
 			return !sleeping[d.Body]
@@ -1286,7 +1329,7 @@ func (c *clockScan) backToBack(t *Target, set map[ast.Node]bool, outside, effect
 	}
 	wait := func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
-		return ok && (direct(call) || c.reaches(call, sleeping))
+		return ok && (direct(call, scope) || c.reaches(call, sleeping))
 	}
 	checked := func(call *ast.CallExpr, stack []ast.Node) bool {
 		for i := len(stack) - 1; i >= 0; i-- {
@@ -1359,7 +1402,7 @@ func (c *clockScan) backToBack(t *Target, set map[ast.Node]bool, outside, effect
 						return !waits
 					})
 					if !waits {
-						again = "itself, in a loop that does not wait"
+						again = "itself, in a loop with no wait of a constant millisecond or more"
 					}
 					break
 				}
@@ -1372,6 +1415,23 @@ func (c *clockScan) backToBack(t *Target, set map[ast.Node]bool, outside, effect
 		return true
 	})
 	return found
+}
+
+// surelyWaits reports whether a wait of e surely lets a millisecond or
+// more pass: a constant, or a variable of scope set once to one (the
+// steps a loop's waits are made of: steps.go), or a sum with such a
+// term (tc.per + 20*time.Millisecond).
+func (c *clockScan) surelyWaits(e ast.Expr, scope ast.Node) bool {
+	if b, ok := ast.Unparen(e).(*ast.BinaryExpr); ok && b.Op == token.ADD {
+		return c.surelyWaits(b.X, scope) || c.surelyWaits(b.Y, scope)
+	}
+	steps := c.stepsOf(e, scope, map[types.Object]bool{})
+	for _, s := range steps {
+		if !s.known || s.d < time.Millisecond {
+			return false
+		}
+	}
+	return len(steps) > 0
 }
 
 // outsideCall reports whether call calls a function of another
