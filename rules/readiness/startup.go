@@ -601,7 +601,7 @@ func (c *checker) startsProcess(n ast.Node, depth int, seen map[*ast.FuncDecl]bo
 		if callee == nil {
 			return true
 		}
-		if name, ok := processStart(callee); ok {
+		if name, ok := match.ProcessStart(callee); ok {
 			what, at = name, c.line(call)
 			return false
 		}
@@ -612,28 +612,4 @@ func (c *checker) startsProcess(n ast.Node, depth int, seen map[*ast.FuncDecl]bo
 		return what == ""
 	})
 	return what, at
-}
-
-// processStart reports whether f starts a process, with its name.
-func processStart(f *types.Func) (string, bool) {
-	if f.Pkg() == nil {
-		return "", false
-	}
-	switch path := f.Pkg().Path(); path {
-	case "os/exec":
-		switch f.Name() {
-		case "Start", "Run", "Output", "CombinedOutput":
-			return "exec.Cmd." + f.Name(), true
-		}
-	case "os":
-		if f.Name() == "StartProcess" {
-			return "os.StartProcess", true
-		}
-	case "syscall", "golang.org/x/sys/unix":
-		switch f.Name() {
-		case "ForkExec", "StartProcess", "Exec":
-			return path + "." + f.Name(), true
-		}
-	}
-	return "", false
 }
