@@ -775,3 +775,29 @@ func IsConversion(info *types.Info, call *ast.CallExpr) bool {
 	tv, ok := info.Types[call.Fun]
 	return ok && tv.IsType()
 }
+
+// ProcessStart reports whether f starts a process, with its name: an
+// exec.Cmd's Start, Run, Output or CombinedOutput, os.StartProcess, or
+// syscall's (or x/sys/unix's) ForkExec, StartProcess or Exec.
+func ProcessStart(f *types.Func) (string, bool) {
+	if f.Pkg() == nil {
+		return "", false
+	}
+	switch path := f.Pkg().Path(); path {
+	case "os/exec":
+		switch f.Name() {
+		case "Start", "Run", "Output", "CombinedOutput":
+			return "exec.Cmd." + f.Name(), true
+		}
+	case "os":
+		if f.Name() == "StartProcess" {
+			return "os.StartProcess", true
+		}
+	case "syscall", "golang.org/x/sys/unix":
+		switch f.Name() {
+		case "ForkExec", "StartProcess", "Exec":
+			return path + "." + f.Name(), true
+		}
+	}
+	return "", false
+}

@@ -49,7 +49,7 @@ func (c *checker) initHazard(s *site) string {
 		return ""
 	}
 	if c.initWhy == nil {
-		why := c.initWork()
+		why := c.initWork(false)
 		c.initWhy = &why
 	}
 	if *c.initWhy == "" {
@@ -68,8 +68,9 @@ type syntaxPkg struct {
 
 // initWork returns the first work of the child's package initialisation
 // that outlives it ("starts a goroutine (go at server.go:52, in init)"),
+// or, with env, the first copy it takes of the environment (envcopy.go);
 // or "".
-func (c *checker) initWork() string {
+func (c *checker) initWork(env bool) string {
 	if len(c.pass.AllFiles) == 0 {
 		return ""
 	}
@@ -159,7 +160,7 @@ func (c *checker) initWork() string {
 		if broken != "" {
 			return fmt.Sprintf("may do anything: the rule cannot read %s", broken)
 		}
-		w := &initWalker{fset: fset, pkg: p, seen: map[*ast.FuncDecl]bool{}, pkgPath: label[d], resolve: resolve, inModule: inModule}
+		w := &initWalker{fset: fset, pkg: p, seen: map[*ast.FuncDecl]bool{}, pkgPath: label[d], resolve: resolve, inModule: inModule, env: env}
 		if why := w.pkgInit(); why != "" {
 			return why
 		}
@@ -230,6 +231,9 @@ type initWalker struct {
 	// path is the main module's (whose path may look standard).
 	resolve  func(path string) (*syntaxPkg, string)
 	inModule func(path string) bool
+	// env looks for a copy of the environment (envcopy.go) instead of
+	// work that outlives the initialisation.
+	env bool
 }
 
 // pkgInit walks the package's init functions and package-level variable
@@ -364,7 +368,9 @@ func (w *initWalker) walk(f *ast.File, n ast.Node, where string, depth int) stri
 		}
 		switch m := m.(type) {
 		case *ast.GoStmt:
-			out = fmt.Sprintf("starts a goroutine (go at %s, %s)", w.line(m), where)
+			if !w.env {
+				out = fmt.Sprintf("starts a goroutine (go at %s, %s)", w.line(m), where)
+			}
 		case *ast.FuncLit:
 			return false // runs when called: a call in place is followed below
 		case *ast.CallExpr:
@@ -376,6 +382,11 @@ func (w *initWalker) walk(f *ast.File, n ast.Node, where string, depth int) stri
 			case *ast.SelectorExpr:
 				if x, ok := fun.X.(*ast.Ident); ok {
 					switch path := w.pkg.imports[f][x.Name]; {
+					case w.env && envCopy(path, fun.Sel.Name, m.Args):
+						out = fmt.Sprintf("takes a copy of the environment (%s.%s at %s, %s)", x.Name, fun.Sel.Name, w.line(m), where)
+						return false
+					case w.env && (path == "time" || path == "context"):
+						return true
 					case path == "time" && timeStarts[fun.Sel.Name]:
 						out = fmt.Sprintf("reads the clock or starts a timer (time.%s at %s, %s)", fun.Sel.Name, w.line(m), where)
 						return false
@@ -408,7 +419,7 @@ func (w *initWalker) walk(f *ast.File, n ast.Node, where string, depth int) stri
 								continue
 							}
 							w.seen[fd] = true
-							sub := &initWalker{fset: w.fset, pkg: q, seen: w.seen, resolve: w.resolve, inModule: w.inModule}
+							sub := &initWalker{fset: w.fset, pkg: q, seen: w.seen, resolve: w.resolve, inModule: w.inModule, env: w.env}
 							if out = sub.walk(sub.fileOf(fd), fd.Body, where+", through "+x.Name+"."+fd.Name.Name, depth+1); out != "" {
 								return false
 							}

@@ -92,6 +92,9 @@ type checker struct {
 	saidPkg *intent.Package // what the tests say, made on first use (said)
 
 	initWhy *string // the package initialisation's work that outlives it (initWork), read once
+	// envCopyWhy is the package initialisation's copy of the environment
+	// (initWork(true), envcopy.go), read once.
+	envCopyWhy *string
 
 	tests   []*ast.FuncDecl            // testFuncs, read once
 	helpers map[string][]*ast.FuncDecl // -test.run pattern -> test functions it matches
@@ -504,6 +507,9 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 	if why := c.processHazard(sp); why != "" {
 		return nil, why
 	}
+	if why := c.envCopyHazard(sp); why != "" {
+		return nil, why
+	}
 	why, window := c.windowHazard(s, helper, sp)
 	if why != "" {
 		return nil, why
@@ -522,7 +528,7 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 		return nil, why
 	}
 	fix := c.fix(s, n, t)
-	fix.Changes[0].Checked = []string{checked, notifyChecked, timingChecked, startupChecked, timedChecked, otherBuildsChecked, burstChecked, processChecked, producerChecked, window}
+	fix.Changes[0].Checked = []string{checked, notifyChecked, timingChecked, startupChecked, timedChecked, otherBuildsChecked, burstChecked, processChecked, envCopyChecked, producerChecked, window}
 	if inits != window {
 		fix.Changes[0].Checked = append(fix.Changes[0].Checked, inits)
 	}

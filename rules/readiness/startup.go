@@ -589,6 +589,12 @@ func (c *checker) processHazard(sp span) string {
 // startsProcess returns the first call in n (following calls into the
 // package a few deep) that starts a process, and its line.
 func (c *checker) startsProcess(n ast.Node, depth int, seen map[*ast.FuncDecl]bool) (what, at string) {
+	return c.reachesCall(n, depth, seen, func(fn *types.Func, _ *ast.CallExpr) (string, bool) { return match.ProcessStart(fn) })
+}
+
+// reachesCall returns the first call in n (following calls into the
+// package a few deep) that is reports true for, with its name, and its line.
+func (c *checker) reachesCall(n ast.Node, depth int, seen map[*ast.FuncDecl]bool, is func(*types.Func, *ast.CallExpr) (string, bool)) (what, at string) {
 	ast.Inspect(n, func(m ast.Node) bool {
 		if what != "" {
 			return false
@@ -601,39 +607,15 @@ func (c *checker) startsProcess(n ast.Node, depth int, seen map[*ast.FuncDecl]bo
 		if callee == nil {
 			return true
 		}
-		if name, ok := processStart(callee); ok {
+		if name, ok := is(callee, call); ok {
 			what, at = name, c.line(call)
 			return false
 		}
 		if d := c.decls[callee.Origin()]; d != nil && d.Body != nil && depth < maxDepth && !seen[d] {
 			seen[d] = true
-			what, at = c.startsProcess(d.Body, depth+1, seen)
+			what, at = c.reachesCall(d.Body, depth+1, seen, is)
 		}
 		return what == ""
 	})
 	return what, at
-}
-
-// processStart reports whether f starts a process, with its name.
-func processStart(f *types.Func) (string, bool) {
-	if f.Pkg() == nil {
-		return "", false
-	}
-	switch path := f.Pkg().Path(); path {
-	case "os/exec":
-		switch f.Name() {
-		case "Start", "Run", "Output", "CombinedOutput":
-			return "exec.Cmd." + f.Name(), true
-		}
-	case "os":
-		if f.Name() == "StartProcess" {
-			return "os.StartProcess", true
-		}
-	case "syscall", "golang.org/x/sys/unix":
-		switch f.Name() {
-		case "ForkExec", "StartProcess", "Exec":
-			return path + "." + f.Name(), true
-		}
-	}
-	return "", false
 }

@@ -256,6 +256,10 @@ func (c *checker) env(sc *scope, sites []site) {
 		if lit, ok := strings.CutPrefix(string(s.k), "c:"); who == "" && ok {
 			who, after = c.leftOutReader(lit, func() map[string]bool { return c.readingFuncs(c.envReadOf(s.k)) }, true), true
 		}
+		if who == "" {
+			// A process a later test starts reads it too (child.go).
+			who, after = c.childReader(sc, s.k)
+		}
 		if why == "" && who != "" {
 			if after || len(restores[s]) > 0 {
 				why = c.leftFor(restores[s], name, who)
@@ -282,7 +286,7 @@ func (c *checker) env(sc *scope, sites []site) {
 		d.Fix = &rule.Fix{
 			Message: msg,
 			Changes: []rule.Change{{Kind: rule.Paths, What: "the variable is set for this test only and restored when it ends", Checked: checked(later,
-				"no later test reads the variable without setting it, through the package's code or a package of the module it names (what the restore leaves differs)",
+				"no later test reads the variable without setting it, through the package's code or a package of the module it names, or starts a process that inherits it (what the restore leaves differs)",
 				"no parallel subtest runs after a deferred restore",
 				"no call deferred before the restore, and no cleanup registered after the change (by t.Cleanup or code given t), that would now run before the restore",
 			)}},

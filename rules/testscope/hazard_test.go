@@ -75,7 +75,7 @@ func TestX(t *testing.T) {
 ` + later}}
 	}
 	const order = "no call deferred before the restore, and no cleanup registered after the change (by t.Cleanup or code given t), that would now run before the restore"
-	all := []string{"no later test reads the variable without setting it, through the package's code or a package of the module it names (what the restore leaves differs)", "no parallel subtest runs after a deferred restore", order}
+	all := []string{"no later test reads the variable without setting it, through the package's code or a package of the module it names, or starts a process that inherits it (what the restore leaves differs)", "no parallel subtest runs after a deferred restore", order}
 	for _, tc := range []struct {
 		name, later string
 		want        []string // nil: not fixed, naming TestY
