@@ -209,7 +209,9 @@ func (c *checker) checkBeforeIn(body *ast.BlockStmt, at ast.Node, seen map[*type
 		}
 		switch n := n.(type) {
 		case *ast.FuncLit:
-			return at != nil && within(at, n)
+			// At a point, only the literals that hold it ran before it; in
+			// a helper's whole body, any literal may register (a sync.Once).
+			return at == nil || within(at, n)
 		case *ast.CallExpr:
 			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && sel.Sel.Name == "Cleanup" && match.IsNamed(c.info.TypeOf(sel.X), "testing", "T", "B", "F", "TB") && len(n.Args) == 1 {
 				if what := c.runsOwnCode(n.Args[0], seen, depth); what != "" {
