@@ -350,7 +350,7 @@ func (c *checker) held(fn *types.Func, seen map[*types.Func]bool, depth int, rec
 // function reads. A Close that flushes or reports once more then runs
 // before the check: the original never ran it, so the check saw the state
 // without it. Values of the standard library call no test code when they
-// end.
+// end; their other side, which the code under test may hold, is peerSees'.
 func (c *checker) observedLater(s *site) string {
 	if isStdType(s.v.Type()) {
 		return ""

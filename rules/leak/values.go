@@ -236,7 +236,7 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 		}
 		// What else the cleanup changes: who else uses the value, the
 		// order against the checks registered earlier, what it waits for.
-		for _, hazard := range []func(*site) string{c.shared, c.observedLater, c.waitsForRequests, c.runsHandlers, c.stdRunsCode, c.fileLocked, c.endWaits, c.endedBeforeLater} {
+		for _, hazard := range []func(*site) string{c.shared, c.observedLater, c.waitsForRequests, c.runsHandlers, c.stdRunsCode, c.fileLocked, c.endWaits, c.endedBeforeLater, c.peerSees} {
 			if notFixed == "" {
 				notFixed = hazard(s)
 			}
@@ -251,6 +251,9 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 			checked = append(checked, fmt.Sprintf(stdSafeChecked, c.typeName(s.v.Type()), s.lc.method))
 			if match.IsNamed(s.v.Type(), "os", "File") {
 				checked = append(checked, fileLockChecked)
+			}
+			if stdPeerType(s.v.Type()) {
+				checked = append(checked, fmt.Sprintf(peerChecked, s.lc.method))
 			}
 		}
 		if notFixed == "" && match.IsNamed(s.v.Type(), "net/http/httptest", "Server") {

@@ -1,0 +1,301 @@
+package leak
+
+import (
+	"fmt"
+	"go/ast"
+	"go/types"
+
+	"github.com/unflake/unflake/internal/match"
+)
+
+// A standard value's end runs only the standard library's code, but some
+// standard values have another side: a connection's peer reads EOF, a
+// listener's queued connections are reset, a pipe's reader sees the
+// writer go, a file's watcher or lock holder sees it closed, a server's
+// clients lose it. The code under test may hold that other side, through
+// an address, a path or a port the rule cannot trace (an address file, a
+// pool given ln.Addr().String()). The added end runs before every check
+// registered earlier (a t.Cleanup, a helper given t, and for a defer the
+// deferred calls before it; a helper's callers' too), so such a check (a
+// server's graceful drain, a pool's Close) sees a world where the other
+// side hung up, which the original, that left the value open, never
+// showed it: a drain that waits for idle connections passes when the
+// client has gone. observedLater checks the values of the package by
+// what they were given; a standard value's other side is not reached
+// through its arguments, so any earlier check counts.
+
+// stdPeerEnds are the standard types of stdSafeEnds whose end another
+// party may observe, by package path and name; a nil set admits every
+// type of the package. Tickers and timers end only their own channel's
+// deliveries, and an os.Root a directory handle nobody waits on.
+var stdPeerEnds = map[string]map[string]bool{
+	"os":                {"File": true},
+	"net":               nil,
+	"io":                {"PipeReader": true, "PipeWriter": true},
+	"net/http":          {"Server": true},
+	"net/http/httptest": {"Server": true},
+}
+
+// peerChecked is the Checked entry of a fix that ends a standard value
+// another party may observe: the hazard excluded.
+const peerChecked = "no check registered earlier (a t.Cleanup, a helper given t, a deferred call, a caller's) calls code under test that may see the %s from the other side"
+
+// peerSees says why ending s, a standard value another party may hold the
+// other side of, would change what a check registered earlier sees, or "".
+func (c *checker) peerSees(s *site) string {
+	if !isStdType(s.v.Type()) || !stdPeerType(s.v.Type()) {
+		return ""
+	}
+	typ, _, _ := c.enclosingFunc(s.stmt)
+	how, reg := "t.Cleanup", ""
+	if c.testParam(typ) == "" {
+		// A defer: the deferred calls before it run after it, and the
+		// function's callers go on (and end) after it returns.
+		how = "defer"
+		reg = c.deferredBefore(c.fn.Body, s.stmt)
+		if reg == "" {
+			reg = c.callersGoOn(c.fn, true, map[*ast.FuncDecl]bool{}, 0)
+		}
+	} else {
+		reg = earlier(c.checkBefore(c.fn.Body, s.stmt))
+		if reg == "" && !topTest(c.fn) {
+			reg = c.callersGoOn(c.fn, false, map[*ast.FuncDecl]bool{}, 0)
+		}
+	}
+	if reg == "" {
+		return ""
+	}
+	return fmt.Sprintf("a %s's %s.%s would run before %s, and the code under test may hold the other side of %s (a server its connection, a client its listener, a reader its pipe or file, through an address or path the rule cannot trace): it would see %s end, which the original, that left it open, never showed it; end it by hand where the test is done with it", how, s.v.Name(), s.lc.method, reg, c.typeName(s.v.Type()), s.v.Name())
+}
+
+// earlier phrases what checkBefore found, or "".
+func earlier(check string) string {
+	if check == "" {
+		return ""
+	}
+	return "the checks registered earlier (" + check + ")"
+}
+
+// stdPeerType reports whether t is one of stdPeerEnds.
+func stdPeerType(t types.Type) bool {
+	t = types.Unalias(t)
+	if p, ok := t.(*types.Pointer); ok {
+		t = types.Unalias(p.Elem())
+	}
+	n, ok := t.(*types.Named)
+	if !ok || n.Obj().Pkg() == nil {
+		return false
+	}
+	names, ok := stdPeerEnds[n.Obj().Pkg().Path()]
+	return ok && (names == nil || names[n.Obj().Name()])
+}
+
+// deferredBefore names a deferred call of body, before at and outside the
+// function literals that do not hold at, or "": a defer added at at runs
+// before it.
+func (c *checker) deferredBefore(body *ast.BlockStmt, at ast.Node) string {
+	out := ""
+	ast.Inspect(body, func(n ast.Node) bool {
+		if n == nil || out != "" || n.Pos() >= at.Pos() {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return within(at, n)
+		case *ast.DeferStmt:
+			out = fmt.Sprintf("the deferred %s at %s (deferred earlier)", calleeName(c.info, n.Call), c.lineOf(n))
+			return false
+		}
+		return true
+	})
+	return out
+}
+
+// callersGoOn names what runs after a cleanup (or, when deferred, a
+// defer) that fd, a function of the test files, registers: in each
+// caller, a check registered before the call (registeredBefore's kinds),
+// and, when deferred (fd returns before its caller goes on), a deferred
+// call before it or any statement after it. A use of fd other than a
+// call (handed on as a value) hides its callers: that counts too. The
+// callers of callers are followed up to maxKeepDepth; a top-level test
+// has none.
+func (c *checker) callersGoOn(fd *ast.FuncDecl, deferred bool, seen map[*ast.FuncDecl]bool, depth int) string {
+	if topTest(fd) || seen[fd] || depth > maxKeepDepth {
+		return ""
+	}
+	seen[fd] = true
+	obj := c.info.Defs[fd.Name]
+	if obj == nil {
+		return ""
+	}
+	out := ""
+	for _, f := range c.pass.Files {
+		for _, d := range f.Decls {
+			caller, ok := d.(*ast.FuncDecl)
+			if !ok || caller.Body == nil || out != "" {
+				continue
+			}
+			match.WithStack(caller.Body, func(n ast.Node, stack []ast.Node) bool {
+				if out != "" {
+					return false
+				}
+				id, ok := n.(*ast.Ident)
+				if !ok || c.info.Uses[id] != obj {
+					return true
+				}
+				var call *ast.CallExpr
+				if len(stack) > 0 {
+					if cl, ok := stack[len(stack)-1].(*ast.CallExpr); ok && ast.Unparen(cl.Fun) == ast.Expr(id) {
+						call = cl
+					}
+				}
+				if call == nil {
+					out = fmt.Sprintf("the checks the callers of %s registered earlier (it is handed on as a value at %s)", fd.Name.Name, c.lineOf(id))
+					return false
+				}
+				out = earlier(c.checkBefore(caller.Body, call))
+				if out == "" && deferred {
+					out = c.deferredBefore(caller.Body, call)
+				}
+				if out == "" && deferred {
+					if after := stmtAfter(caller.Body, call); after != nil {
+						out = fmt.Sprintf("the code after the call of %s at %s (a defer ends it when %s returns)", fd.Name.Name, c.lineOf(after), fd.Name.Name)
+					}
+				}
+				if out == "" {
+					out = c.callersGoOn(caller, deferred, seen, depth+1)
+				}
+				return out == ""
+			})
+		}
+	}
+	return out
+}
+
+// stmtAfter returns the first statement of body that starts after at
+// ends, or nil.
+func stmtAfter(body *ast.BlockStmt, at ast.Node) ast.Stmt {
+	var out ast.Stmt
+	ast.Inspect(body, func(n ast.Node) bool {
+		if out != nil {
+			return false
+		}
+		if st, ok := n.(ast.Stmt); ok && st.Pos() > at.End() {
+			out = st
+			return false
+		}
+		return true
+	})
+	return out
+}
+
+// checkBefore names a check registered in body before at that may run
+// code under test when the test ends, or "": a t.Cleanup whose function
+// calls code outside the standard library and the test files' own
+// helpers (followed), or a call given the test's t (or TB) that may
+// register one: a helper of the test files whose body registers such a
+// check (followed), or any function out of sight (mockery's NewMockX(t),
+// gomock.NewController(t)). A cleanup that only closes standard values
+// (a helper's t.Cleanup(ln.Close)) checks nothing the end may change.
+func (c *checker) checkBefore(body *ast.BlockStmt, at ast.Node) string {
+	return c.checkBeforeIn(body, at, map[*types.Func]bool{}, 0)
+}
+
+func (c *checker) checkBeforeIn(body *ast.BlockStmt, at ast.Node, seen map[*types.Func]bool, depth int) string {
+	out := ""
+	ast.Inspect(body, func(n ast.Node) bool {
+		if n == nil || out != "" || (at != nil && n.Pos() >= at.Pos()) {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			// At a point, only the literals that hold it ran before it; in
+			// a helper's whole body, any literal may register (a sync.Once).
+			return at == nil || within(at, n)
+		case *ast.CallExpr:
+			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && sel.Sel.Name == "Cleanup" && match.IsNamed(c.info.TypeOf(sel.X), "testing", "T", "B", "F", "TB") && len(n.Args) == 1 {
+				if what := c.runsOwnCode(n.Args[0], seen, depth); what != "" {
+					out = fmt.Sprintf("the t.Cleanup at %s, which calls %s", c.lineOf(n), what)
+				}
+				return false
+			}
+			if c.plainCall(n) {
+				return true
+			}
+			for _, a := range n.Args {
+				if !match.IsNamed(c.info.TypeOf(a), "testing", "T", "B", "F", "TB") {
+					continue
+				}
+				fn := match.Callee(c.info, n)
+				fd := (*ast.FuncDecl)(nil)
+				if fn != nil {
+					fd = c.decls[fn.Origin()]
+				}
+				if fd == nil || fd.Body == nil || !c.inTestFile(fd) || depth >= maxKeepDepth {
+					out = fmt.Sprintf("%s at %s, which is given the test's t and may register one with t.Cleanup", calleeName(c.info, n), c.lineOf(n))
+					return false
+				}
+				if seen[fn.Origin()] {
+					return true
+				}
+				seen[fn.Origin()] = true
+				if what := c.checkBeforeIn(fd.Body, nil, seen, depth+1); what != "" {
+					out = fmt.Sprintf("%s at %s registers %s", calleeName(c.info, n), c.lineOf(n), what)
+					return false
+				}
+				return true
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// runsOwnCode names a function that f, a cleanup's function, may call
+// outside the standard library (code under test, a function value), or
+// "": the test files' own functions are followed.
+func (c *checker) runsOwnCode(f ast.Expr, seen map[*types.Func]bool, depth int) string {
+	judge := func(fn *types.Func) string {
+		if fn == nil {
+			return "a function value"
+		}
+		if fn.Pkg() != nil && c.isStd(fn.Pkg()) {
+			return ""
+		}
+		fd := c.decls[fn.Origin()]
+		if fd == nil || fd.Body == nil || !c.inTestFile(fd) || depth >= maxKeepDepth {
+			return match.PkgFuncName(fn)
+		}
+		if seen[fn.Origin()] {
+			return ""
+		}
+		seen[fn.Origin()] = true
+		return c.runsOwnCode(&ast.FuncLit{Type: fd.Type, Body: fd.Body}, seen, depth+1)
+	}
+	switch x := ast.Unparen(f).(type) {
+	case *ast.FuncLit:
+		out := ""
+		ast.Inspect(x.Body, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok && out == "" {
+				if tv, ok := c.info.Types[call.Fun]; ok && tv.IsType() {
+					return true // a conversion
+				}
+				if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
+					if _, ok := c.info.Uses[id].(*types.Builtin); ok {
+						return true
+					}
+				}
+				out = judge(match.Callee(c.info, call))
+			}
+			return out == ""
+		})
+		return out
+	case *ast.Ident:
+		fn, _ := c.info.Uses[x].(*types.Func)
+		return judge(fn)
+	case *ast.SelectorExpr:
+		fn, _ := c.info.Uses[x.Sel].(*types.Func)
+		return judge(fn)
+	}
+	return "a function value"
+}
