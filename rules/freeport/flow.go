@@ -136,7 +136,7 @@ func (c *checker) follow(e ast.Expr, depth int, seen map[types.Object]bool) stri
 		if isStruct(c.info.TypeOf(lit)) {
 			if id, ok := p.Key.(*ast.Ident); ok {
 				if f, ok := c.info.Uses[id].(*types.Var); ok && f.IsField() {
-					return c.followObj(f, depth, seen)
+					return c.intoField(f, p, depth, seen)
 				}
 			}
 			return at(p, "a struct literal")
@@ -199,10 +199,30 @@ func (c *checker) into(l ast.Expr, depth int, seen map[types.Object]bool) string
 	}
 	if sel, ok := ast.Unparen(l).(*ast.SelectorExpr); ok {
 		if s := c.info.Selections[sel]; s != nil && s.Kind() == types.FieldVal {
+			if f, ok := s.Obj().(*types.Var); ok {
+				return c.intoField(f, l, depth, seen)
+			}
 			return c.followObj(s.Obj(), depth, seen)
 		}
 	}
 	return fmt.Sprintf("%s at %s", types.ExprString(l), c.where(l.Pos()))
+}
+
+// addressFields are the standard library's fields, by package and name,
+// that name where to connect: a URL's Host, a request's Host (the Host
+// header, whose reads by the code codeReadsPort finds), a server's Addr.
+var addressFields = map[string]bool{"net/url.Host": true, "net/http.Host": true, "net/http.Addr": true}
+
+// intoField follows the value stored in the field f (at n). A field of a
+// standard-library type other than addressFields is read by code the
+// rule does not follow: a request's Header, Body or Form, a command's
+// Args or Env carry it to a peer or a child that reads it as text (red
+// team batch 16: the address is data the code under test receives).
+func (c *checker) intoField(f *types.Var, n ast.Node, depth int, seen map[types.Object]bool) string {
+	if f.Pkg() != nil && f.Pkg() != c.pass.Pkg && match.IsStd(f.Pkg().Path()) && !addressFields[f.Pkg().Path()+"."+f.Name()] {
+		return fmt.Sprintf("the field %s of a %s type at %s, data the standard library hands on (a header, a body, a child's arguments), which the code under test may read as text", f.Name(), f.Pkg().Path(), c.where(n.Pos()))
+	}
+	return c.followObj(f, depth, seen)
 }
 
 // followObj follows every read of v, a local variable, parameter or
@@ -269,8 +289,18 @@ func (c *checker) intoCall(call *ast.CallExpr, arg ast.Node, depth int, seen map
 	if recvNamed(fn, "testing", "T", "B", "F", "TB", "common") {
 		return "" // t.Log, t.Fatalf: a message
 	}
-	if sinks[path+"."+fn.Name()] || (fn.Signature().Recv() != nil && methodSinks[path+"."+fn.Name()]) {
-		return ""
+	if k, ok := sinkArg(path+"."+fn.Name(), fn.Signature().Recv() != nil); ok {
+		// Only the argument a client dials (the URL, the address) takes
+		// the address as an address. Any other (http.PostForm's form
+		// values, a request's body) is data the client sends to the
+		// code under test, which reads it back as text (FormValue) and
+		// may take it apart (red team batch 16, formregister: a
+		// strings.Replace of ":80" mangles 127.0.0.1:8093, never a port
+		// the system picks).
+		if argIndex(call, arg) == k {
+			return ""
+		}
+		return at + ", data the request carries to the code under test (not the address it connects to), which may read it as text"
 	}
 	switch {
 	case path == "fmt" && textBuilders[fn.Name()]:
@@ -290,12 +320,7 @@ func (c *checker) intoCall(call *ast.CallExpr, arg ast.Node, depth int, seen map
 		return at + ", which the rule cannot follow"
 	}
 	// The parameter the argument lands in.
-	i := -1
-	for k, a := range call.Args {
-		if a == arg {
-			i = k
-		}
-	}
+	i := argIndex(call, arg)
 	var params []*ast.Ident
 	for _, f := range fd.Type.Params.List {
 		if len(f.Names) == 0 {
@@ -322,21 +347,45 @@ func recvNamed(fn *types.Func, path string, names ...string) bool {
 }
 
 // sinks are functions that take the address as an address: they dial,
-// listen or send a request to it, and compute nothing else with it.
-var sinks = map[string]bool{
-	"net.Dial": true, "net.DialTimeout": true, "net.Listen": true, "net.ListenPacket": true,
-	"net.ResolveTCPAddr": true, "net.ResolveUDPAddr": true,
-	"crypto/tls.Dial": true, "crypto/tls.DialWithDialer": true, "crypto/tls.Listen": true,
-	"net/http.Get": true, "net/http.Head": true, "net/http.Post": true, "net/http.PostForm": true,
-	"net/http.NewRequest": true, "net/http.NewRequestWithContext": true,
-	"net/http/httptest.NewRequest": true,
-	"google.golang.org/grpc.Dial":  true, "google.golang.org/grpc.DialContext": true, "google.golang.org/grpc.NewClient": true,
+// listen or send a request to it, and compute nothing else with it. The
+// value is the index of the argument that names where to connect; their
+// other arguments (a body, form values) are data sent to the peer.
+var sinks = map[string]int{
+	"net.Dial": 1, "net.DialTimeout": 1, "net.Listen": 1, "net.ListenPacket": 1,
+	"net.ResolveTCPAddr": 1, "net.ResolveUDPAddr": 1,
+	"crypto/tls.Dial": 1, "crypto/tls.DialWithDialer": 2, "crypto/tls.Listen": 1,
+	"net/http.Get": 0, "net/http.Head": 0, "net/http.Post": 0, "net/http.PostForm": 0,
+	"net/http.NewRequest": 1, "net/http.NewRequestWithContext": 2,
+	"net/http/httptest.NewRequest": 1,
+	"google.golang.org/grpc.Dial":  0, "google.golang.org/grpc.DialContext": 1, "google.golang.org/grpc.NewClient": 0,
 }
 
-// methodSinks are such methods: a dialer's, an HTTP client's.
-var methodSinks = map[string]bool{
-	"net.Dial": true, "net.DialContext": true,
-	"net/http.Get": true, "net/http.Head": true, "net/http.Post": true, "net/http.PostForm": true,
+// methodSinks are such methods, by package and name: a dialer's, a
+// listen config's, an HTTP client's.
+var methodSinks = map[string]int{
+	"net.Dial": 1, "net.DialContext": 2, "net.Listen": 2, "net.ListenPacket": 2,
+	"net/http.Get": 0, "net/http.Head": 0, "net/http.Post": 0, "net/http.PostForm": 0,
+}
+
+// sinkArg returns the index of the argument the sink name (a package
+// path and a function's or, when method, a method's name) connects to.
+func sinkArg(name string, method bool) (int, bool) {
+	if method {
+		k, ok := methodSinks[name]
+		return k, ok
+	}
+	k, ok := sinks[name]
+	return k, ok
+}
+
+// argIndex returns the index of arg among call's arguments, or -1.
+func argIndex(call *ast.CallExpr, arg ast.Node) int {
+	for k, a := range call.Args {
+		if a == arg {
+			return k
+		}
+	}
+	return -1
 }
 
 // isListenerAddr reports whether e is x.Addr().String() (or LocalAddr):

@@ -3,7 +3,10 @@ package freeport
 import (
 	"fmt"
 	"go/ast"
+	"go/token"
 	"go/types"
+	"net/textproto"
+	"strconv"
 	"strings"
 
 	"github.com/unflake/unflake/internal/match"
@@ -50,6 +53,9 @@ func hostTextRead(n ast.Node, f *modsrc.File, urls map[string]bool, stack []ast.
 		if len(n.Args) == 0 && (sel.Sel.Name == "Port" || sel.Sel.Name == "Hostname") && importsAny(f, "net/url", "net/http") {
 			return types.ExprString(n) + ", a URL's port or host"
 		}
+		if what := addressingRead(n, sel, f, stack); what != "" {
+			return what
+		}
 		// A client request's whole URL as text holds the host and port:
 		// handed on (an egress policy of another module, a log a later
 		// check reads), the text is what the code reads.
@@ -68,6 +74,13 @@ func hostTextRead(n ast.Node, f *modsrc.File, urls map[string]bool, stack []ast.
 				return "" // the client's port, which the system picks either way
 			}
 			return "net.SplitHostPort, an address split into host and port"
+		}
+	case *ast.IndexExpr:
+		// r.Header["Referer"]: a header's values by key.
+		if key, ok := headerKey(n.Index); ok && addressHeaders[key] && importsAny(f, "net/http") {
+			if x, ok := n.X.(*ast.SelectorExpr); ok && x.Sel.Name == "Header" {
+				return types.ExprString(n) + ", a header that names the server's host and port"
+			}
 		}
 	case *ast.TypeAssertExpr:
 		star, ok := n.Type.(*ast.StarExpr)
@@ -191,4 +204,69 @@ func addressPart(e ast.Expr) string {
 		return at == ""
 	})
 	return at
+}
+
+// The client (Go's own, a browser, a proxy) writes the address it dialed
+// into more of a request than its Host: the Referer Go's client sets when
+// it follows a redirect (http://127.0.0.1:8097/account), an Origin, a
+// proxy's X-Forwarded-Host and Forwarded, and a server's redirect names
+// it in its Location. The test need not hand the address to the code for
+// it to arrive there (red team batch 16, refererback: a back link built
+// from r.Referer() that cuts ":80" anywhere mangles 127.0.0.1:8097, never
+// a port the system picks). A request's RemoteAddr and X-Forwarded-For
+// name the client's address, whose port the system picks either way.
+
+// addressHeaders are the headers, in canonical form, that carry the
+// server's host and port as the client dialed it.
+var addressHeaders = map[string]bool{
+	"Host": true, "Referer": true, "Origin": true, "Location": true, "Content-Location": true,
+	"Forwarded": true, "X-Forwarded-Host": true, "X-Forwarded-Port": true, "X-Forwarded-Server": true,
+	"X-Original-Host": true, "X-Original-Url": true,
+}
+
+// addressingRead returns what call (sel its function), syntax of f, reads
+// of a request's or response's own addressing: r.Referer(),
+// resp.Location(), a header of addressHeaders by Get or Values; or "".
+// Naming it only to a dial or a message (printedOrDialed) is fine.
+func addressingRead(call *ast.CallExpr, sel *ast.SelectorExpr, f *modsrc.File, stack []ast.Node) string {
+	if !importsAny(f, "net/http") {
+		return ""
+	}
+	var what string
+	switch {
+	case len(call.Args) == 0 && sel.Sel.Name == "Referer":
+		what = ", the page the client came from, its host and port included"
+	case len(call.Args) == 0 && sel.Sel.Name == "Location":
+		what = ", a redirect's target, its host and port included"
+	case len(call.Args) == 1 && (sel.Sel.Name == "Get" || sel.Sel.Name == "Values"):
+		if key, ok := headerKey(call.Args[0]); ok && addressHeaders[key] {
+			what = ", a header that names the server's host and port"
+		}
+	}
+	if what == "" {
+		return ""
+	}
+	parent := func(i int) ast.Node {
+		if i <= len(stack) {
+			return stack[len(stack)-i]
+		}
+		return nil
+	}
+	if printedOrDialed(call, parent) {
+		return ""
+	}
+	return types.ExprString(call) + what
+}
+
+// headerKey returns the canonical header key e, a string literal, names.
+func headerKey(e ast.Expr) (string, bool) {
+	lit, ok := ast.Unparen(e).(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return "", false
+	}
+	s, err := strconv.Unquote(lit.Value)
+	if err != nil {
+		return "", false
+	}
+	return textproto.CanonicalMIMEHeaderKey(s), true
 }

@@ -515,9 +515,13 @@ func (u *useWalk) call(p *ast.CallExpr, arg ast.Expr) (why string, carries bool)
 		return u.follow(p, id.Name, false, arg)
 	}
 	if name := u.pkgFunc(p.Fun); name != "" {
+		if k, ok := sinkArg(name, false); ok {
+			if argIndex(p, arg) == k {
+				return "", false // a dial, a listen, a request
+			}
+			return at(name + ", data the request carries (not the address it connects to), which the code it reaches may read as text")
+		}
 		switch {
-		case sinks[name]:
-			return "", false // a dial, a listen, a request
 		case name == "fmt.Sprintf" || name == "fmt.Sprint" || name == "fmt.Sprintln":
 			if verbsPrint(p) {
 				return "", true
@@ -552,9 +556,15 @@ func (u *useWalk) call(p *ast.CallExpr, arg ast.Expr) (why string, carries bool)
 		return why, carries
 	}
 	if u.stdClient(sel.X) {
-		switch sel.Sel.Name {
-		case "Dial", "DialContext", "Listen", "ListenPacket", "Get", "Head", "Post", "PostForm":
-			return "", false
+		// The argument it connects to; another (a body, form values)
+		// is data the peer reads (sinkArg).
+		for _, path := range []string{"net", "net/http"} {
+			if k, ok := sinkArg(path+"."+sel.Sel.Name, true); ok {
+				if argIndex(p, arg) == k {
+					return "", false
+				}
+				return at(types.ExprString(p.Fun) + ", data the request carries (not the address it connects to), which the code it reaches may read as text")
+			}
 		}
 	}
 	return at(types.ExprString(p.Fun))
