@@ -608,14 +608,18 @@ func (r *climbReader) readsPath(call *ast.CallExpr) bool {
 }
 
 // mentionsSeparator reports whether e names a path separator: a literal
-// "/" or `\`, filepath.Separator, os.PathSeparator, os.IsPathSeparator.
+// with "/" or `\` in it, filepath.Separator, os.PathSeparator,
+// os.IsPathSeparator.
 func (r *climbReader) mentionsSeparator(e ast.Expr) bool {
 	found := false
 	ast.Inspect(e, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.BasicLit:
-			if r.separator(n) {
-				found = true
+			// "/work", `\`: text with a separator in it.
+			if n.Kind == token.STRING || n.Kind == token.CHAR {
+				if v, err := strconv.Unquote(n.Value); err == nil && strings.ContainsAny(v, `/\`) {
+					found = true
+				}
 			}
 		case *ast.SelectorExpr:
 			switch r.pkgFunc(n) {
