@@ -68,6 +68,44 @@ func (c *checker) readLeftOut() string {
 			return why
 		}
 	}
+	return c.leftOutImports(fset, files)
+}
+
+// leftOutImports says where a package of the module that a file the
+// build leaves out imports (or one such a package imports, transitively)
+// names a place outside every child's view, or "". Those packages are
+// that build's code as much as its own files are (a snapshot package
+// that keeps entries in /dev/shm, imported by the buggy build alone),
+// and the typed analysis never sees them called: so they are read from
+// their syntax, every file, by the standard of a left-out file (an
+// absolute path counts), and one that cannot be read or parsed counts as
+// naming anything.
+func (c *checker) leftOutImports(fset *token.FileSet, files []match.LeftOutFile) string {
+	if len(files) == 0 {
+		return ""
+	}
+	root, modPath := match.ModuleOf(filepath.Dir(files[0].Path))
+	if root == "" {
+		return ""
+	}
+	r := &modReader{fset: token.NewFileSet(), root: root, modPath: modPath, seen: map[string]bool{}, abs: true}
+	for _, lf := range files {
+		if lf.File == nil {
+			continue
+		}
+		for _, imp := range lf.File.Imports {
+			path, err := strconv.Unquote(imp.Path.Value)
+			if err != nil {
+				continue
+			}
+			if _, ok := match.ModuleDir(root, modPath, path); !ok {
+				continue
+			}
+			if at := r.pkg(path); at != "" {
+				return fmt.Sprintf("%s:%d, a file of the package the build leaves out (another build the children may run), imports %s, and %s: a child of that build may keep a cache, a session or a lock there that one after another the next child reads, and run together none does, so the test would pass a bug it catches now", filepath.Base(lf.Path), fset.Position(imp.Pos()).Line, path, at)
+			}
+		}
+	}
 	return ""
 }
 

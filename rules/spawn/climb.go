@@ -82,13 +82,25 @@ func climbIn(root ast.Node, file *ast.File, imports map[string]string, ownWd boo
 // body returns the first climb in b, or nil.
 func (r *climbReader) body(b *ast.BlockStmt) *placeAt {
 	locals := map[string]pathLevel{}
+	paths := r.pathNames(b)
 	var at *placeAt
 	var level func(e ast.Expr) pathLevel
+	note := ""
 	climbed := func(e ast.Expr, l pathLevel) pathLevel {
 		if at == nil && l.based && l.steps < 0 {
-			at = &placeAt{"a climb above a path it is given (" + types.ExprString(e) + ": an argument, an environment variable, a flag or a field may name the child's root, and the directories t.TempDir gives one test share their parent)", e.Pos()}
+			at = &placeAt{"a climb above a path it is given (" + types.ExprString(e) + note + ": an argument, an environment variable, a flag or a field may name the child's root, and the directories t.TempDir gives one test share their parent)", e.Pos()}
 		}
 		return l
+	}
+	// cut reports a computation of a path from a path value that is not
+	// a descent (pathCuts).
+	cut := func(e ast.Expr) pathLevel {
+		note = ", text computed from a path other than by going down, which may cut its last elements"
+		defer func() { note = "" }()
+		return climbed(e, pathLevel{true, -1})
+	}
+	isPath := func(e ast.Expr) bool {
+		return level(e).based && r.mentionsPath(e, paths)
 	}
 	level = func(e ast.Expr) pathLevel {
 		switch e := ast.Unparen(e).(type) {
@@ -163,6 +175,21 @@ func (r *climbReader) body(b *ast.BlockStmt) *placeAt {
 				if len(e.Args) == 2 && r.separator(e.Args[1]) && level(e.Args[0]).based {
 					climbed(e, pathLevel{true, -1})
 				}
+			default:
+				if pathCuts(fn) {
+					for _, a := range e.Args {
+						if isPath(a) {
+							return cut(e)
+						}
+					}
+				}
+			}
+		case *ast.SliceExpr:
+			// p[:i]: a cut of a path value at a computed index (after a
+			// strings.Index, a loop over its bytes) may end it at any
+			// separator.
+			if e.High != nil && isPath(e.X) {
+				return cut(e)
 			}
 		}
 		return pathLevel{based: true}
@@ -269,4 +296,338 @@ func (r *climbReader) pkgFunc(e ast.Expr) string {
 		return ""
 	}
 	return p + "." + sel.Sel.Name
+}
+
+// A path the child computes from a path value by anything but a descent
+// (filepath.Join with constant elements, p+"/"+name) may climb: a string
+// function of a path cuts it wherever its text says, and
+// strings.TrimSuffix(p, sep+filepath.Base(p)) is filepath.Dir(p) spelled
+// another way; so is TrimRight with a cutset, a Split or a Cut at the
+// separator and a join of the first parts, a slice up to an index. The
+// rule cannot enumerate the spellings, so every function of strings,
+// bytes, path and path/filepath that returns text computed from a path
+// value is taken as a climb, but those that keep its level (Clean, Abs,
+// ToSlash, a change of case), name one element of it (Base, Ext) or
+// return no path (a test, an index, a count). A path value is one the
+// function uses as a path (pathNames).
+
+// levelKeeping are the functions of strings, bytes, path and
+// path/filepath that return no path above their argument: a test, an
+// index or a count, one element of it, or the same path in another form;
+// those climb.go follows itself (Dir, Join, Split, ...) are decided there.
+var levelKeeping = map[string]bool{}
+
+func init() {
+	for _, pkg := range []string{"strings", "bytes"} {
+		for _, name := range []string{"Contains", "ContainsAny", "ContainsRune", "ContainsFunc", "HasPrefix", "HasSuffix",
+			"Index", "IndexAny", "IndexByte", "IndexFunc", "IndexRune", "LastIndex", "LastIndexAny", "LastIndexByte", "LastIndexFunc",
+			"Count", "Compare", "Equal", "EqualFold", "ToLower", "ToUpper", "ToTitle", "TrimSpace", "Clone", "NewReader", "NewBuffer", "NewBufferString", "NewReplacer"} {
+			levelKeeping[pkg+"."+name] = true
+		}
+	}
+	for _, pkg := range []string{"path", "path/filepath"} {
+		for _, name := range []string{"Base", "Ext", "IsAbs", "IsLocal", "Match", "Clean", "ToSlash", "FromSlash", "EvalSymlinks", "Abs",
+			"Walk", "WalkDir", "Glob", "Join", "Dir", "Split"} {
+			levelKeeping[pkg+"."+name] = true
+		}
+	}
+}
+
+// pathCuts reports whether fn, "pkg.Name", is a function of strings,
+// bytes, path or path/filepath that may return a path above the path
+// value it is given.
+func pathCuts(fn string) bool {
+	pkg, _, ok := strings.Cut(fn, ".")
+	if !ok || levelKeeping[fn] {
+		return false
+	}
+	if i := strings.LastIndex(fn, "."); i >= 0 {
+		pkg = fn[:i]
+	}
+	return pkg == "strings" || pkg == "bytes" || pkg == "path" || pkg == "path/filepath"
+}
+
+// pathPackages are the packages whose functions take a path: an
+// identifier in their arguments is a path value, and so is one their
+// result is assigned to.
+var pathPackages = map[string]bool{"os": true, "io/ioutil": true, "path": true, "path/filepath": true}
+
+// pathNames returns the names b uses as paths: those given to a function
+// of pathPackages or set from one's result, and, along assignments (and
+// ranges) either way, the names a path is computed from and those
+// computed from a path (parts := strings.Split(site, "/"), then
+// filepath.Join(strings.Join(parts[:n-2], "/"), ".cache")).
+func (r *climbReader) pathNames(b *ast.BlockStmt) map[string]bool {
+	paths := map[string]bool{}
+	type link struct{ lhs, rhs []string }
+	var links []link
+	ast.Inspect(b, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			// A value cut or searched at a separator is a path
+			// (strings.LastIndexFunc(site, isSep), strings.Split(p, "/")).
+			for _, a := range n.Args {
+				if r.mentionsSeparator(a) {
+					for _, b := range n.Args {
+						for _, id := range r.names(b) {
+							paths[id] = true
+						}
+					}
+					break
+				}
+			}
+			if fn := r.pkgFunc(n.Fun); fn != "" {
+				if i := strings.LastIndex(fn, "."); i >= 0 && pathPackages[fn[:i]] {
+					args := n.Args
+					if k := pathArgs(fn); k < len(args) {
+						args = args[:k] // os.WriteFile's data is no path
+					}
+					for _, a := range args {
+						for _, id := range r.names(a) {
+							paths[id] = true
+						}
+					}
+				}
+			}
+		case *ast.AssignStmt:
+			l := link{}
+			for _, e := range n.Lhs {
+				l.lhs = append(l.lhs, r.names(e)...)
+			}
+			for _, e := range n.Rhs {
+				l.rhs = append(l.rhs, r.names(e)...)
+				if r.pathResult(e) {
+					for _, id := range l.lhs {
+						paths[id] = true
+					}
+				}
+			}
+			links = append(links, l)
+		case *ast.RangeStmt:
+			l := link{rhs: r.names(n.X)}
+			for _, e := range []ast.Expr{n.Key, n.Value} {
+				if e != nil {
+					l.lhs = append(l.lhs, r.names(e)...)
+				}
+			}
+			links = append(links, l)
+		case *ast.ValueSpec:
+			l := link{}
+			for _, id := range n.Names {
+				l.lhs = append(l.lhs, id.Name)
+			}
+			for _, e := range n.Values {
+				l.rhs = append(l.rhs, r.names(e)...)
+			}
+			links = append(links, l)
+		}
+		return true
+	})
+	for changed := true; changed; {
+		changed = false
+		for _, l := range links {
+			any := func(ids []string) bool {
+				for _, id := range ids {
+					if paths[id] {
+						return true
+					}
+				}
+				return false
+			}
+			for _, side := range [][2][]string{{l.lhs, l.rhs}, {l.rhs, l.lhs}} {
+				if any(side[0]) {
+					for _, id := range side[1] {
+						if !paths[id] {
+							paths[id] = true
+							changed = true
+						}
+					}
+				}
+			}
+		}
+	}
+	return paths
+}
+
+// names returns the identifiers e computes its value from, leaving out
+// the arguments of calls whose result is no path of them (an element, a
+// test, an index, len).
+func (r *climbReader) names(e ast.Expr) []string {
+	var out []string
+	ast.Inspect(e, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if r.noPathOf(n) || r.readsPath(n) {
+				return false
+			}
+			ast.Inspect(n.Fun, func(m ast.Node) bool { // a method's receiver
+				if sel, ok := m.(*ast.SelectorExpr); ok {
+					if x, ok := sel.X.(*ast.Ident); ok && r.imports[x.Name] == "" {
+						out = append(out, x.Name)
+					}
+					return false
+				}
+				return true
+			})
+			args := n.Args
+			if fn := r.pkgFunc(n.Fun); pathReturning(fn) && pathArgs(fn) < len(args) {
+				args = args[:pathArgs(fn)] // filepath.Join's base, not its names
+			}
+			for _, a := range args {
+				out = append(out, r.names(a)...)
+			}
+			return false
+		case *ast.SelectorExpr:
+			if x, ok := n.X.(*ast.Ident); ok && r.imports[x.Name] != "" {
+				return false // a package's name, not a value
+			}
+		case *ast.Ident:
+			if n.Name != "_" && n.Name != "nil" && n.Name != "true" && n.Name != "false" {
+				out = append(out, n.Name)
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// pathResult reports whether e calls a function that returns a path
+// (pathReturning), or reads os.Args.
+func (r *climbReader) pathResult(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if found {
+			return false
+		}
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if fn := r.pkgFunc(sel); fn == "os.Args" {
+				found = true
+			}
+		}
+		if call, ok := n.(*ast.CallExpr); ok {
+			if r.noPathOf(call) || r.readsPath(call) {
+				return false
+			}
+			if fn := r.pkgFunc(call.Fun); pathReturning(fn) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// mentionsPath reports whether e is computed from a path value: one of
+// paths, or a path a call of pathPackages returns.
+func (r *climbReader) mentionsPath(e ast.Expr, paths map[string]bool) bool {
+	for _, id := range r.names(e) {
+		if paths[id] {
+			return true
+		}
+	}
+	return r.pathResult(e)
+}
+
+// pathLevelled are the functions of levelKeeping whose result is a path
+// of their arguments (the same, or one climb.go measures).
+var pathLevelled = map[string]bool{}
+
+func init() {
+	for _, pkg := range []string{"path", "path/filepath"} {
+		for _, name := range []string{"Clean", "ToSlash", "FromSlash", "EvalSymlinks", "Abs", "Join", "Dir", "Split"} {
+			pathLevelled[pkg+"."+name] = true
+		}
+	}
+	for _, pkg := range []string{"strings", "bytes"} {
+		for _, name := range []string{"ToLower", "ToUpper", "ToTitle", "TrimSpace", "Clone"} {
+			pathLevelled[pkg+"."+name] = true
+		}
+	}
+}
+
+// noPathOf reports whether call returns no path computed from its
+// arguments: an element of one (Base, Ext), a test, an index or a
+// count, len or cap.
+func (r *climbReader) noPathOf(call *ast.CallExpr) bool {
+	if fn := r.pkgFunc(call.Fun); levelKeeping[fn] && !pathLevelled[fn] {
+		return true
+	}
+	id, ok := call.Fun.(*ast.Ident)
+	return ok && (id.Name == "len" || id.Name == "cap")
+}
+
+// pathArgs returns how many leading arguments of fn, a function of
+// pathPackages, are paths: all of path and path/filepath's but Join's
+// (its first), the first of
+// os and io/ioutil's (the file; not the data, the mode or a name), the
+// first two of those that take two paths.
+func pathArgs(fn string) int {
+	switch {
+	case strings.HasSuffix(fn, ".Join"):
+		// The base; the elements joined to it are names, a descent
+		// (what a name computed from other text may do, elems counts
+		// as nothing).
+		return 1
+	case strings.HasPrefix(fn, "path"):
+		return 1 << 10
+	case fn == "os.Rename" || fn == "os.Symlink" || fn == "os.Link":
+		return 2
+	}
+	return 1
+}
+
+// pathReturning reports whether fn, "pkg.Name", returns a path: a
+// function of path or path/filepath but those that return no path of
+// their arguments (an element, a test), or one of os and io/ioutil that
+// names a directory (os.Getwd, os.UserHomeDir, os.MkdirTemp), reads the
+// environment or a link.
+func pathReturning(fn string) bool {
+	pkg, name := fn, ""
+	if i := strings.LastIndex(fn, "."); i >= 0 {
+		pkg, name = fn[:i], fn[i+1:]
+	}
+	switch pkg {
+	case "path", "path/filepath":
+		return !levelKeeping[fn] || pathLevelled[fn]
+	case "os", "io/ioutil":
+		switch name {
+		case "Getwd", "Getenv", "LookupEnv", "ExpandEnv", "Expand", "Environ", "UserHomeDir", "UserCacheDir", "UserConfigDir",
+			"Executable", "TempDir", "MkdirTemp", "Readlink":
+			return true
+		}
+	}
+	return false
+}
+
+// readsPath reports whether call is a function of pathPackages that takes
+// a path and returns what it reads (os.ReadFile, os.Stat), not a path.
+func (r *climbReader) readsPath(call *ast.CallExpr) bool {
+	fn := r.pkgFunc(call.Fun)
+	i := strings.LastIndex(fn, ".")
+	return i >= 0 && pathPackages[fn[:i]] && !pathReturning(fn)
+}
+
+// mentionsSeparator reports whether e names a path separator: a literal
+// with "/" or `\` in it, filepath.Separator, os.PathSeparator,
+// os.IsPathSeparator.
+func (r *climbReader) mentionsSeparator(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.BasicLit:
+			// "/work", `\`: text with a separator in it.
+			if n.Kind == token.STRING || n.Kind == token.CHAR {
+				if v, err := strconv.Unquote(n.Value); err == nil && strings.ContainsAny(v, `/\`) {
+					found = true
+				}
+			}
+		case *ast.SelectorExpr:
+			switch r.pkgFunc(n) {
+			case "path/filepath.Separator", "os.PathSeparator", "os.IsPathSeparator":
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }

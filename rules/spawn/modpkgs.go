@@ -116,6 +116,10 @@ type modReader struct {
 	fset          *token.FileSet
 	root, modPath string
 	seen          map[string]bool
+	// abs: a string naming an absolute path counts too, as it does in a
+	// file of the package the build leaves out (builds.go), for the
+	// packages such a build imports: they are that build's code.
+	abs bool
 }
 
 // pkg returns where package path, in any build, or a package of the
@@ -168,7 +172,36 @@ type placeAt struct {
 
 // file returns the first place every child shares that f names, or nil.
 func (r *modReader) file(f *ast.File) *placeAt {
+	if r.abs {
+		if at := literalPlaceIn(f); at != nil {
+			return at
+		}
+	}
 	return sharedPlaceIn(f, match.ImportNames(f), nil)
+}
+
+// literalPlaceIn returns the first string literal of f that reaches
+// outside a child's view or takes a lock (what outsideMark finds in a
+// script, an absolute path included), or nil.
+func literalPlaceIn(f *ast.File) *placeAt {
+	var at *placeAt
+	ast.Inspect(f, func(n ast.Node) bool {
+		lit, ok := n.(*ast.BasicLit)
+		if at != nil || !ok || lit.Kind != token.STRING {
+			return at == nil
+		}
+		if s, err := strconv.Unquote(lit.Value); err == nil {
+			if line, what := outsideMark(s); line != "" {
+				desc, ok := strings.CutPrefix(what, "names ")
+				if !ok {
+					desc = "a string that " + what
+				}
+				at = &placeAt{fmt.Sprintf("%s: %q", desc, line), lit.Pos()}
+			}
+		}
+		return at == nil
+	})
+	return at
 }
 
 // sharedPlaceIn returns the first place every child shares whatever view
