@@ -124,52 +124,24 @@ func (c *checker) callersGoOn(fd *ast.FuncDecl, deferred bool, seen map[*ast.Fun
 		return ""
 	}
 	seen[fd] = true
-	obj := c.info.Defs[fd.Name]
-	if obj == nil {
-		return ""
-	}
-	out := ""
-	for _, f := range c.pass.Files {
-		for _, d := range f.Decls {
-			caller, ok := d.(*ast.FuncDecl)
-			if !ok || caller.Body == nil || out != "" {
-				continue
-			}
-			match.WithStack(caller.Body, func(n ast.Node, stack []ast.Node) bool {
-				if out != "" {
-					return false
-				}
-				id, ok := n.(*ast.Ident)
-				if !ok || c.info.Uses[id] != obj {
-					return true
-				}
-				var call *ast.CallExpr
-				if len(stack) > 0 {
-					if cl, ok := stack[len(stack)-1].(*ast.CallExpr); ok && ast.Unparen(cl.Fun) == ast.Expr(id) {
-						call = cl
-					}
-				}
-				if call == nil {
-					out = fmt.Sprintf("the checks the callers of %s registered earlier (it is handed on as a value at %s)", fd.Name.Name, c.lineOf(id))
-					return false
-				}
-				out = earlier(c.checkBefore(caller.Body, call))
-				if out == "" && deferred {
-					out = c.deferredBefore(caller.Body, call)
-				}
-				if out == "" && deferred {
-					if after := stmtAfter(caller.Body, call); after != nil {
-						out = fmt.Sprintf("the code after the call of %s at %s (a defer ends it when %s returns)", fd.Name.Name, c.lineOf(after), fd.Name.Name)
-					}
-				}
-				if out == "" {
-					out = c.callersGoOn(caller, deferred, seen, depth+1)
-				}
-				return out == ""
-			})
+	return c.firstUse(fd, func(caller *ast.FuncDecl, id *ast.Ident, call *ast.CallExpr, _ []ast.Node) string {
+		if call == nil {
+			return fmt.Sprintf("the checks the callers of %s registered earlier (it is handed on as a value at %s)", fd.Name.Name, c.lineOf(id))
 		}
-	}
-	return out
+		out := earlier(c.checkBefore(caller.Body, call))
+		if out == "" && deferred {
+			out = c.deferredBefore(caller.Body, call)
+		}
+		if out == "" && deferred {
+			if after := stmtAfter(caller.Body, call); after != nil {
+				out = fmt.Sprintf("the code after the call of %s at %s (a defer ends it when %s returns)", fd.Name.Name, c.lineOf(after), fd.Name.Name)
+			}
+		}
+		if out == "" {
+			out = c.callersGoOn(caller, deferred, seen, depth+1)
+		}
+		return out
+	})
 }
 
 // stmtAfter returns the first statement of body that starts after at

@@ -48,6 +48,30 @@ func (c *checker) mayRunAsSubtest(fd *ast.FuncDecl, seen map[*ast.FuncDecl]bool,
 		return ""
 	}
 	seen[fd] = true
+	return c.firstUse(fd, func(caller *ast.FuncDecl, id *ast.Ident, call *ast.CallExpr, stack []ast.Node) string {
+		line := c.pass.Fset.Position(id.Pos()).Line
+		inLit := false
+		for _, up := range stack {
+			if _, ok := up.(*ast.FuncLit); ok {
+				inLit = true
+			}
+		}
+		switch {
+		case call == nil:
+			return fmt.Sprintf("the code after the subtest that may run %s (handed on as a value at line %d)", fd.Name.Name, line)
+		case inLit:
+			return fmt.Sprintf("the code after the subtest that may call %s (line %d)", fd.Name.Name, line)
+		}
+		return c.mayRunAsSubtest(caller, seen, depth+1)
+	})
+}
+
+// firstUse calls visit on each use of fd, the function a test file
+// declares, in the package's functions (call is the call it is the
+// function of, nil when it is handed on as a value; stack holds its
+// ancestors in caller's body) and returns the first answer that is not
+// "".
+func (c *checker) firstUse(fd *ast.FuncDecl, visit func(caller *ast.FuncDecl, id *ast.Ident, call *ast.CallExpr, stack []ast.Node) string) string {
 	obj := c.info.Defs[fd.Name]
 	if obj == nil {
 		return ""
@@ -67,26 +91,13 @@ func (c *checker) mayRunAsSubtest(fd *ast.FuncDecl, seen map[*ast.FuncDecl]bool,
 				if !ok || c.info.Uses[id] != obj {
 					return true
 				}
-				line := c.pass.Fset.Position(id.Pos()).Line
-				called := len(stack) > 0
-				if called {
-					call, ok := stack[len(stack)-1].(*ast.CallExpr)
-					called = ok && ast.Unparen(call.Fun) == ast.Expr(id)
-				}
-				inLit := false
-				for _, up := range stack {
-					if _, ok := up.(*ast.FuncLit); ok {
-						inLit = true
+				var call *ast.CallExpr
+				if len(stack) > 0 {
+					if cl, ok := stack[len(stack)-1].(*ast.CallExpr); ok && ast.Unparen(cl.Fun) == ast.Expr(id) {
+						call = cl
 					}
 				}
-				switch {
-				case !called:
-					out = fmt.Sprintf("the code after the subtest that may run %s (handed on as a value at line %d)", fd.Name.Name, line)
-				case inLit:
-					out = fmt.Sprintf("the code after the subtest that may call %s (line %d)", fd.Name.Name, line)
-				default:
-					out = c.mayRunAsSubtest(caller, seen, depth+1)
-				}
+				out = visit(caller, id, call, stack)
 				return out == ""
 			})
 		}
