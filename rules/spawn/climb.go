@@ -315,22 +315,25 @@ func (r *climbReader) pkgFunc(e ast.Expr) string {
 // path/filepath that return no path above their argument: a test, an
 // index or a count, one element of it, or the same path in another form;
 // those climb.go follows itself (Dir, Join, Split, ...) are decided there.
-var levelKeeping = map[string]bool{}
+var levelKeeping = funcSet(
+	[]string{"strings", "bytes"}, []string{"Contains", "ContainsAny", "ContainsRune", "ContainsFunc", "HasPrefix", "HasSuffix",
+		"Index", "IndexAny", "IndexByte", "IndexFunc", "IndexRune", "LastIndex", "LastIndexAny", "LastIndexByte", "LastIndexFunc",
+		"Count", "Compare", "Equal", "EqualFold", "ToLower", "ToUpper", "ToTitle", "TrimSpace", "Clone", "NewReader", "NewBuffer", "NewBufferString", "NewReplacer"},
+	[]string{"path", "path/filepath"}, []string{"Base", "Ext", "IsAbs", "IsLocal", "Match", "Clean", "ToSlash", "FromSlash", "EvalSymlinks", "Abs",
+		"Walk", "WalkDir", "Glob", "Join", "Dir", "Split"})
 
-func init() {
-	for _, pkg := range []string{"strings", "bytes"} {
-		for _, name := range []string{"Contains", "ContainsAny", "ContainsRune", "ContainsFunc", "HasPrefix", "HasSuffix",
-			"Index", "IndexAny", "IndexByte", "IndexFunc", "IndexRune", "LastIndex", "LastIndexAny", "LastIndexByte", "LastIndexFunc",
-			"Count", "Compare", "Equal", "EqualFold", "ToLower", "ToUpper", "ToTitle", "TrimSpace", "Clone", "NewReader", "NewBuffer", "NewBufferString", "NewReplacer"} {
-			levelKeeping[pkg+"."+name] = true
+// funcSet is the set of "pkg.Name" for each name of a list and each
+// package of the list before it (pairs of lists: packages, names).
+func funcSet(lists ...[]string) map[string]bool {
+	out := map[string]bool{}
+	for i := 0; i+1 < len(lists); i += 2 {
+		for _, pkg := range lists[i] {
+			for _, name := range lists[i+1] {
+				out[pkg+"."+name] = true
+			}
 		}
 	}
-	for _, pkg := range []string{"path", "path/filepath"} {
-		for _, name := range []string{"Base", "Ext", "IsAbs", "IsLocal", "Match", "Clean", "ToSlash", "FromSlash", "EvalSymlinks", "Abs",
-			"Walk", "WalkDir", "Glob", "Join", "Dir", "Split"} {
-			levelKeeping[pkg+"."+name] = true
-		}
-	}
+	return out
 }
 
 // pathCuts reports whether fn, "pkg.Name", is a function of strings,
@@ -530,20 +533,9 @@ func (r *climbReader) mentionsPath(e ast.Expr, paths map[string]bool) bool {
 
 // pathLevelled are the functions of levelKeeping whose result is a path
 // of their arguments (the same, or one climb.go measures).
-var pathLevelled = map[string]bool{}
-
-func init() {
-	for _, pkg := range []string{"path", "path/filepath"} {
-		for _, name := range []string{"Clean", "ToSlash", "FromSlash", "EvalSymlinks", "Abs", "Join", "Dir", "Split"} {
-			pathLevelled[pkg+"."+name] = true
-		}
-	}
-	for _, pkg := range []string{"strings", "bytes"} {
-		for _, name := range []string{"ToLower", "ToUpper", "ToTitle", "TrimSpace", "Clone"} {
-			pathLevelled[pkg+"."+name] = true
-		}
-	}
-}
+var pathLevelled = funcSet(
+	[]string{"path", "path/filepath"}, []string{"Clean", "ToSlash", "FromSlash", "EvalSymlinks", "Abs", "Join", "Dir", "Split"},
+	[]string{"strings", "bytes"}, []string{"ToLower", "ToUpper", "ToTitle", "TrimSpace", "Clone"})
 
 // noPathOf reports whether call returns no path computed from its
 // arguments: an element of one (Base, Ext), a test, an index or a
