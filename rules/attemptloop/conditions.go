@@ -20,8 +20,20 @@ var failureMethods = []string{"Error", "Errorf", "Fatal", "Fatalf", "Fail", "Fai
 // returned, sent or stored), or if it lies in the then branch of an
 // `if err != nil`.
 func (c *checker) failure(l *loop, exit ast.Stmt, stack []ast.Node) bool {
-	var blocks [][]ast.Stmt
 	for i, s := range stack[1:] {
+		if s, ok := s.(*ast.IfStmt); ok && i+2 < len(stack) && stack[i+2] == s.Body && c.testsErrNotNil(s.Cond) {
+			return true
+		}
+	}
+	return c.failsHere(l, stack)
+}
+
+// failsHere reports whether the branch of an exit, enclosed by stack
+// within the loop body, fails the test itself: a simple statement of it
+// calls a testing failure method or builds an error.
+func (c *checker) failsHere(l *loop, stack []ast.Node) bool {
+	var blocks [][]ast.Stmt
+	for _, s := range stack[1:] {
 		switch s := s.(type) {
 		case *ast.BlockStmt:
 			blocks = append(blocks, s.List)
@@ -29,10 +41,6 @@ func (c *checker) failure(l *loop, exit ast.Stmt, stack []ast.Node) bool {
 			blocks = append(blocks, s.Body)
 		case *ast.CommClause:
 			blocks = append(blocks, s.Body)
-		case *ast.IfStmt:
-			if i+2 < len(stack) && stack[i+2] == s.Body && c.testsErrNotNil(s.Cond) {
-				return true
-			}
 		}
 	}
 	if len(blocks) == 0 {

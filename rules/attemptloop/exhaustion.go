@@ -114,8 +114,67 @@ func (c *checker) enclosingList(l *loop) ([]ast.Stmt, int) {
 // continue }` statements before it in the blocks on its way. An exit whose
 // conditions the rule cannot tell has none, and proves nothing.
 func (c *checker) exitConditions(l *loop) [][]cond {
-	subst := c.defined(l.body)
 	var out [][]cond
+	for _, e := range c.successExits(l) {
+		out = append(out, e.alts...)
+	}
+	return out
+}
+
+// A successExit is a statement that leaves the loop other than by failing
+// the test, and the conditions under which it is reached: each of alts is
+// one way of telling (the if statements on its way, a flag set before
+// it); none when the rule cannot tell.
+type successExit struct {
+	stmt ast.Stmt
+	alts [][]cond
+	// under is the condition of the innermost if statement on its way,
+	// nil when none: what a reason quotes.
+	under ast.Expr
+}
+
+// String words the exit for a reason: "if ctx.Err() != nil { break }".
+func (e successExit) String() string {
+	s := "{ " + exitWord(e.stmt) + " }"
+	if e.under != nil {
+		s = "if " + types.ExprString(e.under) + " " + s
+	}
+	return s
+}
+
+// exitWord is the keyword of an exit statement: break, goto L, return.
+func exitWord(s ast.Stmt) string {
+	switch s := s.(type) {
+	case *ast.BranchStmt:
+		if s.Label != nil {
+			return s.Tok.String() + " " + s.Label.Name
+		}
+		return s.Tok.String()
+	case *ast.ReturnStmt:
+		return "return"
+	}
+	return "exit"
+}
+
+// successExits returns the loop's success exits (see exitConditions).
+func (c *checker) successExits(l *loop) []successExit {
+	return c.exits(l, func(n ast.Stmt, stack []ast.Node) bool { return !c.failure(l, n, stack) })
+}
+
+// quietExits returns the loop's exits that do not fail the test where
+// they are: its success exits, and those under `if err != nil` that leave
+// the failing to the code after the loop (`if ctx.Err() != nil { break
+// }`), which the check after the loop then reports as the state not
+// reached.
+func (c *checker) quietExits(l *loop) []successExit {
+	return c.exits(l, func(n ast.Stmt, stack []ast.Node) bool { return !c.failsHere(l, stack) })
+}
+
+// exits returns the statements that leave the loop and that keep says
+// to, with the conditions under which each is reached.
+func (c *checker) exits(l *loop, keep func(ast.Stmt, []ast.Node) bool) []successExit {
+	subst := c.defined(l.body)
+	var out []successExit
 	match.WithStack(l.body, func(n ast.Node, stack []ast.Node) bool {
 		if _, ok := n.(*ast.FuncLit); ok {
 			return false
@@ -123,76 +182,133 @@ func (c *checker) exitConditions(l *loop) [][]cond {
 		exit := false
 		switch n := n.(type) {
 		case *ast.BranchStmt:
-			exit = c.leaves(l, n, stack) && !c.failure(l, n, stack)
+			exit = c.leaves(l, n, stack) && keep(n, stack)
 		case *ast.ReturnStmt:
-			exit = !c.failure(l, n, stack)
+			exit = keep(n, stack)
 		}
 		if !exit {
 			return true
 		}
-		var conds []cond
-		path := append(stack, n)
-		for i := 0; i+1 < len(path); i++ {
-			switch p := path[i].(type) {
-			case *ast.IfStmt:
-				switch path[i+1] {
-				case p.Body:
-					for _, e := range match.Conjuncts(p.Cond) {
-						conds = append(conds, c.canon(e, subst))
-					}
-				case p.Else:
-					conds = append(conds, c.canon(p.Cond, subst).not())
-				default:
-					return true // in the init or condition: unknown
-				}
-			case *ast.BlockStmt:
-				for _, s := range p.List {
-					if s == path[i+1] {
-						break
-					}
-					if ifs, ok := s.(*ast.IfStmt); ok && ifs.Else == nil && c.continues(l, ifs.Body) {
-						conds = append(conds, c.canon(ifs.Cond, subst).not())
-					}
-				}
-			case *ast.SwitchStmt:
-				if p.Init != nil {
-					return true
-				}
-			case *ast.CaseClause:
-				// switch x { case v: ... } is reached when x == v;
-				// switch { case c: ... } when c.
-				sw, _ := path[i-2].(*ast.SwitchStmt)
-				if sw == nil || len(p.List) != 1 {
-					return true // a default, or one of several values
-				}
-				if sw.Tag == nil {
-					conds = append(conds, c.canon(p.List[0], subst))
-				} else {
-					conds = append(conds, c.canon(&ast.BinaryExpr{X: sw.Tag, Op: token.EQL, Y: p.List[0]}, subst))
-				}
-			case *ast.CommClause, *ast.TypeSwitchStmt, *ast.SelectStmt, *ast.ForStmt, *ast.RangeStmt, *ast.LabeledStmt:
-				return true // a path the rule does not follow
+		e := successExit{stmt: n.(ast.Stmt), alts: c.exitAlts(l, n.(ast.Stmt), stack, subst)}
+		for i := len(stack) - 1; i >= 0; i-- {
+			if ifs, ok := stack[i].(*ast.IfStmt); ok {
+				e.under = ifs.Cond
+				break
 			}
 		}
-		if len(conds) > 0 {
-			out = append(out, conds)
-		}
-		// A flag set just before the exit (ok = true; break) that starts
-		// false and that the loop sets to nothing else: running out of
-		// attempts leaves it false.
-		if block, ok := stack[len(stack)-1].(*ast.BlockStmt); ok {
-			for _, s := range block.List {
-				if s == n {
-					break
-				}
-				if v := c.flagSet(s); v != nil && c.flagOnlySet(l, v) {
-					out = append(out, []cond{{text: v.Name()}})
-				}
-			}
-		}
+		out = append(out, e)
 		return true
 	})
 	return out
+}
+
+// exitAlts returns the ways of telling when the exit n, enclosed by stack
+// within the loop body, is reached (see successExit).
+func (c *checker) exitAlts(l *loop, n ast.Stmt, stack []ast.Node, subst map[types.Object]ast.Expr) [][]cond {
+	var out [][]cond
+	var conds []cond
+	path := append(stack, n)
+	for i := 0; i+1 < len(path); i++ {
+		switch p := path[i].(type) {
+		case *ast.IfStmt:
+			switch path[i+1] {
+			case p.Body:
+				for _, e := range match.Conjuncts(p.Cond) {
+					conds = append(conds, c.canon(e, subst))
+				}
+			case p.Else:
+				conds = append(conds, c.canon(p.Cond, subst).not())
+			default:
+				return nil // in the init or condition: unknown
+			}
+		case *ast.BlockStmt:
+			for _, s := range p.List {
+				if s == path[i+1] {
+					break
+				}
+				if ifs, ok := s.(*ast.IfStmt); ok && ifs.Else == nil && c.continues(l, ifs.Body) {
+					conds = append(conds, c.canon(ifs.Cond, subst).not())
+				}
+			}
+		case *ast.SwitchStmt:
+			if p.Init != nil {
+				return nil
+			}
+		case *ast.CaseClause:
+			// switch x { case v: ... } is reached when x == v;
+			// switch { case c: ... } when c.
+			sw, _ := path[i-2].(*ast.SwitchStmt)
+			if sw == nil || len(p.List) != 1 {
+				return nil // a default, or one of several values
+			}
+			if sw.Tag == nil {
+				conds = append(conds, c.canon(p.List[0], subst))
+			} else {
+				conds = append(conds, c.canon(&ast.BinaryExpr{X: sw.Tag, Op: token.EQL, Y: p.List[0]}, subst))
+			}
+		case *ast.CommClause, *ast.TypeSwitchStmt, *ast.SelectStmt, *ast.ForStmt, *ast.RangeStmt, *ast.LabeledStmt:
+			return nil // a path the rule does not follow
+		}
+	}
+	if len(conds) > 0 {
+		out = append(out, conds)
+	}
+	// A flag set just before the exit (ok = true; break) that starts
+	// false and that the loop sets to nothing else: running out of
+	// attempts leaves it false.
+	if block, ok := stack[len(stack)-1].(*ast.BlockStmt); ok {
+		for _, s := range block.List {
+			if s == n {
+				break
+			}
+			if v := c.flagSet(s); v != nil && c.flagOnlySet(l, v) {
+				out = append(out, []cond{{text: v.Name()}})
+			}
+		}
+	}
+	return out
+}
+
+// otherExit returns a success exit of the loop that the check after it
+// (check, the statement exhaustionFails found) does not test the negation
+// of: a second way out of the poll ("if hub.Lapsed(topic) { break }", "if
+// ctx.Err() != nil { break }"), or nil. The deadline keeps it, so it ends
+// the rewritten wait at a time the rule cannot bound: past the attempts'
+// window and before the deadline, a state that comes late by less than
+// that passes the rewrite, and a late mutant later than it fails both
+// (red team batch 17, websublapse and watchdogctx). An unconditional
+// failure after the loop tells no exit from another: then any second
+// success exit is one.
+func (c *checker) otherExit(l *loop, check ast.Stmt) *successExit {
+	exits := c.quietExits(l)
+	guard, known := c.checkGuard(check)
+	if !known {
+		if len(exits) > 1 {
+			return &exits[1]
+		}
+		return nil
+	}
+	for i, e := range exits {
+		if !c.provesExhaustion(e.alts, guard) {
+			return &exits[i]
+		}
+	}
+	return nil
+}
+
+// checkGuard returns the conditions under which check, a statement after
+// the loop that fails on exhaustion, fails; known is false when it fails
+// whatever they are (t.Fatal right after the loop).
+func (c *checker) checkGuard(check ast.Stmt) (guard []cond, known bool) {
+	switch s := check.(type) {
+	case *ast.IfStmt:
+		return c.disjuncts(s.Cond, c.defined(s.Init)), true
+	case *ast.ExprStmt:
+		if g, ok := c.assertionGuard(s); ok {
+			return g, true
+		}
+	}
+	return nil, false
 }
 
 // flagSet returns v if s is `v = true` for a local bool variable v.

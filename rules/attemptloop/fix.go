@@ -139,6 +139,10 @@ func (c *checker) fix(l *loop, waits []wait, use counterUse) (*rule.Fix, string)
 	}
 	// Have: a budget: constant, or max(timeout, count × waits).
 
+	if other := c.otherExit(l, check); other != nil {
+		return nil, fmt.Sprintf("the poll has another way out at %s (%s), which the deadline keeps: it would end the rewritten wait at a time the rule cannot bound, past the attempts' window, so a state late by less than that would pass where the count fails, and no late mutant can show the difference", c.where(other.stmt.Pos()), other)
+	}
+
 	if why := c.timePackage(l); why != "" {
 		return nil, why
 	}
