@@ -498,6 +498,7 @@ func (c *checker) fix(fd *ast.FuncDecl, t string) *rule.Fix {
 				"not the first test to call a function of the code under test that another test calls too",
 				"no package-level variable that the code the test may reach, in any build of the package (every file of its directory), reads or writes and some build's code changes, and no real clock or unjudged call there",
 				"no function of the code under test that a test of the external test package (package x_test), which runs later in the same binary, calls too and that stays sequential",
+				"no state the test may read (time.Local, the environment, the working directory, a package-level variable, a setting the standard library reads once) that the other half of the test binary (the external test package, or the package's own files) changes",
 			},
 		}},
 		Apply: func() error {
@@ -551,13 +552,20 @@ var cachedEnv = []struct {
 // written in the zone TestMain pinned fails on correct code (red team
 // batch 15, tzlocal), as does one whose zones a later test's fixture tz
 // database (ZONEINFO) redefines (batch 16, zoneinfo). A name the analysis
-// cannot evaluate may be any of them.
+// cannot evaluate may be any of them. The setters of the other half of the
+// test binary count too (binary.go): an external test that switches the
+// process to UTC for good runs before a test made parallel (batch 17,
+// shiftroster).
 func (c *checker) zoneSetter(self *ast.FuncDecl) string {
-	var why string
+	why := ""
+	found := func(st setter) bool {
+		why = c.setterWhy(self, st)
+		return why != ""
+	}
 	for _, f := range c.pass.Files {
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Body == nil || fd == self || fd.Recv == nil && (fd.Name.Name == "TestMain" || fd.Name.Name == "init") {
+			if !ok || fd.Body == nil || fd == self || setup(fd) {
 				continue
 			}
 			ast.Inspect(fd.Body, func(n ast.Node) bool {
@@ -571,25 +579,12 @@ func (c *checker) zoneSetter(self *ast.FuncDecl) string {
 						break
 					}
 					k, known := match.ConstString(c.info, n.Args[0])
-					for _, e := range cachedEnv {
-						if known && !slices.Contains(e.names, k) || !c.mayRead(self.Body, e.pkgs) {
-							continue
-						}
-						name := k
-						if !known {
-							name = fmt.Sprintf("%s, a variable the analysis cannot name (it may be %s)", types.ExprString(n.Args[0]), e.names[0])
-						}
-						why = fmt.Sprintf("shares %s with %s, which sets %s: %s; made parallel, this test runs after %s and may see its %s", e.shares, c.where(fd.Name.Name, n), name, e.what, fd.Name.Name, e.its)
-						break
-					}
+					found(setter{fn: fd.Name.Name, where: c.where(fd.Name.Name, n), env: k, known: known, expr: types.ExprString(n.Args[0])})
 				case *ast.AssignStmt:
-					if !c.mayRead(self.Body, cachedEnv[0].pkgs) {
-						break
-					}
 					for _, l := range n.Lhs {
-						if sel, ok := ast.Unparen(l).(*ast.SelectorExpr); ok {
+						if sel, ok := ast.Unparen(l).(*ast.SelectorExpr); ok && why == "" {
 							if v, ok := c.info.Uses[sel.Sel].(*types.Var); ok && v.Pkg() != nil && v.Pkg().Path() == "time" && v.Name() == "Local" {
-								why = fmt.Sprintf("shares the local time zone with %s, which assigns time.Local; made parallel, this test runs after %s and may see its zone", c.where(fd.Name.Name, n), fd.Name.Name)
+								found(setter{fn: fd.Name.Name, where: c.where(fd.Name.Name, n), local: true})
 							}
 						}
 					}
@@ -600,6 +595,31 @@ func (c *checker) zoneSetter(self *ast.FuncDecl) string {
 				return why
 			}
 		}
+	}
+	// The other half of the test binary (binary.go): its setters change
+	// the same process.
+	c.siblingSetters(found)
+	return why
+}
+
+// setterWhy says why the test self shares what st sets with st's
+// function, when self may reach the standard library's read of it, or "".
+func (c *checker) setterWhy(self *ast.FuncDecl, st setter) string {
+	if st.local {
+		if !c.mayRead(self.Body, cachedEnv[0].pkgs) {
+			return ""
+		}
+		return fmt.Sprintf("shares the local time zone with %s, which assigns time.Local; made parallel, this test runs after %s and may see its zone", st.where, st.fn)
+	}
+	for _, e := range cachedEnv {
+		if st.known && !slices.Contains(e.names, st.env) || !c.mayRead(self.Body, e.pkgs) {
+			continue
+		}
+		name := st.env
+		if !st.known {
+			name = fmt.Sprintf("%s, a variable the analysis cannot name (it may be %s)", st.expr, e.names[0])
+		}
+		return fmt.Sprintf("shares %s with %s, which sets %s: %s; made parallel, this test runs after %s and may see its %s", e.shares, st.where, name, e.what, st.fn, e.its)
 	}
 	return ""
 }

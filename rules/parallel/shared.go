@@ -62,6 +62,9 @@ func (c *checker) sharedState() *shared {
 			}
 		}
 	}
+	// The other half of the test binary (binary.go) changes the same
+	// process.
+	c.siblingState(s)
 	c.funcState(s)
 	// An exported variable can be written by an external test package
 	// (package x_test), which runs in the same test binary but is not
@@ -100,32 +103,7 @@ func (c *checker) scan(s *shared, root ast.Node, fn string, init bool) {
 			// timer's or a handler's callback) may run while the tests
 			// do: its writes count.
 			later := init && inFuncLit(stack)
-			// An alias of a standard library variable (fmt.Fprintln(os.Stderr))
-			// is I/O or a handle, not state a test reads back; its
-			// writes (os.Stdout = w) and setters (log.SetOutput) count.
-			if kind == read || kind == write && init && !later || kind == alias && match.IsStd(v.Pkg().Path()) {
-				return true
-			}
-			where := c.where(fn, n)
-			verb := "writes"
-			if kind == alias {
-				verb = "hands on"
-			}
-			if v.Pkg() != c.pass.Pkg {
-				// Another package's state: its functions, and those of
-				// any package that calls them, may read it.
-				if s.foreign == "" {
-					s.foreign = where + ", which " + verb + " " + v.Pkg().Name() + "." + v.Name()
-				}
-				if s.pkgs[v.Pkg().Path()] == "" {
-					s.pkgs[v.Pkg().Path()] = v.Pkg().Name() + "." + v.Name() + ", which " + where + " " + verb
-				}
-			}
-			if kind == write {
-				s.vars[v] = where + " writes"
-			} else {
-				s.vars[v] = "may change through an alias: " + where + " " + how
-			}
+			c.note(s, v, kind, how, func() string { return c.where(fn, n) }, init && !later)
 		case *ast.CallExpr:
 			if !init || inFuncLit(stack) {
 				c.scanCall(s, n, fn)
@@ -133,6 +111,39 @@ func (c *checker) scan(s *shared, root ast.Node, fn string, init bool) {
 		}
 		return true
 	})
+}
+
+// note records in s a use of kind kind of v, a package-level variable,
+// by the code where names ("TestExpiry (sessions_test.go:21)"); how says
+// how an alias escapes. before is true for a write of setup code that
+// runs before every test (init, TestMain), which every test sees in
+// either order. An alias of a standard library variable
+// (fmt.Fprintln(os.Stderr)) is I/O or a handle, not state a test reads
+// back; its writes (os.Stdout = w) and setters (log.SetOutput) count.
+func (c *checker) note(s *shared, v *types.Var, kind useKind, how string, where func() string, before bool) {
+	if s.vars[v] != "" || kind == read || kind == write && before || kind == alias && match.IsStd(v.Pkg().Path()) {
+		return
+	}
+	at := where()
+	verb := "writes"
+	if kind == alias {
+		verb = "hands on"
+	}
+	if v.Pkg() != c.pass.Pkg {
+		// Another package's state: its functions, and those of any
+		// package that calls them, may read it.
+		if s.foreign == "" {
+			s.foreign = at + ", which " + verb + " " + v.Pkg().Name() + "." + v.Name()
+		}
+		if s.pkgs[v.Pkg().Path()] == "" {
+			s.pkgs[v.Pkg().Path()] = v.Pkg().Name() + "." + v.Name() + ", which " + at + " " + verb
+		}
+	}
+	if kind == write {
+		s.vars[v] = at + " writes"
+	} else {
+		s.vars[v] = "may change through an alias: " + at + " " + how
+	}
 }
 
 // inFuncLit reports whether stack holds a function literal.
@@ -154,7 +165,13 @@ func (c *checker) scanCall(s *shared, call *ast.CallExpr, fn string) {
 	if callee == nil || callee.Pkg() == nil || callee.Pkg() == c.pass.Pkg || callee.Pkg().Path() == "testing" {
 		return
 	}
-	where := c.where(fn, call)
+	c.noteCall(s, callee, c.where(fn, call))
+}
+
+// noteCall records in s a change of the environment, the working
+// directory or another package's state that a call of callee, at where,
+// makes, as far as the effect summaries tell.
+func (c *checker) noteCall(s *shared, callee *types.Func, where string) {
 	note := func(field *string, what string) {
 		if *field == "" {
 			*field = where + ", which " + what

@@ -59,6 +59,11 @@ type variants struct {
 	called map[string]bool
 	// xtests are the external test package's tests, in run order.
 	xtests []*xtest
+	// sibling holds the files of the other package of the test binary
+	// (see binary.go): the external test package's for the package's
+	// own pass, the package's own (every build, its tests included) for
+	// the external test package's pass.
+	sibling []*ast.File
 	// broken, when not empty, names a file of the directory the rule
 	// cannot read: what it holds may be anything.
 	broken string
@@ -89,11 +94,13 @@ func (c *checker) variantsOf() *variants {
 	}
 	c.variants = v
 	v.pkgLevel = func(*ast.Ident) bool { return false }
-	if len(c.pass.AllFiles) == 0 || strings.HasSuffix(c.pass.Pkg.Name(), "_test") {
-		// The external test package's own pass: its calls into the
-		// package are code the rule does not follow.
+	if len(c.pass.AllFiles) == 0 {
 		return v
 	}
+	// The external test package's own pass reads the package's files
+	// only as the other half of its test binary (binary.go): its calls
+	// into the package are code the rule does not follow.
+	base, xpass := strings.CutSuffix(c.pass.Pkg.Name(), "_test")
 	built := map[string]bool{}
 	for _, f := range c.pass.AllFiles {
 		built[c.pass.Fset.File(f.Pos()).Name()] = true
@@ -104,7 +111,7 @@ func (c *checker) variantsOf() *variants {
 		v.broken = dir
 		return v
 	}
-	name := c.pass.Pkg.Name()
+	name := base
 	top := map[ast.Node]bool{} // the package-level declarations of every file
 	var files, xfiles, leftFiles []*ast.File
 	for _, e := range entries {
@@ -115,6 +122,12 @@ func (c *checker) variantsOf() *variants {
 		f, err := parser.ParseFile(v.fset, path, nil, 0)
 		if err != nil {
 			v.broken = e.Name()
+			continue
+		}
+		if xpass {
+			if f.Name.Name == base {
+				v.sibling = append(v.sibling, f)
+			}
 			continue
 		}
 		for _, d := range f.Decls {
@@ -138,6 +151,10 @@ func (c *checker) variantsOf() *variants {
 			xfiles = append(xfiles, f)
 		}
 	}
+	if xpass {
+		return v
+	}
+	v.sibling = xfiles
 	v.pkgLevel = func(id *ast.Ident) bool {
 		if id.Obj == nil {
 			return true // declared in another file, or the universe
@@ -324,8 +341,7 @@ func (v *variants) synUse(id *ast.Ident, stack []ast.Node) string {
 	return use
 }
 
-func synUse(id *ast.Ident, stack []ast.Node) string {
-	var e ast.Expr = id
+func synUse(e ast.Expr, stack []ast.Node) string {
 	k := len(stack) - 1
 	for ; k >= 0; k-- {
 		switch p := stack[k].(type) {
