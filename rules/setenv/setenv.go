@@ -12,6 +12,7 @@ import (
 
 	"github.com/dave/dst"
 
+	"github.com/unflake/unflake/internal/effects"
 	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rule/effect"
@@ -96,6 +97,10 @@ type envWrite struct {
 	known bool // name is known (a constant)
 	all   bool // os.Clearenv: every name
 	viaT  bool // t.Setenv (restored when the test ends)
+
+	// hidden, when not empty, says how a call that names no variable
+	// writes this one (t.Chdir sets PWD): effects.StdEnvWrites.
+	hidden string
 
 	// foreign, when not empty, says how code the analysis cannot follow
 	// by name may write any variable (see foreignWrite).
@@ -241,6 +246,9 @@ func (c *checker) keep(fd *ast.FuncDecl, top bool, cl *clear, writes []envWrite)
 			return fmt.Sprintf("the test may change %s at line %d: it %s", cl.name, c.pass.Fset.Position(w.pos).Line, w.foreign)
 		}
 		if w.pos < cl.call.Pos() {
+			if w.hidden != "" {
+				return fmt.Sprintf("the test set %s earlier (at %s, %s), so clearing it is not redundant", cl.name, c.at(w.pos), w.hidden)
+			}
 			return fmt.Sprintf("the test set %s earlier, so clearing it is not redundant", cl.name)
 		}
 		if cl.loop || cl.lit {
@@ -298,6 +306,10 @@ func (c *checker) writes(root ast.Node, seen map[*types.Func]bool) []envWrite {
 				out = append(out, envWrite{pos: n.Pos(), foreign: what})
 				return true
 			}
+			if ws := c.hiddenWrites(fn, n.Pos()); ws != nil {
+				out = append(out, ws...)
+				return true
+			}
 			// A package function called or passed on (t.Cleanup(reset)):
 			// its writes count where it is named.
 			for _, inner := range c.funcWrites(fn.Origin(), seen) {
@@ -351,7 +363,7 @@ func (c *checker) foreignWrite(fn *types.Func, scanned bool) string {
 		if (path == "os" || path == "syscall") && sig != nil && sig.Recv() == nil && envFuncs[name] {
 			return fmt.Sprintf("takes %s.%s as a function value, which may write any variable", path, name)
 		}
-		return "" // the standard library writes the environment only there (and t.Setenv, which restores it)
+		return "" // the standard library writes the environment only there, by name; t.Setenv and t.Chdir restore theirs (t.Chdir's PWD is a write hiddenWrites names)
 	}
 	if match.IsAssertion(path, name) {
 		return ""
@@ -373,6 +385,42 @@ func (c *checker) foreignWrite(fn *types.Func, scanned bool) string {
 		return fmt.Sprintf("calls %s, whose effects the analysis cannot see in full (it %s)", full, sum.Opaque)
 	}
 	return ""
+}
+
+// hiddenWrites returns the writes of variables that naming fn (at pos)
+// makes without naming them: the standard library's (t.Chdir sets PWD,
+// effects.StdEnvWrites), and those a function of another package may
+// make by an effect that stands for one (a helper that changes the
+// working directory may do it with t.Chdir). The testing package's are
+// restored when the test ends, as t.Setenv's are; another package's may
+// not be. Without them a clear of PWD after a t.Chdir looked redundant,
+// and removing it left the test under the link path t.Chdir wrote, where
+// os.Getwd answers differently (red team batch 17, symlinkwd).
+func (c *checker) hiddenWrites(fn *types.Func, pos token.Pos) []envWrite {
+	fn = fn.Origin()
+	if fn.Pkg() == nil || fn.Pkg() == c.pass.Pkg {
+		return nil // the package's own functions are followed
+	}
+	var out []envWrite
+	add := func(a effects.EnvAccess, why string, viaT bool) {
+		for _, v := range a.Vars {
+			out = append(out, envWrite{pos: pos, name: v, known: true, viaT: viaT, hidden: why})
+		}
+	}
+	if match.IsStd(fn.Pkg().Path()) {
+		if a, ok := effects.StdEnvWrites(fn); ok {
+			add(a, a.Why, fn.Pkg().Path() == "testing")
+		}
+		return out
+	}
+	if sum := c.pass.Effects.Of(fn); sum != nil {
+		for _, e := range sum.Effects {
+			if a, ok := effects.KindEnvWrites(e.Kind); ok {
+				add(a, fmt.Sprintf("%s.%s: %s", fn.Pkg().Name(), fn.Name(), a.Why), false)
+			}
+		}
+	}
+	return out
 }
 
 // funcWrites returns the environment writes of the package function fn.

@@ -148,6 +148,8 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 		if why == "" && dropsError(remove) {
 			if at := c.goroutineAt(c.fd.Body); at != "" {
 				why = fmt.Sprintf("the test starts goroutines that may outlive it (%s), and the original drops RemoveAll's error (%s): a goroutine still writing in the directory when the test ends makes the removal fail, which t.TempDir's cleanup reports as a failure of a test whose checks all passed", at, c.line(remove))
+			} else if at := c.processAt(c.fd.Body); at != "" {
+				why = fmt.Sprintf("the test starts processes that may outlive it (%s), and the original drops RemoveAll's error (%s): a process still writing in the directory when the test ends makes the removal fail, which t.TempDir's cleanup reports as a failure of a test whose checks all passed", at, c.line(remove))
 			}
 		}
 		if why != "" {
@@ -893,6 +895,59 @@ func (c *checker) goroutineAt(body *ast.BlockStmt) string {
 					for _, e := range sum.Effects {
 						if e.Kind == effect.GoroutineEnds || e.Kind == effect.GoroutineForever {
 							at = types.ExprString(n.Fun) + " at " + c.line(n) + ", which starts one"
+						}
+					}
+				}
+			}
+			return at == ""
+		})
+		if at != "" {
+			break
+		}
+	}
+	return at
+}
+
+// processAt says where the test, or the package code it reaches, runs a
+// process, or calls code of another package whose effect summary runs
+// one; or "". A process may outlive the test as a goroutine does: a
+// detached, self-reexec'd background gc (docker's pkg/reexec, os.StartProcess
+// then Release) still writing in the directory when the test ends makes
+// t.TempDir's removal fail (red team batch 17, bggc). Waiting for it is
+// not enough: a command that Run or Wait waits for may leave a detached
+// child behind (git gc --auto, a daemon, a shell's &), so every process
+// counts: os.StartProcess, syscall.ForkExec and StartProcess, and
+// exec.Cmd's Start, Run, Output and CombinedOutput. A summary says only
+// that a function runs or signals a process, so any Process effect of
+// another package's code counts too.
+func (c *checker) processAt(body *ast.BlockStmt) string {
+	var reached []ast.Node
+	for f := range c.reachable(body, nil) {
+		reached = append(reached, c.decls[f].Body)
+	}
+	// In source order: the same call is named on every run.
+	sort.Slice(reached, func(i, j int) bool { return reached[i].Pos() < reached[j].Pos() })
+	bodies := append([]ast.Node{body}, reached...)
+	at := ""
+	for _, b := range bodies {
+		ast.Inspect(b, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if at != "" || !ok {
+				return at == ""
+			}
+			fn := match.Callee(c.info, call)
+			switch {
+			case fn == nil || fn.Pkg() == nil || fn.Pkg() == c.pass.Pkg:
+			case match.IsPkgFunc(c.info, call, "os", "StartProcess") || match.IsPkgFunc(c.info, call, "syscall", "ForkExec", "StartProcess"):
+				at = types.ExprString(call.Fun) + " at " + c.line(call) + ", which nothing may wait for"
+			case match.IsMethod(c.info, call, "os/exec", "Start", "Run", "Output", "CombinedOutput"):
+				at = types.ExprString(call.Fun) + " at " + c.line(call) + ", whose process, or a child it leaves running as git gc --auto does, may still write in the directory"
+			case !match.IsStd(fn.Pkg().Path()):
+				if sum := c.pass.Effects.Of(fn); sum != nil {
+					for _, e := range sum.Effects {
+						if e.Kind == effect.Process {
+							at = fmt.Sprintf("%s at %s (%s)", types.ExprString(call.Fun), c.line(call), e.Why())
+							break
 						}
 					}
 				}
