@@ -95,6 +95,9 @@ func (c *checker) routes() *routes {
 							r.log = at(n, what)
 						}
 					}
+					if sel, ok := n.Fun.(*ast.SelectorExpr); ok && r.client == "" && (sel.Sel.Name == "WithContextDialer" || sel.Sel.Name == "WithDialer") {
+						r.client = at(n, "a dial hook of a client (grpc's), which is handed the address as text")
+					}
 					if r.errText == "" && !test && errorTextRead(n, parents[n], f) {
 						r.errText = at(n, "the text of an error, read other than to print it")
 					}
@@ -124,8 +127,8 @@ func (c *checker) routes() *routes {
 	return r
 }
 
-// clientHooks are the fields of http.Transport, net.Dialer and grpc's
-// options through which the code sees where a client connects as text:
+// clientHooks are the fields of http.Transport and net.Dialer (and
+// grpc's WithContextDialer and WithDialer options, by call) through which the code sees where a client connects as text:
 // a proxy (Go writes the absolute URL, or CONNECT host:port, into the
 // request line it sends there) and the dial hooks (given the address).
 var clientHooks = map[string]bool{
