@@ -297,10 +297,16 @@ func (c *checker) intoCall(call *ast.CallExpr, arg ast.Node, depth int, seen map
 		// may take it apart (red team batch 16, formregister: a
 		// strings.Replace of ":80" mangles 127.0.0.1:8093, never a port
 		// the system picks).
-		if argIndex(call, arg) == k {
-			return ""
+		if argIndex(call, arg) != k {
+			return at + ", data the request carries to the code under test (not the address it connects to), which may read it as text"
 		}
-		return at + ", data the request carries to the code under test (not the address it connects to), which may read it as text"
+		// A dial is neutral only through a client with no proxy and no
+		// dial hook of the code (red team batch 17, fwdproxy: Go writes
+		// the address into the request line it sends to the proxy).
+		if why := c.routes().client; why != "" {
+			return at + ", a request whose address reaches code under test by " + why
+		}
+		return ""
 	}
 	switch {
 	case path == "fmt" && textBuilders[fn.Name()]:
@@ -313,7 +319,16 @@ func (c *checker) intoCall(call *ast.CallExpr, arg ast.Node, depth int, seen map
 		}
 		return c.follow(call, depth+1, seen)
 	case path == "fmt" || path == "log" || path == "log/slog":
-		return "" // printed
+		// Printed: neutral only where no code reads the text (red team
+		// batch 17, logscrub: a logger on the package's own writer).
+		why, ok := c.neutralMessage(path, fn.Name())
+		if !ok {
+			return at + ", which may read it as text"
+		}
+		if why != "" {
+			return at + ", " + messageRoute(why)
+		}
+		return ""
 	}
 	fd := c.bodies[fn.Origin()]
 	if fd == nil || fd.Body == nil {

@@ -63,6 +63,7 @@ type checker struct {
 	fileText []dirFile // the files of the package's directory besides its Go files
 	arith    *string   // the package's first arithmetic on a port, or ""
 	portRead *string   // the code's first read of an address as a value, or "" (observe.go)
+	rts      *routes   // the routes by which text reaches the code (routes.go)
 
 	// Read once per module, on first use (module.go).
 	scan  *modScan

@@ -36,6 +36,7 @@ var hazardsChecked = []string{
 	"the host as written (a name, not an IP ln.Addr() would give)",
 	"the listener or its address is handed to the code under test, or the package links no package of another module (whose default port the rule does not read)",
 	"no code the tests run (every build, the module's packages) reads a listener's, connection's or request's address back as a value (ln.Addr().(*net.TCPAddr).Port, conn.RemoteAddr() split, r.Host), and the test reads its listener's port only as text for a dial: the port's value is no part of what the test exercises",
+	"the address reaches the code as text by no route but neutral ones: messages only where no code reads them (no logger on a writer or handler of the code, no os.Stdout or os.Stderr reassigned, no error text read but to print it), requests through no client with a proxy or a dial hook, and a server's request read only in the fields that never hold the address (no RequestURI, whole URL, whole Header, DumpRequest)",
 	"no code the tests run reads an address's host or port as text (a URL's Host, Port() or Hostname(), net.SplitHostPort but of an accepted connection's remote address, a *net.TCPAddr or *net.UDPAddr), whatever route the address takes there (an HTTP client's transport, the environment, a body or a file), and the test hands the address to no environment variable nor writer",
 }
 

@@ -33,7 +33,7 @@ import (
 // hostTextRead returns what n, syntax of f, reads of an address's host
 // or port as text ("r.URL.Host, a URL's host and port"), or "". urls are
 // the names f gives the results of url.Parse.
-func hostTextRead(n ast.Node, f *modsrc.File, urls map[string]bool, stack []ast.Node) string {
+func hostTextRead(n ast.Node, f *modsrc.File, urls map[string]bool, stack []ast.Node, messages bool) string {
 	switch n := n.(type) {
 	case *ast.SelectorExpr:
 		if n.Sel.Name != "Host" {
@@ -53,7 +53,7 @@ func hostTextRead(n ast.Node, f *modsrc.File, urls map[string]bool, stack []ast.
 		if len(n.Args) == 0 && (sel.Sel.Name == "Port" || sel.Sel.Name == "Hostname") && importsAny(f, "net/url", "net/http") {
 			return types.ExprString(n) + ", a URL's port or host"
 		}
-		if what := addressingRead(n, sel, f, stack); what != "" {
+		if what := addressingRead(n, sel, f, stack, messages); what != "" {
 			return what
 		}
 		// A client request's whole URL as text holds the host and port:
@@ -228,7 +228,7 @@ var addressHeaders = map[string]bool{
 // of a request's or response's own addressing: r.Referer(),
 // resp.Location(), a header of addressHeaders by Get or Values; or "".
 // Naming it only to a dial or a message (printedOrDialed) is fine.
-func addressingRead(call *ast.CallExpr, sel *ast.SelectorExpr, f *modsrc.File, stack []ast.Node) string {
+func addressingRead(call *ast.CallExpr, sel *ast.SelectorExpr, f *modsrc.File, stack []ast.Node, messages bool) string {
 	if !importsAny(f, "net/http") {
 		return ""
 	}
@@ -252,7 +252,7 @@ func addressingRead(call *ast.CallExpr, sel *ast.SelectorExpr, f *modsrc.File, s
 		}
 		return nil
 	}
-	if printedOrDialed(call, parent) {
+	if printedOrDialed(call, parent, messages) {
 		return ""
 	}
 	return types.ExprString(call) + what

@@ -32,13 +32,18 @@ import (
 // address.
 var addrMethods = map[string]bool{"Addr": true, "LocalAddr": true, "RemoteAddr": true}
 
-// addressSinks are calls, by the name they are called by, that take an
-// address only to connect to it or print it.
-var addressSinks = map[string]bool{
-	"Dial": true, "DialTimeout": true, "DialContext": true, "Listen": true, "ListenPacket": true,
-	"Print": true, "Printf": true, "Println": true, "Fatal": true, "Fatalf": true, "Fatalln": true,
-	"Log": true, "Logf": true,
-}
+// dialSinks are calls, by the name they are called by, that take an
+// address only to connect to it; messageSinks, to print it. A message is
+// neutral only while its text goes where no code reads it (routes.go).
+var (
+	dialSinks = map[string]bool{
+		"Dial": true, "DialTimeout": true, "DialContext": true, "Listen": true, "ListenPacket": true,
+	}
+	messageSinks = map[string]bool{
+		"Print": true, "Printf": true, "Println": true, "Fatal": true, "Fatalf": true, "Fatalln": true,
+		"Log": true, "Logf": true,
+	}
+)
 
 // observed returns why the code the tests run may read s's port as a
 // value, or "".
@@ -158,7 +163,20 @@ func (c *checker) addrAsText(call *ast.CallExpr) bool {
 	}
 	// The net.Addr itself: only printed.
 	fn := match.Callee(c.info, p)
-	return fn != nil && fn.Pkg() != nil && (fn.Pkg().Path() == "fmt" && !strings.HasPrefix(fn.Name(), "S") || fn.Pkg().Path() == "log" || recvNamed(fn, "testing", "T", "B", "F", "TB", "common"))
+	if fn == nil || fn.Pkg() == nil {
+		return false
+	}
+	if recvNamed(fn, "testing", "T", "B", "F", "TB", "common") {
+		return true
+	}
+	if c.launders(p, fn) != "" {
+		return false // fmt.Fprint to a writer other than the standard streams
+	}
+	if fn.Pkg().Path() == "fmt" && strings.HasPrefix(fn.Name(), "S") {
+		return false
+	}
+	why, ok := c.neutralMessage(fn.Pkg().Path(), fn.Name())
+	return ok && why == ""
 }
 
 // textOnly reports whether e, the address's text, reaches no code of the
@@ -193,6 +211,9 @@ func (c *checker) textOnly(e ast.Expr, depth int, seen map[types.Object]bool) bo
 			path := fn.Pkg().Path()
 			if textOps[path] || path == "net/url" || path == "net" && fn.Name() == "SplitHostPort" || c.launders(p, fn) != "" {
 				return false
+			}
+			if why, ok := c.neutralMessage(path, fn.Name()); ok && why != "" {
+				return false // a message whose text reaches code (routes.go)
 			}
 			if path == "fmt" && strings.HasPrefix(fn.Name(), "Sprint") {
 				e = p
@@ -257,7 +278,7 @@ func (c *checker) codeReadsPort() string {
 				found = fmt.Sprintf("%s, a file that does not parse (%v), may read it", m.Rel(f.Path), f.Err)
 				continue
 			}
-			found = readsAddr(m, f)
+			found = readsAddr(m, f, c.messagesNeutral())
 		}
 	}
 	c.portRead = &found
@@ -265,7 +286,9 @@ func (c *checker) codeReadsPort() string {
 }
 
 // readsAddr returns where f reads an address back as a value, or "".
-func readsAddr(m *modsrc.Module, f *modsrc.File) string {
+// messages says whether a message naming the address is neutral
+// (printedOrDialed).
+func readsAddr(m *modsrc.Module, f *modsrc.File, messages bool) string {
 	requests := requestParams(f)
 	urls := parsedURLs(f)
 	found := ""
@@ -273,7 +296,7 @@ func readsAddr(m *modsrc.Module, f *modsrc.File) string {
 		if found != "" {
 			return false
 		}
-		if what := hostTextRead(n, f, urls, stack); what != "" {
+		if what := hostTextRead(n, f, urls, stack, messages); what != "" {
 			found = fmt.Sprintf("%s at %s", what, m.Where(n.Pos()))
 			return false
 		}
@@ -285,6 +308,14 @@ func readsAddr(m *modsrc.Module, f *modsrc.File) string {
 		}
 		switch n := n.(type) {
 		case *ast.CallExpr:
+			for _, a := range n.Args {
+				if x, ok := a.(*ast.Ident); ok && requests[x.Name] && requestParamIn(x.Name, stack, f) {
+					if what := requestHandedOn(n, f, m.Path); what != "" {
+						found = fmt.Sprintf("%s at %s", what, m.Where(n.Pos()))
+						return false
+					}
+				}
+			}
 			sel, ok := n.Fun.(*ast.SelectorExpr)
 			if !ok || len(n.Args) != 0 || !addrMethods[sel.Sel.Name] {
 				return true
@@ -292,13 +323,22 @@ func readsAddr(m *modsrc.Module, f *modsrc.File) string {
 			if sel.Sel.Name == "RemoteAddr" && accepted(sel.X, stack) {
 				return true // the client's port, which the fix does not change
 			}
-			if !printedOrDialed(n, parent) {
+			if !printedOrDialed(n, parent, messages) {
 				found = fmt.Sprintf("%s at %s", types.ExprString(n), m.Where(n.Pos()))
 			}
 		case *ast.SelectorExpr:
+			// A server's request: only the fields that never hold the
+			// address the client dialed (red team batch 17, fwdproxy:
+			// r.RequestURI holds a proxy's absolute-form target).
+			if x, ok := n.X.(*ast.Ident); ok && requests[x.Name] && requestParamIn(x.Name, stack, f) {
+				if what := requestRead(n, stack); what != "" {
+					found = fmt.Sprintf("%s at %s", what, m.Where(n.Pos()))
+					return false
+				}
+			}
 			if x, ok := n.X.(*ast.Ident); ok && n.Sel.Name == "Host" && requests[x.Name] {
 				// The Host header names the port the client dialed.
-				if !printedOrDialed(n, parent) {
+				if !printedOrDialed(n, parent, messages) {
 					found = fmt.Sprintf("%s at %s, an HTTP request's host and port", types.ExprString(n), m.Where(n.Pos()))
 				}
 			}
@@ -314,7 +354,7 @@ func readsAddr(m *modsrc.Module, f *modsrc.File) string {
 // printedOrDialed reports whether e (an address read: x.Addr(), r.Host)
 // is only named to a dial, a listen or a message: an argument of such a
 // call, directly or through String().
-func printedOrDialed(e ast.Expr, parent func(int) ast.Node) bool {
+func printedOrDialed(e ast.Expr, parent func(int) ast.Node, messages bool) bool {
 	i := 1
 	if sel, ok := parent(1).(*ast.SelectorExpr); ok && sel.X == e {
 		if sel.Sel.Name == "Network" {
@@ -338,9 +378,9 @@ func printedOrDialed(e ast.Expr, parent func(int) ast.Node) bool {
 	}
 	switch fun := call.Fun.(type) {
 	case *ast.SelectorExpr:
-		return addressSinks[fun.Sel.Name]
+		return dialSinks[fun.Sel.Name] || messages && messageSinks[fun.Sel.Name]
 	case *ast.Ident:
-		return fun.Name == "println" || fun.Name == "print"
+		return messages && (fun.Name == "println" || fun.Name == "print")
 	}
 	return false
 }

@@ -517,6 +517,9 @@ func (u *useWalk) call(p *ast.CallExpr, arg ast.Expr) (why string, carries bool)
 	if name := u.pkgFunc(p.Fun); name != "" {
 		if k, ok := sinkArg(name, false); ok {
 			if argIndex(p, arg) == k {
+				if why := u.b.c.routes().client; why != "" {
+					return at(name + ", a request whose address reaches code under test by " + why)
+				}
 				return "", false // a dial, a listen, a request
 			}
 			return at(name + ", data the request carries (not the address it connects to), which the code it reaches may read as text")
@@ -528,14 +531,14 @@ func (u *useWalk) call(p *ast.CallExpr, arg ast.Expr) (why string, carries bool)
 			}
 			return at(name + " with a format that does more than print it")
 		case name == "fmt.Errorf" || name == "fmt.Print" || name == "fmt.Printf" || name == "fmt.Println" || name == "errors.New":
-			if verbsPrint(p) {
-				return "", false
+			if !verbsPrint(p) {
+				return at(name + " with a format that does more than print it")
 			}
-			return at(name + " with a format that does more than print it")
+			return u.message(p, name)
 		case strings.HasPrefix(name, "fmt.Fprint") && len(p.Args) > 0 && u.stdStream(p.Args[0]):
-			return "", false
+			return u.message(p, name)
 		case strings.HasPrefix(name, "log.") || strings.HasPrefix(name, "log/slog."):
-			return "", false // a log line
+			return u.message(p, name) // a log line
 		case name == "slices.Clone":
 			return "", true
 		case name == "slices.Contains" || name == "slices.Index":
@@ -555,7 +558,7 @@ func (u *useWalk) call(p *ast.CallExpr, arg ast.Expr) (why string, carries bool)
 	if why, carries := u.follow(p, sel.Sel.Name, true, arg); why != "unknown" {
 		return why, carries
 	}
-	if u.stdClient(sel.X) {
+	if u.stdClient(sel.X) && u.b.c.routes().client == "" {
 		// The argument it connects to; another (a body, form values)
 		// is data the peer reads (sinkArg).
 		for _, path := range []string{"net", "net/http"} {
@@ -568,6 +571,17 @@ func (u *useWalk) call(p *ast.CallExpr, arg ast.Expr) (why string, carries bool)
 		}
 	}
 	return at(types.ExprString(p.Fun))
+}
+
+// message says whether a message p (name: "log.Printf") given the
+// address is neutral ("", false): its text goes where no code reads it
+// (routes.go).
+func (u *useWalk) message(p *ast.CallExpr, name string) (string, bool) {
+	dot := strings.LastIndex(name, ".")
+	if why, _ := u.b.c.neutralMessage(name[:dot], name[dot+1:]); why != "" {
+		return u.at(p, name+", "+messageRoute(why)), false
+	}
+	return "", false
 }
 
 // stdClients are the standard library's types whose methods named for a
