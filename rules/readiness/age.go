@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -216,7 +218,9 @@ func (w *ageWalker) follow(p *syntaxPkg, imports map[string]string, call *ast.Ca
 			break
 		}
 		targets = append(targets, target{p, "." + fun.Sel.Name, ""})
-		for _, path := range imports {
+		// In the order of the paths, so that the reason is the same
+		// on every run.
+		for _, path := range slices.Sorted(maps.Values(imports)) {
 			q, why := w.imported(path)
 			if why != "" {
 				w.unsure = true
