@@ -1,6 +1,7 @@
 package readiness
 
 import (
+	"bytes"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -38,7 +39,7 @@ import (
 // rule read), so such a site is not fixed.
 
 // initChecked is the Checked entry of a fix: the hazard excluded.
-const initChecked = "no package initialisation the child runs (init functions and package-level variable initialisers of the package, in every build, of the packages it links but the standard library's, the module's and other modules', and what TestMain runs before m.Run) starts a goroutine, a timer or a deadline, or reads the clock"
+const initChecked = "no package initialisation the child runs (init functions and package-level variable initialisers of the package, in every build, of the packages it links but the standard library's, the module's and other modules', and what TestMain runs before m.Run) starts a goroutine, a timer or a deadline, or reads the clock (or runs code the rule cannot read, which might: a function without a Go body, a //go:linkname, cgo, a raw system call)"
 
 // initHazard says why the child's package initialisation runs work in
 // the window the sleep gave it, and the test looks at the child after the
@@ -64,6 +65,10 @@ type syntaxPkg struct {
 	files   []*ast.File
 	funcs   map[string][]*ast.FuncDecl
 	imports map[*ast.File]map[string]string // name -> import path
+	// unseen holds the names whose code the syntax does not hold (a
+	// function without a body, a variable linked by //go:linkname), by
+	// funcs' keys, with what each is (unseen.go).
+	unseen map[string]string
 }
 
 // initWork returns the first work of the child's package initialisation
@@ -188,7 +193,17 @@ func readSyntax(fset *token.FileSet, dir string, tests bool) (*syntaxPkg, string
 		if e.IsDir() || filepath.Ext(e.Name()) != ".go" || !tests && strings.HasSuffix(e.Name(), "_test.go") {
 			continue
 		}
-		f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, parser.SkipObjectResolution)
+		src, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return p, e.Name()
+		}
+		// Comments only where a //go:linkname directive needs them
+		// (unseen.go): most files have none.
+		mode := parser.SkipObjectResolution
+		if bytes.Contains(src, []byte("//go:linkname ")) {
+			mode |= parser.ParseComments
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), src, mode)
 		if err != nil {
 			return p, e.Name()
 		}
@@ -204,6 +219,7 @@ func readSyntax(fset *token.FileSet, dir string, tests bool) (*syntaxPkg, string
 			}
 		}
 	}
+	p.unseen = unseenNames(p.files)
 	return p, ""
 }
 
@@ -373,6 +389,32 @@ func (w *initWalker) walk(f *ast.File, n ast.Node, where string, depth int) stri
 			}
 		case *ast.FuncLit:
 			return false // runs when called: a call in place is followed below
+		case *ast.Ident:
+			// A name of the package whose code the syntax does not
+			// hold (nanotime linked from the runtime), called or used
+			// as a value: it may read the clock (unseen.go).
+			if !w.env {
+				if why := w.pkg.unseenAt(m.Name, w.line(m), ", "+where); why != "" {
+					out = "may read the clock (" + why + ")"
+				}
+			}
+		case *ast.SelectorExpr:
+			x, ok := m.X.(*ast.Ident)
+			if !ok || w.pkg.imports[f][x.Name] == "" {
+				break
+			}
+			// Another package's name, called (the call is followed
+			// below) or used as a value: one without Go code there may
+			// read the clock too.
+			path := w.pkg.imports[f][x.Name]
+			if !w.env && w.resolve != nil && (!match.IsStd(path) || w.inModule != nil && w.inModule(path)) {
+				if q, _ := w.resolve(path); q != nil {
+					if why := q.unseenAt(m.Sel.Name, w.line(m), ", "+where); why != "" {
+						out = "may read the clock (" + x.Name + "." + why + ")"
+					}
+				}
+			}
+			return false // Sel is not a name of this package
 		case *ast.CallExpr:
 			if lit, ok := ast.Unparen(m.Fun).(*ast.FuncLit); ok {
 				out = w.walk(f, lit.Body, where, depth)
@@ -381,7 +423,15 @@ func (w *initWalker) walk(f *ast.File, n ast.Node, where string, depth int) stri
 			switch fun := ast.Unparen(m.Fun).(type) {
 			case *ast.SelectorExpr:
 				if x, ok := fun.X.(*ast.Ident); ok {
-					switch path := w.pkg.imports[f][x.Name]; {
+					path := w.pkg.imports[f][x.Name]
+					// The time reads the age hazard lists, and code the
+					// rule cannot read (cgo, a raw system call).
+					var read string
+					var sure bool
+					if !w.env && path != "" && (w.inModule == nil || !w.inModule(path)) {
+						read, sure = timeReadAt(x.Name, path, fun.Sel.Name, w.line(m), ", "+where)
+					}
+					switch {
 					case w.env && envCopy(path, fun.Sel.Name, m.Args):
 						out = fmt.Sprintf("takes a copy of the environment (%s.%s at %s, %s)", x.Name, fun.Sel.Name, w.line(m), where)
 						return false
@@ -392,6 +442,12 @@ func (w *initWalker) walk(f *ast.File, n ast.Node, where string, depth int) stri
 						return false
 					case path == "context" && contextDeadlines[fun.Sel.Name]:
 						out = fmt.Sprintf("sets a deadline (context.%s at %s, %s)", fun.Sel.Name, w.line(m), where)
+						return false
+					case read != "" && sure:
+						out = fmt.Sprintf("reads the time (%s)", read)
+						return false
+					case read != "":
+						out = fmt.Sprintf("may read the clock (%s)", read)
 						return false
 					case path != "" && match.IsStd(path) && (w.inModule == nil || !w.inModule(path)):
 						return true // the standard library's
@@ -440,6 +496,9 @@ func (w *initWalker) walk(f *ast.File, n ast.Node, where string, depth int) stri
 // follow walks the bodies of the package's functions named key (a method
 // as ".M", on any type) that call, in file f, may reach.
 func (w *initWalker) follow(f *ast.File, key string, call *ast.CallExpr, where string, depth int) string {
+	if why := w.pkg.unseenAt(key, w.line(call), ", "+where); why != "" && !w.env {
+		return "may read the clock (" + why + ")" // a method without a Go body
+	}
 	for _, fd := range w.pkg.funcs[key] {
 		if w.seen[fd] {
 			continue
