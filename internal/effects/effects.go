@@ -55,6 +55,7 @@ const (
 	Timer            = effect.Timer
 	Spins            = effect.Spins
 	ReadsClock       = effect.ReadsClock
+	WritesFiles      = effect.WritesFiles
 )
 
 // None is the Source that knows nothing.

@@ -20,6 +20,7 @@ func TestFactGob(t *testing.T) {
 		Blocks:     true,
 		Spin:       &Effect{Kind: Spins, Via: []string{"metrics.Wait", "metrics.until"}, What: "spins on the real clock in a loop that never blocks (wait.go:12)"},
 		Clock:      &Effect{Kind: ReadsClock, Via: []string{"metrics.Stamp"}, What: "reads the clock (stamp.go:7)"},
+		Files:      &Effect{Kind: WritesFiles, Via: []string{"metrics.Spool", "os.OpenFile"}, What: "writes the file system"},
 		Bubbles:    []int{1},
 		RunsBubble: true,
 	}}

@@ -135,6 +135,25 @@ var stdFuncs = map[string]stdEffect{
 	"crypto/tls.Dialer.DialContext":     {kind: Network, what: network},
 }
 
+// stdFileWrites are the functions of the standard library that write the
+// file system: create, write, rename or remove a file or directory, or
+// change its metadata. os.OpenFile counts whatever its flags (they are
+// not read), and so do an *os.File's writes, whoever opened it. They go
+// to Summary.Files, not to Effects.
+var stdFileWrites = map[string]bool{
+	"os.Create": true, "os.CreateTemp": true, "os.OpenFile": true, "os.WriteFile": true,
+	"os.Mkdir": true, "os.MkdirAll": true, "os.MkdirTemp": true, "os.Remove": true, "os.RemoveAll": true,
+	"os.Rename": true, "os.Symlink": true, "os.Link": true, "os.Chmod": true, "os.Chown": true,
+	"os.Lchown": true, "os.Chtimes": true, "os.Truncate": true, "os.CopyFS": true,
+	"os.File.Write": true, "os.File.WriteString": true, "os.File.WriteAt": true, "os.File.ReadFrom": true,
+	"os.File.Truncate": true, "os.File.Chmod": true, "os.File.Chown": true,
+	"os.Root.Create": true, "os.Root.OpenFile": true, "os.Root.WriteFile": true, "os.Root.Mkdir": true,
+	"os.Root.MkdirAll": true, "os.Root.Remove": true, "os.Root.RemoveAll": true, "os.Root.Rename": true,
+	"os.Root.Symlink": true, "os.Root.Link": true, "os.Root.Chmod": true, "os.Root.Chown": true,
+	"os.Root.Lchown": true, "os.Root.Chtimes": true,
+	"io/ioutil.WriteFile": true, "io/ioutil.TempFile": true, "io/ioutil.TempDir": true,
+}
+
 // stdReads are the functions of the standard library that only read the
 // process's state: its environment, working directory and ids, the
 // files' contents and metadata, the runtime's counters. They have no
@@ -214,11 +233,14 @@ func stdSummary(fn *types.Func) *Summary {
 		return nil // a call through an interface: unknown
 	}
 	e, ok := stdLookup(fn)
-	if !ok || e.kind == "" {
-		return &Summary{Loops: e.loops, Blocks: e.blocks}
-	}
 	name := match.PkgFuncName(fn)
 	s := &Summary{Loops: e.loops, Blocks: e.blocks}
+	if stdFileWrites[stdKey(fn)] {
+		s.Files = &Effect{Kind: WritesFiles, Via: []string{name}, What: "writes the file system"}
+	}
+	if !ok || e.kind == "" {
+		return s
+	}
 	s.Effects = append(s.Effects, Effect{Kind: e.kind, Via: []string{name}, What: e.what})
 	if e.ends != "" {
 		s.Effects = append(s.Effects, Effect{Kind: GoroutineEnds, Via: []string{name},
@@ -227,14 +249,20 @@ func stdSummary(fn *types.Func) *Summary {
 	return s
 }
 
-func stdLookup(fn *types.Func) (stdEffect, bool) {
-	path := fn.Pkg().Path()
-	path = strings.TrimPrefix(path, "vendor/")
-	recv := recvName(fn)
-	key := path + "." + fn.Name()
-	if recv != "" {
-		key = path + "." + recv + "." + fn.Name()
+// stdKey returns the key of fn, a function of the standard library, in
+// the tables: "import/path.Name" or "import/path.Type.Method".
+func stdKey(fn *types.Func) string {
+	path := strings.TrimPrefix(fn.Pkg().Path(), "vendor/")
+	if recv := recvName(fn); recv != "" {
+		return path + "." + recv + "." + fn.Name()
 	}
+	return path + "." + fn.Name()
+}
+
+func stdLookup(fn *types.Func) (stdEffect, bool) {
+	path := strings.TrimPrefix(fn.Pkg().Path(), "vendor/")
+	recv := recvName(fn)
+	key := stdKey(fn)
 	if e, ok := stdFuncs[key]; ok {
 		return e, true
 	}

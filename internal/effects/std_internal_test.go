@@ -90,3 +90,32 @@ func TestStdClassification(t *testing.T) {
 		}
 	}
 }
+
+// TestStdFileWrites checks that the standard library's writes of the file
+// system go to Summary.Files and leave the summary pure (they are not
+// among Effects), and that reads and a file's Close are not writes.
+func TestStdFileWrites(t *testing.T) {
+	testmod.Short(t)
+	for _, tc := range []struct {
+		path, name string
+		writes     bool
+	}{
+		{path: "os", name: "WriteFile", writes: true},
+		{path: "os", name: "OpenFile", writes: true},
+		{path: "os", name: "RemoveAll", writes: true},
+		{path: "os", name: "File.WriteString", writes: true},
+		{path: "io/ioutil", name: "TempFile", writes: true},
+		{path: "os", name: "ReadFile"},
+		{path: "os", name: "Open"},
+		{path: "os", name: "File.Close"},
+	} {
+		s := stdSummary(stdFunc(t, tc.path, tc.name))
+		if s == nil || !s.Pure() {
+			t.Errorf("%s.%s: summary %+v, want pure", tc.path, tc.name, s)
+			continue
+		}
+		if got := s.Files != nil; got != tc.writes {
+			t.Errorf("%s.%s: writes the file system %v, want %v", tc.path, tc.name, got, tc.writes)
+		}
+	}
+}

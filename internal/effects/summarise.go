@@ -183,6 +183,9 @@ func size(s *Summary) int {
 	if s.Clock != nil {
 		n++
 	}
+	if s.Files != nil {
+		n++
+	}
 	if s.RunsBubble {
 		n++
 	}
@@ -646,6 +649,7 @@ func (s *summariser) compute(sc *scan) *Summary {
 	out.Blocks = out.Blocks || sc.blocks
 	out.Spin = s.spin(sc)
 	out.Clock = s.clock(sc)
+	out.Files = s.fileWrite(sc)
 	out.Bubbles = append(out.Bubbles, sc.bubbleParams...)
 	for _, bc := range sc.bubbleCalls {
 		cs := s.lookup(bc.callee)
@@ -732,6 +736,20 @@ func (s *summariser) clock(sc *scan) *Effect {
 	for _, st := range sc.sites {
 		if cs := s.lookup(st.fn); cs != nil && cs.Clock != nil {
 			e := *cs.Clock
+			e.Via = append([]string{sc.name}, e.Via...)
+			return &e
+		}
+	}
+	return nil
+}
+
+// fileWrite returns the first write of the file system by a function sc's
+// function calls, references or starts (the standard library's writes
+// come from its table, stdFileWrites), or nil.
+func (s *summariser) fileWrite(sc *scan) *Effect {
+	for _, st := range sc.sites {
+		if cs := s.lookup(st.fn); cs != nil && cs.Files != nil {
+			e := *cs.Files
 			e.Via = append([]string{sc.name}, e.Via...)
 			return &e
 		}

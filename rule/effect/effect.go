@@ -58,6 +58,17 @@ type Summary struct {
 	// could not follow (Opaque) may read it too. It is not among Effects.
 	Clock *Effect
 
+	// Files, when not nil, is a write of the file system (creating,
+	// writing, renaming or removing a file or directory: os.WriteFile,
+	// os.OpenFile whatever its flags, an *os.File's Write) in the
+	// function or in one it calls or starts: state outside the process,
+	// which outlives it and is shared by whoever uses the same path. Its
+	// Kind is WritesFiles; What names the call ("writes the file system
+	// (os.OpenFile)"). A call the summary could not follow (Opaque) may
+	// write too. It is not among Effects, which it would change for every
+	// rule reading them.
+	Files *Effect
+
 	// Bubbles lists the parameters (by index, the receiver not counted)
 	// of function type that the function runs inside a synctest bubble:
 	// synctest.Test(t, f), a literal there that calls f, or f handed to
@@ -130,6 +141,10 @@ const (
 	// ReadsClock: reads the clock (time.Now, time.Since, time.Until).
 	// Only in Summary.Clock, never in Effects.
 	ReadsClock Kind = "reads-clock"
+	// WritesFiles: writes the file system (os.WriteFile, os.OpenFile,
+	// os.Remove, an *os.File's Write). Only in Summary.Files, never in
+	// Effects.
+	WritesFiles Kind = "writes-files"
 )
 
 // An Effect is one effect of a function, with how it comes about.

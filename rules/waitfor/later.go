@@ -508,14 +508,22 @@ func (g *group) inLiteral(stack []ast.Node) bool {
 	return false
 }
 
-// sharedWrite names a write of package-level state by the code the test
-// calls before the wait (by its effect summary, goroutines it starts
-// included), or "". Such state outlives the test: what the code does to
-// it in the rest of the window (a breaker tripped by a delivery that
-// times out after it was accepted) is seen by the tests after this one,
-// and a poll that ends the window at the first event, followed by the
-// test's end, which stops the code, keeps that from happening at all
-// (red team batch 16, webhooktrip).
+// sharedWrite names an effect on state that outlives the test by the
+// code the test calls before the wait (by its effect summary, goroutines
+// and timers it starts included), or "". Such state outlives the test:
+// what the code does to it in the rest of the window (a breaker tripped
+// by a delivery that times out after it was accepted; a line spooled to
+// a file in a directory the package's tests share) is seen by the tests
+// after this one, and a poll that ends the window at the first event,
+// followed by the test's end, which stops the code, keeps that from
+// happening at all (red team batch 16, webhooktrip; batch 17,
+// spoolreplay). Package-level variables are one such state; anything
+// outside the process's memory is another (the file system, the network,
+// processes, the environment and working directory, signal handlers,
+// system calls and C code, whose state the rule cannot follow), and so
+// is a package-level channel, timer or wait group. Which part of the
+// code may still run in the window is not told apart: any such effect
+// of the code the test starts counts.
 func (c *checker) sharedWrite(fn ast.Node, before token.Pos) string {
 	found := ""
 	ast.Inspect(fn, func(n ast.Node) bool {
@@ -535,12 +543,36 @@ func (c *checker) sharedWrite(fn ast.Node, before token.Pos) string {
 			return true
 		}
 		for _, e := range sum.Effects {
-			if e.Kind == effect.WritesGlobal {
-				found = fmt.Sprintf("the code the test calls at %s writes package-level state, which outlives the test (%s): what the code does to it in the rest of the sleep's window, later tests see, and a poll that ends at the first instant its checks hold ends the test, which stops the code, before that happens", c.line(call), e.Why())
+			if what := outlives[e.Kind]; what != "" {
+				found = c.outlivesWhy(call, what, e)
 				return false
 			}
+		}
+		if sum.Files != nil {
+			found = c.outlivesWhy(call, "writes the file system", *sum.Files)
+			return false
 		}
 		return true
 	})
 	return found
+}
+
+// outlives says, for each kind of effect on state that outlives the
+// test, what the code does.
+var outlives = map[effect.Kind]string{
+	effect.WritesGlobal: "writes package-level state",
+	effect.SharedSync:   "uses a package-level channel, timer or wait group",
+	effect.Network:      "uses the network (a peer or server may outlive the test)",
+	effect.Process:      "runs or signals a process",
+	effect.WritesEnv:    "writes the process environment",
+	effect.WritesWd:     "changes the working directory",
+	effect.Signal:       "handles process signals",
+	effect.Syscall:      "makes system calls",
+	effect.Cgo:          "calls C code",
+}
+
+// outlivesWhy is sharedWrite's reason: the call, what its code does and
+// how (e).
+func (c *checker) outlivesWhy(call *ast.CallExpr, what string, e effect.Effect) string {
+	return fmt.Sprintf("the code the test calls at %s %s, which outlives the test (%s): what the code does to it in the rest of the sleep's window, later tests see, and a poll that ends at the first instant its checks hold ends the test, which stops the code, before that happens", c.line(call), what, e.Why())
 }
