@@ -27,7 +27,9 @@ import (
 // stdPeerEnds are the standard types of stdSafeEnds whose end another
 // party may observe, by package path and name; a nil set admits every
 // type of the package. Tickers and timers end only their own channel's
-// deliveries, and an os.Root a directory handle nobody waits on.
+// deliveries, and an os.Root a directory handle nobody waits on: they
+// have another side only when other code holds a part of them, their
+// channel (partSees).
 var stdPeerEnds = map[string]map[string]bool{
 	"os":                {"File": true},
 	"net":               nil,
@@ -46,8 +48,21 @@ func (c *checker) peerSees(s *site) string {
 	if !isStdType(s.v.Type()) || !stdPeerType(s.v.Type()) {
 		return ""
 	}
+	how, reg := c.runsLater(s)
+	if reg == "" {
+		return ""
+	}
+	return fmt.Sprintf("a %s's %s.%s would run before %s, and the code under test may hold the other side of %s (a server its connection, a client its listener, a reader its pipe or file, through an address or path the rule cannot trace): it would see %s end, which the original, that left it open, never showed it; end it by hand where the test is done with it", how, s.v.Name(), s.lc.method, reg, c.typeName(s.v.Type()), s.v.Name())
+}
+
+// runsLater names what may run code under test after the end the fix
+// adds for s, or reg == "": for a t.Cleanup, the checks registered
+// earlier (its helper's callers' too); for a defer, the deferred calls
+// before it and its callers' code after the call. how is "t.Cleanup" or
+// "defer".
+func (c *checker) runsLater(s *site) (how, reg string) {
 	typ, _, _ := c.enclosingFunc(s.stmt)
-	how, reg := "t.Cleanup", ""
+	how = "t.Cleanup"
 	if c.testParam(typ) == "" {
 		// A defer: the deferred calls before it run after it, and the
 		// function's callers go on (and end) after it returns.
@@ -62,10 +77,7 @@ func (c *checker) peerSees(s *site) string {
 			reg = c.callersGoOn(c.fn, false, map[*ast.FuncDecl]bool{}, 0)
 		}
 	}
-	if reg == "" {
-		return ""
-	}
-	return fmt.Sprintf("a %s's %s.%s would run before %s, and the code under test may hold the other side of %s (a server its connection, a client its listener, a reader its pipe or file, through an address or path the rule cannot trace): it would see %s end, which the original, that left it open, never showed it; end it by hand where the test is done with it", how, s.v.Name(), s.lc.method, reg, c.typeName(s.v.Type()), s.v.Name())
+	return how, reg
 }
 
 // earlier phrases what checkBefore found, or "".

@@ -241,6 +241,15 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 				notFixed = hazard(s)
 			}
 		}
+		// Who holds a part of it: the code its channel or method value
+		// was handed to, a function it runs.
+		if notFixed == "" {
+			why, ok := c.partSees(s)
+			notFixed = why
+			if ok != "" {
+				checked = append(checked, ok)
+			}
+		}
 		if notFixed == "" && !isStdType(s.v.Type()) {
 			checked = append(checked, "the package does not share it with other tests", "no check registered earlier, nor the enclosing test's code after the subtest, sees what "+s.lc.method+" does", s.lc.method+" does not wait on the state of the code under test")
 		}
