@@ -288,8 +288,9 @@ func sharedPlaceIn(root ast.Node, imports map[string]string, skip map[string]boo
 		}
 		return at == nil
 	})
-	if at == nil {
-		file, _ := root.(*ast.File)
+	if file, ok := root.(*ast.File); ok && at == nil {
+		// The typed code's functions are read together by its caller
+		// (typedPlaceUse), a file's here.
 		at = climbIn(root, file, imports, skip["os.Getwd"])
 	}
 	return at
