@@ -169,6 +169,21 @@ func (r *climbReader) own(call *ast.CallExpr) []*ast.FuncDecl {
 	return nil
 }
 
+// paramNames returns fd's parameters' names in order ("" for one
+// without a name).
+func paramNames(fd *ast.FuncDecl) []string {
+	var names []string
+	for _, f := range fd.Type.Params.List {
+		if len(f.Names) == 0 {
+			names = append(names, "")
+		}
+		for _, id := range f.Names {
+			names = append(names, id.Name)
+		}
+	}
+	return names
+}
+
 // seed gives the callees of r's function, by paths (its path values), the
 // parameters and receivers they are given a path value as, and itself
 // its result's use: whether the function returns a path value, or its
@@ -187,6 +202,13 @@ func (r *climbReader) seed(paths map[string]bool) bool {
 			changed = true
 		}
 	}
+	// A parameter the body uses as a path is a path value in the caller's
+	// argument too (save(m[1], b), save joining its dir).
+	for _, name := range paramNames(r.decl) {
+		if paths[name] {
+			mark(r.decl, name)
+		}
+	}
 	ast.Inspect(r.decl.Body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.CallExpr:
@@ -195,15 +217,7 @@ func (r *climbReader) seed(paths map[string]bool) bool {
 					r.scope.rets[fd] = true
 					changed = true
 				}
-				var names []string
-				for _, f := range fd.Type.Params.List {
-					if len(f.Names) == 0 {
-						names = append(names, "")
-					}
-					for _, id := range f.Names {
-						names = append(names, id.Name)
-					}
-				}
+				names := paramNames(fd)
 				for i, a := range n.Args {
 					if len(names) == 0 || !r.mentionsPath(a, paths) {
 						continue
@@ -657,6 +671,16 @@ func (r *climbReader) pathNames(b *ast.BlockStmt) map[string]bool {
 				links = append(links, l)
 			}
 		case *ast.CallExpr:
+			for _, fd := range r.own(n) {
+				names := paramNames(fd)
+				for i, a := range n.Args {
+					if len(names) > 0 && r.scope.params[fd][names[min(i, len(names)-1)]] {
+						for _, id := range r.names(a) {
+							paths[id] = true
+						}
+					}
+				}
+			}
 			// A value cut or searched at a separator is a path
 			// (strings.LastIndexFunc(site, isSep), strings.Split(p, "/")).
 			for _, a := range n.Args {

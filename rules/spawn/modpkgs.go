@@ -134,6 +134,8 @@ type modReader struct {
 	// file of the package the build leaves out (builds.go), for the
 	// packages such a build imports: they are that build's code.
 	abs bool
+	// skip is given to sharedPlaceIn.
+	skip map[string]bool
 }
 
 // pkg returns where package path, in any build, or a package of the
@@ -191,7 +193,7 @@ func (r *modReader) file(f *ast.File) *placeAt {
 			return at
 		}
 	}
-	return sharedPlaceIn(f, match.ImportNames(f), nil)
+	return sharedPlaceIn(f, match.ImportNames(f), r.skip)
 }
 
 // literalPlaceIn returns the first string literal of f that reaches
@@ -288,13 +290,17 @@ func sharedPlaceIn(root ast.Node, imports map[string]string, skip map[string]boo
 		}
 		return at == nil
 	})
-	if file, ok := root.(*ast.File); ok && at == nil {
+	if file, ok := root.(*ast.File); ok && at == nil && !skip[skipClimb] {
 		// The typed code's functions are read together by its caller
 		// (typedPlaceUse), a file's here.
 		at = climbIn(root, file, imports, skip["os.Getwd"])
 	}
 	return at
 }
+
+// skipClimb, in sharedPlaceIn's skip, leaves a file's climbs to its
+// caller, which reads its functions with others (leftOutPlace).
+const skipClimb = "climb"
 
 // unreadImport says what an import brings that sharedPlaceIn cannot
 // judge call by call, or "": cgo (C code may make any system call) or a
