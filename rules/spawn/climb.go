@@ -578,8 +578,12 @@ func (r *climbReader) mayCut(call *ast.CallExpr, fn string) bool {
 		}
 		return true
 	}
-	if r.own(call) != nil {
-		return false // read with the caller, its parameters seeded
+	if _, ok := ast.Unparen(call.Fun).(*ast.Ident); ok && r.own(call) != nil {
+		// Read with the caller, its parameters seeded. A method is
+		// matched by its name alone, which a value of another package's
+		// type may share (an Execute of the package beside a template's):
+		// it is read with its caller too, and still counts below.
+		return false
 	}
 	switch f := ast.Unparen(call.Fun).(type) {
 	case *ast.Ident:
