@@ -190,6 +190,13 @@ func StdRead(fn *types.Func) bool {
 	return stdReads[Key(fn)]
 }
 
+// StdReadKey is StdRead for the function Key names
+// ("syscall.Getpid"), for callers that read syntax and have no
+// *types.Func: the builds of a package the analysis does not type.
+func StdReadKey(key string) bool {
+	return stdReads[key]
+}
+
 // stdPkgs holds the packages all of whose functions and methods have one
 // effect (unless stdFuncs lists them).
 var stdPkgs = map[string]stdEffect{

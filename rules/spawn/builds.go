@@ -3,6 +3,7 @@ package spawn
 import (
 	"fmt"
 	"go/ast"
+	"go/parser"
 	"go/token"
 	"path/filepath"
 	"strconv"
@@ -124,16 +125,94 @@ func (c *checker) leftOutPlace() string {
 	// the executable's, the user's directories, os.TempDir, the parent's
 	// pid, and the working directory (os.Getwd, filepath.Abs), from which
 	// a build may climb to the parent every child's root shares.
-	r := &modReader{fset: fset}
+	const why = "%s:%d, a file of the package the build leaves out (another build the children may run), asks for %s, a place every child shares whatever view it is given; a child of that build may keep a cache, a session or a lock there that one after another the next child reads, and run together none does, so the test would pass a bug it catches now"
+	r := &modReader{fset: fset, skip: map[string]bool{skipClimb: true}}
+	var decls []climbDecl
 	for _, lf := range files {
 		if lf.Err != nil {
 			continue
 		}
 		if at := r.file(lf.File); at != nil {
-			return fmt.Sprintf("%s:%d, a file of the package the build leaves out (another build the children may run), asks for %s, a place every child shares whatever view it is given; a child of that build may keep a cache, a session or a lock there that one after another the next child reads, and run together none does, so the test would pass a bug it catches now", filepath.Base(lf.Path), fset.Position(at.pos).Line, at.what)
+			return fmt.Sprintf(why, filepath.Base(lf.Path), fset.Position(at.pos).Line, at.what)
 		}
+		decls = append(decls, fileDecls(lf.File)...)
+	}
+	// The climbs, with the functions of the package's typed files that
+	// those builds call (a helper given the project's path, keyID(project)):
+	// that build's code as much as its own, read together with it.
+	if len(decls) > 0 {
+		decls = append(decls, c.typedCallees(fset, decls)...)
+	}
+	if at := climbInDecls(decls, false); at != nil {
+		p := fset.Position(at.pos)
+		return fmt.Sprintf(why, filepath.Base(p.Filename), p.Line, at.what)
 	}
 	return ""
+}
+
+// fileDecls returns the functions of f with a body, for climbInDecls.
+func fileDecls(f *ast.File) []climbDecl {
+	var out []climbDecl
+	imports, consts := match.ImportNames(f), fileConsts(f)
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+			out = append(out, climbDecl{fd, imports, consts})
+		}
+	}
+	return out
+}
+
+// typedCallees returns the functions of the package's typed files that
+// decls call, transitively, parsed again into fset (so that a climb there
+// is placed by it); a file that does not parse is left out (the typed
+// analysis reads it).
+func (c *checker) typedCallees(fset *token.FileSet, decls []climbDecl) []climbDecl {
+	byName := map[string][]climbDecl{}
+	for _, f := range c.pass.AllFiles {
+		name := c.pass.Fset.File(f.Pos()).Name()
+		pf, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			continue
+		}
+		for _, d := range fileDecls(pf) {
+			byName[declKey(d.fd)] = append(byName[declKey(d.fd)], d)
+		}
+	}
+	own := map[string]bool{}
+	for _, d := range decls {
+		own[declKey(d.fd)] = true // the build's own definition wins
+	}
+	var out []climbDecl
+	queue := append([]climbDecl(nil), decls...)
+	for len(queue) > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		ast.Inspect(d.fd.Body, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			key := ""
+			switch f := ast.Unparen(call.Fun).(type) {
+			case *ast.Ident:
+				key = f.Name
+			case *ast.SelectorExpr:
+				if x, ok := f.X.(*ast.Ident); !ok || d.imports[x.Name] == "" {
+					key = "." + f.Sel.Name
+				}
+			}
+			if key == "" || own[key] {
+				return true
+			}
+			own[key] = true
+			for _, td := range byName[key] {
+				out = append(out, td)
+				queue = append(queue, td)
+			}
+			return true
+		})
+	}
+	return out
 }
 
 // pwdVars are the environment variables that name the parent's working

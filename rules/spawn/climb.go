@@ -34,55 +34,225 @@ type pathLevel struct {
 	steps int
 }
 
-// climbReader finds climbs in the syntax of one file.
+// climbReader finds climbs in the syntax of one function.
 type climbReader struct {
 	imports map[string]string // local name -> package path
 	consts  map[string]bool   // the file's package-level string constants
 	ownWd   bool              // the working directory (os.Getwd, filepath.Abs) is followed elsewhere
+	scope   *climbScope       // the functions read with this one
+	decl    *ast.FuncDecl     // the function read, or nil for a bare block
 }
 
-// climbIn returns the first climb above a path that is not a constant in
-// root, syntax of a file importing imports (file, when known, gives its
-// package-level constants); or nil.
-func climbIn(root ast.Node, file *ast.File, imports map[string]string, ownWd bool) *placeAt {
-	r := &climbReader{imports: imports, consts: map[string]bool{}, ownWd: ownWd}
-	if file != nil {
-		for _, d := range file.Decls {
-			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
-				for _, s := range g.Specs {
-					for _, n := range s.(*ast.ValueSpec).Names {
-						r.consts[n.Name] = true
-					}
+// A climbDecl is a function the climb check reads, with its file's
+// imports and package-level constants.
+type climbDecl struct {
+	fd      *ast.FuncDecl
+	imports map[string]string
+	consts  map[string]bool
+}
+
+// A climbScope is the functions read together: a call of one of them is
+// not a climb by itself (its body is read), and what makes an argument a
+// path value in the caller makes the parameter one in the callee, and
+// a result used as a path makes the callee's returns path values
+// (func workspace(p string) string { return re.FindStringSubmatch(p)[1] },
+// then filepath.Join(workspace(project), ".cache")), so a climb spelled
+// in a helper is judged as if inline.
+type climbScope struct {
+	byName map[string][]*ast.FuncDecl        // functions by name, methods by "." + name
+	params map[*ast.FuncDecl]map[string]bool // parameters given a path value by a caller
+	rets   map[*ast.FuncDecl]bool            // functions whose result is used as a path
+}
+
+// declKey names fd in climbScope.byName.
+func declKey(fd *ast.FuncDecl) string {
+	if fd.Recv != nil {
+		return "." + fd.Name.Name
+	}
+	return fd.Name.Name
+}
+
+// retName is the pseudo-name pathNames gives the result of a call of a
+// function of the scope.
+func retName(key string) string { return "ret:" + key }
+
+// fileConsts returns the package-level constants of f.
+func fileConsts(f *ast.File) map[string]bool {
+	consts := map[string]bool{}
+	if f == nil {
+		return consts
+	}
+	for _, d := range f.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.CONST {
+			for _, s := range g.Specs {
+				for _, n := range s.(*ast.ValueSpec).Names {
+					consts[n.Name] = true
 				}
 			}
 		}
 	}
-	var at *placeAt
-	// Each function on its own: a local's level is what its last
-	// assignment in source order gave it.
-	ast.Inspect(root, func(n ast.Node) bool {
-		if at != nil {
-			return false
-		}
-		if fd, ok := n.(*ast.FuncDecl); ok {
-			if fd.Body != nil {
-				at = r.body(fd.Body)
+	return consts
+}
+
+// climbIn returns the first climb above a path that is not a constant in
+// root, syntax of a file importing imports (file, when known, gives its
+// package-level constants and the functions read together); or nil.
+func climbIn(root ast.Node, file *ast.File, imports map[string]string, ownWd bool) *placeAt {
+	if file != nil && root == ast.Node(file) {
+		var decls []climbDecl
+		consts := fileConsts(file)
+		for _, d := range file.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+				decls = append(decls, climbDecl{fd, imports, consts})
 			}
-			return false
 		}
-		if b, ok := n.(*ast.BlockStmt); ok && b == root {
-			at = r.body(b)
-			return false
+		return climbInDecls(decls, ownWd)
+	}
+	b, ok := root.(*ast.BlockStmt)
+	if !ok {
+		return nil
+	}
+	r := &climbReader{imports: imports, consts: fileConsts(file), ownWd: ownWd, scope: newClimbScope(nil)}
+	return r.body(b)
+}
+
+func newClimbScope(decls []climbDecl) *climbScope {
+	sc := &climbScope{byName: map[string][]*ast.FuncDecl{}, params: map[*ast.FuncDecl]map[string]bool{}, rets: map[*ast.FuncDecl]bool{}}
+	for _, d := range decls {
+		sc.byName[declKey(d.fd)] = append(sc.byName[declKey(d.fd)], d.fd)
+	}
+	return sc
+}
+
+// climbInDecls returns the first climb in decls, read together (one
+// function's path values are its callees' parameters, its callers'
+// results), or nil. Each function on its own: a local's level is what its
+// last assignment in source order gave it.
+func climbInDecls(decls []climbDecl, ownWd bool) *placeAt {
+	sc := newClimbScope(decls)
+	readers := make([]*climbReader, len(decls))
+	for i, d := range decls {
+		readers[i] = &climbReader{imports: d.imports, consts: d.consts, ownWd: ownWd, scope: sc, decl: d.fd}
+	}
+	// What a caller gives a callee as a path, and what a caller uses a
+	// callee's result as, until nothing changes.
+	for round := 0; round < 20; round++ {
+		changed := false
+		for _, r := range readers {
+			if r.seed(r.pathNames(r.decl.Body)) {
+				changed = true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	for _, r := range readers {
+		if at := r.body(r.decl.Body); at != nil {
+			return at
+		}
+	}
+	return nil
+}
+
+// own returns the functions of the scope call calls, or nil.
+func (r *climbReader) own(call *ast.CallExpr) []*ast.FuncDecl {
+	switch f := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		return r.scope.byName[f.Name]
+	case *ast.SelectorExpr:
+		if x, ok := f.X.(*ast.Ident); ok && r.imports[x.Name] != "" {
+			return nil
+		}
+		return r.scope.byName["."+f.Sel.Name]
+	}
+	return nil
+}
+
+// paramNames returns fd's parameters' names in order ("" for one
+// without a name).
+func paramNames(fd *ast.FuncDecl) []string {
+	var names []string
+	for _, f := range fd.Type.Params.List {
+		if len(f.Names) == 0 {
+			names = append(names, "")
+		}
+		for _, id := range f.Names {
+			names = append(names, id.Name)
+		}
+	}
+	return names
+}
+
+// seed gives the callees of r's function, by paths (its path values), the
+// parameters and receivers they are given a path value as, and itself
+// its result's use: whether the function returns a path value, or its
+// result is used as one. It reports whether anything changed.
+func (r *climbReader) seed(paths map[string]bool) bool {
+	changed := false
+	mark := func(fd *ast.FuncDecl, name string) {
+		if name == "" || name == "_" {
+			return
+		}
+		if r.scope.params[fd] == nil {
+			r.scope.params[fd] = map[string]bool{}
+		}
+		if !r.scope.params[fd][name] {
+			r.scope.params[fd][name] = true
+			changed = true
+		}
+	}
+	// A parameter the body uses as a path is a path value in the caller's
+	// argument too (save(m[1], b), save joining its dir).
+	for _, name := range paramNames(r.decl) {
+		if paths[name] {
+			mark(r.decl, name)
+		}
+	}
+	ast.Inspect(r.decl.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			for _, fd := range r.own(n) {
+				if paths[retName(declKey(fd))] && !r.scope.rets[fd] {
+					r.scope.rets[fd] = true
+					changed = true
+				}
+				names := paramNames(fd)
+				for i, a := range n.Args {
+					if len(names) == 0 || !r.mentionsPath(a, paths) {
+						continue
+					}
+					mark(fd, names[min(i, len(names)-1)])
+				}
+				if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && fd.Recv != nil && r.mentionsPath(sel.X, paths) {
+					for _, f := range fd.Recv.List {
+						for _, id := range f.Names {
+							mark(fd, id.Name)
+						}
+					}
+				}
+			}
+		case *ast.ReturnStmt:
+			if r.scope.rets[r.decl] {
+				break
+			}
+			for _, e := range n.Results {
+				if r.mentionsPath(e, paths) {
+					r.scope.rets[r.decl] = true
+					changed = true
+				}
+			}
 		}
 		return true
 	})
-	return at
+	return changed
 }
 
 // body returns the first climb in b, or nil.
 func (r *climbReader) body(b *ast.BlockStmt) *placeAt {
 	locals := map[string]pathLevel{}
 	paths := r.pathNames(b)
+	elems := r.rangeElems(b, paths)
 	var at *placeAt
 	var level func(e ast.Expr) pathLevel
 	note := ""
@@ -176,10 +346,20 @@ func (r *climbReader) body(b *ast.BlockStmt) *placeAt {
 					climbed(e, pathLevel{true, -1})
 				}
 			default:
-				if pathCuts(fn) {
+				if r.mayCut(e, fn) {
 					for _, a := range e.Args {
 						if isPath(a) {
 							return cut(e)
+						}
+					}
+					if sel, ok := ast.Unparen(e.Fun).(*ast.SelectorExpr); ok && fn == "" && isPath(sel.X) {
+						return cut(e) // a method of a path value
+					}
+				}
+				if isAppend(e) {
+					for _, a := range e.Args[min(1, len(e.Args)):] {
+						if r.pieceOf(a, paths, elems) {
+							return cut(e) // a path rebuilt byte by byte
 						}
 					}
 				}
@@ -303,12 +483,12 @@ func (r *climbReader) pkgFunc(e ast.Expr) string {
 // function of a path cuts it wherever its text says, and
 // strings.TrimSuffix(p, sep+filepath.Base(p)) is filepath.Dir(p) spelled
 // another way; so is TrimRight with a cutset, a Split or a Cut at the
-// separator and a join of the first parts, a slice up to an index. The
-// rule cannot enumerate the spellings, so every function of strings,
-// bytes, path and path/filepath that returns text computed from a path
-// value is taken as a climb, but those that keep its level (Clean, Abs,
-// ToSlash, a change of case), name one element of it (Base, Ext) or
-// return no path (a test, an index, a count). A path value is one the
+// separator and a join of the first parts, a slice up to an index, a
+// regexp's submatch, a template. The rule cannot enumerate the spellings,
+// so it whitelists (mayCut): a path value given to anything but what
+// keeps its level (Clean, Abs, ToSlash, a change of case), names one
+// element of it (Base, Ext), returns no path (a test, an index, a count),
+// acts at it or reports it is taken as a climb. A path value is one the
 // function uses as a path (pathNames).
 
 // levelKeeping are the functions of strings, bytes, path and
@@ -336,18 +516,123 @@ func funcSet(lists ...[]string) map[string]bool {
 	return out
 }
 
-// pathCuts reports whether fn, "pkg.Name", is a function of strings,
-// bytes, path or path/filepath that may return a path above the path
-// value it is given.
-func pathCuts(fn string) bool {
-	pkg, _, ok := strings.Cut(fn, ".")
-	if !ok || levelKeeping[fn] {
+// The whitelist: a path value given to anything but an operation known
+// to keep it (or measured above: Dir, Join, Split, a slice) counts as a
+// possible climb, so that the spellings the rule cannot enumerate (a
+// regexp's submatch, a template, a method of another package, a function
+// value) are judged as strings.TrimSuffix is. A function read with the
+// caller (climbScope) is not a climb by itself: its body is read, with
+// the path values it is given.
+
+// pathKeeping are the functions of other packages given a path value
+// that return no text above it: they act at the path or read it (os,
+// io/ioutil, io/fs), report it (fmt's printing to the standard streams,
+// an error, whose text is judged again where it is read), test, order or
+// count it, or digest it (a hash and its hex form, which no climb can
+// read back).
+var pathKeeping = funcSet(
+	[]string{"fmt"}, []string{"Print", "Printf", "Println", "Errorf"},
+	[]string{"errors"}, []string{"New", "Is", "As", "Join"},
+	[]string{"strconv"}, []string{"Atoi", "ParseInt", "ParseUint", "ParseFloat", "ParseBool"},
+	[]string{"regexp"}, []string{"MatchString", "Match"},
+	[]string{"crypto/sha256"}, []string{"Sum256", "Sum224"},
+	[]string{"crypto/sha1"}, []string{"Sum"},
+	[]string{"crypto/md5"}, []string{"Sum"},
+	[]string{"crypto/sha512"}, []string{"Sum512", "Sum384"},
+	[]string{"hash/crc32"}, []string{"ChecksumIEEE", "Checksum"},
+	[]string{"encoding/hex"}, []string{"EncodeToString"})
+
+// keepingPackages are the packages all of whose functions keep a path
+// value they are given (pathKeeping): they act at it, read it or order
+// what holds it.
+var keepingPackages = map[string]bool{"os": true, "io/ioutil": true, "io/fs": true, "sort": true, "slices": true}
+
+// reportMethods are the methods that report what they are given (a
+// test's log), and return no text.
+var reportMethods = map[string]bool{"Log": true, "Logf": true, "Error": true, "Errorf": true, "Fatal": true, "Fatalf": true, "Skip": true, "Skipf": true, "Helper": true}
+
+// keptBuiltins are the builtins and conversions that keep a path value
+// they are given whole: its length, the same text in another type (what
+// is computed from that is judged again), a slice holding it, one of its
+// characters (a test of a separator); append is judged by pieceOf, which
+// counts a character appended as a path rebuilt.
+var keptBuiltins = map[string]bool{"len": true, "cap": true, "string": true, "append": true, "delete": true, "panic": true, "print": true, "println": true, "int": true, "int64": true, "uint": true, "uint64": true, "bool": true,
+	"byte": true, "rune": true, "uint8": true, "int32": true}
+
+// mayCut reports whether call, of fn ("pkg.Name" for a function of an
+// imported package, else ""), may return text above a path value it is
+// given: anything but the operations known to keep it.
+func (r *climbReader) mayCut(call *ast.CallExpr, fn string) bool {
+	if fn != "" {
+		pkg := fn[:strings.LastIndex(fn, ".")]
+		switch {
+		case levelKeeping[fn], pathKeeping[fn], keepingPackages[pkg]:
+			return false
+		case fn == "fmt.Fprint" || fn == "fmt.Fprintf" || fn == "fmt.Fprintln":
+			// To the standard streams: what the test reads, not the
+			// child. To a writer of the code: text it may cut.
+			if len(call.Args) > 0 {
+				w := r.pkgFunc(call.Args[0])
+				return w != "os.Stdout" && w != "os.Stderr"
+			}
+		}
+		return true
+	}
+	if _, ok := ast.Unparen(call.Fun).(*ast.Ident); ok && r.own(call) != nil {
+		// Read with the caller, its parameters seeded. A method is
+		// matched by its name alone, which a value of another package's
+		// type may share (an Execute of the package beside a template's):
+		// it is read with its caller too, and still counts below.
 		return false
 	}
-	if i := strings.LastIndex(fn, "."); i >= 0 {
-		pkg = fn[:i]
+	switch f := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		return !keptBuiltins[f.Name] // byte(c), rune(c), copy, a function value, a named type
+	case *ast.ArrayType:
+		return false // []byte(p), []rune(p): the same text
+	case *ast.SelectorExpr:
+		// os.Stdout.WriteString(p): what the test reads, not the child.
+		std := r.pkgFunc(f.X)
+		return !reportMethods[f.Sel.Name] && std != "os.Stdout" && std != "os.Stderr"
 	}
-	return pkg == "strings" || pkg == "bytes" || pkg == "path" || pkg == "path/filepath"
+	return true
+}
+
+// isAppend reports whether call is the builtin append.
+func isAppend(call *ast.CallExpr) bool {
+	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+	return ok && id.Name == "append"
+}
+
+// pieceOf reports whether e, appended to a slice, is a piece of a path
+// value rather than a whole one: a byte of it (p[i]), a conversion of one
+// (byte(c)), or an element of a range over one (for _, c := range p); a
+// loop that appends them rebuilds the path as far as it likes.
+func (r *climbReader) pieceOf(e ast.Expr, paths, elems map[string]bool) bool {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.IndexExpr:
+		return r.mentionsPath(e.X, paths) && r.pkgFunc(e.X) != "os.Args"
+	case *ast.Ident:
+		return elems[e.Name]
+	case *ast.CallExpr:
+		return len(e.Args) == 1 && r.pieceOf(e.Args[0], paths, elems)
+	}
+	return false
+}
+
+// rangeElems returns the value variables of b's range loops over a path
+// value: a path's bytes or runes, or the paths of a list.
+func (r *climbReader) rangeElems(b *ast.BlockStmt, paths map[string]bool) map[string]bool {
+	elems := map[string]bool{}
+	ast.Inspect(b, func(n ast.Node) bool {
+		if rs, ok := n.(*ast.RangeStmt); ok && r.mentionsPath(rs.X, paths) {
+			if id, ok := rs.Value.(*ast.Ident); ok {
+				elems[id.Name] = true
+			}
+		}
+		return true
+	})
+	return elems
 }
 
 // pathPackages are the packages whose functions take a path: an
@@ -364,9 +649,42 @@ func (r *climbReader) pathNames(b *ast.BlockStmt) map[string]bool {
 	paths := map[string]bool{}
 	type link struct{ lhs, rhs []string }
 	var links []link
+	if r.decl != nil {
+		for name := range r.scope.params[r.decl] {
+			paths[name] = true
+		}
+		if r.scope.rets[r.decl] {
+			paths[retName(declKey(r.decl))] = true
+		}
+	}
+	for key, fds := range r.scope.byName {
+		for _, fd := range fds {
+			if r.scope.rets[fd] {
+				paths[retName(key)] = true
+			}
+		}
+	}
 	ast.Inspect(b, func(n ast.Node) bool {
 		switch n := n.(type) {
+		case *ast.ReturnStmt:
+			if r.decl != nil {
+				l := link{lhs: []string{retName(declKey(r.decl))}}
+				for _, e := range n.Results {
+					l.rhs = append(l.rhs, r.names(e)...)
+				}
+				links = append(links, l)
+			}
 		case *ast.CallExpr:
+			for _, fd := range r.own(n) {
+				names := paramNames(fd)
+				for i, a := range n.Args {
+					if len(names) > 0 && r.scope.params[fd][names[min(i, len(names)-1)]] {
+						for _, id := range r.names(a) {
+							paths[id] = true
+						}
+					}
+				}
+			}
 			// A value cut or searched at a separator is a path
 			// (strings.LastIndexFunc(site, isSep), strings.Split(p, "/")).
 			for _, a := range n.Args {
@@ -463,6 +781,14 @@ func (r *climbReader) names(e ast.Expr) []string {
 			if r.noPathOf(n) || r.readsPath(n) {
 				return false
 			}
+			if fds := r.own(n); fds != nil {
+				// A function read with this one: its result is linked to
+				// its arguments through its body (climbScope), not here.
+				for _, fd := range fds {
+					out = append(out, retName(declKey(fd)))
+				}
+				return false
+			}
 			ast.Inspect(n.Fun, func(m ast.Node) bool { // a method's receiver
 				if sel, ok := m.(*ast.SelectorExpr); ok {
 					if x, ok := sel.X.(*ast.Ident); ok && r.imports[x.Name] == "" {
@@ -509,6 +835,12 @@ func (r *climbReader) pathResult(e ast.Expr) bool {
 		}
 		if call, ok := n.(*ast.CallExpr); ok {
 			if r.noPathOf(call) || r.readsPath(call) {
+				return false
+			}
+			if fds := r.own(call); fds != nil {
+				for _, fd := range fds {
+					found = found || r.scope.rets[fd]
+				}
 				return false
 			}
 			if fn := r.pkgFunc(call.Fun); pathReturning(fn) {

@@ -89,14 +89,7 @@ func (c *checker) lockCall(call *ast.CallExpr) string {
 	}
 	fn = fn.Origin()
 	path, name := fn.Pkg().Path(), fn.Name()
-	if path == "syscall" || strings.HasPrefix(path, "golang.org/x/sys/") {
-		if effects.StdRead(fn) || sysReads[name] {
-			return ""
-		}
-		what := "makes a system call"
-		if isLockName(name) {
-			what = "takes a lock"
-		}
+	if what := sysCallWhat(effects.Key(fn), name); what != "" {
 		return fmt.Sprintf("the children's code %s (%s at %s) that other processes see, on a file or path the rule cannot show differs per child, %s", what, match.PkgFuncName(fn), c.line(call), overlap)
 	}
 	if match.IsStd(path) || fn.Pkg() == c.pass.Pkg {
@@ -114,6 +107,38 @@ func (c *checker) lockCall(call *ast.CallExpr) string {
 		}
 	}
 	return ""
+}
+
+// sysCallWhat judges a call of a system call package, syscall or
+// golang.org/x/sys/...: key names the function ("syscall.Syscall",
+// "golang.org/x/sys/unix.Flock", "syscall.Errno.Error") and name is its
+// last element. It says "takes a lock" or "makes a system call" for one
+// other processes may see (a lock, a System V message queue or shared
+// memory, a signal, a file), and "" for a call that only reads or acts on
+// what the process owns, or for any other package. It is the one
+// judgement of system calls: the typed children's code (lockCall) and
+// the syntax of the builds the analysis does not type and of the module's
+// packages (sharedPlaceIn) are held to it, so a raw
+// syscall.Syscall(SYS_MSGGET, ...) in a buggy build counts as it would in
+// the typed one.
+func sysCallWhat(key, name string) string {
+	path := key
+	if i := strings.LastIndex(key, "."); i >= 0 {
+		path = key[:i]
+	}
+	if i := strings.LastIndex(path, "."); i > strings.LastIndex(path, "/") {
+		path = path[:i] // a method: "syscall.Errno.Error"
+	}
+	if path != "syscall" && !strings.HasPrefix(path, "golang.org/x/sys/") {
+		return ""
+	}
+	if effects.StdReadKey(key) || sysReads[name] {
+		return ""
+	}
+	if isLockName(name) {
+		return "takes a lock"
+	}
+	return "makes a system call"
 }
 
 // sysReads are system calls that only read or act on what the process

@@ -38,9 +38,15 @@ import (
 // library that name a place every child shares whatever view it is given,
 // beyond processPlace's.
 var moduleShared = map[string][]string{
-	"os":        {"Getppid", "Getwd"},
-	"os/user":   {"Current", "Lookup", "LookupId"},
-	"io/ioutil": {"TempDir", "TempFile"},
+	"os": {"Getppid", "Getwd"},
+	// The parent's pid and process group under their system call names:
+	// the same value every child of one test shares as os.Getppid's (a
+	// session key, a System V IPC key), though a system call that only
+	// reads.
+	"syscall":               {"Getppid", "Getpgrp", "Getpgid", "Getsid"},
+	"golang.org/x/sys/unix": {"Getppid", "Getpgrp", "Getpgid", "Getsid"},
+	"os/user":               {"Current", "Lookup", "LookupId"},
+	"io/ioutil":             {"TempDir", "TempFile"},
 	// The working directory again (a relative path made absolute), from
 	// which a build climbs above the child's root to the parent every
 	// child of one test shares: filepath.Dir(filepath.Dir(abs)).
@@ -53,10 +59,18 @@ var moduleShared = map[string][]string{
 // sharedWhy says, for the calls of moduleShared that name no shared
 // place by themselves, how one is reached from them.
 var sharedWhy = map[string]string{
-	"os.Getwd":          " (the working directory, from which a build may climb to the parent every child's root shares)",
-	"path/filepath.Abs": " (the working directory, from which a build may climb to the parent every child's root shares)",
-	"os/exec.LookPath":  " (a program on PATH, which every child finds the same)",
-	"os.Getppid":        " (the test's pid, which every child of one test shares)",
+	"os.Getwd":                      " (the working directory, from which a build may climb to the parent every child's root shares)",
+	"path/filepath.Abs":             " (the working directory, from which a build may climb to the parent every child's root shares)",
+	"os/exec.LookPath":              " (a program on PATH, which every child finds the same)",
+	"os.Getppid":                    " (the test's pid, which every child of one test shares)",
+	"syscall.Getppid":               " (the test's pid, which every child of one test shares)",
+	"syscall.Getpgrp":               " (the test's process group, which every child of one test shares)",
+	"syscall.Getpgid":               " (the test's process group, which every child of one test shares)",
+	"syscall.Getsid":                " (the test's session, which every child of one test shares)",
+	"golang.org/x/sys/unix.Getppid": " (the test's pid, which every child of one test shares)",
+	"golang.org/x/sys/unix.Getpgrp": " (the test's process group, which every child of one test shares)",
+	"golang.org/x/sys/unix.Getpgid": " (the test's process group, which every child of one test shares)",
+	"golang.org/x/sys/unix.Getsid":  " (the test's session, which every child of one test shares)",
 }
 
 // emptyDirTemp are the functions that make a temporary file or directory
@@ -120,6 +134,8 @@ type modReader struct {
 	// file of the package the build leaves out (builds.go), for the
 	// packages such a build imports: they are that build's code.
 	abs bool
+	// skip is given to sharedPlaceIn.
+	skip map[string]bool
 }
 
 // pkg returns where package path, in any build, or a package of the
@@ -177,7 +193,7 @@ func (r *modReader) file(f *ast.File) *placeAt {
 			return at
 		}
 	}
-	return sharedPlaceIn(f, match.ImportNames(f), nil)
+	return sharedPlaceIn(f, match.ImportNames(f), r.skip)
 }
 
 // literalPlaceIn returns the first string literal of f that reaches
@@ -236,6 +252,10 @@ func sharedPlaceIn(root ast.Node, imports map[string]string, skip map[string]boo
 				return true
 			}
 			path := imports[x.Name]
+			if what := sysCallWhat(path+"."+sel.Sel.Name, sel.Sel.Name); what != "" {
+				at = &placeAt{fmt.Sprintf("%s.%s, which %s other processes see (a lock, a System V message queue or shared memory, a signal: keyed by what the children have in common, it is every child's)", path, sel.Sel.Name, what), n.Pos()}
+				return false
+			}
 			for _, name := range moduleShared[path] {
 				if sel.Sel.Name == name && !(path == "io/ioutil" && !emptyFirst(n)) && !skip[path+"."+name] {
 					at = &placeAt{path + "." + name + sharedWhy[path+"."+name], n.Pos()}
@@ -245,6 +265,16 @@ func sharedPlaceIn(root ast.Node, imports map[string]string, skip map[string]boo
 				if sel.Sel.Name == name && emptyFirst(n) {
 					at = &placeAt{path + "." + name + " with an empty directory (os.TempDir)", n.Pos()}
 				}
+			}
+		case *ast.ImportSpec:
+			if what := unreadImport(n); what != "" {
+				at = &placeAt{what, n.Pos()}
+			}
+		case *ast.FuncDecl:
+			// Code the rule cannot read: an assembly function or one
+			// pulled in by go:linkname may make any system call.
+			if n.Body == nil {
+				at = &placeAt{"a function without a body (" + n.Name.Name + ", assembly or go:linkname), which may make any system call other processes see", n.Pos()}
 			}
 		case *ast.BasicLit:
 			if n.Kind != token.STRING {
@@ -260,11 +290,33 @@ func sharedPlaceIn(root ast.Node, imports map[string]string, skip map[string]boo
 		}
 		return at == nil
 	})
-	if at == nil {
-		file, _ := root.(*ast.File)
+	if file, ok := root.(*ast.File); ok && at == nil && !skip[skipClimb] {
+		// The typed code's functions are read together by its caller
+		// (typedPlaceUse), a file's here.
 		at = climbIn(root, file, imports, skip["os.Getwd"])
 	}
 	return at
+}
+
+// skipClimb, in sharedPlaceIn's skip, leaves a file's climbs to its
+// caller, which reads its functions with others (leftOutPlace).
+const skipClimb = "climb"
+
+// unreadImport says what an import brings that sharedPlaceIn cannot
+// judge call by call, or "": cgo (C code may make any system call) or a
+// system call package imported with a dot (its calls are bare names).
+func unreadImport(imp *ast.ImportSpec) string {
+	path, err := strconv.Unquote(imp.Path.Value)
+	if err != nil {
+		return ""
+	}
+	switch {
+	case path == "C":
+		return "cgo (import \"C\"), C code that may make any system call other processes see"
+	case imp.Name != nil && imp.Name.Name == "." && (path == "syscall" || strings.HasPrefix(path, "golang.org/x/sys/")):
+		return path + " imported with a dot, whose system calls other processes may see"
+	}
+	return ""
 }
 
 // emptyFirst reports whether call's first argument is the literal "".

@@ -22,14 +22,23 @@ var typedSkip = map[string]bool{"os.Getwd": true, "path/filepath.Abs": true}
 // typedPlaceUse says where the typed code a child runs names a place
 // every child shares whatever view it is given, or "".
 func (c *checker) typedPlaceUse(code []*ast.FuncDecl) string {
+	const why = "the children's code names %s (%s), a place every child shares whatever view it is given: a child may keep a cache, a session or a journal there that one after another the next child reads, and run together none does, so the test would pass a bug it catches now"
+	var decls []climbDecl
 	for _, fd := range code {
 		f := c.fileOf(fd)
 		if f == nil || fd.Body == nil {
 			continue
 		}
-		if at := sharedPlaceIn(fd.Body, match.ImportNames(f), typedSkip); at != nil {
-			return fmt.Sprintf("the children's code names %s (%s), a place every child shares whatever view it is given: a child may keep a cache, a session or a journal there that one after another the next child reads, and run together none does, so the test would pass a bug it catches now", at.what, c.posLine(at.pos))
+		imports := match.ImportNames(f)
+		if at := sharedPlaceIn(fd.Body, imports, typedSkip); at != nil {
+			return fmt.Sprintf(why, at.what, c.posLine(at.pos))
 		}
+		decls = append(decls, climbDecl{fd, imports, fileConsts(f)})
+	}
+	// The climbs, with the functions read together: what one is given as
+	// a path its callees are too.
+	if at := climbInDecls(decls, typedSkip["os.Getwd"]); at != nil {
+		return fmt.Sprintf(why, at.what, c.posLine(at.pos))
 	}
 	return ""
 }
