@@ -62,6 +62,8 @@ type Analysis struct {
 	said *intent.Package // what the tests say beyond their own words (intent.go)
 
 	owned *string // what of the package makes values a bubble owns, once computed (kept.go)
+
+	fromClockSet *clockDerived // what the package sets from a reading of the clock, once computed (derived.go)
 }
 
 // A Target is a body a rule may wrap in synctest.Test: a top-level test
