@@ -62,6 +62,8 @@ type Analysis struct {
 	said *intent.Package // what the tests say beyond their own words (intent.go)
 
 	owned *string // what of the package makes values a bubble owns, once computed (kept.go)
+
+	fromClockSet *clockDerived // what the package sets from a reading of the clock, once computed (derived.go)
 }
 
 // A Target is a body a rule may wrap in synctest.Test: a top-level test
@@ -974,12 +976,21 @@ func (w *walker) global(v *types.Var, where string) {
 		return
 	}
 	w.keptState(v, where)
-	if holdsTime(v.Type(), map[types.Type]bool{}) {
+	switch stamped := w.a.stampedGlobal(v); {
+	case holdsTime(v.Type(), map[types.Type]bool{}):
 		// Its times were set on the real clock (at init, or by another
 		// test), decades after the bubble's 2000-01-01: a deadline or an
 		// age computed from them never comes or is always past, and a
 		// run may not show it (a bug it hides). Not fixed.
 		w.block(fmt.Sprintf("the test uses a package-level value holding a time (%s), which the package's init or another test may have set on the real clock, outside the bubble: the virtual clock (from 2000-01-01) never reaches a time set there", v.Name()+strings.Replace(where, " in", ", in", 1)))
+	case stamped != "":
+		// The same time kept by another type: a process start in an
+		// atomic.Int64 of UnixNano, stamped at init or by the first
+		// caller, which may be an earlier test on the real clock (red
+		// team batch 17, uptimeinit and uptimelazy). Whatever holds it,
+		// a reading made outside the bubble is 26 years after the
+		// bubble's clock.
+		w.block(fmt.Sprintf("the test uses a package-level value holding a time (%s, set from a reading of the clock: %s), which the package's init, its first caller or another test may have set on the real clock, outside the bubble: the virtual clock (from 2000-01-01) never reaches a time set there, so an age or a deadline computed from it is decades off", v.Name()+strings.Replace(where, " in", ", in", 1), stamped))
 	}
 }
 

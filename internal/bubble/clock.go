@@ -734,14 +734,20 @@ func (c *clockScan) passedReadings(call *ast.CallExpr) {
 		if i >= sig.Params().Len() || sig.Variadic() && i >= sig.Params().Len()-1 {
 			return
 		}
-		if c.reading(arg) {
+		if c.reading(arg) || c.readingMoved(arg) {
 			// A parameter handed time.Now() is a reading; one handed a
-			// kept reading (opened[a]) is kept too.
+			// kept reading (opened[a]) is kept too. One handed a
+			// reading moved (now.Add(d)) is an instant of the clock
+			// all the same: the code compares it as one.
 			p := sig.Params().At(i)
 			c.readings[p] = true
 			if c.storedReading(arg) {
 				c.stored[p] = true
 			}
+		} else if c.numeric(arg) {
+			// AllowAt(key, time.Now().UnixNano()): a reading made a
+			// number, compared as one in the callee.
+			c.nums[sig.Params().At(i)] = true
 		} else if c.elapsed(arg) {
 			// silentTooLong(now.Sub(last), a.after): the helper's
 			// comparison of its parameter is one of elapsed time.
@@ -1375,7 +1381,14 @@ func (c *clockScan) backToBack(t *Target, set map[ast.Node]bool, outside, effect
 		// (outside is set) counts as reaching it: that code is
 		// not read, so it may compute from elapsed time.
 		direct := outside && c.outsideCall(call)
-		if !direct && (!mine(call) || !(c.reaches(call, c.clocked) || outside && c.reaches(call, set))) {
+		// A call handed a reading the test made (AllowAt(client,
+		// time.Now()), the shape of x/time/rate's AllowN) reads the
+		// clock as much as code that calls time.Now itself: the
+		// reading is taken right before it, after the previous call's
+		// work in real time and at the same instant in a bubble (red
+		// team batch 17, allowat).
+		clocked := c.reaches(call, c.clocked) || c.a.handsReading(call)
+		if !direct && (!mine(call) || !(clocked || outside && c.reaches(call, set))) {
 			return true
 		}
 		here := c.at(types.ExprString(call), call)
