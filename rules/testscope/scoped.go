@@ -866,19 +866,24 @@ func dropsError(remove ast.Stmt) bool {
 	return false
 }
 
-// goroutineAt says where the test, or the package code it reaches,
-// starts a goroutine (a go statement), or calls code of another package
-// whose effect summary starts one; or "".
-func (c *checker) goroutineAt(body *ast.BlockStmt) string {
+// bodiesFrom returns body, then the bodies of the package's functions it
+// reaches, in source order: what a search of them names is the same on
+// every run.
+func (c *checker) bodiesFrom(body *ast.BlockStmt) []ast.Node {
 	var reached []ast.Node
 	for f := range c.reachable(body, nil) {
 		reached = append(reached, c.decls[f].Body)
 	}
-	// In source order: the same go statement is named on every run.
 	sort.Slice(reached, func(i, j int) bool { return reached[i].Pos() < reached[j].Pos() })
-	bodies := append([]ast.Node{body}, reached...)
+	return append([]ast.Node{body}, reached...)
+}
+
+// goroutineAt says where the test, or the package code it reaches,
+// starts a goroutine (a go statement), or calls code of another package
+// whose effect summary starts one; or "".
+func (c *checker) goroutineAt(body *ast.BlockStmt) string {
 	at := ""
-	for _, b := range bodies {
+	for _, b := range c.bodiesFrom(body) {
 		ast.Inspect(b, func(n ast.Node) bool {
 			if at != "" {
 				return false
@@ -921,15 +926,8 @@ func (c *checker) goroutineAt(body *ast.BlockStmt) string {
 // that a function runs or signals a process, so any Process effect of
 // another package's code counts too.
 func (c *checker) processAt(body *ast.BlockStmt) string {
-	var reached []ast.Node
-	for f := range c.reachable(body, nil) {
-		reached = append(reached, c.decls[f].Body)
-	}
-	// In source order: the same call is named on every run.
-	sort.Slice(reached, func(i, j int) bool { return reached[i].Pos() < reached[j].Pos() })
-	bodies := append([]ast.Node{body}, reached...)
 	at := ""
-	for _, b := range bodies {
+	for _, b := range c.bodiesFrom(body) {
 		ast.Inspect(b, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
 			if at != "" || !ok {
