@@ -3,6 +3,8 @@ package leak
 import (
 	"fmt"
 	"go/ast"
+	"go/token"
+	"go/types"
 	"strings"
 
 	"github.com/unflake/unflake/internal/match"
@@ -26,6 +28,9 @@ import (
 // literal given to t.Run, or a function of the test files that may run
 // as one or be called from one) that other code of the test follows.
 func (c *checker) endedBeforeLater(s *site) string {
+	if at := c.initUseOf(c.fn); at != nil {
+		return fmt.Sprintf("%s.%s would run when %s, called in the package's initialisation at %s, is done, before every test that uses what it made: the code under test would see %s ended (a listener refusing connections, a server gone) where the original kept it open for the whole process", s.v.Name(), s.lc.method, c.fn.Name.Name, c.lineOf(at), s.v.Name())
+	}
 	after := c.codeAfterSubtest(s)
 	if after == "" {
 		after = c.mayRunAsSubtest(c.fn, map[*ast.FuncDecl]bool{}, 0)
@@ -79,8 +84,21 @@ func (c *checker) firstUse(fd *ast.FuncDecl, visit func(caller *ast.FuncDecl, id
 	out := ""
 	for _, f := range c.pass.Files {
 		for _, d := range f.Decls {
+			if out != "" {
+				break
+			}
+			// A use in the package's initialisation (a package-level
+			// variable's value, an init function) runs before every
+			// test, and every test that reads what it made runs after
+			// it: whatever fd ends when it returns or its caller's
+			// cleanups run, those tests see ended (red team batch 18,
+			// hungupstream: var hungAddr = listenHung()).
+			if init := initUse(d, obj, c.info); init != nil {
+				out = fmt.Sprintf("the tests that run after the package's initialisation, which uses %s at %s", fd.Name.Name, c.lineOf(init))
+				break
+			}
 			caller, ok := d.(*ast.FuncDecl)
-			if !ok || caller.Body == nil || out != "" {
+			if !ok || caller.Body == nil {
 				continue
 			}
 			match.WithStack(caller.Body, func(n ast.Node, stack []ast.Node) bool {
@@ -110,4 +128,56 @@ func (c *checker) firstUse(fd *ast.FuncDecl, visit func(caller *ast.FuncDecl, id
 // its code.
 func topTest(fd *ast.FuncDecl) bool {
 	return fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "Test") && fd.Type.Params.NumFields() == 1
+}
+
+// initUseOf returns a use of fd, a function of the test files, in the
+// package's initialisation, or nil.
+func (c *checker) initUseOf(fd *ast.FuncDecl) *ast.Ident {
+	obj := c.info.Defs[fd.Name]
+	if obj == nil {
+		return nil
+	}
+	for _, f := range c.pass.Files {
+		for _, d := range f.Decls {
+			if at := initUse(d, obj, c.info); at != nil {
+				return at
+			}
+		}
+	}
+	return nil
+}
+
+// initUse returns a use of obj in d when d is part of the package's
+// initialisation: a package-level variable's value, or the body of an
+// init function; or nil.
+func initUse(d ast.Decl, obj types.Object, info *types.Info) *ast.Ident {
+	var roots []ast.Node
+	switch d := d.(type) {
+	case *ast.GenDecl:
+		if d.Tok != token.VAR {
+			return nil
+		}
+		for _, spec := range d.Specs {
+			if vs, ok := spec.(*ast.ValueSpec); ok {
+				for _, v := range vs.Values {
+					roots = append(roots, v)
+				}
+			}
+		}
+	case *ast.FuncDecl:
+		if d.Recv != nil || d.Name.Name != "init" || d.Body == nil {
+			return nil
+		}
+		roots = append(roots, d.Body)
+	}
+	var found *ast.Ident
+	for _, r := range roots {
+		ast.Inspect(r, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && found == nil && info.Uses[id] == obj {
+				found = id
+			}
+			return found == nil
+		})
+	}
+	return found
 }
