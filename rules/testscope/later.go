@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/types"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/unflake/unflake/internal/match"
 )
@@ -599,7 +600,7 @@ func (c *checker) nameHazard(sc *scope) string {
 }
 
 // runNameHazard says why the name of the t.Run call may put characters
-// other than letters, digits, '-', '.' and '_' in a path, or "".
+// other than ASCII letters, digits, '-', '.' and '_' in a path, or "".
 func (c *checker) runNameHazard(call *ast.CallExpr) string {
 	names, ok := c.constNames(call.Args[0])
 	if !ok {
@@ -609,6 +610,13 @@ func (c *checker) runNameHazard(call *ast.CallExpr) string {
 		for _, r := range s {
 			if strings.ContainsRune("!#$%&()+,=@^{}~", r) {
 				return fmt.Sprintf("the subtest's name %q (t.Run at %s) puts %q into t.TempDir's path, which code reading the path as text may treat as syntax", s, c.line(call), r)
+			}
+			// t.TempDir keeps every letter and digit, not only ASCII
+			// ones: "français" puts a 'ç' in the path, which code that
+			// accepts only portable paths refuses (red team batch 18,
+			// portablepath).
+			if r >= utf8.RuneSelf {
+				return fmt.Sprintf("the subtest's name %q (t.Run at %s) puts %q into t.TempDir's path, a character outside ASCII that code accepting only portable paths refuses", s, c.line(call), r)
 			}
 		}
 	}
