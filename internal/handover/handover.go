@@ -356,13 +356,8 @@ func (f *Finder) store(lhs ast.Expr, depth int) Verdict {
 // stack holds the return statement's enclosing nodes.
 func (f *Finder) returned(stack []ast.Node) Verdict {
 	for k := len(stack) - 1; k >= 0; k-- {
-		var ft *ast.FuncType
-		switch fn := stack[k].(type) {
-		case *ast.FuncLit:
-			ft = fn.Type
-		case *ast.FuncDecl:
-			ft = fn.Type
-		default:
+		ft := match.FuncType(stack[k])
+		if ft == nil {
 			continue
 		}
 		if ft.Results != nil && len(ft.Results.List) > 0 {

@@ -801,3 +801,16 @@ func ProcessStart(f *types.Func) (string, bool) {
 	}
 	return "", false
 }
+
+// FuncType returns the type of n when n is a function declaration or
+// literal, or nil: what a walk up a stack of enclosing nodes asks of each
+// to find the parameters in scope.
+func FuncType(n ast.Node) *ast.FuncType {
+	switch fn := n.(type) {
+	case *ast.FuncDecl:
+		return fn.Type
+	case *ast.FuncLit:
+		return fn.Type
+	}
+	return nil
+}

@@ -381,13 +381,8 @@ func (c *checker) messagesNeutral() bool {
 // type *http.Request.
 func requestParamIn(name string, stack []ast.Node, f *modsrc.File) bool {
 	for i := len(stack) - 1; i >= 0; i-- {
-		var ft *ast.FuncType
-		switch fn := stack[i].(type) {
-		case *ast.FuncDecl:
-			ft = fn.Type
-		case *ast.FuncLit:
-			ft = fn.Type
-		default:
+		ft := match.FuncType(stack[i])
+		if ft == nil {
 			continue
 		}
 		for _, fld := range ft.Params.List {

@@ -334,13 +334,8 @@ func (a *analysis) testContext(s *site) waitContext {
 		return background
 	}
 	for i := len(s.stack) - 1; i >= 0; i-- {
-		var ft *ast.FuncType
-		switch fn := s.stack[i].(type) {
-		case *ast.FuncDecl:
-			ft = fn.Type
-		case *ast.FuncLit:
-			ft = fn.Type
-		default:
+		ft := match.FuncType(s.stack[i])
+		if ft == nil {
 			continue
 		}
 		for _, field := range ft.Params.List {
