@@ -444,7 +444,10 @@ func buildAndRun(t *testing.T, dir, bin string, env []string, vs []variant) []te
 func runBinary(dir string, env []string, bin string, count int) (testRun, string) {
 	cmd := exec.Command(bin, "-test.v", fmt.Sprintf("-test.count=%d", count), "-test.timeout="+strengthTimeout)
 	cmd.Dir = dir
-	cmd.Env = env
+	// PWD as go test sets it: the readiness fix that lost the child's
+	// PWD passed here while it failed under go test (red team batch 18,
+	// logicalpwd).
+	cmd.Env = append(env[:len(env):len(env)], "PWD="+dir)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out

@@ -354,6 +354,10 @@ func (r *runner) exec(ctx context.Context, dir string, j job) (*outcome, error) 
 	defer os.RemoveAll(tmp)
 	env := append([]string(nil), r.environ()...)
 	env = append(env, "TMPDIR="+tmp, "TMP="+tmp, "TEMP="+tmp)
+	// PWD names the package directory, as go test sets it: a test (or a
+	// child it starts) that keeps a logical working directory reads it,
+	// and the caller's PWD would be another directory.
+	env = append(env, "PWD="+dir)
 	if j.procs1 {
 		env = append(env, "GOMAXPROCS=1")
 	}

@@ -1,9 +1,11 @@
 package readiness
 
 import (
+	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
+	"path/filepath"
 	"strconv"
 
 	"github.com/dave/dst"
@@ -54,16 +56,27 @@ func (c *checker) fix(s *site, n *notify, t string) *rule.Fix {
 				return &dst.BinaryExpr{X: strLit(envVar + "="), Op: token.ADD, Y: call(&dst.Ident{Name: "Itoa", Path: "strconv"}, n)}
 			}
 			envSel := func() dst.Expr { return sel(dst.NewIdent(cmd), "Env") }
+			// The environment the child gets with a nil Env: since Go
+			// 1.19 that is cmd.Environ(), which adds PWD=cmd.Dir when
+			// Dir is set, as Start does for a nil Env; os.Environ()
+			// would hand the child the parent's PWD (pwdHazard keeps
+			// older modules whose test sets Dir out).
+			inherited := func() dst.Expr {
+				if c.pass.FileUsesGo(c.file, "go1.19") {
+					return call(sel(dst.NewIdent(cmd), "Environ"))
+				}
+				return call(&dst.Ident{Name: "Environ", Path: "os"})
+			}
 			switch {
 			case env == envUnset:
-				before = append(before, assign(envSel(), call(dst.NewIdent("append"), call(&dst.Ident{Name: "Environ", Path: "os"}), fdValue())))
+				before = append(before, assign(envSel(), call(dst.NewIdent("append"), inherited(), fdValue())))
 			case env == envSet && envNonNil:
 				before = append(before, assign(envSel(), call(dst.NewIdent("append"), envSel(), fdValue())))
 			default:
 				// A nil Env means the parent's environment: keep it.
 				before = append(before, &dst.IfStmt{
 					Cond: &dst.BinaryExpr{X: envSel(), Op: token.EQL, Y: dst.NewIdent("nil")},
-					Body: &dst.BlockStmt{List: []dst.Stmt{assign(envSel(), call(&dst.Ident{Name: "Environ", Path: "os"}))}},
+					Body: &dst.BlockStmt{List: []dst.Stmt{assign(envSel(), inherited())}},
 				})
 				before = append(before, assign(envSel(), call(dst.NewIdent("append"), envSel(), fdValue())))
 			}
@@ -385,4 +398,28 @@ func intLit(n int) *dst.BasicLit {
 
 func strLit(s string) *dst.BasicLit {
 	return &dst.BasicLit{Kind: token.STRING, Value: strconv.Quote(s)}
+}
+
+// pwdChecked is what pwdHazard checked, for the fix's account.
+const pwdChecked = "the child keeps the PWD it had: with a nil cmd.Env, Start sets PWD to cmd.Dir, and the fix builds the child's environment with cmd.Environ(), which does the same"
+
+// pwdHazard reports why the fix cannot give the child the environment
+// it had: a nil cmd.Env makes Start add PWD=cmd.Dir (Go 1.19 and later),
+// and the fix sets Env, after which only cmd.Environ() (Go 1.19) adds it.
+// A module older than that whose test may set Dir would hand the child
+// the parent's PWD, which a child that keeps a logical working directory
+// (as shells do) reads instead of its directory.
+func (c *checker) pwdHazard(s *site) string {
+	if c.pass.FileUsesGo(c.file, "go1.19") {
+		return ""
+	}
+	if env, nonNil := c.envForm(s); env == envSet && nonNil {
+		return "" // the test's own Env: no PWD was added before either
+	}
+	pos := s.list[s.start].Pos()
+	if !c.escapes(s.cmd, pos) && len(c.fieldMentions(s.cmd, "Dir", pos)) == 0 {
+		return ""
+	}
+	p := c.pass.Fset.Position(s.list[s.start].Pos())
+	return fmt.Sprintf("the child at %s:%d may run in cmd.Dir, where Start gives it PWD=Dir only while cmd.Env is nil; the fix sets Env, and cmd.Environ(), which keeps PWD, needs go 1.19 (the module says %s)", filepath.Base(p.Filename), p.Line, c.pass.FileVersion(c.file))
 }

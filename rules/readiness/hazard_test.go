@@ -93,7 +93,7 @@ func TestCheckedSync(t *testing.T) {
 				// A fix whose test looks at the child after the signal
 				// has checked the package initialisation too.
 				inits := !strings.HasPrefix(tc.window, "the test looks at nothing")
-				if len(got) != 11+btoi(inits) || !slices.Equal(got[:5], []string{tc.want, oneNotify, noBound, noStartup, noTimed}) || !strings.HasPrefix(got[5], "no build the analysis does not type") || !strings.HasPrefix(got[6], "the test sends the child one signal at a time") || !strings.HasPrefix(got[7], "the child starts no process") || !strings.HasPrefix(got[8], "the child takes no copy of the environment") || !strings.HasPrefix(got[9], "the test starts no goroutine") || !strings.HasPrefix(got[10], tc.window) || inits && !strings.HasPrefix(got[11], "no package initialisation") {
+				if len(got) != 12+btoi(inits) || !slices.Equal(got[:5], []string{tc.want, oneNotify, noBound, noStartup, noTimed}) || !strings.HasPrefix(got[5], "no build the analysis does not type") || !strings.HasPrefix(got[6], "the test sends the child one signal at a time") || !strings.HasPrefix(got[7], "the child starts no process") || !strings.HasPrefix(got[8], "the child takes no copy of the environment") || !strings.HasPrefix(got[9], "the test starts no goroutine") || !strings.HasPrefix(got[10], "the child keeps the PWD it had") || !strings.HasPrefix(got[11], tc.window) || inits && !strings.HasPrefix(got[12], "no package initialisation") {
 					t.Errorf("checked %q, want %q and %q", got, tc.want, tc.window)
 				}
 			}

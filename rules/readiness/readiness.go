@@ -527,8 +527,11 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 	if why := c.burstHazard(s); why != "" {
 		return nil, why
 	}
+	if why := c.pwdHazard(s); why != "" {
+		return nil, why
+	}
 	fix := c.fix(s, n, t)
-	fix.Changes[0].Checked = []string{checked, notifyChecked, timingChecked, startupChecked, timedChecked, otherBuildsChecked, burstChecked, processChecked, envCopyChecked, producerChecked, window}
+	fix.Changes[0].Checked = []string{checked, notifyChecked, timingChecked, startupChecked, timedChecked, otherBuildsChecked, burstChecked, processChecked, envCopyChecked, producerChecked, pwdChecked, window}
 	if inits != window {
 		fix.Changes[0].Checked = append(fix.Changes[0].Checked, inits)
 	}
