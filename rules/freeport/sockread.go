@@ -20,10 +20,11 @@ import (
 // callback), through the listener's File(), whose name is the address
 // ("tcp:127.0.0.1:7790->") and whose Fd() a syscall takes, through
 // /proc/self/fd and /proc/net/tcp (a socket's inode, then its local
-// port), or through reflect into net's internals (a netFD's laddr). A
-// daemon that refuses the kernel's ephemeral range (32768-60999) refuses
-// every port the system picks; a "privileged" check by the digits of the
-// port never refuses one. None of these has a neutral use the rule could
+// port), through a command that lists sockets (ss, lsof), or through
+// reflect into net's internals (a netFD's laddr). A daemon that refuses
+// the kernel's ephemeral range (32768-60999) refuses every port the
+// system picks; a "privileged" check by the digits of the port never
+// refuses one. None of these has a neutral use the rule could
 // prove from the syntax (a descriptor handed on is read wherever it
 // goes), so the rule counts each as the code reading the port: any of
 // them in the code the tests run, the tests themselves included (a test
@@ -88,6 +89,13 @@ func socketRead(n ast.Node, f *modsrc.File, stack []ast.Node) (e, what string) {
 		if sel.Sel.Name == "File" && len(n.Args) == 0 {
 			return types.ExprString(n), "a socket's file, whose name holds its address (\"tcp:127.0.0.1:8080->\") and whose descriptor gives it to Getsockname"
 		}
+		if x, ok := sel.X.(*ast.Ident); ok && f.Imports[x.Name] == "os/exec" && strings.HasPrefix(sel.Sel.Name, "Command") {
+			for _, a := range n.Args {
+				if s, ok := stringLit(a); ok && socketTool(s) {
+					return types.ExprString(n), "a command that lists the process's sockets with their ports"
+				}
+			}
+		}
 		if (sel.Sel.Name == "FieldByName" || sel.Sel.Name == "MethodByName") && len(n.Args) == 1 && importsAny(f, "reflect") {
 			if s, ok := stringLit(n.Args[0]); ok && netInternals[s] {
 				return types.ExprString(n), "reflection into a socket's descriptor or address"
@@ -147,6 +155,21 @@ func descriptorRead(name string) string {
 		return "a raw system call, which may read a socket's address (SYS_GETSOCKNAME)"
 	}
 	return ""
+}
+
+// socketTools are commands that list a process's sockets, local ports
+// included.
+var socketTools = map[string]bool{"ss": true, "netstat": true, "lsof": true, "fuser": true, "sockstat": true}
+
+// socketTool reports whether s, an argument of a command (a shell's
+// script included: "ss -ltnp | grep myd"), runs one of socketTools.
+func socketTool(s string) bool {
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '|' || r == ';' || r == '&' || r == '/' || r == '\t' }) {
+		if socketTools[w] {
+			return true
+		}
+	}
+	return false
 }
 
 // procPath reports whether s is a path under /proc or /dev/fd.
