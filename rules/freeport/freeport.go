@@ -64,6 +64,7 @@ type checker struct {
 	arith    *string   // the package's first arithmetic on a port, or ""
 	portRead *string   // the code's first read of an address as a value, or "" (observe.go)
 	rts      *routes   // the routes by which text reaches the code (routes.go)
+	sockRead *string   // the code's first read of a socket below net's Addr methods, or "" (sockread.go)
 
 	// Read once per module, on first use (module.go).
 	scan  *modScan

@@ -54,6 +54,9 @@ func (c *checker) observed(s *site, ln *types.Var) string {
 	if at := c.codeReadsPort(); at != "" {
 		return fmt.Sprintf("the code under test reads a listener's or connection's address (%s): a port the system picks has another value than %s (32768 and up), and code that compares or computes with it (a privileged-port check, a port range) may take another path; running the correct code cannot tell which values a bug mistreats", at, s.port)
 	}
+	if at := c.socketReads(); at != "" {
+		return fmt.Sprintf("the code the tests run reaches a socket below net's Addr methods (%s): it may learn the listener's port by that route, which the rule does not follow, and a port the system picks has another value than %s (32768 and up), which code that compares or computes with it (a privileged-port check, the kernel's ephemeral range refused) may treat otherwise; running the correct code cannot tell which values a bug mistreats", at, s.port)
+	}
 	return ""
 }
 
