@@ -214,3 +214,32 @@ func TestNoPackages(t *testing.T) {
 		t.Errorf("a pattern matching nothing: errors %v, changes %d", res.Errors, len(res.Changes))
 	}
 }
+
+// TestOneBuildTestMain: a seal must hold in every build the tests run in
+// (go test -race included). A TestMain behind a build constraint is not
+// sealed, and no new TestMain is written where another build declares
+// one.
+func TestOneBuildTestMain(t *testing.T) {
+	testmod.Short(t)
+	dir := writeModule(t, "builds")
+	res, err := seal.Run(&seal.Config{Dir: dir, Patterns: []string{"./..."}, Env: testmod.GoEnv(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Changes) != 0 {
+		t.Errorf("changed %d files, want none: %v", len(res.Changes), res.Changes)
+	}
+	var got []string
+	for _, e := range res.Errors {
+		got = append(got, e.Error())
+	}
+	all := strings.Join(got, "\n")
+	for _, want := range []string{
+		"racemain/main_test.go:10:1: seal: TestMain is in a file not every build compiles (//go:build !race)",
+		"leftout/main_race_test.go:10:1: seal: another build of the package declares a TestMain",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("errors:\n%s\nwant one containing %q", all, want)
+		}
+	}
+}

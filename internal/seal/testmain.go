@@ -16,6 +16,7 @@ import (
 	"github.com/dave/dst/decorator"
 	"github.com/dave/dst/decorator/resolver/gotypes"
 	"github.com/unflake/unflake/internal/load"
+	"github.com/unflake/unflake/internal/match"
 	"github.com/unflake/unflake/internal/output"
 	"golang.org/x/tools/go/packages"
 )
@@ -41,12 +42,54 @@ func sealPackage(plain *packages.Package, tests []*packages.Package, names []str
 					if ast.IsGenerated(f) {
 						return nil, &load.PosError{Pos: v.Fset.Position(fd.Pos()).String(), Msg: "seal: TestMain is in a generated file; not sealed"}
 					}
+					if why := match.BuildConstraint(filename); why != "" {
+						// Sealed here, it would hold in this build only:
+						// another (go test -race, another GOOS) runs
+						// another TestMain, or none.
+						return nil, &load.PosError{Pos: v.Fset.Position(fd.Pos()).String(), Msg: fmt.Sprintf("seal: TestMain is in a file not every build compiles (%s), so a seal there holds in its build only; not sealed: seal each build's TestMain, or move it to a file every build compiles", why)}
+					}
 					return updateTestMain(v, f, filename, names)
 				}
 			}
 		}
 	}
+	if at := leftOutTestMain(tests); at != "" {
+		// A new TestMain would be a second one in that build, which
+		// then does not compile.
+		return nil, fmt.Errorf("%s: seal: another build of the package declares a TestMain; a new one would not compile there: not sealed", at)
+	}
 	return newTestMain(plain, names)
+}
+
+// leftOutTestMain returns where a file of the package's directory that
+// the loaded build leaves out (a //go:build race file, a _windows_test.go
+// file) declares a TestMain, or "".
+func leftOutTestMain(tests []*packages.Package) string {
+	var files []*ast.File
+	var built *token.FileSet
+	for _, v := range tests {
+		files = append(files, v.Syntax...)
+		built = v.Fset
+	}
+	if built == nil {
+		return ""
+	}
+	fset := token.NewFileSet()
+	left, err := match.LeftOutFiles(fset, built, files)
+	if err != nil {
+		return ""
+	}
+	for _, lf := range left {
+		if lf.File == nil || !strings.HasSuffix(lf.Path, "_test.go") {
+			continue
+		}
+		for _, d := range lf.File.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.Name == "TestMain" {
+				return fset.Position(fd.Pos()).String()
+			}
+		}
+	}
+	return ""
 }
 
 // newTestMain writes a new in-package file holding a TestMain with the

@@ -45,8 +45,10 @@ func (c *checker) depWrites() []moduleWrite {
 		roots = append(roots, ls.Imports...)
 	}
 	// Every test file of the directory is in the binary, whichever of
-	// its packages (p, p_test) the pass is.
-	roots = append(roots, c.testImports()...)
+	// its packages (p, p_test) the pass is; and every file of the
+	// directory is in some build of it (go test -race, another GOOS, a
+	// tag), whose imports the load of this build does not list.
+	roots = append(roots, c.ownDirImports()...)
 	seen := map[string]bool{c.pass.Pkg.Path(): true}
 	for len(roots) > 0 {
 		p := roots[0]
@@ -63,7 +65,10 @@ func (c *checker) depWrites() []moduleWrite {
 			// The module scan reads its code; its imports may be
 			// dependencies.
 			if listed {
+				// Its files of other builds link what they import
+				// in those builds.
 				roots = append(roots, ls.Imports...)
+				roots = append(roots, c.buildImports(p)...)
 			} else {
 				roots = append(roots, c.dirImports(p)...)
 			}
@@ -71,7 +76,7 @@ func (c *checker) depWrites() []moduleWrite {
 		}
 		if !listed {
 			c.deps = append(c.deps, moduleWrite{any: true, unsets: true, call: p,
-				what: fmt.Sprintf("%s, a package the test binary links, is code the analysis cannot read (the load did not list it)", p)})
+				what: fmt.Sprintf("%s, a package the test binary links, is code the analysis cannot read (the load did not list it: a build it does not type, go test -race or another GOOS or tag, may link it)", p)})
 			continue
 		}
 		for _, f := range ls.Files {
@@ -184,15 +189,22 @@ func (c *checker) dirImports(pkgPath string) []string {
 	return importsIn(filepath.Join(c.graph.root, filepath.FromSlash(rel)), func(string) bool { return true })
 }
 
-// testImports returns the imports of the test files of the package's
-// directory (its own and its external tests', package x_test), read from
-// their syntax.
-func (c *checker) testImports() []string {
+// buildImports returns the imports of the module package pkgPath's
+// non-test files, of every build, read from their syntax.
+func (c *checker) buildImports(pkgPath string) []string {
+	rel := strings.TrimPrefix(pkgPath, c.graph.path)
+	return importsIn(filepath.Join(c.graph.root, filepath.FromSlash(rel)), func(name string) bool { return !strings.HasSuffix(name, "_test.go") })
+}
+
+// ownDirImports returns the imports of the Go files of the package's
+// directory, of every build: its own, its tests' and its external
+// tests' (package x_test), read from their syntax.
+func (c *checker) ownDirImports() []string {
 	if len(c.pass.AllFiles) == 0 {
 		return nil
 	}
 	dir := filepath.Dir(c.pass.Fset.File(c.pass.AllFiles[0].Pos()).Name())
-	return importsIn(dir, func(name string) bool { return strings.HasSuffix(name, "_test.go") })
+	return importsIn(dir, func(string) bool { return true })
 }
 
 // importsIn returns the imports of the Go files in dir that keep accepts.

@@ -28,6 +28,12 @@ func (c *checker) seal() (map[string]bool, bool) {
 	if main == nil {
 		return nil, false
 	}
+	if why := c.sealBuilds(main); why != "" {
+		// The seal of this build may not be the seal of the build the
+		// tests also run in (go test -race): it seals nothing.
+		c.distrust = why
+		return map[string]bool{}, true
+	}
 	s := &sealer{c: c, sealed: map[string]bool{}, why: map[string]string{}}
 	s.stmts(main.Body.List, nil)
 	if at := c.rerun(main); at != "" {
@@ -429,6 +435,13 @@ func (s *sealer) bind(fd *ast.FuncDecl, call *ast.CallExpr, env map[*types.Var]b
 // str evaluates e to a string: a constant, or a variable the seal bound.
 func (s *sealer) str(e ast.Expr, env map[*types.Var]binding) (*string, bool) {
 	if v, ok := match.ConstString(s.c.info, e); ok {
+		if why := s.c.constBuilds(e); why != "" {
+			// The name is this build's only: unknown to the seal.
+			if !s.sealed[v] && s.why[v] == "" {
+				s.why[v] = fmt.Sprintf("TestMain names %s through %s", v, why)
+			}
+			return nil, false
+		}
 		return &v, true
 	}
 	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
