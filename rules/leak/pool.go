@@ -44,7 +44,21 @@ const poolChecked = "no server of the test binary outlives the test (made in Tes
 // other code of the test binary sees through http.DefaultTransport's idle
 // connections, naming the server that outlives the close; or "".
 func (c *checker) dropsSharedPool(s *site) string {
-	if !match.IsNamed(s.v.Type(), "net/http/httptest", "Server") || s.lc.method != "Close" {
+	what := s.v.Name() + ".Close"
+	switch {
+	case match.IsNamed(s.v.Type(), "net/http/httptest", "Server"):
+		if s.lc.method != "Close" {
+			return ""
+		}
+	case s.lc.fn != nil:
+		// A Close of the package's (a fixture's) that closes an httptest
+		// server drops the pool all the same.
+		at := c.closesTestServer(s.lc.fn, map[*types.Func]bool{}, 0)
+		if at == "" {
+			return ""
+		}
+		what = fmt.Sprintf("%s.%s closes an httptest.Server (%s), whose Close", s.v.Name(), s.lc.method, at)
+	default:
 		return ""
 	}
 	live := c.longLivedServer()
@@ -57,7 +71,43 @@ func (c *checker) dropsSharedPool(s *site) string {
 	if live == "" {
 		return ""
 	}
-	return fmt.Sprintf("%s.Close also closes the idle connections of http.DefaultTransport, which every client of the test binary without a Transport of its own shares (http.Get, http.DefaultClient), and %s: a later request to it through the default transport would dial again where the original, that left %s open, reused the pooled connection, so a check of keep-alive reuse or of the connections a server accepted would fail on correct code, or pass a bug that never reuses; end it by hand where no later request counts connections", s.v.Name(), live, s.v.Name())
+	return fmt.Sprintf("%s also closes the idle connections of http.DefaultTransport, which every client of the test binary without a Transport of its own shares (http.Get, http.DefaultClient), and %s: a later request to it through the default transport would dial again where the original, that left %s open, reused the pooled connection, so a check of keep-alive reuse or of the connections a server accepted would fail on correct code, or pass a bug that never reuses; end it by hand where no later request counts connections", what, live, s.v.Name())
+}
+
+// closesTestServer returns where fn, a function of the package, closes an
+// httptest.Server, directly or through the package's functions it calls
+// ("httptest.Server.Close at fixture_test.go:20"), or "".
+func (c *checker) closesTestServer(fn *types.Func, seen map[*types.Func]bool, depth int) string {
+	fd := c.decls[fn.Origin()]
+	if fd == nil || fd.Body == nil || seen[fn.Origin()] || depth > maxServerDepth {
+		return ""
+	}
+	seen[fn.Origin()] = true
+	at := ""
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		if at != "" {
+			return false
+		}
+		// An identifier of a function or method: a call, or a method
+		// value handed on (defer, t.Cleanup).
+		id, ok := n.(*ast.Ident)
+		if !ok {
+			return true
+		}
+		callee, ok := c.info.Uses[id].(*types.Func)
+		if !ok {
+			return true
+		}
+		if callee.Name() == "Close" && callee.Pkg() != nil && callee.Pkg().Path() == "net/http/httptest" {
+			at = "httptest.Server.Close at " + c.lineOf(id)
+			return false
+		}
+		if callee.Pkg() == c.pass.Pkg {
+			at = c.closesTestServer(callee, seen, depth+1)
+		}
+		return at == ""
+	})
+	return at
 }
 
 // longLivedServer returns which server of the test binary outlives every
@@ -147,21 +197,10 @@ func (c *checker) summaryServer() string {
 			if fn == nil || fn.Pkg() == nil || c.isStd(fn.Pkg()) {
 				return true
 			}
-			sum := c.pass.Effects.Of(fn.Origin())
-			if sum == nil {
-				return true
+			if w := c.summaryListens(fn); w != "" {
+				out = fmt.Sprintf("the server %s starts at %s, %s, serves across tests (%s)", types.ExprString(call.Fun), c.lineOf(call), where, w)
 			}
-			for _, e := range sum.Effects {
-				if e.Kind != effect.Network || len(e.Via) == 0 {
-					continue
-				}
-				last := e.Via[len(e.Via)-1]
-				if listenNames[last[strings.LastIndexByte(last, '.')+1:]] {
-					out = fmt.Sprintf("the server %s starts at %s, %s, serves across tests (%s)", types.ExprString(call.Fun), c.lineOf(call), where, e.Why())
-					return false
-				}
-			}
-			return true
+			return out == ""
 		})
 	}
 	for _, f := range c.pass.Files {
@@ -244,23 +283,75 @@ func (c *checker) enclosingServer(s *site) string {
 	if lit == nil {
 		return ""
 	}
-	imports := match.ImportNames(c.file)
-	at := ""
-	ast.Inspect(c.fn.Body, func(n ast.Node) bool {
-		if n == ast.Node(lit) || at != "" {
-			return false
-		}
-		if call, ok := n.(*ast.CallExpr); ok && call != s.call {
-			if what := serverCall(call, imports); what != "" {
-				at = fmt.Sprintf("%s at %s", what, c.lineOf(call))
-			}
-		}
-		return at == ""
-	})
+	at := c.serverIn(c.fn.Body, lit, map[*types.Func]bool{}, 0)
 	if at == "" {
 		return ""
 	}
 	return fmt.Sprintf("the server made by %s, the enclosing test's, still serves %s", at, after)
+}
+
+// serverIn returns where n, outside skip, starts a server, directly
+// (httptest.NewServer, net.Listen, a Serve), through a function of the
+// package it calls (a helper newServer(t)), or through a function of
+// another package whose effect summary listens ("httptest.NewServer at
+// x_test.go:12"); or "".
+func (c *checker) serverIn(n, skip ast.Node, seen map[*types.Func]bool, depth int) string {
+	at := ""
+	ast.Inspect(n, func(n ast.Node) bool {
+		if at != "" || n == skip && skip != nil {
+			return false
+		}
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		file := c.file
+		for _, f := range c.pass.Files {
+			if f.FileStart <= call.Pos() && call.Pos() < f.FileEnd {
+				file = f
+			}
+		}
+		if what := serverCall(call, match.ImportNames(file)); what != "" {
+			at = fmt.Sprintf("%s at %s", what, c.lineOf(call))
+			return false
+		}
+		fn := match.Callee(c.info, call)
+		if fn == nil || fn.Pkg() == nil || c.isStd(fn.Pkg()) || seen[fn.Origin()] || depth >= maxServerDepth {
+			return true
+		}
+		seen[fn.Origin()] = true
+		if fd := c.decls[fn.Origin()]; fd != nil && fd.Body != nil {
+			if w := c.serverIn(fd.Body, nil, seen, depth+1); w != "" {
+				at = w
+			}
+			return at == ""
+		}
+		if w := c.summaryListens(fn); w != "" {
+			at = fmt.Sprintf("%s at %s (%s)", types.ExprString(call.Fun), c.lineOf(call), w)
+		}
+		return at == ""
+	})
+	return at
+}
+
+// summaryListens returns the chain by which fn, of another package, starts
+// a server, from its effect summary ("fakes.Start → net.Listen, which uses
+// the real network"), or "".
+func (c *checker) summaryListens(fn *types.Func) string {
+	sum := c.pass.Effects.Of(fn.Origin())
+	if sum == nil {
+		return ""
+	}
+	for _, e := range sum.Effects {
+		if e.Kind != effect.Network || len(e.Via) == 0 {
+			continue
+		}
+		last := e.Via[len(e.Via)-1]
+		if listenNames[last[strings.LastIndexByte(last, '.')+1:]] {
+			return e.Why()
+		}
+	}
+	return ""
 }
 
 // subtestLit returns the function literal of the innermost t.Run that
