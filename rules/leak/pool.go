@@ -29,7 +29,12 @@ import (
 // package-level variable's initialiser or a sync.Once, or stored in a
 // package-level variable), when the enclosing test made it and goes on
 // after the subtest that closes, or when it belongs to another test that
-// runs in parallel with the closing one. Then the close is not fixed:
+// runs in parallel with the closing one; the servers are found from the
+// syntax of every file the tests may run (helpers and the module's
+// fixture packages followed) and from the effect summaries of other
+// modules' functions that listen. A Close of the package's own (a
+// fixture's) that closes an httptest.Server drops the pool the same way.
+// Then the close is not fixed:
 // whether anything counts connections the rule cannot tell (a
 // ConnState hook, a counting listener, the code under test's own server,
 // httptrace), and running the tests on correct code cannot show a bug the
