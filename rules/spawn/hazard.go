@@ -38,7 +38,7 @@ var checkedOrder = []string{
 	"the children's code takes no lock (flock, fcntl, a lock file library) and makes no system call other processes see",
 	"the text in sight of a program other than the test binary (a script, its arguments, a script file of the package) mentions no lock, .., $HOME, $TMPDIR nor absolute path",
 	"the test sets no environment variable or working directory the children inherit, and runs no server they may reach (in the test, TestMain or init)",
-	"the test binary's code the children run (the selected tests, TestMain, init, the initialisers of package-level variables, what they call) writes no file, listens or dials nowhere, and writes no environment variable",
+	"the test binary's code the children run (the selected tests, TestMain, init, the initialisers of package-level variables, what they call) writes no file, listens or dials nowhere, runs no program, and writes no environment variable",
 	"no package-level variable the test, TestMain or init sets is read by the code building the children's commands",
 	"the test reads no clock and sets no deadline around the children",
 	checkedView,
