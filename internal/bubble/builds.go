@@ -43,6 +43,8 @@ func (a *Analysis) coarseHazard() string {
 	why := ""
 	if at := coarsened(a.codeFiles()); at != "" {
 		why = fmt.Sprintf("the code under test, in some build, coarsens a reading of the clock (%s): a synctest bubble's clock starts at 2000-01-01 00:00:00 UTC, aligned to every minute, second and hour, so the coarsening is a no-op there where in real time it back-dates the reading by up to its unit, and a stamp made to look older than it is (a fresh entry trimmed or expired at once) that the original catches passes in the bubble; running the correct build cannot tell", at)
+	} else {
+		why = a.textCoarseHazard() // coarsened through text (textcoarse.go)
 	}
 	a.coarse = &why
 	return why

@@ -291,6 +291,8 @@ func (a *Analysis) clockHazards(t *Target) {
 	// real time, so running the correct code in the bubble cannot tell.
 	if again := c.backToBack(t, c.computing, false, false); c.compute != "" && again != "" {
 		t.blocked.add(clockKey(checkedElapsed), fmt.Sprintf("the test checks %s with no wait between, and the code computes a quantity from elapsed time (%s): in a synctest bubble no time passes between two statements, so the second call sees exactly 0 elapsed where real time gives a few microseconds, and a rounding of it (a refill or a tick count rounded up) that the original catches passes in the bubble", again, c.compute))
+	} else if why := c.loopAgainIf(c.compute != "", false); why != "" {
+		t.blocked.add(clockKey(checkedElapsed), why) // the same, inside the code's own loop (loopagain.go)
 	} else if c.foreign == "" {
 		checked = append(checked, checkedElapsed)
 	}
@@ -305,6 +307,8 @@ func (a *Analysis) clockHazards(t *Target) {
 	// the few microseconds.
 	if again := c.backToBack(t, c.comparing, false, true); c.versus != "" && again != "" {
 		t.blocked.add(clockKey(checkedVersus), fmt.Sprintf("the test calls %s with no wait between, and the code compares elapsed time with a duration that may be zero or tiny (%s): in a synctest bubble no time passes between two statements, so elapsed time is exactly 0 there where real time gives a few microseconds, and a bug that leaves the duration 0 or makes it nanoseconds (an option lost, a default not applied, a unit dropped) flips the comparison in real time, which the original catches, and not in the bubble", again, c.versus))
+	} else if why := c.loopAgainIf(c.versus != "", true); why != "" {
+		t.blocked.add(clockKey(checkedVersus), why) // the same, inside the code's own loop (loopagain.go)
 	} else if c.foreign == "" {
 		checked = append(checked, checkedVersus)
 	}

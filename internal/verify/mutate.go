@@ -517,11 +517,44 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 	if v.opts.NoMutants {
 		return nil, nil
 	}
+	held, outside, err := v.mutateTests(decide, w, b, runs)
+	if err != nil {
+		return nil, err
+	}
+	// The fixes outside tests hold back no test's runs: every test of
+	// the package ran them, and their reversal is of the site alone.
+	return append(held, outside...), nil
+}
+
+// outsideTests holds back an unproven fix outside any test (a helper the
+// tests call, a poll in waitActive) whose kind mutants are aimed at.
+// Mutants are tried per test, on the fixes in it; a helper's fix is in
+// every test that calls it, and which ones do the verifier does not
+// know, so no test's kill shows its strength (red team batch 19,
+// evictgrace and startwatch: a poll in a helper that returns an error
+// was kept with no mutant tried, and passed a state made late that the
+// attempts caught).
+func outsideTests(s fixSite) []Held {
+	if unshownWhy(s, nil) == "" {
+		return nil // proven, or of a kind no mutant is aimed at
+	}
+	return []Held{{Site: s.site, Why: &rewrite.Revert{Kind: revert.Unshown,
+		Detail: "the fix is outside any test function (in a helper the tests call), and mutants are tried per test on the fixes in it: no mutant shows its strength"}}}
+}
+
+// mutateTests tries the mutants on the tests with fixes in them; it also
+// returns the fixes outside tests that it holds back (outsideTests).
+func (v *verifier) mutateTests(decide func(rewrite.Site) rewrite.Decision, w *pkgWork, b *beforeRuns, runs []TestRun) ([]Held, []Held, error) {
 	st := v.strengths()
 	byTest := map[string][]fixSite{}
 	var tests []string
+	var outside []Held
 	for _, s := range w.sites {
-		if s.test == "" || decide(s.site).Probe {
+		if decide(s.site).Probe {
+			continue
+		}
+		if s.test == "" {
+			outside = append(outside, outsideTests(s)...)
 			continue
 		}
 		st.mu.Lock()
@@ -536,7 +569,7 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 		byTest[s.test] = append(byTest[s.test], s)
 	}
 	if len(tests) == 0 {
-		return nil, nil
+		return nil, outside, nil
 	}
 	// A test with nothing to mutate is not tried again in later rounds.
 	// Its proven fixes stand as verified; its unproven fixes of a kind
@@ -553,10 +586,10 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 	}
 	code, err := v.codeUnderTest(w)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if code == nil || len(code.targets) == 0 && len(code.aims) == 0 {
-		return v.dropKept(untried(), runs), nil
+		return v.dropKept(untried(), runs), outside, nil
 	}
 
 	// Have: the tests to try and the targets. Pick each test's mutants;
@@ -593,7 +626,7 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 		}
 	}
 	if len(plans) == 0 {
-		return v.dropKept(held, runs), nil
+		return v.dropKept(held, runs), outside, nil
 	}
 	var files []rewrite.Change
 	for path, src := range schema(all) {
@@ -602,17 +635,17 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	origDir, err := v.buildMutants(w.dir, files, nil, len(all))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	afterDir := ""
 	if origDir != "" {
 		if afterDir, err = v.buildMutants(w.dir, append(slices.Clip(w.changes), files...), w.mod, len(all)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if afterDir == "" {
 		// The schema does not build: no mutant to try.
-		return v.dropKept(untried(), runs), nil
+		return v.dropKept(untried(), runs), outside, nil
 	}
 
 	planHeld := make([][]Held, len(plans))
@@ -628,11 +661,11 @@ func (v *verifier) mutate(decide func(rewrite.Site) rewrite.Decision, w *pkgWork
 	wg.Wait()
 	for i := range plans {
 		if errs[i] != nil {
-			return nil, errs[i]
+			return nil, nil, errs[i]
 		}
 		held = append(held, planHeld[i]...)
 	}
-	return v.dropKept(held, runs), nil
+	return v.dropKept(held, runs), outside, nil
 }
 
 // dropKept marks the runs of the tests of held as not kept, and returns

@@ -80,7 +80,7 @@ func (c *checker) lockTaken() string {
 }
 
 func (c *checker) findLock() string {
-	m := modsrc.Reach(c.pass.Fset, c.pass.AllFiles)
+	m := c.moduleSrc()
 	for _, p := range m.Packages {
 		for _, f := range p.Files {
 			if f.Syntax == nil {

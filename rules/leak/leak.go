@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/internal/modsrc"
 	"github.com/unflake/unflake/rule"
 )
 
@@ -137,6 +138,12 @@ type checker struct {
 	// locks memoizes lockTaken: where code the tests may run takes a
 	// file lock, or "" (filelock.go).
 	locks *string
+
+	// src is the syntax of the package's files, every build, and of the
+	// module's packages they reach (moduleSrc); pool memoizes
+	// longLivedServer (pool.go).
+	src  *modsrc.Module
+	pool *string
 }
 
 // testParam returns the name of fn's *testing.T, *testing.B, *testing.F or

@@ -236,7 +236,7 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 		}
 		// What else the cleanup changes: who else uses the value, the
 		// order against the checks registered earlier, what it waits for.
-		for _, hazard := range []func(*site) string{c.shared, c.observedLater, c.waitsForRequests, c.runsHandlers, c.stdRunsCode, c.fileLocked, c.endWaits, c.endedBeforeLater, c.peerSees} {
+		for _, hazard := range []func(*site) string{c.shared, c.observedLater, c.waitsForRequests, c.runsHandlers, c.dropsSharedPool, c.stdRunsCode, c.fileLocked, c.endWaits, c.endedBeforeLater, c.peerSees} {
 			if notFixed == "" {
 				notFixed = hazard(s)
 			}
@@ -266,7 +266,7 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 			}
 		}
 		if notFixed == "" && match.IsNamed(s.v.Type(), "net/http/httptest", "Server") {
-			checked = append(checked, "the test leaves no response of it open", fmt.Sprintf(handlersChecked, s.lc.method))
+			checked = append(checked, "the test leaves no response of it open", fmt.Sprintf(handlersChecked, s.lc.method), poolChecked)
 		}
 		if s.lc.result == "error" && c.style.kind != drop && c.style.kind != dropBlank {
 			if s.dropErr = c.errDropped(s); s.dropErr != "" {

@@ -89,7 +89,7 @@ func (c *checker) leftOutImports(fset *token.FileSet, files []match.LeftOutFile)
 	if root == "" {
 		return ""
 	}
-	r := &modReader{fset: token.NewFileSet(), root: root, modPath: modPath, seen: map[string]bool{}, abs: true}
+	r := &modReader{fset: token.NewFileSet(), root: root, modPath: modPath, seen: map[string]bool{}, abs: true, effects: true}
 	for _, lf := range files {
 		if lf.File == nil {
 			continue
@@ -126,6 +126,10 @@ func (c *checker) leftOutPlace() string {
 	// pid, and the working directory (os.Getwd, filepath.Abs), from which
 	// a build may climb to the parent every child's root shares.
 	const why = "%s:%d, a file of the package the build leaves out (another build the children may run), asks for %s, a place every child shares whatever view it is given; a child of that build may keep a cache, a session or a lock there that one after another the next child reads, and run together none does, so the test would pass a bug it catches now"
+	var modPath string
+	if len(files) > 0 {
+		_, modPath = match.ModuleOf(filepath.Dir(files[0].Path))
+	}
 	r := &modReader{fset: fset, skip: map[string]bool{skipClimb: true}}
 	var decls []climbDecl
 	for _, lf := range files {
@@ -147,8 +151,22 @@ func (c *checker) leftOutPlace() string {
 		p := fset.Position(at.pos)
 		return fmt.Sprintf(why, filepath.Base(p.Filename), p.Line, at.what)
 	}
+	// Then what those builds do, whatever path they spell (buildeffects.go):
+	// the typed code's standard, after the more telling places above.
+	for _, lf := range files {
+		if lf.Err != nil {
+			continue
+		}
+		if at := buildEffectIn(lf.File, match.ImportNames(lf.File), modPath); at != nil {
+			return fmt.Sprintf(effectWhy, filepath.Base(lf.Path), fset.Position(at.pos).Line, at.what)
+		}
+	}
 	return ""
 }
+
+// effectWhy is leftOutPlace's finding for what a build the analysis does
+// not type does (buildEffectIn).
+const effectWhy = "%s:%d, a file of the package the build leaves out (another build the children may run), uses %s: the rule proves no path private to a child, and a path built from parts (filepath.Join(string(filepath.Separator), \"tmp\", ...), the target of /proc/self/exe) names a place every child shares as well as a literal does; a child of that build may keep a cache, a session or a lock there that one after another the next child reads, and run together none does, so the test would pass a bug it catches now"
 
 // fileDecls returns the functions of f with a body, for climbInDecls.
 func fileDecls(f *ast.File) []climbDecl {

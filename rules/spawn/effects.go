@@ -3,6 +3,8 @@ package spawn
 import (
 	"fmt"
 	"go/ast"
+	"go/types"
+	"slices"
 	"strings"
 
 	"github.com/unflake/unflake/internal/effects"
@@ -52,6 +54,8 @@ func (c *checker) childEffect(u *unit) string {
 				why = fmt.Sprintf("the children's code writes the file system (ioutil.%s at %s) at a path the rule cannot show differs per child: two children may race for it (a pid file, a lock, a cache), and %s", match.Callee(c.info, call).Name(), c.line(call), flake)
 			case c.isNetCall(call):
 				why = fmt.Sprintf("the children's code listens or dials (%s at %s): they may reach the same server or bind the same address, which sees them in the order they come, and %s", match.Callee(c.info, call).Name(), c.line(call), flake)
+			case c.buildWriteCall(call) != "":
+				why = fmt.Sprintf("the children's code %s (%s at %s), which may keep state at a place the rule cannot show is the child's own: two children may race for it (a pid file, a lock, a cache), and %s", c.buildWriteCall(call), match.PkgFuncName(match.Callee(c.info, call)), c.line(call), flake)
 			default:
 				why = c.lockCall(call)
 			}
@@ -60,6 +64,26 @@ func (c *checker) childEffect(u *unit) string {
 		if why != "" {
 			return why
 		}
+	}
+	return ""
+}
+
+// buildWriteCall says what call does when it is one of the standard
+// library's functions the builds the analysis does not type are judged
+// by (buildWrites: a program run, a copy of a tree, a root opened for
+// writing, a syslog), beyond the os writes and the net calls above, or "":
+// the typed code and the other builds are held to one list.
+func (c *checker) buildWriteCall(call *ast.CallExpr) string {
+	fn := match.Callee(c.info, call)
+	if fn == nil || fn.Pkg() == nil {
+		return ""
+	}
+	if sig, ok := fn.Type().(*types.Signature); ok && sig.Recv() != nil {
+		return "" // a method: what made its receiver is judged
+	}
+	path, name := fn.Pkg().Path(), fn.Name()
+	if slices.Contains(buildWrites[path], name) {
+		return buildWriteWhat(path, name)
 	}
 	return ""
 }

@@ -43,8 +43,8 @@ func TestX(t *testing.T) {
 	if len(diags) != 1 || diags[0].Fix == nil {
 		t.Fatalf("got %+v, want one fixed finding", diags)
 	}
-	if got := diags[0].Fix.Changes[0].Checked; len(got) != 13 {
-		t.Errorf("checked %q, want the shared arguments, the directory, the locks, the text of other programs, the inherited state, the child code's effects, the package variables, the clock, the children's views, the builds left out, the places every child shares, the module's packages and the order of results", got)
+	if got := diags[0].Fix.Changes[0].Checked; len(got) != 14 {
+		t.Errorf("checked %q, want the shared arguments, the directory, the locks, the text of other programs, the inherited state, the child code's effects, the package variables, the clock, the children's views, the builds left out, what the builds left out do, the places every child shares, the module's packages and the order of results", got)
 	}
 }
 

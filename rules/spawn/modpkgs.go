@@ -134,6 +134,12 @@ type modReader struct {
 	// file of the package the build leaves out (builds.go), for the
 	// packages such a build imports: they are that build's code.
 	abs bool
+	// effects: a write to the file system, a listen or a dial, a program
+	// run or a call of a package outside the module counts too, whatever
+	// path it names (buildeffects.go), for the builds the analysis does
+	// not type and the packages they import: they are held to the typed
+	// children's code's standard (childEffect).
+	effects bool
 	// skip is given to sharedPlaceIn.
 	skip map[string]bool
 }
@@ -193,7 +199,13 @@ func (r *modReader) file(f *ast.File) *placeAt {
 			return at
 		}
 	}
-	return sharedPlaceIn(f, match.ImportNames(f), r.skip)
+	if at := sharedPlaceIn(f, match.ImportNames(f), r.skip); at != nil {
+		return at
+	}
+	if r.effects {
+		return buildEffectIn(f, match.ImportNames(f), r.modPath)
+	}
+	return nil
 }
 
 // literalPlaceIn returns the first string literal of f that reaches

@@ -130,7 +130,7 @@ func (p *poll) fix() (*rule.Fix, string) {
 		checked := p.checked
 		if monotone {
 			// laterWhy excluded these: the poll ends the window early.
-			checked = append(append([]string(nil), checked...), "later checks of state the code may still change (a count, an error the code returns, a select with a default on what it sent)")
+			checked = append(append([]string(nil), checked...), "later checks of state the code may still change (a count, an error the code returns, a select with a default on what it sent, a rising state the poll did not wait for)")
 		}
 		return &rule.Fix{
 			Message: msg,

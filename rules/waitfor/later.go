@@ -21,9 +21,14 @@ import (
 // count going past its value); after the poll it runs as soon as the
 // first event came, and misses it. An action that stops the code (Close,
 // Stop, a cancel) before such a check makes it worse: what the window
-// would have let happen never does. So a monotone poll is kept only when
-// nothing after it depends on the time that passed. A poll keeping the
-// rest of the window for them would gain nothing over the sleep.
+// would have let happen never does. A later check as monotone as the
+// poll's depends on the window as much, unless the poll waited for it:
+// a state still rising when the poll ends (a job that has started, not
+// finished) had the whole window to get there, and a Stop between may
+// keep it from ever getting there (implies). So a monotone poll is kept
+// only when nothing after it depends on the time that passed. A poll
+// keeping the rest of the window for them would gain nothing over the
+// sleep.
 
 // laterWhy says which statement after the group depends on the time the
 // sleep let pass (naming its line), or "".
@@ -46,6 +51,7 @@ func (p *poll) laterWhy() string {
 	inGroup := func(s ast.Stmt) bool { return s.Pos() >= waitPos && s.End() <= end }
 	var stopper ast.Stmt
 	found := ""
+	rising := false // found is a monotone check the window gave time
 	match.WithStack(g.fn, func(n ast.Node, stack []ast.Node) bool {
 		if found != "" {
 			return false
@@ -79,7 +85,15 @@ func (p *poll) laterWhy() string {
 		}
 		if ck := c.checkOf(s); ck != nil {
 			lg := &group{c: c, wait: g.wait, fn: g.fn, stmts: []ast.Stmt{s}, checks: []*check{ck}}
-			if lg.monotoneCheck(ck) || !lg.readsSince(waitPos) || lg.errOnly() {
+			if !lg.readsSince(waitPos) || lg.errOnly() {
+				return false
+			}
+			if lg.monotoneCheck(ck) {
+				if g.implies(lg, ck) {
+					return false
+				}
+				found = fmt.Sprintf("the check at %s (%s) after the poll's checks waits for a state still rising that the poll does not wait for (monotone, but not implied by the poll's checks)", c.line(s), c.short(s))
+				rising = true
 				return false
 			}
 			if lg.errShaped() {
@@ -109,7 +123,50 @@ func (p *poll) laterWhy() string {
 	if stopper != nil {
 		also = fmt.Sprintf(" (and %s at %s, which stops the code, would run before what the window let happen)", c.short(stopper), c.line(stopper))
 	}
-	return fmt.Sprintf("%s%s: the sleep's window held it back too, and a poll that ends at the first instant its checks hold would run it sooner and miss what comes later in the window (a duplicate, a count going past its value); a poll keeping the rest of the window would gain nothing over the sleep", found, also)
+	miss := "miss what comes later in the window (a duplicate, a count going past its value)"
+	if rising {
+		miss = "check the state before the window's time let it come (a job still running when the test stops the code)"
+	}
+	return fmt.Sprintf("%s%s: the sleep's window held it back too, and a poll that ends at the first instant its checks hold would run it sooner and %s; a poll keeping the rest of the window would gain nothing over the sleep", found, also, miss)
+}
+
+// implies reports whether the poll's checks, once they hold, make the
+// later monotone check ck (of the group lg) hold too: every level it
+// waits for is one the poll waits for, at the same or a higher mark
+// (got >= 1 after the poll waited for got >= 1). Such a check passes
+// wherever it runs after the poll, since a level reached stays (and a
+// goroutine's check, which runs when it runs, sees the same state at the
+// same instant with the sleep or the poll). Any other monotone check
+// waits for a state the poll did not: still rising when the poll ends
+// (a job's "finished" when the poll waited for "started"), it had the
+// whole window to get there after the sleep, and an action between (a
+// Stop that does not wait for running jobs) may keep it from ever
+// getting there (red team batch 18, cronstop).
+func (g *group) implies(lg *group, ck *check) bool {
+	want, ok := lg.levels(ck)
+	if !ok {
+		return false
+	}
+	var have []level
+	for _, gk := range g.checks {
+		ls, ok := g.levels(gk)
+		if !ok {
+			return false
+		}
+		have = append(have, ls...)
+	}
+	for _, w := range want {
+		met := false
+		for _, h := range have {
+			if h.v == w.v && h.min >= w.min {
+				met = true
+			}
+		}
+		if !met {
+			return false
+		}
+	}
+	return true
 }
 
 // runsLast reports whether the node under stack runs when the test ends,

@@ -336,3 +336,85 @@ func (g *group) onlyGrows(v *types.Var) bool {
 	})
 	return ok
 }
+
+// A level is what a monotone check waits for: the state v (a counter, or a
+// flag read as 0 or 1) at least min. Once reached, it stays.
+type level struct {
+	v   *types.Var
+	min int64
+}
+
+// levels returns what a monotone check of the group needs, every level at
+// once (if a < 1 || b < 2 needs both), or false when the check is not
+// monotone or a threshold is not a constant. It reads the check as
+// monotoneCheck does.
+func (g *group) levels(ck *check) ([]level, bool) {
+	if !g.monotoneCheck(ck) {
+		return nil, false
+	}
+	info := g.c.info
+	at := func(e ast.Expr, min int64) ([]level, bool) {
+		v := g.stateVar(g.followed(e))
+		return []level{{v, min}}, v != nil
+	}
+	bound := func(e ast.Expr, plus int64) (int64, bool) {
+		n, ok := match.ConstInt(info, e)
+		return n + plus, ok
+	}
+	var fails func(e ast.Expr) ([]level, bool)
+	fails = func(e ast.Expr) ([]level, bool) {
+		switch x := ast.Unparen(e).(type) {
+		case *ast.UnaryExpr: // !done
+			return at(x.X, 1)
+		case *ast.BinaryExpr:
+			var n ast.Expr
+			var min int64
+			ok := true
+			switch x.Op {
+			case token.LOR:
+				a, okA := fails(x.X)
+				b, okB := fails(x.Y)
+				return append(a, b...), okA && okB
+			case token.LSS: // n < c: needs n >= c
+				n = x.X
+				min, ok = bound(x.Y, 0)
+			case token.LEQ: // n <= c: needs n >= c+1
+				n = x.X
+				min, ok = bound(x.Y, 1)
+			case token.GTR: // c > n
+				n = x.Y
+				min, ok = bound(x.X, 0)
+			case token.GEQ: // c >= n
+				n = x.Y
+				min, ok = bound(x.X, 1)
+			case token.EQL: // n == 0: needs n >= 1
+				n, min = x.X, 1
+				if isZero(info, x.X) {
+					n = x.Y
+				}
+			}
+			if !ok || n == nil {
+				return nil, false
+			}
+			return at(n, min)
+		}
+		return nil, false
+	}
+	if ck.fails != nil {
+		return fails(ck.fails)
+	}
+	args := ck.args
+	switch ck.fn.Name() {
+	case "GreaterOrEqual", "GreaterOrEqualf":
+		if min, ok := bound(args[1], 0); ok {
+			return at(args[0], min)
+		}
+	case "Greater", "Greaterf":
+		if min, ok := bound(args[1], 1); ok {
+			return at(args[0], min)
+		}
+	default: // True, NotZero, Positive
+		return at(args[0], 1)
+	}
+	return nil, false
+}
