@@ -798,6 +798,8 @@ func (c *clockScan) scan(root ast.Node, test bool) {
 						c.outside = fmt.Sprintf("the code under test in %s (%s%s) is not read for the clock hazards", fn.Pkg().Path(), c.at(match.PkgFuncName(fn), n), why)
 					}
 				}
+				// Handed a reading, it takes one as much (handed.go).
+				c.handedReadings(n, fn, root)
 			}
 			if test && c.zero == "" && !match.IsStd(calleePath(info, n)) && !match.IsConversion(info, n) {
 				for _, arg := range n.Args {
@@ -1457,7 +1459,7 @@ func (c *clockScan) surelyWaits(e ast.Expr, scope ast.Node) bool {
 func (c *clockScan) outsideCall(call *ast.CallExpr) bool {
 	fn := match.Callee(c.a.info, call)
 	return fn != nil && fn.Pkg() != nil && fn.Pkg() != c.a.pass.Pkg && !match.IsStd(fn.Pkg().Path()) &&
-		!match.IsAssertion(fn.Pkg().Path(), fn.Name()) && c.outsideClock(fn) != ""
+		!match.IsAssertion(fn.Pkg().Path(), fn.Name()) && (c.outsideClock(fn) != "" || c.handsOut(call))
 }
 
 // outsideClock says how fn, a function of another non-standard package,
