@@ -131,7 +131,7 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 		}
 		if why == "" {
 			if at := c.nameRead(c.fd.Body, dir); at != "" {
-				why = fmt.Sprintf("the directory's name may be inspected (%s): t.TempDir's directory is named 001, 002, ... under one named after the test, not after the pattern, so code that tells directories apart by name sees another name", at)
+				why = fmt.Sprintf("the directory's name may be inspected (%s): t.TempDir's directory is named 001, 002, ... under one named after the test, not after the pattern, and every test and subtest has its own 001, so code that tells directories apart by name sees another name, and code that names something after it (a session, a lock) meets a clash where os.MkdirTemp's names were unique", at)
 			}
 		}
 		if why == "" {
