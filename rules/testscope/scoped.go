@@ -793,10 +793,84 @@ func (c *checker) sharedParent(body *ast.BlockStmt, dir *types.Var, call *ast.Ca
 			}
 		}
 	}
+	if at := c.sharedTempHere(call); at != "" {
+		return fmt.Sprintf("the test hands the directory to %s, and %s uses the shared temporary directory too: in the original the two share a parent, and code that keeps something beside the directory (a cache in its parent) meets what is kept there; t.TempDir's parent is the test's (or subtest's) own, which would hide a bug in that sharing", to, at)
+	}
 	if at := c.sharedTempUser(); at != "" {
 		return fmt.Sprintf("the test hands the directory to %s, and %s uses the shared temporary directory itself: in the original the directory's parent is that same directory, so code that keeps something beside the directory (a cache in its parent) meets what is kept there; t.TempDir's parent is the test's own, which would hide a bug in that sharing", to, at)
 	}
 	return ""
+}
+
+// sharedTempHere says where the test being fixed itself uses the shared
+// temporary directory other than by call, or "": os.TempDir() (but as
+// call's parent), $TMPDIR, os.CreateTemp or ioutil.TempFile with the
+// parent "", and an os.MkdirTemp (ioutil.TempDir) directory there made
+// in another subtest: two directories of one test or subtest that both
+// become t.TempDir's still share a parent, those of two subtests do not.
+func (c *checker) sharedTempHere(call *ast.CallExpr) string {
+	runOf := func(stack []ast.Node) ast.Node {
+		for i := len(stack) - 1; i >= 0; i-- {
+			if lit, ok := stack[i].(*ast.FuncLit); ok && i > 0 {
+				if run, ok := stack[i-1].(*ast.CallExpr); ok && match.IsMethod(c.info, run, "testing", "Run") {
+					return lit
+				}
+			}
+		}
+		return nil
+	}
+	var stack []ast.Node
+	var home ast.Node
+	found := false
+	ast.Inspect(c.fd.Body, func(n ast.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return false
+		}
+		stack = append(stack, n)
+		if n == call {
+			home, found = runOf(stack), true
+		}
+		return true
+	})
+	if !found {
+		return ""
+	}
+	var at string
+	ast.Inspect(c.fd.Body, func(n ast.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return false
+		}
+		if at != "" || n == call {
+			return false // call and its parent argument are the fix's own
+		}
+		stack = append(stack, n)
+		o, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		switch {
+		case match.IsPkgFunc(c.info, o, "os", "TempDir"):
+		case match.IsPkgFunc(c.info, o, "os", "CreateTemp") || match.IsPkgFunc(c.info, o, "io/ioutil", "TempFile"):
+			if !c.sharedTemp(o) {
+				return true
+			}
+		case match.IsPkgFunc(c.info, o, "os", "Getenv") || match.IsPkgFunc(c.info, o, "os", "LookupEnv"):
+			if k, ok := match.ConstString(c.info, o.Args[0]); !ok || k != "TMPDIR" {
+				return true
+			}
+		case match.IsPkgFunc(c.info, o, "os", "MkdirTemp") || match.IsPkgFunc(c.info, o, "io/ioutil", "TempDir"):
+			if !c.sharedTemp(o) || runOf(stack) == home {
+				return true
+			}
+		default:
+			return true
+		}
+		at = fmt.Sprintf("%s at %s", types.ExprString(o.Fun), c.line(o))
+		return false
+	})
+	return at
 }
 
 // sharedTempUser says where code of the package (every build, its tests
