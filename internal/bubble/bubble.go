@@ -54,10 +54,11 @@ type Analysis struct {
 
 	net netState // the helpers matched as connection pairs (network.go)
 
-	lockWait *string      // lockwait.go's answer, once read
-	coarse   *string      // builds.go's coarsened reading, once read
-	files    *[]*lockFile // the package's non-test files of every build, once parsed (codeFiles)
-	modCode  *[]modFile   // those and the module's packages it imports, every build, once read (modbuilds.go)
+	lockWait  *string      // lockwait.go's answer, once read
+	coarse    *string      // builds.go's coarsened reading, once read
+	monotonic *string      // monotonic.go's comparison of times by value, once read
+	files     *[]*lockFile // the package's non-test files of every build, once parsed (codeFiles)
+	modCode   *[]modFile   // those and the module's packages it imports, every build, once read (modbuilds.go)
 
 	said *intent.Package // what the tests say beyond their own words (intent.go)
 

@@ -77,25 +77,26 @@ import (
 
 // The hazards' names, as a fix's Change.Checked lists them when excluded.
 const (
-	checkedDate     = "no fixed date"
-	checkedZero     = "no zero duration"
-	checkedReadings = "no comparison of two clock readings"
-	checkedDeadline = "no sleep ending exactly on a configured deadline"
-	checkedKey      = "no clock reading used as a key"
-	checkedPoll     = "no deadline polled without blocking"
-	checkedElapsed  = "no quantity computed from elapsed time checked right after another call"
-	checkedBound    = "no time bound stated in the test's names or comments"
-	checkedOrigin   = "no date from outside the clock compared with a reading"
-	checkedVersus   = "no elapsed time compared with a duration that may be zero or tiny right after another call"
-	checkedZeroWait = "no wait the code computes in a loop that may be 0"
-	checkedKept     = "no package state that hides its type kept past the bubble"
-	checkedOutside  = "no code of another package of the module or a dependency that may read the clock"
-	checkedHalf     = "no sleep ending exactly on half a configured deadline"
-	checkedCoarse   = "no reading of the clock coarsened (Truncate, Round, a division), in any build"
-	checkedStored   = "no comparison of two stored clock readings (in a map, a slice, a helper's parameters)"
-	checkedWork     = "no check that bounds the code's work in real time"
-	checkedEntropy  = "no reading of the clock made a number used as entropy (masked, shifted, divided, a seed, a hash, a key), in any build or module package"
-	checkedSpinOut  = "no loop spinning on the real clock in a build or module package the analysis does not type"
+	checkedDate      = "no fixed date"
+	checkedZero      = "no zero duration"
+	checkedReadings  = "no comparison of two clock readings"
+	checkedDeadline  = "no sleep ending exactly on a configured deadline"
+	checkedKey       = "no clock reading used as a key"
+	checkedPoll      = "no deadline polled without blocking"
+	checkedElapsed   = "no quantity computed from elapsed time checked right after another call"
+	checkedBound     = "no time bound stated in the test's names or comments"
+	checkedOrigin    = "no date from outside the clock compared with a reading"
+	checkedVersus    = "no elapsed time compared with a duration that may be zero or tiny right after another call"
+	checkedZeroWait  = "no wait the code computes in a loop that may be 0"
+	checkedKept      = "no package state that hides its type kept past the bubble"
+	checkedOutside   = "no code of another package of the module or a dependency that may read the clock"
+	checkedHalf      = "no sleep ending exactly on half a configured deadline"
+	checkedCoarse    = "no reading of the clock coarsened (Truncate, Round, a division), in any build"
+	checkedStored    = "no comparison of two stored clock readings (in a map, a slice, a helper's parameters)"
+	checkedWork      = "no check that bounds the code's work in real time"
+	checkedEntropy   = "no reading of the clock made a number used as entropy (masked, shifted, divided, a seed, a hash, a key), in any build or module package"
+	checkedSpinOut   = "no loop spinning on the real clock in a build or module package the analysis does not type"
+	checkedMonotonic = "no times compared by value (==, !=, a map key, reflect.DeepEqual, their text), in any build or test file"
 )
 
 // clockKey is what a clock hazard's reason stands for (reasons.add):
@@ -116,7 +117,7 @@ func ClockChecked(targets []*Target) []string {
 		return nil
 	}
 	var out []string
-	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus, checkedZeroWait, checkedKept, checkedOutside, checkedHalf, checkedCoarse, checkedStored, checkedWork, checkedEntropy, checkedSpinOut, checkedStepLoop, checkedPaced} {
+	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus, checkedZeroWait, checkedKept, checkedOutside, checkedHalf, checkedCoarse, checkedStored, checkedWork, checkedEntropy, checkedSpinOut, checkedStepLoop, checkedPaced, checkedMonotonic} {
 		all := true
 		for _, t := range targets {
 			all = all && slices.Contains(t.ClockChecked(), c)
@@ -438,6 +439,14 @@ func (a *Analysis) clockHazards(t *Target) {
 		t.blocked.add(clockKey(checkedEntropy), why)
 	} else {
 		checked = append(checked, checkedEntropy)
+	}
+	// Not fixed: a bubble's readings carry no monotonic reading, so a
+	// comparison by value that a bug makes may hold only there
+	// (monotonic.go).
+	if why := a.monotonicHazard(); why != "" {
+		t.blocked.add(clockKey(checkedMonotonic), why)
+	} else {
+		checked = append(checked, checkedMonotonic)
 	}
 	if why := a.otherBuildSpin(); why != "" {
 		t.blocked.add(clockKey(checkedSpinOut), why)
@@ -798,6 +807,8 @@ func (c *clockScan) scan(root ast.Node, test bool) {
 						c.outside = fmt.Sprintf("the code under test in %s (%s%s) is not read for the clock hazards", fn.Pkg().Path(), c.at(match.PkgFuncName(fn), n), why)
 					}
 				}
+				// Handed a reading, it takes one as much (handed.go).
+				c.handedReadings(n, fn, root)
 			}
 			if test && c.zero == "" && !match.IsStd(calleePath(info, n)) && !match.IsConversion(info, n) {
 				for _, arg := range n.Args {
@@ -1457,7 +1468,7 @@ func (c *clockScan) surelyWaits(e ast.Expr, scope ast.Node) bool {
 func (c *clockScan) outsideCall(call *ast.CallExpr) bool {
 	fn := match.Callee(c.a.info, call)
 	return fn != nil && fn.Pkg() != nil && fn.Pkg() != c.a.pass.Pkg && !match.IsStd(fn.Pkg().Path()) &&
-		!match.IsAssertion(fn.Pkg().Path(), fn.Name()) && c.outsideClock(fn) != ""
+		!match.IsAssertion(fn.Pkg().Path(), fn.Name()) && (c.outsideClock(fn) != "" || c.handsOut(call))
 }
 
 // outsideClock says how fn, a function of another non-standard package,

@@ -183,13 +183,7 @@ func parsesTime(sel *ast.SelectorExpr, tm string, imports map[string]string) boo
 // a reading text or a count coarser than its nanoseconds and a time is
 // parsed or rebuilt from one, or "" (textCoarsened).
 func (a *Analysis) textCoarseHazard() string {
-	var tests []*lockFile
-	for _, f := range a.pass.AllFiles {
-		if name := a.pass.Fset.File(f.Pos()).Name(); strings.HasSuffix(name, "_test.go") {
-			tests = append(tests, &lockFile{name: name, fset: a.pass.Fset, f: f})
-		}
-	}
-	at := textCoarsened(a.codeFiles(), tests)
+	at := textCoarsened(a.codeFiles(), a.testFiles())
 	if at == "" {
 		return ""
 	}

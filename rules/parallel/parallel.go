@@ -118,8 +118,8 @@ type checker struct {
 	// tests, read from the directory on first use (see variants.go).
 	variants *variants
 
-	// watch is where the package's tests look at every goroutine (see
-	// goroutineWatch), computed on first use.
+	// watch is why the package's test binary observes state of the whole
+	// process (see processWatch), computed on first use.
 	watch *string
 
 	// handoffMemo holds handoffs' answers, by root.
@@ -180,7 +180,7 @@ func (c *checker) check(tests []*test, i int) *rule.Diagnostic {
 		} else if w := c.order(tests, i); w != "" {
 			eff.state = w
 		} else {
-			eff.state = c.goroutineWatch()
+			eff.state = c.processWatch()
 		}
 	}
 	if eff.state != "" {

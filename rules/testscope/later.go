@@ -569,7 +569,11 @@ func (c *checker) callsParallel(body ast.Node) bool {
 // fragment in a URL, a variable in a shell line. A test function's own
 // name is an identifier; a subtest's name the rule cannot read (tc.name)
 // may hold anything, and so may the test of a helper when any subtest of
-// the package is named that way.
+// the package is named that way. The test function's own name goes into
+// the path first, and a Go identifier may hold any letter: a test named
+// TestIndexRésumés puts an 'é' there (red team batch 19, quotepath), so
+// the whole name is checked, function and subtests; for a helper, every
+// test function of the package.
 func (c *checker) nameHazard(sc *scope) string {
 	if !sc.test {
 		var why string
@@ -577,6 +581,11 @@ func (c *checker) nameHazard(sc *scope) string {
 			ast.Inspect(f, func(n ast.Node) bool {
 				if why != "" {
 					return false
+				}
+				if fd, ok := n.(*ast.FuncDecl); ok && fd.Recv == nil && isTestName(fd.Name.Name) {
+					if w := c.funcNameHazard(fd); w != "" {
+						why = w + "; the helper may run in that test"
+					}
 				}
 				if call, ok := n.(*ast.CallExpr); ok && len(call.Args) == 2 && match.IsMethod(c.info, call, "testing", "Run") {
 					if w := c.runNameHazard(call); w != "" {
@@ -588,6 +597,9 @@ func (c *checker) nameHazard(sc *scope) string {
 		}
 		return why
 	}
+	if why := c.funcNameHazard(c.fd); why != "" {
+		return why
+	}
 	for s := sc; s != nil; s = s.parent {
 		if s.run == nil {
 			continue // the test function, or a bubble of its body
@@ -597,6 +609,31 @@ func (c *checker) nameHazard(sc *scope) string {
 		}
 	}
 	return ""
+}
+
+// funcNameHazard says why the name of the test function fd, the first
+// element of t.Name() and so of t.TempDir's path, puts a character
+// outside ASCII in the path, or "": an identifier holds only letters,
+// digits and '_', but any letter or digit, and t.TempDir keeps them all.
+func (c *checker) funcNameHazard(fd *ast.FuncDecl) string {
+	for _, r := range fd.Name.Name {
+		if r >= utf8.RuneSelf {
+			return fmt.Sprintf("the test's name %s (%s) puts %q into t.TempDir's path, a character outside ASCII that code accepting only portable paths refuses or quotes (git's core.quotePath)", fd.Name.Name, c.line(fd.Name), r)
+		}
+	}
+	return ""
+}
+
+// isTestName reports whether name is a test, benchmark or fuzz target's
+// by its prefix, as the go command requires; read from the syntax, so
+// that files of other builds count too.
+func isTestName(name string) bool {
+	for _, p := range []string{"Test", "Benchmark", "Fuzz"} {
+		if rest, ok := strings.CutPrefix(name, p); ok && (rest == "" || !(rest[0] >= 'a' && rest[0] <= 'z')) {
+			return true
+		}
+	}
+	return false
 }
 
 // runNameHazard says why the name of the t.Run call may put characters

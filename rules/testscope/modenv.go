@@ -30,6 +30,9 @@ type modEnv struct {
 	mod   *modsrc.Module
 	byPkg map[string]*modsrc.Package
 	memo  map[string]map[key]bool
+	// names: per import path, where the package (or the module code it
+	// imports) inspects a path's name, or "" (modname.go).
+	names map[string]string
 }
 
 // modReadsIn reports whether root (skip left out) names code of a module
@@ -60,6 +63,12 @@ func (c *checker) modReadsIn(root, skip ast.Node, k key) bool {
 // pkgReadsEnv reports whether the module package path, or a module
 // package it imports, reads k; false for a package of another module.
 func (c *checker) pkgReadsEnv(path string, k key) bool {
+	return c.module().reads(path, k, map[string]bool{})
+}
+
+// module returns the module's packages the package reaches, read from
+// their syntax once per package.
+func (c *checker) module() *modEnv {
 	if c.modEnv == nil {
 		m := modsrc.Reach(c.pass.Fset, c.pass.AllFiles)
 		c.modEnv = &modEnv{mod: m, byPkg: map[string]*modsrc.Package{}, memo: map[string]map[key]bool{}}
@@ -69,7 +78,7 @@ func (c *checker) pkgReadsEnv(path string, k key) bool {
 			}
 		}
 	}
-	return c.modEnv.reads(path, k, map[string]bool{})
+	return c.modEnv
 }
 
 func (e *modEnv) reads(path string, k key, visiting map[string]bool) bool {

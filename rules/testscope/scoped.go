@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -131,7 +132,7 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 		}
 		if why == "" {
 			if at := c.nameRead(c.fd.Body, dir); at != "" {
-				why = fmt.Sprintf("the directory's name may be inspected (%s): t.TempDir's directory is named 001, 002, ... under one named after the test, not after the pattern, so code that tells directories apart by name sees another name", at)
+				why = fmt.Sprintf("the directory's name may be inspected (%s): t.TempDir's directory is named 001, 002, ... under one named after the test, not after the pattern, and every test and subtest has its own 001, so code that tells directories apart by name sees another name, and code that names something after it (a session, a lock) meets a clash where os.MkdirTemp's names were unique", at)
 			}
 		}
 		if why == "" {
@@ -180,11 +181,11 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 			Changes: []rule.Change{{Kind: rule.Paths, What: "the directory is the test's own, removed when it ends, under a longer path named after the test, with the umask's mode", Checked: []string{
 				"no unix socket under the directory",
 				"no code reads the directory's mode",
-				"no subtest name puts characters other than letters, digits, - . _ in the path",
-				"the pattern is a plain prefix, and no code inspects the directory's name",
+				"no test or subtest name puts characters other than ASCII letters, digits, - . _ in the path",
+				"the pattern is a plain prefix, and no code (the package's, or the module's packages it reaches) inspects the directory's name",
 				"the package's code holds no string with the pattern's prefix (code that finds its own temporary directories by name)",
 				"no code takes the directory's parent",
-				"no other test's os.MkdirTemp directory shares the parent while the directory reaches code under test (as an argument, or through the environment, a package-level variable, a field of a value whose method it calls, a file written, a channel send, a process started)",
+				"no other test's os.MkdirTemp directory, and no code's own use of the shared temporary directory, shares the parent while the directory reaches code under test (as an argument, or through the environment, a package-level variable, a field of a value whose method it calls, a file written, a channel send, a process started)",
 				"the directory lives until the test ends in the original too (not removed by a helper's defer)",
 				"no parallel subtest runs after a deferred removal",
 				"no call deferred before the removal, and no cleanup registered after the directory is made (by t.Cleanup or code given t), that would now run before the removal",
@@ -789,6 +790,160 @@ func (c *checker) sharedParent(body *ast.BlockStmt, dir *types.Var, call *ast.Ca
 			})
 			if other != nil {
 				return fmt.Sprintf("the test hands the directory to %s, and %s makes its own os.MkdirTemp directory (%s) in the same shared temporary directory: in the original the two share a parent, and code that keeps something beside the directory (a cache in its parent) shares it between the tests; each t.TempDir has a parent of its own, which would hide a bug in that sharing", to, fd.Name.Name, c.line(other))
+			}
+		}
+	}
+	if at := c.sharedTempHere(call); at != "" {
+		return fmt.Sprintf("the test hands the directory to %s, and %s uses the shared temporary directory too: in the original the two share a parent, and code that keeps something beside the directory (a cache in its parent) meets what is kept there; t.TempDir's parent is the test's (or subtest's) own, which would hide a bug in that sharing", to, at)
+	}
+	if at := c.sharedTempUser(); at != "" {
+		return fmt.Sprintf("the test hands the directory to %s, and %s uses the shared temporary directory itself: in the original the directory's parent is that same directory, so code that keeps something beside the directory (a cache in its parent) meets what is kept there; t.TempDir's parent is the test's own, which would hide a bug in that sharing", to, at)
+	}
+	return ""
+}
+
+// sharedTempHere says where the test being fixed itself uses the shared
+// temporary directory other than by call, or "": os.TempDir() (but as
+// call's parent), $TMPDIR, os.CreateTemp or ioutil.TempFile with the
+// parent "", and an os.MkdirTemp (ioutil.TempDir) directory there made
+// in another subtest: two directories of one test or subtest that both
+// become t.TempDir's still share a parent, those of two subtests do not.
+func (c *checker) sharedTempHere(call *ast.CallExpr) string {
+	runOf := func(stack []ast.Node) ast.Node {
+		for i := len(stack) - 1; i >= 0; i-- {
+			if lit, ok := stack[i].(*ast.FuncLit); ok && i > 0 {
+				if run, ok := stack[i-1].(*ast.CallExpr); ok && match.IsMethod(c.info, run, "testing", "Run") {
+					return lit
+				}
+			}
+		}
+		return nil
+	}
+	var stack []ast.Node
+	var home ast.Node
+	found := false
+	ast.Inspect(c.fd.Body, func(n ast.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return false
+		}
+		stack = append(stack, n)
+		if n == call {
+			home, found = runOf(stack), true
+		}
+		return true
+	})
+	if !found {
+		return ""
+	}
+	var at string
+	ast.Inspect(c.fd.Body, func(n ast.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return false
+		}
+		if at != "" || n == call {
+			return false // call and its parent argument are the fix's own
+		}
+		stack = append(stack, n)
+		o, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		switch {
+		case match.IsPkgFunc(c.info, o, "os", "TempDir"):
+		case match.IsPkgFunc(c.info, o, "os", "CreateTemp") || match.IsPkgFunc(c.info, o, "io/ioutil", "TempFile"):
+			if !c.sharedTemp(o) {
+				return true
+			}
+		case match.IsPkgFunc(c.info, o, "os", "Getenv") || match.IsPkgFunc(c.info, o, "os", "LookupEnv"):
+			if k, ok := match.ConstString(c.info, o.Args[0]); !ok || k != "TMPDIR" {
+				return true
+			}
+		case match.IsPkgFunc(c.info, o, "os", "MkdirTemp") || match.IsPkgFunc(c.info, o, "io/ioutil", "TempDir"):
+			if !c.sharedTemp(o) || runOf(stack) == home {
+				return true
+			}
+		default:
+			return true
+		}
+		at = fmt.Sprintf("%s at %s", types.ExprString(o.Fun), c.line(o))
+		return false
+	})
+	return at
+}
+
+// sharedTempUser says where code of the package (every build, its tests
+// but the function being fixed) or of a module package it imports uses
+// the shared temporary directory, read from its syntax: os.TempDir(),
+// $TMPDIR, or a temporary directory or file made there (os.MkdirTemp or
+// os.CreateTemp, ioutil's TempDir or TempFile, with the parent "");
+// or "". Not only another test's os.MkdirTemp shares the parent of the
+// directory with the original: the code under test may keep something in
+// the temporary directory itself (a cache of resolutions made without a
+// project), and a bug that climbs from the project to its parent meets
+// it there, in real runs, and not under t.TempDir (red team batch 19,
+// pincache). The bug takes the parent in its own build, which the typed
+// analysis does not see, so the use counts wherever it is.
+func (c *checker) sharedTempUser() string {
+	e := c.module()
+	self := c.pass.Fset.Position(c.fd.Pos())
+	for _, p := range e.mod.Packages {
+		for _, f := range p.Files {
+			if f.Syntax == nil {
+				continue
+			}
+			var at string
+			for _, d := range f.Syntax.Decls {
+				fd, isFunc := d.(*ast.FuncDecl)
+				if isFunc && p == e.self() && filepath.Base(f.Path) == filepath.Base(self.Filename) && fd.Name.Name == c.fd.Name.Name && fd.Recv == nil {
+					continue // the test being fixed
+				}
+				ast.Inspect(d, func(n ast.Node) bool {
+					if at != "" {
+						return false
+					}
+					call, ok := n.(*ast.CallExpr)
+					if !ok {
+						return true
+					}
+					sel, ok := call.Fun.(*ast.SelectorExpr)
+					if !ok {
+						return true
+					}
+					x, ok := sel.X.(*ast.Ident)
+					if !ok {
+						return true
+					}
+					first := ""
+					if len(call.Args) > 0 {
+						if lit, ok := call.Args[0].(*ast.BasicLit); ok {
+							first = lit.Value
+						}
+					}
+					switch f.Imports[x.Name] + "." + sel.Sel.Name {
+					case "os.TempDir":
+					case "os.MkdirTemp", "os.CreateTemp", "io/ioutil.TempDir", "io/ioutil.TempFile":
+						if first != `""` && first != "``" {
+							return true
+						}
+					case "os.Getenv", "os.LookupEnv", "syscall.Getenv":
+						if first != `"TMPDIR"` {
+							return true
+						}
+					default:
+						return true
+					}
+					where := fmt.Sprintf("%s at %s:%d", types.ExprString(call.Fun), filepath.Base(f.Path), e.mod.Fset.Position(call.Pos()).Line)
+					if isFunc {
+						where += ", in " + fd.Name.Name
+					}
+					at = where
+					return false
+				})
+				if at != "" {
+					return "the code (" + at + ")"
+				}
 			}
 		}
 	}

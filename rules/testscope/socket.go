@@ -210,11 +210,19 @@ func (c *checker) nameRead(body *ast.BlockStmt, dir *types.Var) string {
 		for _, a := range call.Args {
 			args = args || c.usesAny(a, under)
 		}
+		// A method of a value that holds it (srv.Dir = dir; srv.Run()).
+		if sel, ok := call.Fun.(*ast.SelectorExpr); ok && c.usesAny(sel.X, under) {
+			args = true
+		}
 		if !args {
 			return true
 		}
 		if c.inspectsName(call, nil) {
 			why = fmt.Sprintf("%s at %s", types.ExprString(call.Fun), c.line(call))
+			return false
+		}
+		if at := c.modCalleeName(call); at != "" {
+			why = fmt.Sprintf("the test gives it to %s at %s, whose package inspects a name (%s)", types.ExprString(call.Fun), c.line(call), at)
 			return false
 		}
 		fn := match.Callee(c.info, call)
@@ -241,6 +249,13 @@ func (c *checker) nameRead(body *ast.BlockStmt, dir *types.Var) string {
 				}
 				return why == ""
 			})
+			if why != "" {
+				break
+			}
+			if at := c.modNameIn(r.Body); at != "" {
+				why = fmt.Sprintf("the test gives it to %s at %s, which reaches code of another package of the module that inspects a name (%s)", types.ExprString(call.Fun), c.line(call), at)
+				break
+			}
 		}
 		return why == ""
 	})
@@ -251,7 +266,8 @@ func (c *checker) nameRead(body *ast.BlockStmt, dir *types.Var) string {
 // path) Base, Ext, Match, or Glob of a pattern other than a file pattern
 // joined under a directory; or, when params is given (code the rule
 // reaches, where the directory is one of them), a strings prefix or
-// suffix test of a parameter.
+// suffix test of a parameter, or a strings.LastIndex of one (its last
+// element, split by hand).
 func (c *checker) inspectsName(call *ast.CallExpr, params map[*types.Var]bool) bool {
 	switch {
 	case match.IsPkgFunc(c.info, call, "path/filepath", "Base", "Ext", "Match", "Split"),
@@ -273,7 +289,7 @@ func (c *checker) inspectsName(call *ast.CallExpr, params map[*types.Var]bool) b
 	case params != nil && c.isFileInfoName(call):
 		// fi.Name() of an os.Stat of the directory: its last element.
 		return true
-	case params != nil && match.IsPkgFunc(c.info, call, "strings", "HasSuffix", "HasPrefix", "TrimSuffix", "TrimPrefix", "CutSuffix", "CutPrefix", "Contains") && len(call.Args) > 0:
+	case params != nil && match.IsPkgFunc(c.info, call, "strings", "HasSuffix", "HasPrefix", "TrimSuffix", "TrimPrefix", "CutSuffix", "CutPrefix", "Contains", "LastIndex", "LastIndexByte", "LastIndexAny") && len(call.Args) > 0:
 		if id, ok := ast.Unparen(call.Args[0]).(*ast.Ident); ok {
 			v, _ := c.info.Uses[id].(*types.Var)
 			return params[v]
