@@ -34,6 +34,10 @@ func (c *checker) seal() (map[string]bool, bool) {
 		c.distrust = why
 		return map[string]bool{}, true
 	}
+	if why := c.mAsInterface(main); why != "" {
+		c.distrust = why
+		return map[string]bool{}, true
+	}
 	s := &sealer{c: c, sealed: map[string]bool{}, why: map[string]string{}}
 	s.stmts(main.Body.List, nil)
 	if at := c.rerun(main); at != "" {

@@ -235,6 +235,9 @@ func (c *checker) keep(fd *ast.FuncDecl, top bool, cl *clear, writes []envWrite)
 	if !top {
 		return fmt.Sprintf("the clear is in %s, not in a test, so a caller may have set %s before it", fd.Name.Name, cl.name)
 	}
+	if why := c.calledFrom(fd); why != "" {
+		return why
+	}
 	if cl.parent == nil {
 		return "the clear is not in a statement list"
 	}
