@@ -67,18 +67,29 @@ func (c *checker) fix(s *site, n *notify, t string) *rule.Fix {
 				}
 				return call(&dst.Ident{Name: "Environ", Path: "os"})
 			}
+			// The test's Env may share its array with another slice of the
+			// test (first.Env = env; second.Env = append(env, "X=1")):
+			// appending in place would write over what the other holds
+			// (red team batch 19, envalias). The line goes on a copy.
+			clipped := func() dst.Expr {
+				if c.pass.FileUsesGo(c.file, "go1.21") && c.pkgNameFree(pos, "slices") {
+					return call(&dst.Ident{Name: "Clip", Path: "slices"}, envSel())
+				}
+				n := func() dst.Expr { return call(dst.NewIdent("len"), envSel()) }
+				return &dst.SliceExpr{X: envSel(), High: n(), Max: n(), Slice3: true}
+			}
 			switch {
 			case env == envUnset:
 				before = append(before, assign(envSel(), call(dst.NewIdent("append"), inherited(), fdValue())))
 			case env == envSet && envNonNil:
-				before = append(before, assign(envSel(), call(dst.NewIdent("append"), envSel(), fdValue())))
+				before = append(before, assign(envSel(), call(dst.NewIdent("append"), clipped(), fdValue())))
 			default:
 				// A nil Env means the parent's environment: keep it.
 				before = append(before, &dst.IfStmt{
 					Cond: &dst.BinaryExpr{X: envSel(), Op: token.EQL, Y: dst.NewIdent("nil")},
 					Body: &dst.BlockStmt{List: []dst.Stmt{assign(envSel(), inherited())}},
 				})
-				before = append(before, assign(envSel(), call(dst.NewIdent("append"), envSel(), fdValue())))
+				before = append(before, assign(envSel(), call(dst.NewIdent("append"), clipped(), fdValue())))
 			}
 			extra := func() dst.Expr { return sel(dst.NewIdent(cmd), "ExtraFiles") }
 			before = append(before, assign(extra(), call(dst.NewIdent("append"), extra(), dst.NewIdent(w))))
