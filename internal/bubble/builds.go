@@ -57,16 +57,11 @@ type timeNames struct {
 	values, funcs, containers map[string]bool
 }
 
-// coarsened names the first coarsening of a reading in files, "x at
-// file:line", or "".
-func coarsened(files []*lockFile) string {
+// readTimeNames learns the time names of files, each read with its own
+// name for package time (timeOf, from timeName): declarations first,
+// then what is set to a reading, twice (x := now(); c.last = x).
+func readTimeNames(files []*lockFile, timeOf map[*lockFile]string) *timeNames {
 	tn := &timeNames{values: map[string]bool{}, funcs: map[string]bool{}, containers: map[string]bool{}}
-	timeOf := map[*lockFile]string{}
-	for _, lf := range files {
-		timeOf[lf] = timeName(lf.f)
-	}
-	// Declarations first, then what is set to a reading (twice: x :=
-	// now(); c.last = x).
 	for _, lf := range files {
 		tn.declared(lf.f, timeOf[lf])
 	}
@@ -75,6 +70,17 @@ func coarsened(files []*lockFile) string {
 			tn.assigned(lf.f, timeOf[lf])
 		}
 	}
+	return tn
+}
+
+// coarsened names the first coarsening of a reading in files, "x at
+// file:line", or "".
+func coarsened(files []*lockFile) string {
+	timeOf := map[*lockFile]string{}
+	for _, lf := range files {
+		timeOf[lf] = timeName(lf.f)
+	}
+	tn := readTimeNames(files, timeOf)
 	var hits []string
 	for _, lf := range files {
 		tm := timeOf[lf]

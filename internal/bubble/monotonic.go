@@ -34,17 +34,11 @@ import (
 // and tests, "x at file:line", when some file reads the clock, or "".
 func valueCompared(files, tests []*lockFile) string {
 	all := append(append([]*lockFile(nil), files...), tests...)
-	tn := &timeNames{values: map[string]bool{}, funcs: map[string]bool{}, containers: map[string]bool{}}
 	timeOf := map[*lockFile]string{}
 	for _, lf := range all {
 		timeOf[lf] = timeName(lf.f)
-		tn.declared(lf.f, timeOf[lf])
 	}
-	for range 2 {
-		for _, lf := range all {
-			tn.assigned(lf.f, timeOf[lf])
-		}
-	}
+	tn := readTimeNames(all, timeOf)
 	holders := timeHolders(all, timeOf)
 	held := heldValues(all, holders)
 	reads := false

@@ -42,17 +42,11 @@ var coarseLayouts = []string{"ANSIC", "UnixDate", "RubyDate", "RFC822", "RFC822Z
 // tests, "x at file:line, turned back into a time by y at file:line", or
 // "".
 func textCoarsened(files, tests []*lockFile) string {
-	tn := &timeNames{values: map[string]bool{}, funcs: map[string]bool{}, containers: map[string]bool{}}
 	timeOf := map[*lockFile]string{}
 	for _, lf := range files {
 		timeOf[lf] = timeName(lf.f)
-		tn.declared(lf.f, timeOf[lf])
 	}
-	for range 2 {
-		for _, lf := range files {
-			tn.assigned(lf.f, timeOf[lf])
-		}
-	}
+	tn := readTimeNames(files, timeOf)
 	var formats, parses []string
 	for _, lf := range files {
 		tm, imports := timeOf[lf], match.ImportNames(lf.f)
