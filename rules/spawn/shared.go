@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // Children are opaque processes: besides what the test hands each of them,
@@ -195,9 +196,26 @@ func (c *checker) stateCall(call *ast.CallExpr) string {
 func (c *checker) clockHazard() string {
 	var why string
 	ast.Inspect(c.fn.Body, func(n ast.Node) bool {
+		if why != "" {
+			return false
+		}
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			// A timer or the clock, called or not: a budget read
+			// through time.NewTimer, time.AfterFunc or a method value
+			// measures the children as a reading does (red team batch
+			// 19, startbudget, hookbudget).
+			if fn, ok := c.info.Uses[sel.Sel].(*types.Func); ok && fn.Pkg() != nil && fn.Pkg().Path() == "time" && clockFuncs[fn.Name()] {
+				why = fmt.Sprintf("the test times the children (time.%s at %s): run together, they take other times than one after another, and what the test measures of them changes", fn.Name(), c.line(sel))
+				return false
+			}
+		}
 		call, ok := n.(*ast.CallExpr)
-		if !ok || why != "" {
-			return why == ""
+		if !ok {
+			return true
+		}
+		if what := c.timedCallee(call); what != "" {
+			why = what
+			return false
 		}
 		switch {
 		case match.IsPkgFunc(c.info, call, "time", "Now", "Since", "Until"):
@@ -511,4 +529,39 @@ func (c *checker) placeHazard(units []*unit) string {
 		}
 	}
 	return c.leftOutPlace()
+}
+
+// clockFuncs are package time's functions that read the clock or start a
+// timer: a test that refers to one may measure how long its children
+// take.
+var clockFuncs = map[string]bool{"Now": true, "Since": true, "Until": true, "After": true, "AfterFunc": true, "NewTimer": true, "NewTicker": true, "Tick": true}
+
+// timedCallee says where the test calls a function outside the standard
+// library (a helper of its own package, a stopwatch of the module) whose
+// summary reads the clock or runs a timer, or "": that function may
+// measure the children as the test's own reading would (red team batch
+// 19, completionwatch, hookdeadline).
+func (c *checker) timedCallee(call *ast.CallExpr) string {
+	fn := match.Callee(c.info, call)
+	if fn == nil || fn.Pkg() == nil || match.IsStd(fn.Pkg().Path()) {
+		return ""
+	}
+	if c.pass.Effects == nil {
+		return ""
+	}
+	s := c.pass.Effects.Of(fn)
+	if s == nil {
+		return ""
+	}
+	if s.Clock != nil {
+		return fmt.Sprintf("the test calls %s (%s: %s): run together, the children take other times than one after another, and what it measures of them changes", match.PkgFuncName(fn), c.line(call), s.Clock.Why())
+	}
+	for _, e := range s.Effects {
+		// A sleep is a wait, not a budget; a timer, a ticker or a
+		// deadline is one.
+		if e.Kind == effect.Timer && !strings.Contains(e.What, "sleeps") {
+			return fmt.Sprintf("the test calls %s (%s: %s): run together, each child gets the whole of a budget rather than what the earlier ones left", match.PkgFuncName(fn), c.line(call), e.Why())
+		}
+	}
+	return ""
 }
