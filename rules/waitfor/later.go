@@ -117,6 +117,9 @@ func (p *poll) laterWhy() string {
 		return true
 	})
 	if found == "" {
+		if why := p.restWhy(); why != "" {
+			return why + ": the sleep's window held it back too, and a poll that ends at the first instant its checks hold would end the window sooner and miss what comes later in it (a duplicate, a redelivery); a poll keeping the rest of the window would gain nothing over the sleep"
+		}
 		return c.sharedWrite(g.fn, waitPos)
 	}
 	also := ""
