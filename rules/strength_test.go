@@ -232,6 +232,16 @@ func (c strengthCase) check(t *testing.T) strengthRow {
 	src := testFiles(t, dir)
 	c.fix(t, dir, env)
 	changed := !equalFiles(src, testFiles(t, dir))
+	if c.verify && !c.unchanged && !changed {
+		// Verification holds a fix back when it cannot tell a failure
+		// from the load of the machine (the original failing, a clash,
+		// a flake): conservative, and right on a loaded CI machine,
+		// but not what the case says. Once more; a fix verification
+		// never keeps fails below, as before.
+		t.Log("fix --verify kept no fix; trying once more")
+		c.fix(t, dir, env)
+		changed = !equalFiles(src, testFiles(t, dir))
+	}
 	switch {
 	case c.unchanged && changed:
 		t.Error("the rule changed the test, which the case says it must leave alone")
