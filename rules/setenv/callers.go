@@ -42,53 +42,63 @@ func (c *checker) calledFrom(fd *ast.FuncDecl) string {
 }
 
 // mAsInterface says where TestMain hands its *testing.M on as a value of
-// another type (an interface such as interface{ Run() int }): a call of
-// Run through it is not seen as m.Run, so a round of tests that runs
-// before the seal would pass for sealed (red team batch 19, tworounds).
-// It returns "" when m is used only as a *testing.M.
+// another type (an interface such as interface{ Run() int }, assigned,
+// returned, stored): a call of Run through it is not seen as m.Run, so a
+// round of tests that runs before the seal would pass for sealed (red
+// team batch 19, tworounds). A use as m.Run, or as an argument of a
+// *testing.M parameter (which rerun follows), is not one. It returns ""
+// when m is used only so.
 func (c *checker) mAsInterface(main *ast.FuncDecl) string {
+	ps := main.Type.Params.List
+	if len(ps) != 1 || len(ps[0].Names) != 1 {
+		return ""
+	}
+	m := c.info.Defs[ps[0].Names[0]]
 	found := ""
-	ast.Inspect(main.Body, func(n ast.Node) bool {
-		if found != "" {
-			return false
+	match.WithStack(main.Body, func(n ast.Node, stack []ast.Node) bool {
+		id, ok := n.(*ast.Ident)
+		if found != "" || !ok || m == nil || c.info.Uses[id] != m || len(stack) == 0 {
+			return found == ""
 		}
-		call, ok := n.(*ast.CallExpr)
-		if !ok {
-			if as, ok := n.(*ast.AssignStmt); ok {
-				for i, r := range as.Rhs {
-					if i < len(as.Lhs) && match.IsNamed(c.info.TypeOf(r), "testing", "M") && !match.IsNamed(c.info.TypeOf(as.Lhs[i]), "testing", "M") {
-						found = c.at(r.Pos())
-					}
-				}
+		switch p := stack[len(stack)-1].(type) {
+		case *ast.SelectorExpr:
+			if p.X == id {
+				return true // m.Run
 			}
-			return true
-		}
-		sig, ok := c.info.TypeOf(call.Fun).Underlying().(*types.Signature)
-		if !ok {
-			return true
-		}
-		for i, a := range call.Args {
-			if !match.IsNamed(c.info.TypeOf(a), "testing", "M") {
-				continue
-			}
-			var pt types.Type
-			switch {
-			case sig.Variadic() && i >= sig.Params().Len()-1:
-				pt = sig.Params().At(sig.Params().Len() - 1).Type()
-				if s, ok := pt.(*types.Slice); ok {
-					pt = s.Elem()
-				}
-			case i < sig.Params().Len():
-				pt = sig.Params().At(i).Type()
-			}
-			if pt == nil || !match.IsNamed(pt, "testing", "M") {
-				found = c.at(a.Pos())
+		case *ast.CallExpr:
+			if paramOf(c.info, p, id) {
+				return true
 			}
 		}
-		return true
+		found = c.at(id.Pos())
+		return false
 	})
 	if found == "" {
 		return ""
 	}
 	return fmt.Sprintf("TestMain hands its *testing.M on as a value of another type at %s, so the rule cannot tell when the tests run against the seal", found)
+}
+
+// paramOf reports whether arg is an argument of call whose parameter is
+// a *testing.M.
+func paramOf(info *types.Info, call *ast.CallExpr, arg ast.Expr) bool {
+	sig, ok := info.TypeOf(call.Fun).Underlying().(*types.Signature)
+	if !ok {
+		return false
+	}
+	for i, a := range call.Args {
+		if a != arg {
+			continue
+		}
+		n := sig.Params().Len()
+		switch {
+		case sig.Variadic() && i >= n-1:
+			if s, ok := sig.Params().At(n - 1).Type().(*types.Slice); ok {
+				return match.IsNamed(s.Elem(), "testing", "M")
+			}
+		case i < n:
+			return match.IsNamed(sig.Params().At(i).Type(), "testing", "M")
+		}
+	}
+	return false
 }
