@@ -27,7 +27,8 @@ func testdata(t *testing.T) string {
 
 // Each rule's analyzer reports its rule's findings, in `unflake check`'s
 // words, and suggests the engine's type-checked change; the .golden files
-// are the test files after go fix.
+// are the test files after go fix. A fix of a kind no rule proves (an
+// address change: freeport) is a hypothesis, reported with no fix.
 func TestSuggestedFixes(t *testing.T) {
 	testmod.Short(t)
 	for _, name := range []string{"freeport", "testscope"} {

@@ -270,11 +270,14 @@ func keptLines(res *rewrite.Result, v *verify.Verification, base string) []strin
 
 // summary is the one-line report of a fix run.
 func summary(res *rewrite.Result, diff bool) string {
-	fixed, left, unproven := 0, 0, 0
+	fixed, left, unproven, review := 0, 0, 0, 0
 	for _, f := range res.Findings {
 		if f.Fixed {
 			fixed++
-			if f.Unproven {
+			switch {
+			case f.Unproven && rule.Unprovable(f.Changes) != "":
+				review++
+			case f.Unproven:
 				unproven++
 			}
 		} else {
@@ -290,6 +293,11 @@ func summary(res *rewrite.Result, diff bool) string {
 		// Only fix --diff --unproven applies a fix unverified: say how
 		// many of the diff's fixes are hypotheses.
 		fixes += fmt.Sprintf(", %d unproven: --verify decides them", unproven)
+	}
+	if review > 0 {
+		// An order, address or sync change: verification holds it
+		// back unrun (rule.Unprovable).
+		fixes += fmt.Sprintf(", %d for review only: no run can show them sound", review)
 	}
 	s := fmt.Sprintf("unflake: %s %s (%s)", verb, plural(len(res.Changes), "file"), fixes)
 	if left > 0 {

@@ -136,9 +136,15 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 		case held != nil:
 			ff.Fix, ff.Reason, ff.Revert = "", held.Reason(), held
 		case d.Fix.Unproven() != "" && cfg.Decide == nil:
-			ff.Fix, ff.Reason = "", d.Fix.Unproven()+" (fix --verify can try it)"
+			next := " (fix --verify can try it)"
+			if rule.Unprovable(d.Fix.Changes) != "" {
+				// Verification holds such a fix back unrun: it is
+				// for a reviewer's eyes.
+				next = " (fix --diff --unproven shows it for review)"
+			}
+			ff.Fix, ff.Reason = "", d.Fix.Unproven()+next
 			if len(d.Blockers) > 0 {
-				ff.Reason, ff.Blockers = JoinBlockers(d.Blockers)+" (fix --verify can try it)", d.Blockers
+				ff.Reason, ff.Blockers = JoinBlockers(d.Blockers)+next, d.Blockers
 			}
 			ff.NeedsGo = s.needsGo
 		case reqErr != nil:
@@ -530,7 +536,12 @@ func (j *job) newSession(r *rule.Rule, cur *state, files map[string]*ast.File, m
 		TypesInfo: cur.info,
 		Options:   j.opts,
 		GoVersion: goVersion,
-		Report:    func(d rule.Diagnostic) { s.diags = append(s.diags, d) },
+		Report: func(d rule.Diagnostic) {
+			// A kind of change no rule proves makes any fix a
+			// hypothesis (rule.Demote).
+			d.Fix = rule.Demote(d.Fix)
+			s.diags = append(s.diags, d)
+		},
 		Dst:       s.dst,
 		Effects:   cur.localEffects(j),
 		Excluded:  func(name string) bool { return j.excluded.has(j, name) },

@@ -2,6 +2,7 @@ package rule
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -39,6 +40,12 @@ const (
 	// test, a variable set for the whole process.
 	Paths ChangeKind = "paths"
 
+	// Address: the address a server listens on (a port the kernel
+	// picks in place of a fixed one). Hazard: the code or the test reads
+	// the port (a default computed from it, an access list of senders'
+	// ports, a key hashed from the address, an error's Addr).
+	Address ChangeKind = "address"
+
 	// Sync: a synchronisation point (a readiness line in place of a
 	// sleep). Hazard: the point is earlier than what the test checks
 	// after it.
@@ -51,7 +58,61 @@ const (
 )
 
 // ChangeKinds lists every kind, in the order findings list them.
-var ChangeKinds = []ChangeKind{Clock, Budget, Order, Paths, Sync, Ownership}
+var ChangeKinds = []ChangeKind{Clock, Budget, Order, Paths, Address, Sync, Ownership}
+
+// unprovable are the kinds of change no rule proves: each rule of such a
+// kind excluded the hazards it knew, and every fresh batch of red-team
+// cases (batches 9 to 19: freeport, readiness, spawn, parallel unsound
+// on nearly every new case) met one it did not, because the hazard lives
+// in what the code does with the port, with the child's later work, or
+// with what the parts share, and that is anything code can do. Nor can
+// running show such a fix sound: the rewritten test passes on correct
+// code, and no mutant makes code depend on its port, share a file
+// between children or work on after its signal in the way a bug would
+// (verification holds them back, as unshown). So a fix that changes one
+// is a hypothesis whatever its rule proved: plain fix reports it with
+// this reason, fix --diff --unproven shows it, and the hazards the rule
+// excluded stand as its Checked list.
+var unprovable = map[ChangeKind]string{
+	Order:   "the parts run together, and no reading of the code shows they share nothing a bug would share between them (a file, a cache, a package variable, a port), nor does a passing run",
+	Address: "the server listens on a port the kernel picks, and no reading of the code shows nothing reads the port (a default computed from it, an access list of senders' ports, an error's address), nor does a passing run",
+	Sync:    "the parent goes on at the readiness line, and no reading of the code shows that what the test checks after the signal is done by then (the child's later work, its age, its descriptors), nor does a passing run",
+}
+
+// Unprovable returns why a fix that makes changes is a hypothesis
+// whatever its rule proved (see unprovable), or "" when every kind of
+// change it makes can be proven.
+func Unprovable(changes []Change) string {
+	for _, k := range ChangeKinds {
+		why, ok := unprovable[k]
+		if ok && slices.ContainsFunc(changes, func(c Change) bool { return c.Kind == k }) {
+			return string(k) + " change: " + why
+		}
+	}
+	return ""
+}
+
+// Demote returns f as a hypothesis when it changes a kind no rule
+// proves (Unprovable), and f itself otherwise. A fix already unproven
+// keeps its reason; a proven fix with a probe that must pass (a chain's
+// reverse order) keeps the probe.
+func Demote(f *Fix) *Fix {
+	if f == nil {
+		return nil
+	}
+	why := Unprovable(f.Changes)
+	if why == "" || f.Unproven() != "" {
+		return f
+	}
+	g := *f
+	h := Hypothesis{}
+	if f.Hypothesis != nil {
+		h = *f.Hypothesis
+	}
+	h.Reason = why
+	g.Hypothesis = &h
+	return &g
+}
 
 // A Change says what a fix changes in the test's meaning.
 type Change struct {

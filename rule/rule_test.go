@@ -107,3 +107,38 @@ func TestFileUsesGo(t *testing.T) {
 		}
 	}
 }
+
+// A fix of a kind no rule proves (an order, address or sync change) is a
+// hypothesis whatever its rule proved; other kinds are left as they are,
+// and the rule's fix is not changed in place.
+func TestDemote(t *testing.T) {
+	probe := &rule.Fix{Message: "reversed"}
+	order := &rule.Fix{Message: "together", Changes: []rule.Change{{Kind: rule.Order, What: "the children run together"}},
+		Hypothesis: &rule.Hypothesis{Probe: probe, MustPass: true}}
+	got := rule.Demote(order)
+	if !strings.HasPrefix(got.Unproven(), "order change: ") || got.Hypothesis.Probe != probe || !got.Hypothesis.MustPass {
+		t.Errorf("order: %+v", got.Hypothesis)
+	}
+	if order.Unproven() != "" {
+		t.Errorf("Demote changed the rule's fix: %q", order.Unproven())
+	}
+	for _, k := range []rule.ChangeKind{rule.Address, rule.Sync} {
+		f := &rule.Fix{Message: "m", Changes: []rule.Change{{Kind: rule.Paths, What: "p"}, {Kind: k, What: "w"}}}
+		if got := rule.Demote(f).Unproven(); !strings.HasPrefix(got, string(k)+" change: ") {
+			t.Errorf("%s: %q", k, got)
+		}
+	}
+	already := &rule.Fix{Message: "m", Changes: []rule.Change{{Kind: rule.Sync, What: "w"}}, Hypothesis: rule.Unproven("its own reason")}
+	if got := rule.Demote(already).Unproven(); got != "its own reason" {
+		t.Errorf("an unproven fix: %q", got)
+	}
+	for _, k := range []rule.ChangeKind{rule.Clock, rule.Budget, rule.Paths, rule.Ownership} {
+		f := &rule.Fix{Message: "m", Changes: []rule.Change{{Kind: k, What: "w"}}}
+		if rule.Demote(f) != f {
+			t.Errorf("%s: demoted", k)
+		}
+	}
+	if rule.Demote(nil) != nil {
+		t.Error("nil")
+	}
+}

@@ -20,9 +20,11 @@ import (
 // is kept only when a mutant aimed at that kind counted (the original
 // fails on it) and the rewrite fails on it too; otherwise it is held
 // back as revert.Unshown, naming the kind and what could not be aimed,
-// or what the original did not fail on. Kinds no mutant is aimed at
-// (paths, sync) are decided by running, as before: a must-pass form,
-// stress runs. A proven fix's proof covers its hazards.
+// or what the original did not fail on. Paths, which no mutant is
+// aimed at, is decided by running, as before: a must-pass form, stress
+// runs. Order, address and sync changes are never proven
+// (rule.Unprovable) and no mutant is aimed at them: they are held back
+// before they run (unprovable). A proven fix's proof covers its hazards.
 //
 // Order is a kind no mutant is aimed at yet, and running cannot stand in
 // for one: children run together that pass every run on correct code say
@@ -82,9 +84,28 @@ var aimedKinds = map[rule.ChangeKind]aimedKind{
 		aims: "a time comparison moved by one tick, a timer's duration made 0, elapsed time made 0, a computing loop made longer, a default duration made 0, the code slowed by work the clock does not see"},
 	rule.Ownership: {ops: []mutation{closedTwice},
 		aims: "a close, stop or shutdown running its body twice"},
-	// No operator yet (see above): an unproven order change is never
-	// shown.
-	rule.Order: {aims: "none makes children share state a bug would share between them, such as a cache beside the executable"},
+	// No operator (see above, and rule.Unprovable): an unproven order,
+	// address or sync change is never shown, and is held back before it
+	// runs (unprovable).
+	rule.Order:   {aims: "none makes children share state a bug would share between them, such as a cache beside the executable"},
+	rule.Address: {aims: "none makes code depend on its port as a bug would, such as an access list of senders' ports"},
+	rule.Sync:    {aims: "none makes the child's work after its readiness line later, as a slow start-up would"},
+}
+
+// unprovable returns why a fixed, unproven finding is held back before
+// any test runs with it: it changes a kind no mutant is aimed at
+// (rule.Unprovable), so runs and mutants could show nothing of its
+// strength, and would only cost the time they take. "" when it is tried.
+func unprovable(f rewrite.Finding) string {
+	if !f.Fixed || !f.Unproven {
+		return ""
+	}
+	for _, k := range rule.ChangeKinds {
+		if ak, ok := aimedKinds[k]; ok && len(ak.ops) == 0 && f.Changes != nil && slices.ContainsFunc(f.Changes, func(c rule.Change) bool { return c.Kind == k }) {
+			return fmt.Sprintf("no mutant is aimed at its %s change (%s), and passing runs show nothing of a bug the change would hide: strength cannot be shown, so it is not run", k, ak.aims)
+		}
+	}
+	return ""
 }
 
 // A triedMutant is a mutant a test ran on, and what it did.

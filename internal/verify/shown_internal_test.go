@@ -42,7 +42,11 @@ func TestUnshownWhy(t *testing.T) {
 		want  string // "" when shown; else a part of the reason
 	}{
 		{"proven", site(false, 16, rule.Budget), nil, ""},
-		{"paths and sync only", site(true, 16, rule.Paths, rule.Sync), nil, ""},
+		{"paths only", site(true, 16, rule.Paths), nil, ""},
+		// No mutant is aimed at a sync, address or order change
+		// (rule.Unprovable): such a fix is never shown.
+		{"sync", site(true, 16, rule.Paths, rule.Sync), nil, "no mutant is aimed at its sync change"},
+		{"address", site(true, 16, rule.Address), nil, "no mutant is aimed at its address change"},
 		// spawn_rt9_gitfetch: children run together pass every run on
 		// correct code; nothing shows a bug they would hide.
 		{"order", site(true, 16, rule.Order), nil,

@@ -467,6 +467,9 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 			return stopped(err)
 		}
 		if ph == mainPhase {
+			if v.holdUnprovable(res, held, out) {
+				continue // again, without them
+			}
 			if fresh := v.unprobed(res); len(fresh) > 0 {
 				if err := v.probe(cfg, pre, fresh); err != nil {
 					return stopped(err)
@@ -624,6 +627,24 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 		f.Verified, f.BeforeMs, f.AfterMs = covered(runs[d], topLevel(f.Test))
 	}
 	return res, out, nil
+}
+
+// holdUnprovable holds back, before any run, the fixes of res that
+// strength could never be shown for (unprovable), and reports whether it
+// held any.
+func (v *verifier) holdUnprovable(res *rewrite.Result, held map[string]*rewrite.Revert, out *Verification) bool {
+	added := false
+	for _, f := range res.Findings {
+		why := unprovable(f)
+		if why == "" || held[f.Site().Key] != nil {
+			continue
+		}
+		h := Held{Site: f.Site(), Why: &rewrite.Revert{Kind: revert.Unshown, Test: topLevel(f.Test), Detail: why}}
+		held[h.Site.Key] = h.Why
+		out.Reverts = append(out.Reverts, h)
+		added = true
+	}
+	return added
 }
 
 // outOfRounds returns the sites of the fixes whose package's last

@@ -375,7 +375,7 @@ func (c *checker) plan(s *site) (*rule.Fix, string) {
 	}
 	return &rule.Fix{
 		Message: msg,
-		Changes: []rule.Change{{Kind: rule.Paths, What: "the server listens on a port the kernel picks, not a fixed one", Checked: hazardsChecked}},
+		Changes: []rule.Change{{Kind: rule.Address, What: "the server listens on a port the kernel picks, not a fixed one", Checked: hazardsChecked}},
 		Apply: func() error {
 			lit := &dst.BasicLit{Kind: token.STRING, Value: strconv.Quote(newAddr)}
 			repl := map[dst.Node]dst.Node{c.pass.Dst(s.arg): lit}

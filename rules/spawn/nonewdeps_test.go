@@ -167,6 +167,9 @@ func TestX(t *testing.T) {
 	res, err := rewrite.Run(&rewrite.Config{
 		Dir: dir, Patterns: []string{"./..."}, Rules: []*rule.Rule{spawn.Rule}, Options: opts,
 		Env: testmod.GoEnv(t, "GOMODCACHE="+cache, "GOPROXY=off", "GOFLAGS=-mod=mod"),
+		// An order change is a hypothesis (rule.Unprovable): applied
+		// as fix --diff --unproven applies it.
+		Decide: func(rewrite.Site) rewrite.Decision { return rewrite.Decision{} },
 	})
 	if err != nil {
 		t.Fatal(err)
