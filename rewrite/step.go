@@ -542,9 +542,9 @@ func (j *job) newSession(r *rule.Rule, cur *state, files map[string]*ast.File, m
 			d.Fix = rule.Demote(d.Fix)
 			s.diags = append(s.diags, d)
 		},
-		Dst:       s.dst,
-		Effects:   cur.localEffects(j),
-		Excluded:  func(name string) bool { return j.excluded.has(j, name) },
+		Dst:      s.dst,
+		Effects:  cur.localEffects(j),
+		Excluded: func(name string) bool { return j.excluded.has(j, name) },
 		Require: func(modPath string) (bool, error) {
 			missing, err := mods.require(j.pkg, modPath)
 			s.required[modPath] = err
