@@ -40,7 +40,7 @@ var stdPeerEnds = map[string]map[string]bool{
 
 // peerChecked is the Checked entry of a fix that ends a standard value
 // another party may observe: the hazard excluded.
-const peerChecked = "no check registered earlier (a t.Cleanup, a helper given t, a deferred call, a caller's) calls code under test that may see the %s from the other side"
+const peerChecked = "no check registered earlier (a t.Cleanup, a helper given t, a deferred call, a caller's) calls code under test that may see the %s from the other side, and no server outlives the test (made in TestMain, init, a package-level variable or a sync.Once, the enclosing test's, a parallel test's)"
 
 // peerSees says why ending s, a standard value another party may hold the
 // other side of, would change what a check registered earlier sees, or "".
@@ -50,7 +50,22 @@ func (c *checker) peerSees(s *site) string {
 	}
 	how, reg := c.runsLater(s)
 	if reg == "" {
-		return ""
+		// No check of this test runs after the end, but a server that
+		// outlives the test may hold the other side, and later tests
+		// look at it (red team batch 19, idlemember: a hub TestMain
+		// serves drops the member whose connection a cleanup closed,
+		// and the next test's roster no longer holds it).
+		live := c.longLivedServer()
+		if live == "" {
+			live = c.enclosingServer(s)
+		}
+		if live == "" {
+			live = c.parallelServer()
+		}
+		if live == "" {
+			return ""
+		}
+		return fmt.Sprintf("%s.%s at the test's end would end a %s whose other side may be held by a server that outlives the test (%s): what runs on it after this test (a later test, the enclosing test, a parallel one) would see %s end, which the original, that left it open, never showed it; end it by hand where the test is done with it", s.v.Name(), s.lc.method, c.typeName(s.v.Type()), live, s.v.Name())
 	}
 	return fmt.Sprintf("a %s's %s.%s would run before %s, and the code under test may hold the other side of %s (a server its connection, a client its listener, a reader its pipe or file, through an address or path the rule cannot trace): it would see %s end, which the original, that left it open, never showed it; end it by hand where the test is done with it", how, s.v.Name(), s.lc.method, reg, c.typeName(s.v.Type()), s.v.Name())
 }
