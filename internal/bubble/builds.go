@@ -46,6 +46,9 @@ func (a *Analysis) coarseHazard() string {
 	} else {
 		why = a.textCoarseHazard() // coarsened through text (textcoarse.go)
 	}
+	if why == "" {
+		why = a.microHazard() // counted in whole microseconds (micro.go)
+	}
 	a.coarse = &why
 	return why
 }
