@@ -79,6 +79,22 @@ var unprovable = map[ChangeKind]string{
 	Sync:    "the parent goes on at the readiness line, and no reading of the code shows that what the test checks after the signal is done by then (the child's later work, its age, its descriptors), nor does a passing run",
 }
 
+// hypothetical are the kinds of change no reading of the code proves,
+// but running can show: a fix that changes one is a hypothesis whatever
+// its rule proved, which fix --verify keeps only when a mutant aimed at
+// the kind (a late write, a period made 3x, a deadline moved by a tick,
+// the code slowed where the clock does not see it) fails the original
+// and the rewrite alike. A virtual clock and a wait's budget can make a
+// test blind, the worst a rewrite can do, and each red-team batch met a
+// way the rules' lists of hazards did not name (CPU work between a
+// stamp and the test's reading, a count of whole microseconds that drops
+// the wrap's nanosecond, a ticker's exact gaps, a poll in a helper): a
+// static proof of either has not held on fresh code.
+var hypothetical = map[ChangeKind]string{
+	Clock:  "the test's clock changes (virtual time starts at 2000-01-01, stands still between statements and ends waits exactly on their deadlines; a fake clock moves only when told), and no reading of the code shows that no check relied on what real time does (its drift past deadlines, the code's CPU time between a stamp and a reading); running tells, with mutants aimed at the clock",
+	Budget: "the wait's length changes, and no reading of the code shows that the original's window was not the contract (a period, a TTL, a lateness it caught); running tells, with mutants aimed at the wait",
+}
+
 // Unprovable returns why a fix that makes changes is a hypothesis
 // whatever its rule proved (see unprovable), or "" when every kind of
 // change it makes can be proven.
@@ -93,7 +109,7 @@ func Unprovable(changes []Change) string {
 }
 
 // Demote returns f as a hypothesis when it changes a kind no rule
-// proves (Unprovable), and f itself otherwise. A fix already unproven
+// proves (Unprovable, hypothetical), and f itself otherwise. A fix already unproven
 // keeps its reason; a proven fix with a probe that must pass (a chain's
 // reverse order) keeps the probe.
 func Demote(f *Fix) *Fix {
@@ -101,6 +117,11 @@ func Demote(f *Fix) *Fix {
 		return nil
 	}
 	why := Unprovable(f.Changes)
+	for _, k := range ChangeKinds {
+		if w, ok := hypothetical[k]; ok && why == "" && slices.ContainsFunc(f.Changes, func(c Change) bool { return c.Kind == k }) {
+			why = string(k) + " change: " + w
+		}
+	}
 	if why == "" || f.Unproven() != "" {
 		return f
 	}

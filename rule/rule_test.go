@@ -132,7 +132,15 @@ func TestDemote(t *testing.T) {
 	if got := rule.Demote(already).Unproven(); got != "its own reason" {
 		t.Errorf("an unproven fix: %q", got)
 	}
-	for _, k := range []rule.ChangeKind{rule.Clock, rule.Budget, rule.Paths, rule.Ownership} {
+	// A clock or a budget change is a hypothesis too, which running
+	// may keep: not unprovable.
+	for _, k := range []rule.ChangeKind{rule.Clock, rule.Budget} {
+		f := &rule.Fix{Message: "m", Changes: []rule.Change{{Kind: k, What: "w"}}}
+		if got := rule.Demote(f); !strings.HasPrefix(got.Unproven(), string(k)+" change: ") || rule.Unprovable(got.Changes) != "" {
+			t.Errorf("%s: %q", k, got.Unproven())
+		}
+	}
+	for _, k := range []rule.ChangeKind{rule.Paths, rule.Ownership} {
 		f := &rule.Fix{Message: "m", Changes: []rule.Change{{Kind: k, What: "w"}}}
 		if rule.Demote(f) != f {
 			t.Errorf("%s: demoted", k)

@@ -65,6 +65,7 @@ const (
 	durationDefault                // a package-level duration some timer is given: its uses (aimwork.go)
 	durationUse                    // one use of a durationDefault
 	entry                          // a function's entry, where a slowed mutant takes real time (aimslow.go)
+	stamp                          // right after a statement that stores a reading of the clock, where a slowed mutant takes real time (aimslow.go)
 )
 
 // An aimSite is what a target of an aimed mutant is (target.site).
@@ -404,6 +405,7 @@ func (c *codeUnderTest) aimed(m mentions, kinds map[rule.ChangeKind]bool, lateBy
 		add(tick, sites(comparison, nil), 0)
 		if slowBy > 0 {
 			add(slowed, c.slowable(m, sites(entry, nil)), slowBy)
+			add(slowed, sites(stamp, nil), slowBy)
 		}
 		add(zeroed, sites(durationArg, func(a *aimSite) bool { return a.zero }), 0)
 		add(stands, sites(elapsed, nil), 0)

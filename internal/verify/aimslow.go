@@ -129,6 +129,60 @@ func (c *collector) aimEntry(fd *ast.FuncDecl) *target {
 		start: at, end: at, line: c.fset.Position(fd.Body.Lbrace).Line}
 }
 
+// aimStamps returns the stamp sites of fd's body: right after each
+// statement of a block (or a case) that stores a reading of the clock
+// (x := time.Now(), s.issued = time.Now().Add(ttl)). A slowed entry
+// falls before the stamp when the work comes after it in the same
+// function (a token stamped, then signed with a second of CPU in another
+// package's code): the original's check that the token is still valid
+// fails on that work, and a bubble does not see it (red team batch 19,
+// tokenmint: no function entry lay between the stamp and the test's
+// reading, so no slowed mutant counted and the wrap was kept).
+func (c *collector) aimStamps(fd *ast.FuncDecl) []*target {
+	var out []*target
+	stmts := func(list []ast.Stmt) {
+		for _, st := range list {
+			as, ok := st.(*ast.AssignStmt)
+			if !ok || !c.readsNow(as) {
+				continue
+			}
+			at := c.fset.Position(as.End()).Offset
+			line := c.fset.Position(as.Pos()).Line
+			a := &aimSite{what: stamp, shown: "after the stamp"}
+			out = append(out, &target{file: c.file, src: c.src, pkgEnd: c.pkgEnd, form: bodyForm, encl: fd.Name.Name, site: a,
+				start: at, end: at, line: line})
+		}
+	}
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.BlockStmt:
+			stmts(n.List)
+		case *ast.CaseClause:
+			stmts(n.Body)
+		case *ast.CommClause:
+			stmts(n.Body)
+		}
+		return true
+	})
+	return out
+}
+
+// readsNow reports whether as calls time.Now on its right-hand side.
+func (c *collector) readsNow(as *ast.AssignStmt) bool {
+	found := false
+	for _, e := range as.Rhs {
+		ast.Inspect(e, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok && !found {
+				if fn := calleeFunc(c.info, call); fn != nil && fn.Pkg() != nil && fn.Pkg().Path() == "time" && fn.Name() == "Now" {
+					found = true
+				}
+			}
+			return !found
+		})
+	}
+	return found
+}
+
 // calleeFunc is the function or method a call calls, or nil.
 func calleeFunc(info *types.Info, call *ast.CallExpr) *types.Func {
 	switch fun := ast.Unparen(call.Fun).(type) {

@@ -37,7 +37,9 @@ func TestSlowDelay(t *testing.T) {
 // The slowed mutants of a clock change: the functions that hold a write
 // the checks await first (Trip writes open, halfOpen too, Close closes
 // done), then those the test reaches that read the clock or wait on a
-// timer (tick, Ready); not unused (not reached). Its schema builds, sleeps in
+// timer (tick, Ready); not unused (not reached); and right after a
+// statement that stores a reading of the clock (Trip's openedAt), where
+// work of the same function after the stamp falls. Its schema builds, sleeps in
 // a system call again after a signal, at most slowCalls times, and keeps
 // every line where it was.
 func TestSlowedMutants(t *testing.T) {
@@ -61,7 +63,7 @@ func TestSlowedMutants(t *testing.T) {
 	}
 	want := []string{
 		"the code slowed by 1.2s of work at breaker.go:14 (Trip, the clock does not see it)",
-		"the code slowed by 1.2s of work at breaker.go:20 (halfOpen, the clock does not see it)",
+		"the code slowed by 1.2s of work at breaker.go:16 (after the stamp, the clock does not see it)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("slowed (within maxAimed):\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -375,7 +375,12 @@ func (sp *splicer) site(g siteGroup, inner string) string {
 		}
 		fmt.Fprintf(&b, " }; return %s }()", inner)
 	case bodyForm:
-		if g.t.site.what == entry {
+		if w := g.t.site.what; w == entry || w == stamp {
+			if w == stamp {
+				// After the statement, on its line: a statement of its
+				// own.
+				b.WriteString(";")
+			}
 			sp.slow(&b, g)
 			break
 		}
@@ -1219,6 +1224,7 @@ func collect(fset *token.FileSet, files []*ast.File, srcs map[string][]byte, inf
 				c.aims = append(c.aims, t)
 			}
 			c.aims = append(c.aims, c.aimEntry(fd))
+			c.aims = append(c.aims, c.aimStamps(fd)...)
 		}
 		code.aims = append(code.aims, keepAims(c.aims, c.out)...)
 		// A target inside another (s.cb = func() { s.n++ }) is left

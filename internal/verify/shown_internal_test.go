@@ -100,3 +100,35 @@ func TestUnshownWhy(t *testing.T) {
 		}
 	}
 }
+
+// A fix of a kind no mutant is aimed at (order, address, sync) is held
+// back before it runs: runs and mutants could show nothing of it. A
+// clock or budget change is tried; so is a proven fix.
+func TestUnprovable(t *testing.T) {
+	f := func(fixed, unproven bool, kinds ...rule.ChangeKind) rewrite.Finding {
+		var cs []rule.Change
+		for _, k := range kinds {
+			cs = append(cs, rule.Change{Kind: k, What: "w"})
+		}
+		return rewrite.Finding{Fixed: fixed, Unproven: unproven, Changes: cs}
+	}
+	for _, c := range []struct {
+		name string
+		f    rewrite.Finding
+		want string
+	}{
+		{"order", f(true, true, rule.Order), "no mutant is aimed at its order change"},
+		{"address", f(true, true, rule.Paths, rule.Address), "no mutant is aimed at its address change"},
+		{"sync", f(true, true, rule.Sync), "no mutant is aimed at its sync change"},
+		{"clock", f(true, true, rule.Clock), ""},
+		{"budget", f(true, true, rule.Budget), ""},
+		{"paths", f(true, true, rule.Paths), ""},
+		{"proven", f(true, false, rule.Order), ""},
+		{"not fixed", f(false, true, rule.Order), ""},
+	} {
+		got := unprovable(c.f)
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
