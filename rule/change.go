@@ -108,6 +108,21 @@ func Unprovable(changes []Change) string {
 	return ""
 }
 
+// Demoted reports whether reason, an unproven fix's, is the one Demote
+// gives: the rule's own checks proved the fix, and only its kind of
+// change makes it a hypothesis.
+func Demoted(reason string) bool {
+	for _, k := range ChangeKinds {
+		if _, ok := unprovable[k]; ok && strings.HasPrefix(reason, string(k)+" change: ") {
+			return true
+		}
+		if _, ok := hypothetical[k]; ok && strings.HasPrefix(reason, string(k)+" change: ") {
+			return true
+		}
+	}
+	return false
+}
+
 // Demote returns f as a hypothesis when it changes a kind no rule
 // proves (Unprovable, hypothetical), and f itself otherwise. A fix already unproven
 // keeps its reason; a proven fix with a probe that must pass (a chain's

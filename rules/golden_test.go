@@ -40,13 +40,14 @@ type goldenCase struct {
 	flags           []string
 	run, fail, race bool
 	unproven        bool     // apply the unproven fixes too (goldentest.Case.Unproven)
+	proven          bool     // apply the fixes the rule proved (goldentest.Case.Proven)
 	failAt          []string // fail: the locations of checks the fix adds
 }
 
 func loadCases(t *testing.T, ruleName string) []goldenCase {
 	var cases []goldenCase
 	for _, c := range goldentest.Cases(t, "..", ruleName) {
-		cases = append(cases, goldenCase{rule: c.Rule, name: c.Name, archive: c.Archive, flags: c.Flags, run: c.Run, fail: c.Fail, race: c.Race, unproven: c.Unproven, failAt: c.FailAt})
+		cases = append(cases, goldenCase{rule: c.Rule, name: c.Name, archive: c.Archive, flags: c.Flags, run: c.Run, fail: c.Fail, race: c.Race, unproven: c.Unproven, proven: c.Proven, failAt: c.FailAt})
 	}
 	return cases
 }
@@ -115,6 +116,15 @@ func (c goldenCase) check(t *testing.T) {
 			t.Fatalf("flags: %v", err)
 		}
 		fixKeepingAll(t, dir, env, selected, opts)
+	} else if c.proven {
+		// The fixes the rule proved, which only their kind of change
+		// made hypotheses (rule.Demoted): what fix --verify writes when
+		// it keeps them.
+		selected, opts, err := goldentest.ParseFlags(c.rule, c.flags)
+		if err != nil {
+			t.Fatalf("flags: %v", err)
+		}
+		fixKeepingProven(t, dir, env, selected, opts)
 	} else if code, _, stderr := unflake(t, dir, env, append([]string{"fix"}, args...)...); code != 0 {
 		t.Fatalf("fix exited %d:\n%s", code, stderr)
 	}

@@ -344,10 +344,32 @@ func (c strengthCase) fix(t *testing.T, dir string, env []string) {
 // as fix does.
 func fixKeepingAll(t *testing.T, dir string, env []string, selected []*rule.Rule, opts rule.Options) {
 	t.Helper()
+	fixKeeping(t, dir, env, selected, opts, false)
+}
+
+// fixKeepingProven writes what fix --verify writes when it keeps the
+// fixes the rules' own checks proved (goldentest.KeepProven), and no
+// other.
+func fixKeepingProven(t *testing.T, dir string, env []string, selected []*rule.Rule, opts rule.Options) {
+	t.Helper()
+	fixKeeping(t, dir, env, selected, opts, true)
+}
+
+func fixKeeping(t *testing.T, dir string, env []string, selected []*rule.Rule, opts rule.Options, proven bool) {
+	t.Helper()
 	cfg := &rewrite.Config{
 		Dir: dir, Patterns: []string{"./..."}, Rules: selected, Lookup: rules.Lookup, Env: env,
 		Options: opts,
 		Decide:  goldentest.KeepAll,
+	}
+	if proven {
+		plain := *cfg
+		plain.Decide = nil
+		res, err := rewrite.Run(&plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Decide = goldentest.KeepProven(res)
 	}
 	res, err := rewrite.Run(cfg)
 	if err != nil {

@@ -37,12 +37,17 @@ var Update = os.Getenv("UNFLAKE_UPDATE") != ""
 //	                           runs with a Config.Decide that keeps every fix, as for the
 //	                           strength corpus); the findings stay what check prints,
 //	                           unproven reasons included
+//	proven                     the rewritten files are what the fixes the rule's own
+//	                           checks proved make (those only their kind of change makes
+//	                           hypotheses: rule.Demoted), as fix --verify writes them when
+//	                           it keeps them; the findings stay what check prints
 type Case struct {
 	Rule, Name      string
 	Archive         *txtar.Archive
 	Flags           []string
 	Run, Fail, Race bool
 	Unproven        bool
+	Proven          bool
 	FailAt          []string // fail: the locations of checks the fix adds
 	Golden          string   // path of the golden file
 }
@@ -79,6 +84,8 @@ func Cases(t testing.TB, root, rule string) []Case {
 				c.Race = true
 			case line == "unproven":
 				c.Unproven = true
+			case line == "proven":
+				c.Proven = true
 			}
 		}
 		cases = append(cases, c)

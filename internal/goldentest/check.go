@@ -15,6 +15,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/unflake/unflake/internal/testmod"
+	"github.com/unflake/unflake/internal/verify/revert"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rules"
@@ -103,6 +104,7 @@ type group struct {
 	cases    []Case
 	flags    string
 	unproven bool            // the cases' fixes are applied unproven too (Case.Unproven)
+	proven   bool            // the fixes the rules proved are applied (Case.Proven)
 	keys     map[string]bool // module paths the cases define, require or replace
 	alone    bool
 	env      []string // the go command's (goEnv)
@@ -120,9 +122,12 @@ next:
 		if c.Unproven {
 			flags += "\x00unproven" // a group shares one Decide
 		}
+		if c.Proven {
+			flags += "\x00proven"
+		}
 		if !alone {
 			for _, g := range out {
-				if g.alone || g.flags != flags || g.unproven != c.Unproven || overlaps(g.keys, keys) {
+				if g.alone || g.flags != flags || g.unproven != c.Unproven || g.proven != c.Proven || overlaps(g.keys, keys) {
 					continue
 				}
 				g.cases = append(g.cases, c)
@@ -132,7 +137,7 @@ next:
 				continue next
 			}
 		}
-		out = append(out, &group{cases: []Case{c}, flags: flags, unproven: c.Unproven, keys: keys, alone: alone})
+		out = append(out, &group{cases: []Case{c}, flags: flags, unproven: c.Unproven, proven: c.Proven, keys: keys, alone: alone})
 	}
 	return out
 }
@@ -239,6 +244,13 @@ func (g *group) run(t *testing.T) (alone []Case) {
 	if g.unproven {
 		cfg.Decide = KeepAll
 	}
+	if g.proven {
+		plain, err := runEngine(config())
+		if err != nil {
+			t.Fatalf("cases %s: %v", names, err)
+		}
+		cfg.Decide = KeepProven(plain)
+	}
 	res, err := runEngine(cfg)
 	if err != nil {
 		t.Fatalf("cases %s: %v", names, err)
@@ -247,7 +259,7 @@ func (g *group) run(t *testing.T) (alone []Case) {
 		t.Errorf("cases %s: check failed: %v", names, e)
 	}
 	findings, changes := byCase(root, res)
-	if g.unproven {
+	if g.unproven || g.proven {
 		// The findings as check prints them: a run without Decide, which
 		// says why each unproven fix is unproven.
 		plain, err := runEngine(config())
@@ -312,6 +324,13 @@ func (g *group) run(t *testing.T) (alone []Case) {
 	if g.unproven {
 		cfg.Decide = KeepAll
 	}
+	if g.proven {
+		plain, err := runEngine(cfg)
+		if err != nil {
+			t.Fatalf("cases %s, second run: %v", names, err)
+		}
+		cfg.Decide = KeepProven(plain)
+	}
 	again, err := runEngine(cfg)
 	if err != nil {
 		t.Fatalf("cases %s, second run: %v", names, err)
@@ -331,6 +350,26 @@ func (g *group) run(t *testing.T) (alone []Case) {
 // KeepAll is a Config.Decide that keeps every fix, unproven ones too:
 // what fix --verify applies when the tests pass with every fix.
 func KeepAll(rewrite.Site) rewrite.Decision { return rewrite.Decision{} }
+
+// KeepProven returns a Config.Decide that keeps the fixes the rules'
+// own checks proved, as plain, a run without Decide, reports them: those
+// it applies, and those only their kind of change made hypotheses
+// (rule.Demoted). It holds back the rest: what fix --verify applies when
+// it keeps the first.
+func KeepProven(plain *rewrite.Result) func(rewrite.Site) rewrite.Decision {
+	keep := map[string]bool{}
+	for _, f := range plain.Findings {
+		if f.Fixed || rule.Demoted(f.Reason) {
+			keep[f.Site().Key] = true
+		}
+	}
+	return func(s rewrite.Site) rewrite.Decision {
+		if keep[s.Key] {
+			return rewrite.Decision{}
+		}
+		return rewrite.Decision{Revert: &rewrite.Revert{Kind: revert.Unshown, Detail: "not proven by its rule"}}
+	}
+}
 
 // caseOf splits path under root into the case's name and the path in
 // the case.
