@@ -99,6 +99,11 @@ var hypothetical = map[ChangeKind]string{
 // whatever its rule proved (see unprovable), or "" when every kind of
 // change it makes can be proven.
 func Unprovable(changes []Change) string {
+	for _, c := range changes {
+		if c.Removes {
+			return string(c.Kind) + " change: the fix removes a check, and what it caught the rewritten test cannot catch, so neither a reading of the code nor a run shows the test kept its strength"
+		}
+	}
 	for _, k := range ChangeKinds {
 		why, ok := unprovable[k]
 		if ok && slices.ContainsFunc(changes, func(c Change) bool { return c.Kind == k }) {
@@ -174,6 +179,22 @@ type Change struct {
 	// mutants later than the window, so that the original kills them
 	// and a longer budget that passes them is seen to.
 	Window time.Duration `json:"window,omitempty"`
+	// Removes says the fix removes a check outright (a wall-clock
+	// budget on the code's work): whatever that check caught, the
+	// rewritten test cannot, so no run shows the fix keeps the test's
+	// strength (a mutant the rewrite kills through another check, a
+	// digest the extra work changed, says nothing of a slower
+	// implementation with right results: red team batch 20,
+	// exportdigest). Such a fix is never kept: Unprovable names it.
+	Removes bool `json:"removes,omitempty"`
+	// Budget, for a budget change, is the new wait's length (a poll's
+	// deadline), 0 when the rule cannot tell. Verification makes its late
+	// mutants later than Window and well within Budget: a write made
+	// later than the budget fails the rewrite only because the budget
+	// ran out, which says nothing of a write late but within it (red team
+	// batch 20, hotreload: an 800ms deadline kept on a mutant 1.2s late
+	// passed a reload 500ms late that the attempts caught).
+	Budget time.Duration `json:"budget,omitempty"`
 	// WorkUnseen, for a clock change, says the new clock does not see
 	// work: code slow because it computes finishes "in time" on it (a
 	// synctest bubble, where only blocking moves the clock), so

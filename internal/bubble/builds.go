@@ -60,6 +60,16 @@ type timeNames struct {
 	values, funcs, containers map[string]bool
 }
 
+// fileTimeNames returns the name each of files imports package time by
+// (timeName), and the time names of files (readTimeNames).
+func fileTimeNames(files []*lockFile) (map[*lockFile]string, *timeNames) {
+	timeOf := map[*lockFile]string{}
+	for _, lf := range files {
+		timeOf[lf] = timeName(lf.f)
+	}
+	return timeOf, readTimeNames(files, timeOf)
+}
+
 // readTimeNames learns the time names of files, each read with its own
 // name for package time (timeOf, from timeName): declarations first,
 // then what is set to a reading, twice (x := now(); c.last = x).
@@ -79,11 +89,7 @@ func readTimeNames(files []*lockFile, timeOf map[*lockFile]string) *timeNames {
 // coarsened names the first coarsening of a reading in files, "x at
 // file:line", or "".
 func coarsened(files []*lockFile) string {
-	timeOf := map[*lockFile]string{}
-	for _, lf := range files {
-		timeOf[lf] = timeName(lf.f)
-	}
-	tn := readTimeNames(files, timeOf)
+	timeOf, tn := fileTimeNames(files)
 	var hits []string
 	for _, lf := range files {
 		tm := timeOf[lf]

@@ -23,11 +23,7 @@ import (
 // microCounted names the first count of whole microseconds of a reading
 // or a duration in files, "x at file:line", or "".
 func microCounted(files []*lockFile) string {
-	timeOf := map[*lockFile]string{}
-	for _, lf := range files {
-		timeOf[lf] = timeName(lf.f)
-	}
-	tn := readTimeNames(files, timeOf)
+	timeOf, tn := fileTimeNames(files)
 	var hits []string
 	for _, lf := range files {
 		tm := timeOf[lf]

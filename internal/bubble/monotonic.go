@@ -34,11 +34,7 @@ import (
 // and tests, "x at file:line", when some file reads the clock, or "".
 func valueCompared(files, tests []*lockFile) string {
 	all := append(append([]*lockFile(nil), files...), tests...)
-	timeOf := map[*lockFile]string{}
-	for _, lf := range all {
-		timeOf[lf] = timeName(lf.f)
-	}
-	tn := readTimeNames(all, timeOf)
+	timeOf, tn := fileTimeNames(all)
 	holders := timeHolders(all, timeOf)
 	held := heldValues(all, holders)
 	reads := false

@@ -42,11 +42,7 @@ var coarseLayouts = []string{"ANSIC", "UnixDate", "RubyDate", "RFC822", "RFC822Z
 // tests, "x at file:line, turned back into a time by y at file:line", or
 // "".
 func textCoarsened(files, tests []*lockFile) string {
-	timeOf := map[*lockFile]string{}
-	for _, lf := range files {
-		timeOf[lf] = timeName(lf.f)
-	}
-	tn := readTimeNames(files, timeOf)
+	timeOf, tn := fileTimeNames(files)
 	var formats, parses []string
 	for _, lf := range files {
 		tm, imports := timeOf[lf], match.ImportNames(lf.f)

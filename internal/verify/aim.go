@@ -285,14 +285,48 @@ func keepAims(aims, stmts []*target) []*target {
 // before: three times that is within the original's window, which the
 // original passes too, and the mutant says nothing. The original fails on
 // what comes after its window, whatever the correct code's timers.
-func lateDelay(before *outcome, window time.Duration) time.Duration {
+//
+// A late mutant must also come well within the new wait's budget
+// (rule.Change.Budget, budget here: the tightest the changes name, 0 when
+// none does): one later than the budget fails the rewrite only because
+// the budget ran out, which shows nothing of a write late but within it
+// (red team batch 20, hotreload: a poll of 800ms kept on a mutant 1.2s
+// late passed a reload 500ms late, which ten attempts of 10ms caught).
+// So when three times the test's time reaches past half the budget, the
+// mutant is made half as late again as the window alone, and none is
+// made when even that is past half the budget.
+func lateDelay(before *outcome, window, budget time.Duration) time.Duration {
 	want := 3 * max(before.mean(), window)
+	if budget > 0 && want > budget/2 {
+		base := window
+		if base == 0 {
+			base = before.mean()
+		}
+		want = base * 3 / 2
+	}
 	for _, d := range lateDelays {
 		if d >= want {
+			if budget > 0 && d > budget/2 {
+				return 0
+			}
 			return d
 		}
 	}
 	return 0
+}
+
+// budgetOf is the tightest new budget the budget changes of sites name
+// (rule.Change.Budget), 0 when none does.
+func budgetOf(sites []fixSite) time.Duration {
+	var b time.Duration
+	for _, s := range sites {
+		for _, c := range s.finding.Changes {
+			if c.Kind == rule.Budget && c.Budget > 0 && (b == 0 || c.Budget < b) {
+				b = c.Budget
+			}
+		}
+	}
+	return b
 }
 
 // windowOf is the longest window the budget changes of sites replace

@@ -379,21 +379,28 @@ func TestAimedMutants(t *testing.T) {
 // A late write comes three times the test's time, or the window the fix
 // replaces, later, on a fixed scale; none past the scale. A poll that
 // ended at once on the correct code (10ms) still gets a write later than
-// its 200ms window: the original fails on it.
+// its 200ms window: the original fails on it. Within a new budget the
+// fix names, the write comes at most half the budget late, past the
+// window by half again; none when that is past half the budget (a
+// poll of 800ms after ten attempts of 10ms and a 400ms hold: 200ms).
 func TestLateDelay(t *testing.T) {
-	type in struct{ before, window time.Duration }
+	type in struct{ before, window, budget time.Duration }
 	for c, want := range map[in]time.Duration{
-		{10 * time.Millisecond, 0}:                      50 * time.Millisecond,
-		{200 * time.Millisecond, 0}:                     time.Second,
-		{150 * time.Millisecond, 0}:                     500 * time.Millisecond,
-		{3 * time.Second, 0}:                            10 * time.Second,
-		{11 * time.Second, 0}:                           0,
-		{10 * time.Millisecond, 200 * time.Millisecond}: time.Second,
-		{time.Second, 100 * time.Millisecond}:           5 * time.Second,
-		{0, 11 * time.Second}:                           0,
+		{10 * time.Millisecond, 0, 0}:                                            50 * time.Millisecond,
+		{200 * time.Millisecond, 0, 0}:                                           time.Second,
+		{150 * time.Millisecond, 0, 0}:                                           500 * time.Millisecond,
+		{3 * time.Second, 0, 0}:                                                  10 * time.Second,
+		{11 * time.Second, 0, 0}:                                                 0,
+		{10 * time.Millisecond, 200 * time.Millisecond, 0}:                       time.Second,
+		{time.Second, 100 * time.Millisecond, 0}:                                 5 * time.Second,
+		{0, 11 * time.Second, 0}:                                                 0,
+		{500 * time.Millisecond, 100 * time.Millisecond, 800 * time.Millisecond}: 200 * time.Millisecond,
+		{500 * time.Millisecond, 100 * time.Millisecond, 10 * time.Second}:       2 * time.Second,
+		{500 * time.Millisecond, 0, 800 * time.Millisecond}:                      0,
+		{100 * time.Millisecond, 300 * time.Millisecond, 800 * time.Millisecond}: 0,
 	} {
-		if got := lateDelay(&outcome{elapsed: c.before, tops: 1}, c.window); got != want {
-			t.Errorf("late after a test of %v, window %v: %v, want %v", c.before, c.window, got, want)
+		if got := lateDelay(&outcome{elapsed: c.before, tops: 1}, c.window, c.budget); got != want {
+			t.Errorf("late after a test of %v, window %v, budget %v: %v, want %v", c.before, c.window, c.budget, got, want)
 		}
 	}
 }

@@ -100,6 +100,11 @@ func unprovable(f rewrite.Finding) string {
 	if !f.Fixed || !f.Unproven {
 		return ""
 	}
+	for _, c := range f.Changes {
+		if c.Removes {
+			return fmt.Sprintf("it removes a check of its %s change, and what that check caught the rewritten test cannot catch: strength cannot be shown, so it is not run", c.Kind)
+		}
+	}
 	for _, k := range rule.ChangeKinds {
 		if ak, ok := aimedKinds[k]; ok && len(ak.ops) == 0 && f.Changes != nil && slices.ContainsFunc(f.Changes, func(c rule.Change) bool { return c.Kind == k }) {
 			return fmt.Sprintf("no mutant is aimed at its %s change (%s), and passing runs show nothing of a bug the change would hide: strength cannot be shown, so it is not run", k, ak.aims)

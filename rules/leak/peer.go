@@ -55,13 +55,7 @@ func (c *checker) peerSees(s *site) string {
 		// look at it (red team batch 19, idlemember: a hub TestMain
 		// serves drops the member whose connection a cleanup closed,
 		// and the next test's roster no longer holds it).
-		live := c.longLivedServer()
-		if live == "" {
-			live = c.enclosingServer(s)
-		}
-		if live == "" {
-			live = c.parallelServer()
-		}
+		live := c.outlivingServer(s)
 		if live == "" {
 			return ""
 		}
@@ -330,4 +324,35 @@ func inertStd(fn *types.Func) bool {
 		return fn.Name() == "Close"
 	}
 	return false
+}
+
+// numberHandedOn says why ending s would free a descriptor number the
+// code may still hold, or "": the test takes the value's Fd() (or its
+// SyscallConn), and a number is a handle the rule cannot follow. Code
+// that keeps it (a readiness fd it writes to once, a --status-fd a
+// library writes status lines to for the rest of the process) writes,
+// after the close, to whatever file the process opens next under that
+// number: a journal the package opened once, the next test's export
+// (red team batch 20, notifyfd, statusfd). The original, that left the
+// file open, kept the number its own.
+func (c *checker) numberHandedOn(s *site) string {
+	found := ""
+	ast.Inspect(c.fn.Body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || found != "" {
+			return found == ""
+		}
+		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+		if !ok || len(call.Args) != 0 || sel.Sel.Name != "Fd" && sel.Sel.Name != "SyscallConn" {
+			return true
+		}
+		if id, ok := ast.Unparen(sel.X).(*ast.Ident); ok && c.info.Uses[id] == types.Object(s.v) {
+			found = fmt.Sprintf("%s at %s", types.ExprString(call), c.lineOf(call))
+		}
+		return true
+	})
+	if found == "" {
+		return ""
+	}
+	return fmt.Sprintf("the test takes %s's descriptor number (%s), a handle the rule cannot follow: code that keeps the number would, after %s.%s at the test's end, write to whatever file the process opens next under it (a file of the package, the next test's), where the original kept the number its own; end it by hand where the code is done with the number", s.v.Name(), found, s.v.Name(), s.lc.method)
 }

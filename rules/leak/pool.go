@@ -66,17 +66,24 @@ func (c *checker) dropsSharedPool(s *site) string {
 	default:
 		return ""
 	}
-	live := c.longLivedServer()
-	if live == "" {
-		live = c.enclosingServer(s)
-	}
-	if live == "" {
-		live = c.parallelServer()
-	}
+	live := c.outlivingServer(s)
 	if live == "" {
 		return ""
 	}
 	return fmt.Sprintf("%s also closes the idle connections of http.DefaultTransport, which every client of the test binary without a Transport of its own shares (http.Get, http.DefaultClient), and %s: a later request to it through the default transport would dial again where the original, that left %s open, reused the pooled connection, so a check of keep-alive reuse or of the connections a server accepted would fail on correct code, or pass a bug that never reuses; end it by hand where no later request counts connections", what, live, s.v.Name())
+}
+
+// outlivingServer names a server that outlives the test of s: one the
+// test binary keeps across tests, the enclosing test's, or a parallel
+// test's; or "".
+func (c *checker) outlivingServer(s *site) string {
+	if live := c.longLivedServer(); live != "" {
+		return live
+	}
+	if live := c.enclosingServer(s); live != "" {
+		return live
+	}
+	return c.parallelServer()
 }
 
 // closesTestServer returns where fn, a function of the package, closes an

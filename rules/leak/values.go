@@ -236,7 +236,7 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 		}
 		// What else the cleanup changes: who else uses the value, the
 		// order against the checks registered earlier, what it waits for.
-		for _, hazard := range []func(*site) string{c.shared, c.observedLater, c.waitsForRequests, c.runsHandlers, c.dropsSharedPool, c.stdRunsCode, c.fileLocked, c.endWaits, c.endedBeforeLater, c.peerSees} {
+		for _, hazard := range []func(*site) string{c.shared, c.observedLater, c.waitsForRequests, c.runsHandlers, c.dropsSharedPool, c.stdRunsCode, c.fileLocked, c.endWaits, c.endedBeforeLater, c.peerSees, c.numberHandedOn} {
 			if notFixed == "" {
 				notFixed = hazard(s)
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/types"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -278,6 +279,24 @@ func (c *checker) envReadOf(k key) func(root, skip ast.Node) bool {
 	}
 }
 
+// stdEnvReaders are functions of the standard library that read
+// environment variables of their own: a later test that calls
+// os.UserConfigDir reads HOME as surely as one that calls os.Getenv
+// (red team batch 20, daemonhome: a HOME one test unset with os.Unsetenv
+// made the next test's defaults an error, and t.Setenv, which puts HOME
+// back, hid that bug).
+var stdEnvReaders = []struct {
+	pkg, name string
+	vars      []string
+}{
+	{"os", "UserHomeDir", []string{"HOME", "USERPROFILE", "home"}},
+	{"os", "UserConfigDir", []string{"XDG_CONFIG_HOME", "HOME", "AppData", "home"}},
+	{"os", "UserCacheDir", []string{"XDG_CACHE_HOME", "HOME", "LocalAppData", "home"}},
+	{"os", "TempDir", []string{"TMPDIR", "TMP", "TEMP", "USERPROFILE"}},
+	{"os/user", "Current", []string{"HOME", "USER"}},
+	{"os/exec", "LookPath", []string{"PATH"}},
+}
+
 func (c *checker) envRead(k key) func(ast.Node) bool {
 	return func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
@@ -286,6 +305,11 @@ func (c *checker) envRead(k key) func(ast.Node) bool {
 		}
 		if match.IsPkgFunc(c.info, call, "os", "Environ", "ExpandEnv") || match.IsPkgFunc(c.info, call, "syscall", "Environ") {
 			return true
+		}
+		for _, r := range stdEnvReaders {
+			if match.IsPkgFunc(c.info, call, r.pkg, r.name) {
+				return !strings.HasPrefix(string(k), "c:") || slices.Contains(r.vars, strings.TrimPrefix(string(k), "c:"))
+			}
 		}
 		if !(match.IsPkgFunc(c.info, call, "os", "Getenv", "LookupEnv") || match.IsPkgFunc(c.info, call, "syscall", "Getenv")) || len(call.Args) != 1 {
 			return false

@@ -16,6 +16,28 @@ import (
 	"github.com/unflake/unflake/rule/effect"
 )
 
+// tmpdirSet names where the test function sets TMPDIR before at (t.Setenv
+// or os.Setenv of the constant "TMPDIR"), or "" (red team batch 20,
+// tmpreaper: a reaper of os.TempDir() pointed at the test's root missed
+// its bug once the job's directories moved under t.TempDir's own).
+func (c *checker) tmpdirSet(at ast.Node) string {
+	found := ""
+	ast.Inspect(c.fd.Body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || found != "" || call.Pos() >= at.Pos() {
+			return found == ""
+		}
+		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+		if ok && sel.Sel.Name == "Setenv" && len(call.Args) == 2 && (match.IsPkgFunc(c.info, call, "os", "Setenv") || match.IsMethod(c.info, call, "testing", "Setenv")) {
+			if k, ok := match.ConstString(c.info, call.Args[0]); ok && k == "TMPDIR" {
+				found = fmt.Sprintf("%s at %s", types.ExprString(call.Fun), c.line(call))
+			}
+		}
+		return true
+	})
+	return found
+}
+
 // tempDirs rewrites os.MkdirTemp("", p) removed at the end of the test to
 // t.TempDir(), and reports os.TempDir() used by a test.
 func (c *checker) tempDirs(sc *scope, sites []site) {
@@ -123,6 +145,11 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 		if why == "" {
 			if p, ok := match.ConstString(c.info, call.Args[1]); ok {
 				why = c.patternInCode(p)
+			}
+		}
+		if why == "" {
+			if at := c.tmpdirSet(s.stmt); at != "" {
+				why = fmt.Sprintf("the test sets TMPDIR (%s) before it: os.MkdirTemp(\"\", ...) puts the directory straight in the temporary directory the test chose, where code that walks that directory (os.TempDir(), a reaper, a cleaner) finds it; t.TempDir puts it one level down, in a directory named after the test, which such code sees as one fresh entry", at)
 			}
 		}
 		if why == "" {

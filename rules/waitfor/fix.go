@@ -62,8 +62,10 @@ func (p *poll) fix() (*rule.Fix, string) {
 	interval := pollInterval
 	var window, long func() dst.Expr
 	var windowText, longText string
+	var windowBudget, longBudget time.Duration // 0: not a constant
 	if w.known {
 		b := max(p.c.timeout, w.dur)
+		windowBudget, longBudget = w.dur, b
 		interval = min(interval, w.dur)
 		window = func() dst.Expr { return match.DurationExpr(w.dur) }
 		windowText = match.FormatDuration(w.dur)
@@ -120,7 +122,7 @@ func (p *poll) fix() (*rule.Fix, string) {
 	}
 
 	checks, follow := p.group.noun(), "follow"+sIf(len(p.group.checks) == 1)
-	form := func(budget func() dst.Expr, desc string, what string) *rule.Fix {
+	form := func(budget func() dst.Expr, budgetD time.Duration, desc string, what string) *rule.Fix {
 		msg := fmt.Sprintf("poll until the %s hold%s, every %s for up to %s; the %s %s unchanged",
 			checks, sIf(len(p.group.checks) == 1), match.FormatDuration(interval), desc, checks, follow)
 		if !monotone {
@@ -134,7 +136,7 @@ func (p *poll) fix() (*rule.Fix, string) {
 		}
 		return &rule.Fix{
 			Message: msg,
-			Changes: []rule.Change{{Kind: rule.Budget, What: what, Checked: checked, Window: p.knownWindow()}},
+			Changes: []rule.Change{{Kind: rule.Budget, What: what, Checked: checked, Window: p.knownWindow(), Budget: budgetD}},
 			Deletes: []ast.Node{w.call},
 			Apply: func() error {
 				stmts, post := body()
@@ -157,9 +159,9 @@ func (p *poll) fix() (*rule.Fix, string) {
 		if why := p.laterWhy(); why != "" {
 			return nil, why
 		}
-		fix := form(window, windowText, "the wait ends as soon as the checks hold, and never later than the sleep's window: an event later than the window still fails the checks")
+		fix := form(window, windowBudget, windowText, "the wait ends as soon as the checks hold, and never later than the sleep's window: an event later than the window still fails the checks")
 		if longText != windowText {
-			longer := form(long, longText, longWhat)
+			longer := form(long, longBudget, longText, longWhat)
 			longer.Hypothesis = &rule.Hypothesis{Reason: lateWhy}
 			fix.Hypothesis = &rule.Hypothesis{Alternatives: []*rule.Fix{longer}}
 		}
@@ -171,7 +173,7 @@ func (p *poll) fix() (*rule.Fix, string) {
 	// event later than the window. It is never proven; verification
 	// keeps it only if the test still kills the mutants (a late event
 	// among them) the original kills.
-	fix := form(long, longText, longWhat)
+	fix := form(long, longBudget, longText, longWhat)
 	reason := lateWhy
 	if !p.provenChange() {
 		reason = unprovenExactWhy + "; and " + lateWhy

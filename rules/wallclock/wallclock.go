@@ -687,7 +687,7 @@ func (c *checker) removeFix(s *site, t *bubble.Target, budget string) *rule.Fix 
 	return &rule.Fix{
 		Message:    msg,
 		Hypothesis: rule.Unproven(why),
-		Changes: []rule.Change{{Kind: rule.Clock, WorkUnseen: true, Window: c.budgetWindow(s), What: "the wall-clock check goes: the test's other checks of the result stay",
+		Changes: []rule.Change{{Kind: rule.Clock, WorkUnseen: true, Removes: true, Window: c.budgetWindow(s), What: "the wall-clock check goes: the test's other checks of the result stay",
 			Checked: []string{"the budget is the only check of slow work (unproven: a slower implementation with right results passes)"}}},
 		Deletes: del,
 		Apply: func() error {
