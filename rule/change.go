@@ -118,10 +118,9 @@ func Unprovable(changes []Change) string {
 // change makes it a hypothesis.
 func Demoted(reason string) bool {
 	for _, k := range ChangeKinds {
-		if _, ok := unprovable[k]; ok && strings.HasPrefix(reason, string(k)+" change: ") {
-			return true
-		}
-		if _, ok := hypothetical[k]; ok && strings.HasPrefix(reason, string(k)+" change: ") {
+		_, never := unprovable[k]
+		_, run := hypothetical[k]
+		if (never || run) && strings.HasPrefix(reason, string(k)+" change: ") {
 			return true
 		}
 	}
@@ -129,8 +128,8 @@ func Demoted(reason string) bool {
 }
 
 // Demote returns f as a hypothesis when it changes a kind no rule
-// proves (Unprovable, hypothetical), and f itself otherwise. A fix already unproven
-// keeps its reason; a proven fix with a probe that must pass (a chain's
+// proves (Unprovable, hypothetical), and f itself otherwise. A fix
+// already unproven keeps its reason; a proven fix with a probe that must pass (a chain's
 // reverse order) keeps the probe.
 func Demote(f *Fix) *Fix {
 	if f == nil {
