@@ -82,6 +82,16 @@ func (w *walker) summary(fn *types.Func, ended map[string]bool, s *effect.Summar
 	if s.Spin != nil {
 		w.unprove("the test calls " + s.Spin.Why() + where + "; " + spinHangs)
 	}
+	if s.RealClock != nil {
+		// A coarse clock a goroutine of init refreshes: the bubble's
+		// waits pass in no real time, so it does not move with them,
+		// and a check on what the code makes of now sees neither
+		// clock (red team batch 20, coarseclock).
+		rc := *s.RealClock
+		what := rc.What
+		rc.What = ""
+		w.block("the test calls " + rc.Why() + where + ", which " + what + ": that state moves in real time, not with the bubble's virtual clock, so a wait in the bubble passes without it moving and the code's idea of now is neither clock")
+	}
 	if s.Opaque != "" {
 		w.unprove("the test calls " + name + ", whose code the analysis cannot see in full (it " + s.Opaque + ")" + where)
 	}

@@ -15,5 +15,5 @@ import (
 // top (which imports app), so facts flow across two package boundaries.
 func TestAnalyzerFacts(t *testing.T) {
 	testmod.Slow(t)
-	analysistest.Run(t, analysistest.TestData(), effects.Analyzer, "example.com/metrics", "example.com/app", "example.com/top", "example.com/spin", "example.com/spool")
+	analysistest.Run(t, analysistest.TestData(), effects.Analyzer, "example.com/metrics", "example.com/app", "example.com/top", "example.com/spin", "example.com/spool", "example.com/coarse")
 }

@@ -55,6 +55,7 @@ const (
 	Timer            = effect.Timer
 	Spins            = effect.Spins
 	ReadsClock       = effect.ReadsClock
+	ReadsRealClock   = effect.ReadsRealClock
 	WritesFiles      = effect.WritesFiles
 )
 

@@ -15,7 +15,7 @@ type summaryFact struct{ Summary }
 func (*summaryFact) AFact() {}
 
 func (f *summaryFact) String() string {
-	if f.Pure() && f.Spin == nil && f.Clock == nil && f.Files == nil && !f.Blocks && !f.RunsBubble && len(f.Bubbles) == 0 {
+	if f.Pure() && f.Spin == nil && f.Clock == nil && f.RealClock == nil && f.Files == nil && !f.Blocks && !f.RunsBubble && len(f.Bubbles) == 0 {
 		return "pure"
 	}
 	s := ""
@@ -42,6 +42,12 @@ func (f *summaryFact) String() string {
 			s += "; "
 		}
 		s += string(ReadsClock) + ": " + f.Clock.Why()
+	}
+	if f.RealClock != nil {
+		if s != "" {
+			s += "; "
+		}
+		s += string(ReadsRealClock) + ": " + f.RealClock.Why()
 	}
 	if f.Files != nil {
 		if s != "" {

@@ -50,6 +50,10 @@ type summariser struct {
 	copies     map[*types.Var]*types.Var
 	pairs      map[*types.Var]map[*types.Var]bool
 	cancelOnly map[*types.Var]bool
+	// realClock are the package-level variables a goroutine started at
+	// the package's initialisation keeps from the real clock (see
+	// initClockKeepers); made on first use.
+	realClock map[*types.Var]string
 	// fset, when known, places a spinning loop for messages.
 	fset *token.FileSet
 	// impls, when set, finds the methods a call through an interface
@@ -183,6 +187,9 @@ func size(s *Summary) int {
 	if s.Clock != nil {
 		n++
 	}
+	if s.RealClock != nil {
+		n++
+	}
 	if s.Files != nil {
 		n++
 	}
@@ -210,6 +217,7 @@ type scan struct {
 	blocks       bool         // its own goroutine blocks durably by itself
 	spinning     []spinSite   // loops that spin on the clock unless a callee blocks
 	clock        string       // where it reads the clock itself ("cache.go:30"), or ""
+	realClock    string       // what real-clock state it reads itself (realClockReads), or ""
 	readsClock   bool         // it reads the clock itself
 	runsBubble   bool         // it calls synctest.Test or synctest.Run itself
 	bubbleParams []int        // parameters it runs in a synctest bubble itself
@@ -268,6 +276,7 @@ func (s *summariser) scanOf(fn *types.Func) *scan {
 	_, sc.blocks = blocksIn(s.info, fd.Body)
 	s.spins(sc, fd.Body)
 	s.clockReads(sc, fd.Body)
+	s.realClockReads(sc, fd.Body)
 	s.bubbles(sc, sig, fd.Body)
 	return sc
 }
@@ -649,6 +658,7 @@ func (s *summariser) compute(sc *scan) *Summary {
 	out.Blocks = out.Blocks || sc.blocks
 	out.Spin = s.spin(sc)
 	out.Clock = s.clock(sc)
+	out.RealClock = s.realClockOf(sc)
 	out.Files = s.fileWrite(sc)
 	out.Bubbles = append(out.Bubbles, sc.bubbleParams...)
 	for _, bc := range sc.bubbleCalls {

@@ -76,6 +76,16 @@ type Summary struct {
 	// bubble's virtual clock.
 	Bubbles []int
 
+	// RealClock, when not nil, is a read of package-level state that a
+	// goroutine started by its package's initialisation keeps from the
+	// real clock (a coarse clock: an atomic a ticker refreshes every
+	// millisecond), in the function or in one it calls or starts. That
+	// goroutine runs outside every synctest bubble: what it keeps moves
+	// in real time, not with the bubble's virtual clock. Its Kind is
+	// ReadsRealClock; What names the variable and the goroutine. It is
+	// not among Effects.
+	RealClock *Effect
+
 	// RunsBubble is true when the function, or one it calls, calls
 	// synctest.Test or synctest.Run: called inside a bubble, it panics
 	// (bubbles do not nest).
@@ -141,6 +151,10 @@ const (
 	// ReadsClock: reads the clock (time.Now, time.Since, time.Until).
 	// Only in Summary.Clock, never in Effects.
 	ReadsClock Kind = "reads-clock"
+	// ReadsRealClock: reads state a goroutine started at package
+	// initialisation keeps from the real clock. Only in
+	// Summary.RealClock, never in Effects.
+	ReadsRealClock Kind = "reads-real-clock"
 	// WritesFiles: writes the file system (os.WriteFile, os.OpenFile,
 	// os.Remove, an *os.File's Write). Only in Summary.Files, never in
 	// Effects.
