@@ -617,6 +617,12 @@ func (c *checker) sharedWrite(fn ast.Node, before token.Pos) string {
 				found = c.outlivesWhy(call, what, e)
 				return false
 			}
+			if e.Kind == effect.GoroutineEnds || e.Kind == effect.GoroutineForever {
+				if at := c.goroutineCounter(); at != "" {
+					found = c.outlivesWhy(call, "starts goroutines (the package's tests count the process's goroutines: "+at+")", e)
+					return false
+				}
+			}
 		}
 		if sum.Files != nil {
 			found = c.outlivesWhy(call, "writes the file system", *sum.Files)
@@ -625,6 +631,48 @@ func (c *checker) sharedWrite(fn ast.Node, before token.Pos) string {
 		return true
 	})
 	return found
+}
+
+// goroutineCounter names where the package's tests read the process's
+// goroutines (runtime.NumGoroutine, runtime.Stack of all of them, a
+// goroutine profile, go.uber.org/goleak), or "". There the goroutines
+// the code starts are state that outlives the test: a later test, or
+// TestMain after the run, counts them, and a goroutine a bug leaves
+// blocked late in the sleep's window is never started when a poll ends
+// the test, and the code with it, at the first event (red team batch
+// 20, replicaleak).
+func (c *checker) goroutineCounter() string {
+	if c.counter != nil {
+		return *c.counter
+	}
+	at := ""
+	for _, f := range c.pass.AllFiles {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || at != "" {
+				return at == ""
+			}
+			fn := match.Callee(c.info, call)
+			if fn == nil || fn.Pkg() == nil {
+				return true
+			}
+			name := ""
+			switch path := fn.Pkg().Path(); {
+			case path == "runtime" && (fn.Name() == "NumGoroutine" || fn.Name() == "Stack" || fn.Name() == "GoroutineProfile"):
+				name = "runtime." + fn.Name()
+			case path == "runtime/pprof" && fn.Name() == "Lookup":
+				name = "pprof.Lookup"
+			case path == "go.uber.org/goleak" || strings.HasSuffix(path, "/goleak"):
+				name = "goleak." + fn.Name()
+			}
+			if name != "" {
+				at = name + " at " + c.line(call)
+			}
+			return at == ""
+		})
+	}
+	c.counter = &at
+	return at
 }
 
 // outlives says, for each kind of effect on state that outlives the

@@ -86,6 +86,7 @@ type checker struct {
 	said    *intent.Package // what the tests say they exercise (intent.go)
 
 	contracts *contract.Finder // the durations tests set (contract.go), made on first use
+	counter   *string          // where the package's tests count goroutines (goroutineCounter), once known
 }
 
 func run(pass *rule.Pass) error {
