@@ -1,6 +1,7 @@
 package attemptloop
 
 import (
+	"cmp"
 	_ "embed"
 	"fmt"
 	"go/ast"
@@ -171,6 +172,12 @@ func (c *checker) check(stmt ast.Stmt, stack []ast.Node) {
 		d.Pos = l.labeled.Pos()
 	}
 	fix, why := c.fix(l, waits, use)
+	if w := c.unwaitedWhy(l, waits); w != "" {
+		if fix == nil {
+			why += "; also: " + w
+		}
+		fix, why = nil, cmp.Or(why, w)
+	}
 	if hand.Kind == handover.Unknown {
 		fix, why = nil, fmt.Sprintf("the loop is in a function literal that goes to %s; the rule cannot tell whether the test runs it or hands it to the code under test, whose behaviour the loop would then be", hand.To)
 	}
