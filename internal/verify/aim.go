@@ -429,7 +429,9 @@ func (c *codeUnderTest) aimed(m mentions, kinds map[rule.ChangeKind]bool, lateBy
 	}
 	if kinds[rule.Budget] {
 		if lateBy > 0 {
-			add(late, c.relevant(m), lateBy)
+			rel := c.relevant(m)
+			add(late, rel, lateBy)
+			add(late, c.lateCallers(rel), lateBy)
 			add(lateRead, append(sites(comparison, func(a *aimSite) bool { arg, _ := a.lateShifts(); return arg }), sites(elapsed, nil)...), lateBy)
 			add(lateReadRecv, sites(comparison, func(a *aimSite) bool { _, recv := a.lateShifts(); return recv }), lateBy)
 		}

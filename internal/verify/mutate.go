@@ -133,9 +133,10 @@ type target struct {
 	// (p.Submit(func() { ran.Add(1) }), run by a worker as job()).
 	passes bool
 
-	form siteForm
-	encl string // the function or method the site is in
-	site *aimSite
+	form  siteForm
+	encl  string // the function or method the site is in
+	site  *aimSite
+	calls string // for a caller target (callers.go), the name of the function its statement calls
 }
 
 // A siteForm is what a target's text is.
@@ -1135,6 +1136,7 @@ func checkedNames(sites []fixSite, test string, reads map[string]map[string]bool
 type codeUnderTest struct {
 	targets []*target
 	aims    []*target                  // the sites of mutants aimed at what a fix changes (aim.go)
+	callers []*target                  // the statements that call a function of the package (callers.go)
 	reads   map[string]map[string]bool // function or method name → names
 }
 
@@ -1186,6 +1188,7 @@ func collect(fset *token.FileSet, files []*ast.File, srcs map[string][]byte, inf
 	for _, f := range files {
 		file := fset.File(f.Pos()).Name()
 		c := &collector{info: info, scope: scope, fset: fset, file: file, src: srcs[file], pkgEnd: fset.Position(f.Name.End()).Offset}
+		var callers []*target
 		for _, d := range f.Decls {
 			fd, ok := d.(*ast.FuncDecl)
 			if !ok || fd.Body == nil {
@@ -1202,7 +1205,11 @@ func collect(fset *token.FileSet, files []*ast.File, srcs map[string][]byte, inf
 				}
 				return true
 			})
+			first := len(c.out)
 			ast.Inspect(fd.Body, c.visit)
+			for _, t := range c.out[first:] {
+				t.encl = fd.Name.Name
+			}
 			ast.Inspect(fd.Body, func(n ast.Node) bool {
 				var t *target
 				switch n := n.(type) {
@@ -1225,8 +1232,11 @@ func collect(fset *token.FileSet, files []*ast.File, srcs map[string][]byte, inf
 			}
 			c.aims = append(c.aims, c.aimEntry(fd))
 			c.aims = append(c.aims, c.aimStamps(fd)...)
+			callers = append(callers, c.callerTargets(fd)...)
 		}
-		code.aims = append(code.aims, keepAims(c.aims, c.out)...)
+		kept := keepAims(c.aims, c.out)
+		code.aims = append(code.aims, kept...)
+		code.callers = append(code.callers, keepCallers(callers, c.out, kept)...)
 		// A target inside another (s.cb = func() { s.n++ }) is left
 		// out: a schema splices each target once.
 		sort.SliceStable(c.out, func(i, j int) bool { return c.out[i].start < c.out[j].start })
