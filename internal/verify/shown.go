@@ -97,7 +97,7 @@ var aimedKinds = map[rule.ChangeKind]aimedKind{
 // (rule.Unprovable), so runs and mutants could show nothing of its
 // strength, and would only cost the time they take. "" when it is tried.
 func unprovable(f rewrite.Finding) string {
-	if !f.Fixed || !f.Unproven {
+	if !f.Fixed || !f.Unproven || rule.Unprovable(f.Changes) == "" {
 		return ""
 	}
 	for _, c := range f.Changes {
@@ -110,7 +110,8 @@ func unprovable(f rewrite.Finding) string {
 			return fmt.Sprintf("no mutant is aimed at its %s change (%s), and passing runs show nothing of a bug the change would hide: strength cannot be shown, so it is not run", k, ak.aims)
 		}
 	}
-	return ""
+	// rule.Unprovable and aimedKinds agree (TestUnprovableKindsHaveNoMutants).
+	return "strength cannot be shown, so it is not run: " + rule.Unprovable(f.Changes)
 }
 
 // A triedMutant is a mutant a test ran on, and what it did.

@@ -132,3 +132,15 @@ func TestUnprovable(t *testing.T) {
 		}
 	}
 }
+
+// The kinds of change no rule proves (rule.Unprovable) are those no
+// mutant is aimed at: verification holds them back before running.
+func TestUnprovableKindsHaveNoMutants(t *testing.T) {
+	for _, k := range rule.ChangeKinds {
+		never := rule.Unprovable([]rule.Change{{Kind: k, What: "x"}}) != ""
+		ak, ok := aimedKinds[k]
+		if unaimed := ok && len(ak.ops) == 0; never != unaimed {
+			t.Errorf("%s: rule.Unprovable says %v, aimedKinds has no mutants: %v", k, never, unaimed)
+		}
+	}
+}
