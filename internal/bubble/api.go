@@ -318,6 +318,7 @@ func (a *Analysis) Wrap(t *Target) error {
 		return nil
 	}
 	a.overshoot(t)
+	a.overshootTimers(t)
 	if decl != nil && decl.Recv == nil && a.lines(t) > InlineMax {
 		return a.wrapFunc(t, decl, start)
 	}

@@ -51,6 +51,9 @@ type Analysis struct {
 	// overshot holds the waits a wrap has made end a nanosecond late
 	// (overshoot.go), so a wait two wrapped tests reach moves once.
 	overshot map[*ast.ExprStmt]bool
+	// overshotTimers holds the timers of the test's own flow a wrap has
+	// made end a nanosecond late (overshootTimers).
+	overshotTimers map[*ast.CallExpr]bool
 
 	net netState // the helpers matched as connection pairs (network.go)
 
@@ -216,20 +219,21 @@ func scan(pass *rule.Pass) *scanned {
 func New(pass *rule.Pass) *Analysis {
 	sc := pass.ResultOf[Scan].(*scanned)
 	return &Analysis{
-		pass:       pass,
-		info:       pass.TypesInfo,
-		decls:      sc.decls,
-		subtests:   map[*ast.FuncLit]*Target{},
-		bubbles:    sc.bubbles,
-		bubbleRefs: sc.bubbleRefs,
-		helperVars: sc.helperVars,
-		bubbled:    map[*ast.ExprStmt]bool{},
-		helpers:    map[*ast.FuncDecl][]event{},
-		impls:      map[*ast.FuncDecl][]event{},
-		named:      map[string]bool{},
-		overshot:   map[*ast.ExprStmt]bool{},
-		cgo:        sc.cgo,
-		said:       intent.NewPackage(pass.Fset, pass.Pkg, pass.TypesInfo, pass.AllFiles),
+		pass:           pass,
+		info:           pass.TypesInfo,
+		decls:          sc.decls,
+		subtests:       map[*ast.FuncLit]*Target{},
+		bubbles:        sc.bubbles,
+		bubbleRefs:     sc.bubbleRefs,
+		helperVars:     sc.helperVars,
+		bubbled:        map[*ast.ExprStmt]bool{},
+		helpers:        map[*ast.FuncDecl][]event{},
+		impls:          map[*ast.FuncDecl][]event{},
+		named:          map[string]bool{},
+		overshot:       map[*ast.ExprStmt]bool{},
+		overshotTimers: map[*ast.CallExpr]bool{},
+		cgo:            sc.cgo,
+		said:           intent.NewPackage(pass.Fset, pass.Pkg, pass.TypesInfo, pass.AllFiles),
 
 		runner: NewRunner(pass.TypesInfo, pass.Effects),
 	}

@@ -4,9 +4,12 @@ import (
 	"go/ast"
 	"go/constant"
 	"go/token"
+	"go/types"
 
 	"github.com/dave/dst"
 	"golang.org/x/tools/go/ast/astutil"
+
+	"github.com/unflake/unflake/internal/match"
 )
 
 // A wrap makes each wait of the test's own flow end one nanosecond past
@@ -66,7 +69,7 @@ func (a *Analysis) overshoot(t *Target) {
 // ownFlow reports whether the wait s runs in t's own goroutine, in a
 // test file a rule may rewrite: in t's body or a function it calls,
 // outside any func literal but t's own and its subtests'.
-func (a *Analysis) ownFlow(t *Target, s *ast.ExprStmt) bool {
+func (a *Analysis) ownFlow(t *Target, s ast.Node) bool {
 	var file *ast.File
 	for _, f := range a.pass.Files {
 		if f.Pos() <= s.Pos() && s.End() <= f.End() {
@@ -141,4 +144,60 @@ func isSubtestCall(n ast.Node, lit *ast.FuncLit) bool {
 	}
 	sel, ok := call.Fun.(*ast.SelectorExpr)
 	return ok && sel.Sel.Name == "Run"
+}
+
+// overshootTimers makes each timer t's own body starts end one
+// nanosecond late too: time.NewTimer(d), time.AfterFunc(d, f),
+// time.NewTicker(d), time.Tick(d) and a timer's or ticker's Reset(d) get
+// d + time.Nanosecond. A wait on <-timer.C is a wait of the test's flow
+// as much as a sleep, and on the real clock it ends a little late too: a
+// test that waits one probe interval on its own timer and then checks a
+// breaker's "more than the interval since it tripped" sees the tie in a
+// bubble, where the strict comparison is false, and not in real time
+// (red team batch 21, probewait). Timers in func literals other than
+// t's own flow (a goroutine, a cleanup) keep their durations, as waits
+// do.
+func (a *Analysis) overshootTimers(t *Target) {
+	ast.Inspect(t.body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || a.overshotTimers[call] || !a.isTimerStart(call) || !a.ownFlow(t, call) {
+			return true
+		}
+		if tv, ok := a.info.Types[call.Args[0]]; ok && tv.Value != nil {
+			if v, exact := constant.Int64Val(constant.ToInt(tv.Value)); exact && v <= 0 {
+				return true
+			}
+		}
+		d, ok := a.pass.Dst(call).(*dst.CallExpr)
+		if !ok || len(d.Args) == 0 {
+			return true
+		}
+		a.overshotTimers[call] = true
+		arg := d.Args[0]
+		after := arg.Decorations().After
+		arg.Decorations().After = dst.None
+		sum := &dst.BinaryExpr{X: arg, Op: token.ADD, Y: &dst.Ident{Path: "time", Name: "Nanosecond"}}
+		sum.Decs.After = after
+		d.Args[0] = sum
+		return true
+	})
+}
+
+// isTimerStart reports whether call starts or resets a timer or ticker
+// of the time package with a duration as its first argument.
+func (a *Analysis) isTimerStart(call *ast.CallExpr) bool {
+	if len(call.Args) == 0 {
+		return false
+	}
+	fn := match.Callee(a.info, call)
+	if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != "time" {
+		return false
+	}
+	switch fn.Name() {
+	case "NewTimer", "AfterFunc", "NewTicker", "Tick":
+		return fn.Type().(*types.Signature).Recv() == nil
+	case "Reset":
+		return fn.Type().(*types.Signature).Recv() != nil
+	}
+	return false
 }

@@ -101,6 +101,9 @@ func (c *clockScan) stepAgainstDeadline(loop *ast.ForStmt, scope ast.Node) strin
 	}
 	dl, budget, ok := c.loopDeadline(loop, scope)
 	if !ok {
+		dl, budget, ok = c.ctxDeadline(loop)
+	}
+	if !ok {
 		return ""
 	}
 	waitAt := c.at(types.ExprString(wait.(ast.Expr)), wait)
@@ -376,4 +379,68 @@ func (c *clockScan) param(v *types.Var, scope ast.Node) bool {
 	}
 	// A parameter's scope is the function's, which encloses the body.
 	return v.Parent().Pos() < scope.Pos() && scope.Pos() <= v.Parent().End() && v.Pos() < scope.Pos()
+}
+
+// ctxDeadline returns the deadline of a loop that waits on a context's
+// Done beside its step (select { case <-ctx.Done(): ...; case
+// <-time.After(step): }) when the test makes a context with a timeout or
+// a deadline (context.WithTimeout(ctx, 300ms)): the loop meets that
+// deadline as it would one of its own, and in a bubble after exactly k
+// steps. A bug that gives up when less than a step is left
+// (time.Until(dl) < step, from ctx.Deadline()) lives only in its own
+// build, where the correct code compares nothing (red team batch 21,
+// retryctx). The duration is the timeout's, or the deadline itself
+// (not a constant: it may be a multiple of the step).
+func (c *clockScan) ctxDeadline(loop *ast.ForStmt) (string, ast.Expr, bool) {
+	info := c.a.info
+	var done ast.Node
+	ast.Inspect(loop.Body, func(n ast.Node) bool {
+		if done != nil {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CommClause:
+			var x ast.Expr
+			switch comm := n.Comm.(type) {
+			case *ast.ExprStmt:
+				x = comm.X
+			case *ast.AssignStmt:
+				if len(comm.Rhs) == 1 {
+					x = comm.Rhs[0]
+				}
+			}
+			if u, ok := ast.Unparen(x).(*ast.UnaryExpr); ok && u.Op == token.ARROW {
+				if call, ok := ast.Unparen(u.X).(*ast.CallExpr); ok && match.IsMethod(info, call, "context", "Done") {
+					done = call
+				}
+			}
+		}
+		return true
+	})
+	if done == nil {
+		return "", nil, false
+	}
+	var what string
+	var dur ast.Expr
+	for i, r := range c.rootList {
+		if i > 0 && !c.a.testCode(r) {
+			continue
+		}
+		ast.Inspect(r, func(n ast.Node) bool {
+			if dur != nil {
+				return false
+			}
+			call, ok := n.(*ast.CallExpr)
+			if ok && len(call.Args) == 2 && match.IsPkgFunc(info, call, "context", "WithTimeout", "WithDeadline", "WithTimeoutCause", "WithDeadlineCause") {
+				what, dur = c.at(types.ExprString(done.(ast.Expr)), done)+", a context the test gives a deadline ("+c.at(types.ExprString(call), call)+")", call.Args[1]
+			}
+			return dur == nil
+		})
+		if dur != nil {
+			break
+		}
+	}
+	return what, dur, dur != nil
 }

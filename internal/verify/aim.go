@@ -3,6 +3,7 @@ package verify
 import (
 	"go/ast"
 	"go/types"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -295,6 +296,30 @@ func keepAims(aims, stmts []*target) []*target {
 // So when three times the test's time reaches past half the budget, the
 // mutant is made half as late again as the window alone, and none is
 // made when even that is past half the budget.
+//
+// A second late mutant comes just past the window (a quarter later than
+// it), when the window is known: the nearest lateness the original fails
+// on. The code may end the late write's chance itself (a daemon whose
+// context the test gave 450ms never gets ready after that): a write
+// 1s late then fails the rewrite too, a kill that says nothing of a
+// write 300ms late, which the attempts' 200ms caught and the deadline
+// passes (red team batch 21, drainready). Near the window, the rewrite
+// that passes it is seen to.
+func lateMutantDelays(before *outcome, window, budget time.Duration) []time.Duration {
+	var out []time.Duration
+	if window > 0 {
+		near := (window*5/4 + 10*time.Millisecond - 1) / (10 * time.Millisecond) * (10 * time.Millisecond)
+		if budget == 0 || near <= budget/2 {
+			out = append(out, near)
+		}
+	}
+	if d := lateDelay(before, window, budget); d > 0 && !slices.Contains(out, d) {
+		out = append(out, d)
+	}
+	slices.Sort(out)
+	return out
+}
+
 func lateDelay(before *outcome, window, budget time.Duration) time.Duration {
 	want := 3 * max(before.mean(), window)
 	if budget > 0 && want > budget/2 {
@@ -388,7 +413,7 @@ func (c *codeUnderTest) reach(m mentions) map[string]bool {
 // those it mentions first, one of each mutation in turn. lateBy is the
 // delay of a late write (0: none), slowBy the real time a slowed
 // function's entry takes (0: none; aimslow.go).
-func (c *codeUnderTest) aimed(m mentions, kinds map[rule.ChangeKind]bool, lateBy, slowBy time.Duration) []*mutant {
+func (c *codeUnderTest) aimed(m mentions, kinds map[rule.ChangeKind]bool, lateBy []time.Duration, slowBy time.Duration) []*mutant {
 	reach := c.reach(m)
 	var score func(t *target) int
 	score = func(t *target) int {
@@ -428,12 +453,15 @@ func (c *codeUnderTest) aimed(m mentions, kinds map[rule.ChangeKind]bool, lateBy
 		}
 	}
 	if kinds[rule.Budget] {
-		if lateBy > 0 {
+		if len(lateBy) > 0 {
 			rel := c.relevant(m)
-			add(late, rel, lateBy)
-			add(late, c.lateCallers(rel), lateBy)
-			add(lateRead, append(sites(comparison, func(a *aimSite) bool { arg, _ := a.lateShifts(); return arg }), sites(elapsed, nil)...), lateBy)
-			add(lateReadRecv, sites(comparison, func(a *aimSite) bool { _, recv := a.lateShifts(); return recv }), lateBy)
+			for _, d := range lateBy {
+				add(late, rel, d)
+				add(late, c.lateCallers(rel), d)
+			}
+			far := lateBy[len(lateBy)-1]
+			add(lateRead, append(sites(comparison, func(a *aimSite) bool { arg, _ := a.lateShifts(); return arg }), sites(elapsed, nil)...), far)
+			add(lateReadRecv, sites(comparison, func(a *aimSite) bool { _, recv := a.lateShifts(); return recv }), far)
 		}
 		add(scaled, sites(durationArg, nil), 0)
 	}

@@ -55,7 +55,7 @@ func TestSlowedMutants(t *testing.T) {
 	}
 	var slowedMs []*mutant
 	var got []string
-	for _, mu := range code.aimed(m, map[rule.ChangeKind]bool{rule.Clock: true}, 0, 1200*time.Millisecond) {
+	for _, mu := range code.aimed(m, map[rule.ChangeKind]bool{rule.Clock: true}, nil, 1200*time.Millisecond) {
 		if mu.op == slowed {
 			slowedMs = append(slowedMs, mu)
 			got = append(got, mu.String())

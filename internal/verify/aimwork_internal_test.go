@@ -173,7 +173,7 @@ func TestWorkAndDefaultMutants(t *testing.T) {
 		}
 		return strings.Join(out, "\n")
 	}
-	clock := code.aimed(m, map[rule.ChangeKind]bool{rule.Clock: true}, 0, 0)
+	clock := code.aimed(m, map[rule.ChangeKind]bool{rule.Clock: true}, nil, 0)
 	wantClock := []string{
 		"time.NewTimer(scheduleDelay) with its duration made 0 at job.go:55",
 		"loop bound rounds made 4096x (more CPU work) at job.go:28",
@@ -186,7 +186,7 @@ func TestWorkAndDefaultMutants(t *testing.T) {
 		t.Errorf("clock:\n%s\nwant\n%s", got, strings.Join(wantClock, "\n"))
 	}
 	for _, k := range []rule.ChangeKind{rule.Budget, rule.Ownership, rule.Sync} {
-		for _, m := range code.aimed(m, map[rule.ChangeKind]bool{k: true}, 500*time.Millisecond, 0) {
+		for _, m := range code.aimed(m, map[rule.ChangeKind]bool{k: true}, []time.Duration{500 * time.Millisecond}, 0) {
 			if m.op == worked || m.op == defaultZeroed {
 				t.Errorf("%s: %s aimed", k, m)
 			}

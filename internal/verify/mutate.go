@@ -613,7 +613,7 @@ func (v *verifier) mutateTests(decide func(rewrite.Site) rewrite.Decision, w *pk
 		}
 		p := mutantPlan{test: test, sites: byTest[test], before: before}
 		m := checkedNames(p.sites, test, code.reads)
-		ms := append(code.aimed(m, changeKinds(p.sites), lateDelay(before, windowOf(p.sites), budgetOf(p.sites)), slowDelay(before, max(windowOf(p.sites), unseenWindowOf(p.sites)), v.r.goos, workUnseen(p.sites))), pickMutants(code.relevant(m), mutantDelay(before))...)
+		ms := append(code.aimed(m, changeKinds(p.sites), lateMutantDelays(before, windowOf(p.sites), budgetOf(p.sites)), slowDelay(before, max(windowOf(p.sites), unseenWindowOf(p.sites)), v.r.goos, workUnseen(p.sites))), pickMutants(code.relevant(m), mutantDelay(before))...)
 		for _, m := range ms {
 			id, ok := index[*m]
 			if !ok {

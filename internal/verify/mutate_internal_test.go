@@ -306,7 +306,7 @@ func TestAimedMutants(t *testing.T) {
 		for _, k := range tc.kinds {
 			kinds[k] = true
 		}
-		if got := names(code.aimed(m, kinds, 500*time.Millisecond, 0)); got != strings.Join(tc.want, "\n") {
+		if got := names(code.aimed(m, kinds, []time.Duration{500 * time.Millisecond}, 0)); got != strings.Join(tc.want, "\n") {
 			t.Errorf("%v:\n%s\nwant\n%s", tc.kinds, got, strings.Join(tc.want, "\n"))
 		}
 	}
@@ -315,7 +315,7 @@ func TestAimedMutants(t *testing.T) {
 	// duration within b.timer = ... is built into each of its forms.
 	var ms []*mutant
 	for _, k := range []rule.ChangeKind{rule.Budget, rule.Clock, rule.Ownership} {
-		ms = append(ms, code.aimed(m, map[rule.ChangeKind]bool{k: true}, 500*time.Millisecond, 0)...)
+		ms = append(ms, code.aimed(m, map[rule.ChangeKind]bool{k: true}, []time.Duration{500 * time.Millisecond}, 0)...)
 	}
 	ms = append(ms, pickMutants(code.relevant(m), 20*time.Millisecond)...)
 	src := string(schema(ms)[file])
@@ -333,7 +333,7 @@ func TestAimedMutants(t *testing.T) {
 	}
 	// A Close that returns at once returns its results' zero values,
 	// and needs no copy of its body nor the time package.
-	skip := code.aimed(m, map[rule.ChangeKind]bool{rule.Clock: true}, 0, 0)
+	skip := code.aimed(m, map[rule.ChangeKind]bool{rule.Clock: true}, nil, 0)
 	if src := string(schema(skip[len(skip)-1:])[file]); !strings.Contains(src, `func (b *Breaker) Close() error { switch unflakeMutant { case "m1.test": return *new(error); };`) || strings.Contains(src, "unflakeTwice") || strings.Contains(src, mutantTime) {
 		t.Errorf("schema of %s:\n%s", skip[len(skip)-1], src)
 	} else {
