@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // The standard library's servers are no standard ends when they wait for
@@ -64,6 +65,9 @@ func (c *checker) runsHandlers(s *site) string {
 	}
 	what := c.ownHandler(handler, map[*types.Func]bool{}, 0)
 	if what == "" {
+		if client := c.codeClient(s); client != "" {
+			return fmt.Sprintf("%s.Close waits for the requests the server serves, and %s; %s", s.v.Name(), client, handlersKeep)
+		}
 		return ""
 	}
 	why := fmt.Sprintf("%s.Close waits for the requests the server serves, and %s: a bug that wedges a handler would hang the cleanup to the test's timeout instead of failing at its check", s.v.Name(), what)
@@ -255,4 +259,56 @@ func identOfExpr(e ast.Expr) *ast.Ident {
 func (c *checker) lineOf(n ast.Node) string {
 	p := c.pass.Fset.Position(n.Pos())
 	return fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)
+}
+
+// codeClient says how the code under test may hold a request to the
+// server s open when the test ends: the test hands it the server (its
+// URL, its client, its listener) and the code starts goroutines, by
+// its effect summary (a log shipper streaming one long
+// POST to srv.URL until its own Close, which the test never calls: red
+// team batch 21, streamship). Close then waits for that request for
+// ever. "" when no such call is seen.
+func (c *checker) codeClient(s *site) string {
+	found := ""
+	ast.Inspect(c.fn.Body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || found != "" {
+			return found == ""
+		}
+		fn := match.Callee(c.info, call)
+		if fn == nil || fn.Pkg() == nil || match.IsStd(fn.Pkg().Path()) {
+			return true
+		}
+		handed := false
+		for _, a := range call.Args {
+			ast.Inspect(a, func(m ast.Node) bool {
+				if id, ok := m.(*ast.Ident); ok && c.info.Uses[id] == types.Object(s.v) {
+					handed = true
+				}
+				return !handed
+			})
+		}
+		if !handed {
+			return true
+		}
+		// A call that returns when its request is done holds nothing
+		// open; one that starts goroutines may.
+		sum := c.pass.Effects.Of(fn)
+		why := ""
+		if sum != nil {
+			for _, e := range sum.Effects {
+				switch e.Kind {
+				case effect.GoroutineForever, effect.GoroutineEnds:
+					if why == "" {
+						why = "which " + strings.TrimPrefix(e.Why(), match.PkgFuncName(fn)+", which ")
+					}
+				}
+			}
+		}
+		if why != "" {
+			found = fmt.Sprintf("the test hands the server to %s at %s, %s: a request the code keeps open (a stream, a long poll) would hold the cleanup until the test's timeout", match.PkgFuncName(fn), c.lineOf(call), why)
+		}
+		return found == ""
+	})
+	return found
 }

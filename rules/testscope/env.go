@@ -3,6 +3,7 @@ package testscope
 import (
 	"fmt"
 	"go/ast"
+	"go/constant"
 	"go/token"
 	"go/types"
 	"strconv"
@@ -230,6 +231,14 @@ func (c *checker) env(sc *scope, sites []site) {
 			why = fmt.Sprintf("the deferred restore (%s) runs before the parallel subtests (%s) resume, so they run with %s restored; t.Setenv would keep it set for them", c.line(deferred(restores[s])), c.parallelSubtest(sc), name)
 		case !c.atLeast("go1.17"):
 			why = c.tooOld("t.Setenv", "go1.17")
+		case !s.ifErr && c.mayBeRefused(s.call):
+			// os.Setenv refuses a value with a NUL byte, or a key with
+			// '=' or a NUL byte (EINVAL), and the statement drops the
+			// error; t.Setenv fails the test on it (red team batch 21,
+			// nulenv: a table row that relies on the refusal).
+			why = fmt.Sprintf("os.Setenv's error is dropped and its key or value (%s) is data the analysis cannot read (a table row's field, a parameter): os.Setenv refuses a value with a NUL byte or a key with '=', which the test ignores, and t.Setenv fails the test on it", c.text(s.call.Args[1]))
+		case c.restoreBefore(restores[s], s) != "":
+			why = c.restoreBefore(restores[s], s)
 		case !c.resolves(sc.t.Name(), s.stmt.Pos(), sc.t):
 			why = fmt.Sprintf("%s does not name the test's %s here", sc.t.Name(), types.TypeString(sc.t.Type(), types.RelativeTo(c.pass.Pkg)))
 		}
@@ -410,4 +419,208 @@ func (c *checker) otherWrite(fn *types.Func, kind effect.Kind) *effect.Effect {
 		}
 	}
 	return nil
+}
+
+// mayBeRefused reports whether os.Setenv(k, v) may fail on what its
+// arguments hold: a constant with a NUL byte (or, for the key, '=' or
+// nothing), or data the analysis cannot read (a field, an element, a
+// parameter, a range variable: a table row). A value a call computes (a
+// temporary directory, a joined path, a formatted number) is taken to
+// hold none.
+func (c *checker) mayBeRefused(call *ast.CallExpr) bool {
+	var refused func(e ast.Expr, isKey bool, depth int) bool
+	refused = func(e ast.Expr, isKey bool, depth int) bool {
+		if tv, ok := c.info.Types[e]; ok && tv.Value != nil {
+			if tv.Value.Kind() != constant.String {
+				return false
+			}
+			v := constant.StringVal(tv.Value)
+			return strings.ContainsRune(v, 0) || isKey && (v == "" || strings.ContainsRune(v, '='))
+		}
+		switch e := ast.Unparen(e).(type) {
+		case *ast.CallExpr:
+			return false
+		case *ast.BinaryExpr:
+			return refused(e.X, isKey, depth) || refused(e.Y, isKey, depth)
+		case *ast.Ident:
+			v, ok := c.info.Uses[e].(*types.Var)
+			if !ok || depth > 3 {
+				return true
+			}
+			// A local set once from something that holds no such byte.
+			var rhs []ast.Expr
+			n := 0
+			for id, obj := range c.info.Defs {
+				if obj == v {
+					if vs, ok := c.definingValue(id); ok {
+						rhs = append(rhs, vs)
+					}
+					n++
+				}
+			}
+			if n == 1 && len(rhs) == 1 {
+				return refused(rhs[0], isKey, depth+1)
+			}
+			// A helper's parameter: what every call in the package
+			// hands it.
+			args := c.paramArgs(v)
+			if len(args) == 0 {
+				return true
+			}
+			for _, a := range args {
+				if refused(a, isKey, depth+1) {
+					return true
+				}
+			}
+			return false
+		}
+		return true
+	}
+	return refused(call.Args[0], true, 0) || refused(call.Args[1], false, 0)
+}
+
+// definingValue returns the value a := or var declaration gives id,
+// when it gives one of its own (not a range clause's, a parameter's).
+func (c *checker) definingValue(id *ast.Ident) (ast.Expr, bool) {
+	for _, f := range c.pass.Files {
+		if id.Pos() < f.Pos() || id.Pos() >= f.End() {
+			continue
+		}
+		var out ast.Expr
+		ast.Inspect(f, func(n ast.Node) bool {
+			if out != nil {
+				return false
+			}
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				if n.Tok == token.DEFINE && len(n.Lhs) == len(n.Rhs) {
+					for i, l := range n.Lhs {
+						if l == ast.Expr(id) {
+							out = n.Rhs[i]
+						}
+					}
+				}
+			case *ast.ValueSpec:
+				if len(n.Names) == len(n.Values) {
+					for i, nm := range n.Names {
+						if nm == id {
+							out = n.Values[i]
+						}
+					}
+				}
+			}
+			return true
+		})
+		return out, out != nil
+	}
+	return nil, false
+}
+
+// restoreBefore says why a restore registered before the set (a
+// t.Cleanup or defer that unsets it, ahead of the os.Setenv) cannot
+// become t.Setenv's: the cleanups and defers registered between the two
+// run with the variable still set in the original, and after t.Setenv's
+// restore, which is registered at the set, in the rewrite (red team
+// batch 21, profstop: a profiler's Stop that reads where to write). ""
+// when no restore comes first, or nothing registers between.
+func (c *checker) restoreBefore(rs []restore, s *setenv) string {
+	list := match.StmtList(s.parent)
+	at := indexOf(list, s.stmt)
+	for _, r := range rs {
+		from := indexOf(list, r.stmt)
+		if from < 0 || at < 0 || from > at {
+			continue
+		}
+		for _, st := range list[from+1 : at] {
+			if c.registers(st) {
+				return fmt.Sprintf("the restore (%s) is registered before the set, and %s, between them, registers a cleanup that runs with the variable still set; t.Setenv's restore, registered at the set, would run before it", c.line(r.stmt), c.line(st))
+			}
+		}
+	}
+	return ""
+}
+
+// registers reports whether st registers something that runs at the
+// test's end: a defer, a t.Cleanup, or a call handed the test (a helper
+// or the code may register cleanups on it).
+func (c *checker) registers(st ast.Stmt) bool {
+	found := false
+	ast.Inspect(st, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.DeferStmt:
+			found = true
+		case *ast.CallExpr:
+			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && sel.Sel.Name == "Cleanup" {
+				found = true
+			}
+			for _, a := range n.Args {
+				if t := c.info.TypeOf(a); t != nil && match.IsNamed(t, "testing", "T", "B", "TB", "F") {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// paramArgs returns the arguments every call in the package's files
+// hands the parameter v of a function declared there, or nil when v is
+// no such parameter or a call cannot be read (a variadic one, the
+// function used as a value).
+func (c *checker) paramArgs(v *types.Var) []ast.Expr {
+	var fn *types.Func
+	index := -1
+	for _, f := range c.pass.AllFiles {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Type.Params == nil || v.Pos() < fd.Type.Params.Pos() || v.Pos() >= fd.Type.Params.End() {
+				continue
+			}
+			fn, _ = c.info.Defs[fd.Name].(*types.Func)
+			i := 0
+			for _, field := range fd.Type.Params.List {
+				for _, name := range field.Names {
+					if c.info.Defs[name] == v {
+						index = i
+					}
+					i++
+				}
+			}
+		}
+	}
+	if fn == nil || index < 0 || fn.Type().(*types.Signature).Variadic() {
+		return nil
+	}
+	var out []ast.Expr
+	called := map[*ast.Ident]bool{}
+	ok := true
+	for _, f := range c.pass.AllFiles {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				if match.Callee(c.info, n) == fn {
+					if id, isID := ast.Unparen(n.Fun).(*ast.Ident); isID {
+						called[id] = true
+					}
+					if index < len(n.Args) {
+						out = append(out, n.Args[index])
+					}
+				}
+			case *ast.Ident:
+				// fn used other than in a call of it: its callers are
+				// not all here.
+				if c.info.Uses[n] == fn && !called[n] {
+					ok = false
+				}
+			}
+			return true
+		})
+	}
+	if !ok {
+		return nil
+	}
+	return out
 }
