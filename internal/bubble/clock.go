@@ -117,7 +117,7 @@ func ClockChecked(targets []*Target) []string {
 		return nil
 	}
 	var out []string
-	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus, checkedZeroWait, checkedKept, checkedOutside, checkedHalf, checkedCoarse, checkedStored, checkedWork, checkedEntropy, checkedSpinOut, checkedStepLoop, checkedPaced, checkedMonotonic} {
+	for _, c := range []string{checkedDate, checkedZero, checkedReadings, checkedDeadline, checkedKey, checkedPoll, checkedElapsed, checkedBound, checkedOrigin, checkedVersus, checkedZeroWait, checkedKept, checkedOutside, checkedHalf, checkedCoarse, checkedStored, checkedWork, checkedEntropy, checkedSpinOut, checkedStepLoop, checkedPaced, checkedMonotonic, checkedRuntimeCleanup} {
 		all := true
 		for _, t := range targets {
 			all = all && slices.Contains(t.ClockChecked(), c)
@@ -410,6 +410,13 @@ func (a *Analysis) clockHazards(t *Target) {
 		t.blocked.add(clockKey(checkedStepLoop), why+": in a synctest bubble the code's own waits end exactly on time, so after each step the time left is exactly a multiple of the step and a comparison of the time left or elapsed with the step or the deadline is decided on its boundary, where real time is always past it; a bug that gives up when less than a step is left gives up a step early in real time, which the original catches, and polls on to the deadline in the bubble, and the correct code passes either way, so running cannot tell")
 	} else if c.foreign == "" {
 		checked = append(checked, checkedStepLoop)
+	}
+	// Not fixed: the runtime runs the code's cleanups and finalizers
+	// outside the bubble (runtimecleanup.go).
+	if at := c.runtimeCleanup(); at != "" {
+		t.blocked.add(clockKey(checkedRuntimeCleanup), "the code registers a cleanup with the runtime ("+at+"): the runtime runs it on a goroutine of its own, outside the bubble, so a channel or timer of the bubble it touches is a fatal error that kills the test binary where the original failed at its check, and whether it runs depends on the collector")
+	} else if c.foreign == "" {
+		checked = append(checked, checkedRuntimeCleanup)
 	}
 	// Not fixed: the code's own waits pace a loop that computes from
 	// elapsed time, which is then an exact multiple of the period

@@ -497,12 +497,50 @@ func (g *group) readWhy(e ast.Expr, guards map[string]int64) string {
 			why = fmt.Sprintf("a check slices %s, which may be shorter before the state arrives: a poll could panic", types.ExprString(n.X))
 		case *ast.TypeAssertExpr:
 			why = fmt.Sprintf("a check asserts the type of %s, which may panic before the state arrives", types.ExprString(n.X))
+		case *ast.SelectorExpr:
+			why = g.nilWhy(n.X, e)
+		case *ast.StarExpr:
+			why = g.nilWhy(n.X, e)
 		case *ast.CallExpr:
 			why = c.callWhy(n)
 		}
 		return why == ""
 	})
 	return why
+}
+
+// nilWhy says why reading through x, a pointer a call returns
+// (c.Leader().ID, *p.Current()), may panic when a poll evaluates it
+// before the state arrives: the pointer is nil until then (a leader not
+// yet elected), which the check after the wait never saw (red team batch
+// 21, electnil). "" when x is no call returning a pointer, or the check
+// (within) tests it against nil first.
+func (g *group) nilWhy(x, within ast.Expr) string {
+	call, ok := ast.Unparen(x).(*ast.CallExpr)
+	if !ok {
+		return ""
+	}
+	if _, ok := types.Unalias(g.c.info.TypeOf(call)).Underlying().(*types.Pointer); !ok {
+		return ""
+	}
+	text := types.ExprString(call)
+	guarded := false
+	for _, e := range append(g.exprs(), within) {
+		ast.Inspect(e, func(n ast.Node) bool {
+			if b, ok := n.(*ast.BinaryExpr); ok && (b.Op == token.NEQ || b.Op == token.EQL) {
+				for _, pair := range [][2]ast.Expr{{b.X, b.Y}, {b.Y, b.X}} {
+					if id, ok := ast.Unparen(pair[1]).(*ast.Ident); ok && id.Name == "nil" && types.ExprString(pair[0]) == text {
+						guarded = true
+					}
+				}
+			}
+			return !guarded
+		})
+	}
+	if guarded {
+		return ""
+	}
+	return fmt.Sprintf("a check reads through the pointer %s returns, which may be nil before the state arrives: a poll could panic", text)
 }
 
 // safeIndex reports whether x[i] can be evaluated in the poll without a

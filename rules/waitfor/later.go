@@ -251,6 +251,14 @@ func (g *group) readsSince(pos token.Pos) bool {
 		switch v.Type().Underlying().(type) {
 		case *types.Chan, *types.Map:
 			return true
+		case *types.Slice, *types.Array:
+			// A slice (or an array sliced) the test hands to a call
+			// shares its elements with the code: counts[1] after the
+			// poll reads what the code copied in since (red team batch
+			// 21, histslice).
+			if g.handed(v) {
+				return true
+			}
 		}
 	}
 	moved := false
@@ -617,9 +625,9 @@ func (c *checker) sharedWrite(fn ast.Node, before token.Pos) string {
 				found = c.outlivesWhy(call, what, e)
 				return false
 			}
-			if e.Kind == effect.GoroutineEnds || e.Kind == effect.GoroutineForever {
+			if e.Kind == effect.GoroutineEnds || e.Kind == effect.GoroutineForever || e.Kind == effect.Timer {
 				if at := c.goroutineCounter(); at != "" {
-					found = c.outlivesWhy(call, "starts goroutines (the package's tests count the process's goroutines: "+at+")", e)
+					found = c.outlivesWhy(call, "starts goroutines or timers (the package's tests measure the whole process: "+at+")", e)
 					return false
 				}
 			}
@@ -633,9 +641,12 @@ func (c *checker) sharedWrite(fn ast.Node, before token.Pos) string {
 	return found
 }
 
-// goroutineCounter names where the package's tests read the process's
-// goroutines (runtime.NumGoroutine, runtime.Stack of all of them, a
-// goroutine profile, go.uber.org/goleak), or "". There the goroutines
+// goroutineCounter names where the package's tests measure the whole
+// process: its goroutines (runtime.NumGoroutine, runtime.Stack of all of
+// them, a goroutine profile, go.uber.org/goleak) or its heap
+// (runtime.ReadMemStats, runtime/metrics, testing.AllocsPerRun: a spill
+// buffer a bug's late timer allocates, red team batch 21, shipheap), or
+// "". There the goroutines
 // the code starts are state that outlives the test: a later test, or
 // TestMain after the run, counts them, and a goroutine a bug leaves
 // blocked late in the sleep's window is never started when a poll ends
@@ -658,10 +669,14 @@ func (c *checker) goroutineCounter() string {
 			}
 			name := ""
 			switch path := fn.Pkg().Path(); {
-			case path == "runtime" && (fn.Name() == "NumGoroutine" || fn.Name() == "Stack" || fn.Name() == "GoroutineProfile"):
+			case path == "runtime" && (fn.Name() == "NumGoroutine" || fn.Name() == "Stack" || fn.Name() == "GoroutineProfile" || fn.Name() == "ReadMemStats"):
 				name = "runtime." + fn.Name()
 			case path == "runtime/pprof" && fn.Name() == "Lookup":
 				name = "pprof.Lookup"
+			case path == "runtime/metrics" && fn.Name() == "Read":
+				name = "metrics.Read"
+			case path == "testing" && fn.Name() == "AllocsPerRun":
+				name = "testing.AllocsPerRun"
 			case path == "go.uber.org/goleak" || strings.HasSuffix(path, "/goleak"):
 				name = "goleak." + fn.Name()
 			}
@@ -693,4 +708,34 @@ var outlives = map[effect.Kind]string{
 // how (e).
 func (c *checker) outlivesWhy(call *ast.CallExpr, what string, e effect.Effect) string {
 	return fmt.Sprintf("the code the test calls at %s %s, which outlives the test (%s): what the code does to it in the rest of the sleep's window, later tests see, and a poll that ends at the first instant its checks hold ends the test, which stops the code, before that happens", c.line(call), what, e.Why())
+}
+
+// handed reports whether the group's function hands v, a local slice or
+// array, to a call other than a builtin's: as an argument, or sliced
+// (arr[:], s[i:]).
+func (g *group) handed(v *types.Var) bool {
+	info := g.c.info
+	found := false
+	ast.Inspect(g.fn, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || found {
+			return !found
+		}
+		if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
+			if _, builtin := info.Uses[id].(*types.Builtin); builtin {
+				return true
+			}
+		}
+		for _, a := range call.Args {
+			a = ast.Unparen(a)
+			if se, ok := a.(*ast.SliceExpr); ok {
+				a = ast.Unparen(se.X)
+			}
+			if id, ok := a.(*ast.Ident); ok && info.Uses[id] == types.Object(v) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
