@@ -57,13 +57,19 @@ func (a *Analysis) overshoot(t *Target) {
 			continue
 		}
 		a.overshot[s] = true
-		arg := d.Args[0]
-		after := arg.Decorations().After
-		arg.Decorations().After = dst.None
-		sum := &dst.BinaryExpr{X: arg, Op: token.ADD, Y: &dst.Ident{Path: "time", Name: "Nanosecond"}}
-		sum.Decs.After = after
-		d.Args[0] = sum
+		addNanosecond(d)
 	}
+}
+
+// addNanosecond makes d's first argument, a duration, one nanosecond
+// longer: d + time.Nanosecond, keeping the comment after it.
+func addNanosecond(d *dst.CallExpr) {
+	arg := d.Args[0]
+	after := arg.Decorations().After
+	arg.Decorations().After = dst.None
+	sum := &dst.BinaryExpr{X: arg, Op: token.ADD, Y: &dst.Ident{Path: "time", Name: "Nanosecond"}}
+	sum.Decs.After = after
+	d.Args[0] = sum
 }
 
 // ownFlow reports whether the wait s runs in t's own goroutine, in a
@@ -173,12 +179,7 @@ func (a *Analysis) overshootTimers(t *Target) {
 			return true
 		}
 		a.overshotTimers[call] = true
-		arg := d.Args[0]
-		after := arg.Decorations().After
-		arg.Decorations().After = dst.None
-		sum := &dst.BinaryExpr{X: arg, Op: token.ADD, Y: &dst.Ident{Path: "time", Name: "Nanosecond"}}
-		sum.Decs.After = after
-		d.Args[0] = sum
+		addNanosecond(d)
 		return true
 	})
 }
