@@ -769,7 +769,49 @@ func (w *walker) call(call *ast.CallExpr, where string) {
 		w.block("the test calls t.Parallel other than as its first statement, which a synctest bubble does not allow" + where)
 	case match.IsMethod(a.info, call, "testing", "Deadline"):
 		w.block("the test calls t.Deadline, which a synctest bubble does not allow" + where)
+	default:
+		if kept := a.keptByStd(call); kept != "" {
+			w.block("the code hands " + kept + " to " + types.ExprString(call.Fun) + where + ", which the standard library keeps for the whole process: a channel, timer or wait group of the bubble it holds outlives the bubble, and a later test that logs, serves or reads it from outside the bubble meets a fatal error on correct code")
+		}
 	}
+}
+
+// stdKeepers are the standard library functions that keep what they are
+// handed for the whole process, by package path and name.
+var stdKeepers = map[[2]string]bool{
+	{"log", "SetOutput"}: true, {"log/slog", "SetDefault"}: true, {"expvar", "Publish"}: true,
+	{"net/http", "Handle"}: true, {"net/http", "HandleFunc"}: true,
+	{"net/rpc", "Register"}: true, {"net/rpc", "RegisterName"}: true,
+}
+
+// keptByStd names a value call hands to a standard library function
+// that keeps it for the whole process (log.SetOutput, expvar.Publish,
+// http.HandleFunc on the default mux) when the value holds something a
+// synctest bubble owns (a channel, a timer, a wait group, by its type):
+// made in the bubble and kept past it, it is met from outside by the
+// next test (red team batch 21, logship, ratemeter, healthz). "" for
+// anything else.
+func (a *Analysis) keptByStd(call *ast.CallExpr) string {
+	fn := match.Callee(a.info, call)
+	if fn == nil || fn.Pkg() == nil || !stdKeepers[[2]string{fn.Pkg().Path(), fn.Name()}] {
+		return ""
+	}
+	found := ""
+	for _, arg := range call.Args {
+		ast.Inspect(arg, func(n ast.Node) bool {
+			e, ok := n.(ast.Expr)
+			if !ok || found != "" {
+				return found == ""
+			}
+			if t := a.info.TypeOf(e); t != nil {
+				if key, _ := bound(t, false, map[types.Type]bool{}); key != "" {
+					found = types.ExprString(e)
+				}
+			}
+			return found == ""
+		})
+	}
+	return found
 }
 
 // fn checks a reference (the identifier id) to the function or method
