@@ -209,6 +209,11 @@ func (lw *lockWaits) held(d *lockDecl) string {
 				case *ast.CommClause:
 					walk(n.Body)
 					return false
+				case *ast.CallExpr:
+					if w := lw.onceWait(d, n); w != "" {
+						why = w
+						return false
+					}
 				}
 				return true
 			})
@@ -216,6 +221,44 @@ func (lw *lockWaits) held(d *lockDecl) string {
 	}
 	walk(d.decl.Body.List)
 	return why
+}
+
+// onceWait says where call runs a function under a sync.Once's lock
+// (once.Do(f), sync.OnceFunc(f), sync.OnceValue(f), sync.OnceValues(f))
+// that waits, in any build, or "". The Once holds its mutex while f
+// runs, and a second caller waits for it, not durably: a config loaded
+// once on the first read that a bug makes wait for its source stops the
+// bubble's clock as a lock held across a wait does (red team batch 21,
+// lazyconf and lwwconf).
+func (lw *lockWaits) onceWait(d *lockDecl, call *ast.CallExpr) string {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok || len(call.Args) != 1 {
+		return ""
+	}
+	switch sel.Sel.Name {
+	case "Do":
+	case "OnceFunc", "OnceValue", "OnceValues":
+		if x, ok := sel.X.(*ast.Ident); !ok || lw.imports(d.file)[x.Name] != "sync" {
+			return ""
+		}
+	default:
+		return ""
+	}
+	what := exprText(call.Fun) + " at " + d.file.at(call.Pos())
+	switch f := ast.Unparen(call.Args[0]).(type) {
+	case *ast.FuncLit:
+		if w := lw.waitIn(d, f.Body, 0); w != "" {
+			return fmt.Sprintf("the sync.Once of %s holds its lock while its function waits (%s)", what, w)
+		}
+	case *ast.Ident, *ast.SelectorExpr:
+		name := lastName(f)
+		for _, fd := range lw.decls[name] {
+			if w := lw.waitIn(fd, fd.decl.Body, 1); w != "" {
+				return fmt.Sprintf("the sync.Once of %s holds its lock while %s waits (%s)", what, name, w)
+			}
+		}
+	}
+	return ""
 }
 
 // heldWait says where list, run while recv is held, waits before
