@@ -2,8 +2,10 @@ package leak
 
 import (
 	"fmt"
+	"github.com/unflake/unflake/rule/effect"
 	"go/ast"
 	"go/types"
+	"strings"
 
 	"github.com/unflake/unflake/internal/match"
 )
@@ -57,6 +59,9 @@ func (c *checker) peerSees(s *site) string {
 		// and the next test's roster no longer holds it).
 		live := c.outlivingServer(s)
 		if live == "" {
+			if held := c.codeHoldsSide(s); held != "" {
+				return fmt.Sprintf("%s.%s at the test's end would end a %s whose other side %s: ending it wakes that goroutine after the test, and it runs during the tests after this one (a notice logged through a hook a later test set, a read of state they change), which the original, that left it blocked, never let happen; end it by hand where the test is done with it", s.v.Name(), s.lc.method, c.typeName(s.v.Type()), held)
+			}
 			return ""
 		}
 		return fmt.Sprintf("%s.%s at the test's end would end a %s whose other side may be held by a server that outlives the test (%s): what runs on it after this test (a later test, the enclosing test, a parallel one) would see %s end, which the original, that left it open, never showed it; end it by hand where the test is done with it", s.v.Name(), s.lc.method, c.typeName(s.v.Type()), live, s.v.Name())
@@ -355,4 +360,68 @@ func (c *checker) numberHandedOn(s *site) string {
 		return ""
 	}
 	return fmt.Sprintf("the test takes %s's descriptor number (%s), a handle the rule cannot follow: code that keeps the number would, after %s.%s at the test's end, write to whatever file the process opens next under it (a file of the package, the next test's), where the original kept the number its own; end it by hand where the code is done with the number", s.v.Name(), found, s.v.Name(), s.lc.method)
+}
+
+// codeHoldsSide says how a goroutine of the code under test may hold the
+// other side of s: the test hands s, or a value made with it by the same
+// call (pr of pr, pw := io.Pipe(), one end of net.Pipe), to a function of
+// the module whose effect summary starts goroutines (a tailer reading
+// the pipe until it closes: red team batch 22, pipetail). "" otherwise.
+func (c *checker) codeHoldsSide(s *site) string {
+	sides := map[types.Object]bool{s.v: true}
+	ast.Inspect(c.fn.Body, func(n ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok || len(as.Rhs) != 1 || len(as.Lhs) < 2 {
+			return true
+		}
+		mine := false
+		for _, l := range as.Lhs {
+			if id, ok := l.(*ast.Ident); ok && c.info.ObjectOf(id) == types.Object(s.v) {
+				mine = true
+			}
+		}
+		if mine {
+			for _, l := range as.Lhs {
+				if id, ok := l.(*ast.Ident); ok && id.Name != "_" {
+					sides[c.info.ObjectOf(id)] = true
+				}
+			}
+		}
+		return true
+	})
+	found := ""
+	ast.Inspect(c.fn.Body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || found != "" {
+			return found == ""
+		}
+		fn := match.Callee(c.info, call)
+		if fn == nil || fn.Pkg() == nil || match.IsStd(fn.Pkg().Path()) {
+			return true
+		}
+		handed := ""
+		for _, a := range call.Args {
+			ast.Inspect(a, func(m ast.Node) bool {
+				if id, ok := m.(*ast.Ident); ok && sides[c.info.Uses[id]] {
+					handed = id.Name
+				}
+				return handed == ""
+			})
+		}
+		if handed == "" {
+			return true
+		}
+		sum := c.pass.Effects.Of(fn)
+		if sum == nil {
+			return true
+		}
+		for _, e := range sum.Effects {
+			if e.Kind == effect.GoroutineForever || e.Kind == effect.GoroutineEnds {
+				found = fmt.Sprintf("may be held by a goroutine of the code under test (%s is handed to %s at %s, which %s)", handed, match.PkgFuncName(fn), c.lineOf(call), strings.TrimPrefix(e.Why(), match.PkgFuncName(fn)+", which "))
+				return false
+			}
+		}
+		return true
+	})
+	return found
 }

@@ -83,6 +83,9 @@ type reader struct {
 	name string
 	root ast.Node
 	skip ast.Node // the subtest itself, in the rest of its test
+	// background: a goroutine the package's init or TestMain starts,
+	// which runs beside every test, after this one too.
+	background bool
 }
 
 // laterReaders lists the code that may run after sc: every other test of
@@ -102,6 +105,42 @@ func (c *checker) laterReaders(sc *scope) []reader {
 			out = append(out, reader{name: fd.Name.Name + " (" + c.line(fd) + ")", root: fd.Body})
 		}
 	}
+	return append(out, c.backgroundReaders()...)
+}
+
+// backgroundReaders are the goroutines the package's init functions and
+// TestMain start, themselves or through the functions they call: a log
+// level's watcher, a shared worker. They run beside every test, and a
+// later test reaches what they derive from the state (an atomic level, a
+// backoff they read on each retry) by no call the reach analysis follows
+// (red team batch 22, levelwatch and retryknob: a restore took away the
+// leaked value the later tests relied on through them).
+func (c *checker) backgroundReaders() []reader {
+	if c.background != nil {
+		return *c.background
+	}
+	var out []reader
+	for _, f := range c.pass.AllFiles {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil || fd.Recv != nil || fd.Name.Name != "init" && fd.Name.Name != "TestMain" {
+				continue
+			}
+			bodies := []ast.Node{fd.Body}
+			for fn := range c.reachable(fd.Body, nil) {
+				bodies = append(bodies, c.decls[fn].Body)
+			}
+			for _, b := range bodies {
+				ast.Inspect(b, func(n ast.Node) bool {
+					if g, ok := n.(*ast.GoStmt); ok {
+						out = append(out, reader{name: "a goroutine " + fd.Name.Name + " starts (" + c.line(g) + ")", root: g, background: true})
+					}
+					return true
+				})
+			}
+		}
+	}
+	c.background = &out
 	return out
 }
 
@@ -136,7 +175,7 @@ func (c *checker) laterRead(sc *scope, reads func(root, skip ast.Node) bool, rea
 			continue
 		}
 		at := c.pass.Fset.Position(r.root.Pos())
-		if r.skip != nil || !sc.test || at.Filename > here.Filename || at.Filename == here.Filename && at.Offset > here.Offset {
+		if r.background || r.skip != nil || !sc.test || at.Filename > here.Filename || at.Filename == here.Filename && at.Offset > here.Offset {
 			return r.name, true
 		}
 		if who == "" {

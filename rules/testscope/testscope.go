@@ -106,6 +106,8 @@ type checker struct {
 
 	// reach: the package functions each root reaches (reachable).
 	reach map[ast.Node]map[*types.Func]bool
+	// background are the goroutines init and TestMain start (later.go), once known.
+	background *[]reader
 	// leftOut: the files the typed build leaves out (leftOutReader).
 	leftOut *leftOut
 	// modEnv: the module's packages, read for environment reads (modenv.go).
