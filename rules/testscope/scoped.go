@@ -124,6 +124,11 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 			}
 		}
 		if why == "" {
+			if at := c.lengthHazard(c.fd.Body, dir); at != "" {
+				why = fmt.Sprintf("the directory's path length may be checked (%s): t.TempDir's path is about 60 bytes longer than os.MkdirTemp's, so a limit of the code's own (a fixed-width field, a name limit) refuses it on correct code; how long depends on TMPDIR, so running the test here cannot tell", at)
+			}
+		}
+		if why == "" {
 			if at := c.modeHazard(c.fd.Body, dir); at != "" {
 				why = fmt.Sprintf("the directory's mode may be read (%s): t.TempDir's directory is made with mode 0777 less the umask (0755 under the usual 022) where os.MkdirTemp's is 0700, so code that refuses a directory others can read refuses it; how it turns out depends on the umask, so running the test here cannot tell", at)
 			}
@@ -502,6 +507,8 @@ func (c *checker) contexts(sc *scope, sites []site) {
 			why = c.tooOld("t.Context", "go1.24")
 		case !c.resolves(sc.t.Name(), s.stmt.Pos(), sc.t):
 			why = fmt.Sprintf("%s does not name the test's t here", sc.t.Name())
+		case c.otherContext(sc, call) != "":
+			why = c.otherContext(sc, call)
 		}
 		if at := c.parallelSubtest(sc); why == "" && at != "" {
 			why = fmt.Sprintf("the deferred cancel runs before the parallel subtests (%s) resume, so they see %s cancelled; t.Context() is cancelled only after them", at, ctx.Name())
@@ -1139,4 +1146,28 @@ func (c *checker) processAt(body *ast.BlockStmt) string {
 		}
 	}
 	return at
+}
+
+// otherContext says why ctx's own context cannot become t.Context():
+// the test has another context besides it, its own or t.Context(), and
+// t.Context() is one value on every call, so code that keys or owns by
+// context (a per-request memo, a session per context) would see the two
+// as one (red team batch 23, reqmemo). "" when call makes the test's
+// only context.
+func (c *checker) otherContext(sc *scope, call *ast.CallExpr) string {
+	found := ""
+	ast.Inspect(sc.body, func(n ast.Node) bool {
+		if _, lit := n.(*ast.FuncLit); lit {
+			return false // a subtest's contexts are its own t's
+		}
+		other, ok := n.(*ast.CallExpr)
+		if !ok || other == call || found != "" {
+			return found == ""
+		}
+		if match.IsPkgFunc(c.info, other, "context", "WithCancel", "WithCancelCause", "WithTimeout", "WithDeadline", "WithTimeoutCause", "WithDeadlineCause", "WithValue", "WithoutCancel") || match.IsMethod(c.info, other, "testing", "Context") {
+			found = fmt.Sprintf("the test has another context (%s at %s), and t.Context() is one value on every call: code that keys or owns by context (a memo per request, a session per context) would see the two as one", types.ExprString(other.Fun), c.line(other))
+		}
+		return found == ""
+	})
+	return found
 }

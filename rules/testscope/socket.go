@@ -369,3 +369,70 @@ func (c *checker) isFileInfoName(call *ast.CallExpr) bool {
 	t := c.info.TypeOf(sel.X)
 	return t != nil && match.IsNamed(t, "io/fs", "FileInfo", "DirEntry")
 }
+
+// lengthHazard says where code the test hands the directory to compares
+// the length of a path it is given (len(dir) > pathField: a fixed-width
+// header field, a name limit of its own), or "". t.TempDir's path is
+// about 60 bytes longer than os.MkdirTemp's, so such a check refuses it
+// on correct code, by how long TMPDIR is (red team batch 23, walheader).
+func (c *checker) lengthHazard(body *ast.BlockStmt, dir *types.Var) string {
+	under := c.derived(body, dir)
+	var why string
+	ast.Inspect(body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || why != "" {
+			return why == ""
+		}
+		args := false
+		for _, a := range call.Args {
+			args = args || c.usesAny(a, under)
+		}
+		if sel, ok := call.Fun.(*ast.SelectorExpr); ok && c.usesAny(sel.X, under) {
+			args = true
+		}
+		fn := match.Callee(c.info, call)
+		if !args || fn == nil || c.decls[fn.Origin()] == nil {
+			return true
+		}
+		fd := c.decls[fn.Origin()]
+		roots := []*ast.FuncDecl{fd}
+		for g := range c.reachable(fd.Body, nil) {
+			roots = append(roots, c.decls[g])
+		}
+		for _, r := range roots {
+			ast.Inspect(r.Body, func(m ast.Node) bool {
+				b, ok := m.(*ast.BinaryExpr)
+				if !ok || why != "" {
+					return why == ""
+				}
+				switch b.Op {
+				case token.LSS, token.LEQ, token.GTR, token.GEQ:
+				default:
+					return true
+				}
+				for i, side := range []ast.Expr{b.X, b.Y} {
+					lc, ok := ast.Unparen(side).(*ast.CallExpr)
+					if !ok || len(lc.Args) != 1 || !match.IsBuiltin(c.info, lc.Fun, "len") {
+						continue
+					}
+					// A limit is a constant (a loop's i < len(p) is none).
+					other := []ast.Expr{b.Y, b.X}[i]
+					if tv, ok := c.info.Types[other]; !ok || tv.Value == nil {
+						continue
+					}
+					if t := c.info.TypeOf(lc.Args[0]); t != nil {
+						if basic, ok := t.Underlying().(*types.Basic); ok && basic.Info()&types.IsString != 0 {
+							why = fmt.Sprintf("the test gives it to %s at %s, which compares a path's length (%s at %s)", types.ExprString(call.Fun), c.line(call), types.ExprString(b), c.line(b))
+						}
+					}
+				}
+				return why == ""
+			})
+			if why != "" {
+				break
+			}
+		}
+		return why == ""
+	})
+	return why
+}

@@ -75,6 +75,8 @@ func (c *checker) vars(sc *scope, sites []site) {
 			why = fmt.Sprintf("the test starts %s, which may still read %s when the cleanup restores it: the restore would race with it", c.goroutineRead(sc, v), name)
 		case hasLock(v.Type(), 0):
 			why = fmt.Sprintf("saving %s would copy a lock", name)
+		case c.addressKept(v) != "":
+			why = c.addressKept(v)
 		case top == nil:
 			why = "the write is not in the test's statements"
 		case !c.atLeast("go1.14"):
@@ -383,4 +385,39 @@ func (c *checker) mayRead(e ast.Expr, v *types.Var) bool {
 		return c.decls[fn.Origin()] == nil && (fn.Pkg() == nil || !match.IsStd(fn.Pkg().Path()))
 	}
 	return true // a function value: who knows what it reads
+}
+
+// addressKept says where the package hands v's address to a function
+// (flag.DurationVar(&interval, ...), a registry given &cfg), which may
+// keep the pointer: code reads v through it (flag.Lookup(name).Value)
+// where the rule's search for later readers of v does not look, so a
+// restore may take away a value a later test relied on (red team batch
+// 23, flagalias). "" when v's address goes nowhere.
+func (c *checker) addressKept(v *types.Var) string {
+	found := ""
+	for _, f := range c.pass.AllFiles {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || found != "" {
+				return found == ""
+			}
+			// The standard library keeps an address only in its flag
+			// sets; json.Unmarshal or atomic.StoreInt64 given &v use it
+			// and let go.
+			if fn := match.Callee(c.info, call); fn == nil || fn.Pkg() == nil || match.IsStd(fn.Pkg().Path()) && fn.Pkg().Path() != "flag" {
+				return true
+			}
+			for _, a := range call.Args {
+				u, ok := ast.Unparen(a).(*ast.UnaryExpr)
+				if !ok || u.Op != token.AND {
+					continue
+				}
+				if id, ok := ast.Unparen(u.X).(*ast.Ident); ok && c.info.Uses[id] == types.Object(v) {
+					found = fmt.Sprintf("the package hands the address of %s to %s at %s, which may keep it: code reads %s through that pointer where the rule does not look for later readers, and a restore may take away a value a later test relied on", v.Name(), types.ExprString(call.Fun), c.line(call), v.Name())
+				}
+			}
+			return found == ""
+		})
+	}
+	return found
 }
