@@ -690,6 +690,14 @@ func (c *checker) mayWait(call *ast.CallExpr, seen map[*types.Func]bool, depth i
 	}
 	path := fn.Pkg().Path()
 	switch {
+	case path == "fmt" && c.fmtWaits(call):
+		// fmt runs the String, Error or Format method of what it is
+		// given (code under test, which may take a lock a bug leaves
+		// held), and Fprint writes to a writer that may block (a pipe
+		// whose reader a bug stopped): red team batch 23,
+		// statusstringer and framefeeder.
+		c.waitedAt(call, types.ExprString(call.Fun))
+		return true
 	case nonBlocking[path]:
 		return false
 	case path == "sync":
@@ -828,4 +836,42 @@ func (c *checker) underTest(call *ast.CallExpr, seen map[*types.Func]bool) ast.E
 		return out == nil
 	})
 	return out
+}
+
+// fmtWaits reports whether a call of the fmt package may wait on the
+// code under test: an Fprint of a writer other than an in-memory buffer
+// (bytes.Buffer, strings.Builder), or any print of a value whose type
+// is declared outside the standard library and has methods (String,
+// Error, Format, GoString) that fmt would call.
+func (c *checker) fmtWaits(call *ast.CallExpr) bool {
+	args := call.Args
+	if name := match.Callee(c.info, call).Name(); strings.HasPrefix(name, "Fprint") || name == "Fscan" || name == "Fscanf" || name == "Fscanln" {
+		if len(args) == 0 {
+			return true
+		}
+		if !match.IsNamed(c.info.TypeOf(args[0]), "bytes", "Buffer") && !match.IsNamed(c.info.TypeOf(args[0]), "strings", "Builder") {
+			return true
+		}
+		args = args[1:]
+	}
+	for _, a := range args {
+		t := c.info.TypeOf(a)
+		if t == nil {
+			continue
+		}
+		if p, ok := types.Unalias(t).(*types.Pointer); ok {
+			t = p.Elem()
+		}
+		n, ok := types.Unalias(t).(*types.Named)
+		if !ok || n.Obj().Pkg() == nil || match.IsStd(n.Obj().Pkg().Path()) {
+			continue
+		}
+		ms := types.NewMethodSet(types.NewPointer(n))
+		for _, m := range []string{"String", "Error", "Format", "GoString"} {
+			if ms.Lookup(n.Obj().Pkg(), m) != nil {
+				return true
+			}
+		}
+	}
+	return false
 }

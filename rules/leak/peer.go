@@ -62,6 +62,11 @@ func (c *checker) peerSees(s *site) string {
 			if held := c.codeHoldsSide(s); held != "" {
 				return fmt.Sprintf("%s.%s at the test's end would end a %s whose other side %s: ending it wakes that goroutine after the test, and it runs during the tests after this one (a notice logged through a hook a later test set, a read of state they change), which the original, that left it blocked, never let happen; end it by hand where the test is done with it", s.v.Name(), s.lc.method, c.typeName(s.v.Type()), held)
 			}
+			if match.IsNamed(s.v.Type(), "os", "File") {
+				if g := c.backgroundGoroutine(); g != "" {
+					return fmt.Sprintf("%s.%s at the test's end is an event of the file system (a close after a write), and %s, which runs beside every test and may watch the file's directory by its path (an inotify or fsnotify watcher): it would see the close during the next test, which the original, that left the file open, never showed it; end it by hand where the test is done with it", s.v.Name(), s.lc.method, g)
+				}
+			}
 			return ""
 		}
 		return fmt.Sprintf("%s.%s at the test's end would end a %s whose other side may be held by a server that outlives the test (%s): what runs on it after this test (a later test, the enclosing test, a parallel one) would see %s end, which the original, that left it open, never showed it; end it by hand where the test is done with it", s.v.Name(), s.lc.method, c.typeName(s.v.Type()), live, s.v.Name())
@@ -424,4 +429,55 @@ func (c *checker) codeHoldsSide(s *site) string {
 		return true
 	})
 	return found
+}
+
+// backgroundGoroutine names a goroutine the package's init or TestMain
+// starts, in its own body or in a function of the package it calls, or
+// "". Such a goroutine runs beside every test: a watcher of a directory
+// sees a file a test closes at its end (red team batch 23, confdwatch:
+// a conf.d reloader that loads a half-written file on its close).
+func (c *checker) backgroundGoroutine() string {
+	decls := map[string]*ast.FuncDecl{}
+	var roots []*ast.FuncDecl
+	for _, f := range c.pass.AllFiles {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			if fd.Recv == nil {
+				decls[fd.Name.Name] = fd
+			}
+			if fd.Recv == nil && (fd.Name.Name == "init" || fd.Name.Name == "TestMain") {
+				roots = append(roots, fd)
+			}
+		}
+	}
+	for _, r := range roots {
+		bodies := []*ast.FuncDecl{r}
+		seen := map[*ast.FuncDecl]bool{r: true}
+		for i := 0; i < len(bodies) && i < 50; i++ {
+			found := ""
+			ast.Inspect(bodies[i].Body, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.GoStmt:
+					if found == "" {
+						found = fmt.Sprintf("a goroutine %s starts (%s)", r.Name.Name, c.lineOf(n))
+					}
+				case *ast.CallExpr:
+					if id, ok := ast.Unparen(n.Fun).(*ast.Ident); ok {
+						if fd := decls[id.Name]; fd != nil && !seen[fd] {
+							seen[fd] = true
+							bodies = append(bodies, fd)
+						}
+					}
+				}
+				return found == ""
+			})
+			if found != "" {
+				return found
+			}
+		}
+	}
+	return ""
 }
