@@ -269,46 +269,55 @@ func (c *checker) lineOf(n ast.Node) string {
 // team batch 21, streamship). Close then waits for that request for
 // ever. "" when no such call is seen.
 func (c *checker) codeClient(s *site) string {
-	found := ""
+	call, fn, _, what := c.handedToStarter(map[types.Object]bool{s.v: true})
+	if call == nil {
+		return ""
+	}
+	return fmt.Sprintf("the test hands the server to %s at %s, which %s: a request the code keeps open (a stream, a long poll) would hold the cleanup until the test's timeout", match.PkgFuncName(fn), c.lineOf(call), what)
+}
+
+// handedToStarter finds a call in the test of a function of the module
+// that the test hands one of objs (in an argument) and whose effect
+// summary starts goroutines: the call, the function, the name handed,
+// and what the function does ("starts a goroutine that never ends").
+// A call that returns when its work is done holds nothing; one that
+// starts goroutines may hold what it was handed after the test.
+func (c *checker) handedToStarter(objs map[types.Object]bool) (*ast.CallExpr, *types.Func, string, string) {
+	var (
+		found      *ast.CallExpr
+		foundFn    *types.Func
+		name, what string
+	)
 	ast.Inspect(c.fn.Body, func(n ast.Node) bool {
 		call, ok := n.(*ast.CallExpr)
-		if !ok || found != "" {
-			return found == ""
+		if !ok || found != nil {
+			return found == nil
 		}
 		fn := match.Callee(c.info, call)
 		if fn == nil || fn.Pkg() == nil || match.IsStd(fn.Pkg().Path()) {
 			return true
 		}
-		handed := false
+		handed := ""
 		for _, a := range call.Args {
 			ast.Inspect(a, func(m ast.Node) bool {
-				if id, ok := m.(*ast.Ident); ok && c.info.Uses[id] == types.Object(s.v) {
-					handed = true
+				if id, ok := m.(*ast.Ident); ok && objs[c.info.Uses[id]] {
+					handed = id.Name
 				}
-				return !handed
+				return handed == ""
 			})
 		}
-		if !handed {
+		sum := c.pass.Effects.Of(fn)
+		if handed == "" || sum == nil {
 			return true
 		}
-		// A call that returns when its request is done holds nothing
-		// open; one that starts goroutines may.
-		sum := c.pass.Effects.Of(fn)
-		why := ""
-		if sum != nil {
-			for _, e := range sum.Effects {
-				switch e.Kind {
-				case effect.GoroutineForever, effect.GoroutineEnds:
-					if why == "" {
-						why = "which " + strings.TrimPrefix(e.Why(), match.PkgFuncName(fn)+", which ")
-					}
-				}
+		for _, e := range sum.Effects {
+			if e.Kind == effect.GoroutineForever || e.Kind == effect.GoroutineEnds {
+				found, foundFn, name = call, fn, handed
+				what = strings.TrimPrefix(e.Why(), match.PkgFuncName(fn)+", which ")
+				return false
 			}
 		}
-		if why != "" {
-			found = fmt.Sprintf("the test hands the server to %s at %s, %s: a request the code keeps open (a stream, a long poll) would hold the cleanup until the test's timeout", match.PkgFuncName(fn), c.lineOf(call), why)
-		}
-		return found == ""
+		return true
 	})
-	return found
+	return found, foundFn, name, what
 }

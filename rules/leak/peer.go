@@ -2,10 +2,8 @@ package leak
 
 import (
 	"fmt"
-	"github.com/unflake/unflake/rule/effect"
 	"go/ast"
 	"go/types"
-	"strings"
 
 	"github.com/unflake/unflake/internal/match"
 )
@@ -394,41 +392,11 @@ func (c *checker) codeHoldsSide(s *site) string {
 		}
 		return true
 	})
-	found := ""
-	ast.Inspect(c.fn.Body, func(n ast.Node) bool {
-		call, ok := n.(*ast.CallExpr)
-		if !ok || found != "" {
-			return found == ""
-		}
-		fn := match.Callee(c.info, call)
-		if fn == nil || fn.Pkg() == nil || match.IsStd(fn.Pkg().Path()) {
-			return true
-		}
-		handed := ""
-		for _, a := range call.Args {
-			ast.Inspect(a, func(m ast.Node) bool {
-				if id, ok := m.(*ast.Ident); ok && sides[c.info.Uses[id]] {
-					handed = id.Name
-				}
-				return handed == ""
-			})
-		}
-		if handed == "" {
-			return true
-		}
-		sum := c.pass.Effects.Of(fn)
-		if sum == nil {
-			return true
-		}
-		for _, e := range sum.Effects {
-			if e.Kind == effect.GoroutineForever || e.Kind == effect.GoroutineEnds {
-				found = fmt.Sprintf("may be held by a goroutine of the code under test (%s is handed to %s at %s, which %s)", handed, match.PkgFuncName(fn), c.lineOf(call), strings.TrimPrefix(e.Why(), match.PkgFuncName(fn)+", which "))
-				return false
-			}
-		}
-		return true
-	})
-	return found
+	call, fn, handed, what := c.handedToStarter(sides)
+	if call == nil {
+		return ""
+	}
+	return fmt.Sprintf("may be held by a goroutine of the code under test (%s is handed to %s at %s, which %s)", handed, match.PkgFuncName(fn), c.lineOf(call), what)
 }
 
 // backgroundGoroutine names a goroutine the package's init or TestMain
