@@ -493,10 +493,19 @@ func (c *checker) definingValue(id *ast.Ident) (ast.Expr, bool) {
 			}
 			switch n := n.(type) {
 			case *ast.AssignStmt:
-				if n.Tok == token.DEFINE && len(n.Lhs) == len(n.Rhs) {
-					for i, l := range n.Lhs {
-						if l == ast.Expr(id) {
-							out = n.Rhs[i]
+				if n.Tok != token.DEFINE {
+					break
+				}
+				for i, l := range n.Lhs {
+					switch {
+					case l != ast.Expr(id):
+					case len(n.Lhs) == len(n.Rhs):
+						out = n.Rhs[i]
+					case len(n.Rhs) == 1:
+						// dir, err := os.MkdirTemp(...): one of a call's
+						// results, which the call computes.
+						if _, isCall := ast.Unparen(n.Rhs[0]).(*ast.CallExpr); isCall {
+							out = n.Rhs[0]
 						}
 					}
 				}
