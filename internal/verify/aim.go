@@ -275,6 +275,32 @@ func keepAims(aims, stmts []*target) []*target {
 	return out
 }
 
+// lateMutantDelays are the delays of the late mutants (see lateDelay),
+// shortest first.
+//
+// Besides lateDelay's, a late mutant comes just past the window (a
+// quarter later than it), when the window is known: the nearest lateness
+// the original fails on. The code may end the late write's chance itself (a daemon whose
+// context the test gave 450ms never gets ready after that): a write
+// 1s late then fails the rewrite too, a kill that says nothing of a
+// write 300ms late, which the attempts' 200ms caught and the deadline
+// passes (red team batch 21, drainready). Near the window, the rewrite
+// that passes it is seen to.
+func lateMutantDelays(before *outcome, window, budget time.Duration) []time.Duration {
+	var out []time.Duration
+	if window > 0 {
+		near := (window*5/4 + 10*time.Millisecond - 1) / (10 * time.Millisecond) * (10 * time.Millisecond)
+		if budget == 0 || near <= budget/2 {
+			out = append(out, near)
+		}
+	}
+	if d := lateDelay(before, window, budget); d > 0 && !slices.Contains(out, d) {
+		out = append(out, d)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // lateDelay is how much later a "late" mutant makes a write: three times
 // the test's time before the rewrite (its wait, mostly) or the window the
 // fix replaces (rule.Change.Window), whichever is longer, rounded up on a
@@ -296,30 +322,6 @@ func keepAims(aims, stmts []*target) []*target {
 // So when three times the test's time reaches past half the budget, the
 // mutant is made half as late again as the window alone, and none is
 // made when even that is past half the budget.
-//
-// A second late mutant comes just past the window (a quarter later than
-// it), when the window is known: the nearest lateness the original fails
-// on. The code may end the late write's chance itself (a daemon whose
-// context the test gave 450ms never gets ready after that): a write
-// 1s late then fails the rewrite too, a kill that says nothing of a
-// write 300ms late, which the attempts' 200ms caught and the deadline
-// passes (red team batch 21, drainready). Near the window, the rewrite
-// that passes it is seen to.
-func lateMutantDelays(before *outcome, window, budget time.Duration) []time.Duration {
-	var out []time.Duration
-	if window > 0 {
-		near := (window*5/4 + 10*time.Millisecond - 1) / (10 * time.Millisecond) * (10 * time.Millisecond)
-		if budget == 0 || near <= budget/2 {
-			out = append(out, near)
-		}
-	}
-	if d := lateDelay(before, window, budget); d > 0 && !slices.Contains(out, d) {
-		out = append(out, d)
-	}
-	slices.Sort(out)
-	return out
-}
-
 func lateDelay(before *outcome, window, budget time.Duration) time.Duration {
 	want := 3 * max(before.mean(), window)
 	if budget > 0 && want > budget/2 {

@@ -89,6 +89,14 @@ func (c *checker) stmtEnd(l *loop, s ast.Stmt, isWait map[ast.Expr]bool, at *ast
 			}
 			return waited
 		case token.GOTO:
+			// Into the loop it goes on without the wait; out of it, it
+			// leaves.
+			if lab, _ := c.info.Uses[s.Label].(*types.Label); lab == nil || l.stmt.Pos() <= lab.Pos() && lab.Pos() < l.stmt.End() {
+				if *at == nil {
+					*at = s
+				}
+				return unwaited
+			}
 			return waited
 		}
 	case *ast.BlockStmt:

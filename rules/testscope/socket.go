@@ -206,15 +206,7 @@ func (c *checker) nameRead(body *ast.BlockStmt, dir *types.Var) string {
 		if !ok {
 			return true
 		}
-		args := false
-		for _, a := range call.Args {
-			args = args || c.usesAny(a, under)
-		}
-		// A method of a value that holds it (srv.Dir = dir; srv.Run()).
-		if sel, ok := call.Fun.(*ast.SelectorExpr); ok && c.usesAny(sel.X, under) {
-			args = true
-		}
-		if !args {
+		if !c.handed(call, under) {
 			return true
 		}
 		if c.inspectsName(call, nil) {
@@ -229,11 +221,7 @@ func (c *checker) nameRead(body *ast.BlockStmt, dir *types.Var) string {
 		if fn == nil || c.decls[fn.Origin()] == nil {
 			return true
 		}
-		fd := c.decls[fn.Origin()]
-		roots := []*ast.FuncDecl{fd}
-		for g := range c.reachable(fd.Body, nil) {
-			roots = append(roots, c.decls[g])
-		}
+		roots := c.calleeRoots(fn)
 		for _, r := range roots {
 			params := map[*types.Var]bool{}
 			for _, f := range r.Type.Params.List {
@@ -383,22 +371,11 @@ func (c *checker) lengthHazard(body *ast.BlockStmt, dir *types.Var) string {
 		if !ok || why != "" {
 			return why == ""
 		}
-		args := false
-		for _, a := range call.Args {
-			args = args || c.usesAny(a, under)
-		}
-		if sel, ok := call.Fun.(*ast.SelectorExpr); ok && c.usesAny(sel.X, under) {
-			args = true
-		}
 		fn := match.Callee(c.info, call)
-		if !args || fn == nil || c.decls[fn.Origin()] == nil {
+		if !c.handed(call, under) || fn == nil || c.decls[fn.Origin()] == nil {
 			return true
 		}
-		fd := c.decls[fn.Origin()]
-		roots := []*ast.FuncDecl{fd}
-		for g := range c.reachable(fd.Body, nil) {
-			roots = append(roots, c.decls[g])
-		}
+		roots := c.calleeRoots(fn)
 		for _, r := range roots {
 			ast.Inspect(r.Body, func(m ast.Node) bool {
 				b, ok := m.(*ast.BinaryExpr)
@@ -435,4 +412,28 @@ func (c *checker) lengthHazard(body *ast.BlockStmt, dir *types.Var) string {
 		return why == ""
 	})
 	return why
+}
+
+// handed reports whether call is handed something built from the
+// directory (under): in an argument, or as the value whose method it is
+// (srv.Dir = dir; srv.Run()).
+func (c *checker) handed(call *ast.CallExpr, under map[*types.Var]bool) bool {
+	for _, a := range call.Args {
+		if c.usesAny(a, under) {
+			return true
+		}
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	return ok && c.usesAny(sel.X, under)
+}
+
+// calleeRoots are fn's declaration, a function of the package, and those
+// of the package's functions it reaches.
+func (c *checker) calleeRoots(fn *types.Func) []*ast.FuncDecl {
+	fd := c.decls[fn.Origin()]
+	roots := []*ast.FuncDecl{fd}
+	for g := range c.reachable(fd.Body, nil) {
+		roots = append(roots, c.decls[g])
+	}
+	return roots
 }
