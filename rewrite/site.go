@@ -23,6 +23,10 @@ type Site struct {
 	Rule string
 	Test string // "TestX/sub", or the enclosing function outside tests
 	Key  string
+	// Unproven, given to Config.Decide, is why the fix is a hypothesis
+	// (rule.Fix.Unproven: its rule's reason, or its kind of change's),
+	// "" when its rule proved it. Site returns it empty.
+	Unproven string
 }
 
 // A Decision is verification's answer about one fix: hold it back (a

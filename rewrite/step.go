@@ -105,7 +105,9 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 		}
 		var held *Revert // verification's answer
 		if d.Fix != nil && cfg.Decide != nil {
-			dec := cfg.Decide(f.Site())
+			site := f.Site()
+			site.Unproven = d.Fix.Unproven()
+			dec := cfg.Decide(site)
 			held = dec.Revert
 			k := dec.Variant
 			if dec.Probe {
@@ -147,6 +149,12 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 				ff.Reason, ff.Blockers = JoinBlockers(d.Blockers)+next, d.Blockers
 			}
 			ff.NeedsGo = s.needsGo
+			if kept := s.siteKept(d, current); kept != nil {
+				// A comment at the site says the code is meant as it
+				// is: no run would apply the fix (guard), and "can try
+				// it" would not be true.
+				ff.Reason, ff.Blockers, ff.NeedsGo = kept.Error(), nil, ""
+			}
 		case reqErr != nil:
 			ff.Fix, ff.Reason = "", reqErr.Error()
 			var unchecked *uncheckedError
@@ -250,6 +258,29 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 		out.next, out.contents = next, contents
 	}
 	return out
+}
+
+// siteKept returns the keptError a fix of d would meet at its own site
+// (a comment beside the line it reports says the code is meant as it
+// is), without applying it: plain fix does not apply a hypothesis, and
+// its reason must not offer fix --verify a fix the guard would refuse.
+func (s *session) siteKept(d rule.Diagnostic, current map[string]*content) *keptError {
+	f := s.fileOf(d.Pos)
+	if f == nil {
+		return nil
+	}
+	fset := s.pass.Fset
+	path := fset.Position(f.Pos()).Filename
+	v := current[path]
+	if v == nil {
+		return nil
+	}
+	have := bytes.ReplaceAll(v.data, []byte("\r\n"), []byte("\n"))
+	var kept *keptError
+	if err := guard(fset, f, path, have, have, map[int]bool{fset.Position(d.Pos).Line: true}); errors.As(err, &kept) {
+		return kept
+	}
+	return nil
 }
 
 // panicked is the outcome of a step of rule r on cur that panicked with p:

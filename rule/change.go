@@ -34,11 +34,25 @@ const (
 	// order.
 	Order ChangeKind = "order"
 
-	// Paths: paths, directories and environment (t.TempDir, t.Chdir,
-	// t.Setenv, a sealed TestMain). Hazards: a longer path (a unix
-	// socket's 108-byte limit), a directory removed at the end of the
-	// test, a variable set for the whole process.
+	// Paths: paths, directories, environment and package state scoped
+	// to one test (t.TempDir, t.Chdir, t.Setenv, a variable restored,
+	// t.Context). Hazards: a longer path (a unix socket's 108-byte
+	// limit, a length limit of the code's own), a directory removed at
+	// the end of the test while something still writes there, a
+	// restore that a later reader (a goroutine init started, a pointer
+	// the flag package keeps) sees, two contexts made one.
 	Paths ChangeKind = "paths"
+
+	// Process: what the whole test binary starts with (an environment
+	// variable a sealed TestMain clears once, before any test runs, in
+	// place of one test's clear). Hazards: a test or the code under
+	// test that reads or writes the variable, in any build, so that the
+	// clear's restore at the end of the test mattered; a package linked
+	// in that writes it where the analysis cannot see. The rule reads
+	// every file of every build the binary links for them, and what it
+	// cannot read (cgo, a package outside the module and the standard
+	// library that may write the environment) blocks the fix.
+	Process ChangeKind = "process"
 
 	// Address: the address a server listens on (a port the kernel
 	// picks in place of a fixed one). Hazard: the code or the test reads
@@ -58,7 +72,7 @@ const (
 )
 
 // ChangeKinds lists every kind, in the order findings list them.
-var ChangeKinds = []ChangeKind{Clock, Budget, Order, Paths, Address, Sync, Ownership}
+var ChangeKinds = []ChangeKind{Clock, Budget, Order, Paths, Process, Address, Sync, Ownership}
 
 // unprovable are the kinds of change no rule proves: each rule of such a
 // kind excluded the hazards it knew, and every fresh batch of red-team
@@ -81,10 +95,12 @@ var unprovable = map[ChangeKind]string{
 
 // hypothetical are the kinds of change no reading of the code proves,
 // but running can show: a fix that changes one is a hypothesis whatever
-// its rule proved, which fix --verify keeps only when a mutant aimed at
-// the kind (a late write, a period made 3x, a deadline moved by a tick,
-// the code slowed where the clock does not see it) fails the original
-// and the rewrite alike. A virtual clock and a wait's budget can make a
+// its rule proved, which fix --verify keeps only when its tests pass
+// every run (stress, GOMAXPROCS=1, -race, the package's whole binary)
+// and, for a clock or a budget, a mutant aimed at the kind (a late
+// write, a period made 3x, a deadline moved by a tick, the code slowed
+// where the clock does not see it) fails the original and the rewrite
+// alike. A virtual clock and a wait's budget can make a
 // test blind, the worst a rewrite can do, and each red-team batch met a
 // way the rules' lists of hazards did not name (CPU work between a
 // stamp and the test's reading, a count of whole microseconds that drops
@@ -93,6 +109,15 @@ var unprovable = map[ChangeKind]string{
 var hypothetical = map[ChangeKind]string{
 	Clock:  "the test's clock changes (virtual time starts at 2000-01-01, stands still between statements and ends waits exactly on their deadlines; a fake clock moves only when told), and no reading of the code shows that no check relied on what real time does (its drift past deadlines, the code's CPU time between a stamp and a reading); running tells, with mutants aimed at the clock",
 	Budget: "the wait's length changes, and no reading of the code shows that the original's window was not the contract (a period, a TTL, a lateness it caught); running tells, with mutants aimed at the wait",
+	// Paths and ownership changes: red-team batches 20 to 23 found leak
+	// and testscope fixes unsound at first contact in every batch (4 of
+	// 4, 4 of 6, 3 of 6, 6 of 9), each through something the code did
+	// with a path, a context's identity, a pointer the standard library
+	// keeps, a file's close or a goroutine's defers. Nearly all failed
+	// the correct code, which running shows; a close that wedges a
+	// buggy code's goroutine fails by a hang, which running shows too.
+	Paths:     "the test's paths, environment or package state are scoped to it (a longer directory removed at its end, a variable restored, one context for the test), and no reading of the code shows that nothing depends on what changed (a length limit, a later reader of the variable, a pointer kept by a package, two contexts); running tells",
+	Ownership: "the test now closes, stops or joins what it made, and no reading of the code shows that nothing else does or waits on it (an owner closing it too, a goroutine that a close wakes during a later test, a join that waits on what a bug wedges); running tells",
 }
 
 // Unprovable returns why a fix that makes changes is a hypothesis

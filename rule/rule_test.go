@@ -109,8 +109,9 @@ func TestFileUsesGo(t *testing.T) {
 }
 
 // A fix of a kind no rule proves (an order, address or sync change) is a
-// hypothesis whatever its rule proved; other kinds are left as they are,
-// and the rule's fix is not changed in place.
+// hypothesis whatever its rule proved, and so is one of a kind only
+// running may keep (clock, budget, paths, ownership); a process change
+// is left as it is, and the rule's fix is not changed in place.
 func TestDemote(t *testing.T) {
 	probe := &rule.Fix{Message: "reversed"}
 	order := &rule.Fix{Message: "together", Changes: []rule.Change{{Kind: rule.Order, What: "the children run together"}},
@@ -123,7 +124,7 @@ func TestDemote(t *testing.T) {
 		t.Errorf("Demote changed the rule's fix: %q", order.Unproven())
 	}
 	for _, k := range []rule.ChangeKind{rule.Address, rule.Sync} {
-		f := &rule.Fix{Message: "m", Changes: []rule.Change{{Kind: rule.Paths, What: "p"}, {Kind: k, What: "w"}}}
+		f := &rule.Fix{Message: "m", Changes: []rule.Change{{Kind: rule.Process, What: "p"}, {Kind: k, What: "w"}}}
 		if got := rule.Demote(f).Unproven(); !strings.HasPrefix(got, string(k)+" change: ") {
 			t.Errorf("%s: %q", k, got)
 		}
@@ -132,19 +133,18 @@ func TestDemote(t *testing.T) {
 	if got := rule.Demote(already).Unproven(); got != "its own reason" {
 		t.Errorf("an unproven fix: %q", got)
 	}
-	// A clock or a budget change is a hypothesis too, which running
-	// may keep: not unprovable.
-	for _, k := range []rule.ChangeKind{rule.Clock, rule.Budget} {
+	// A clock, budget, paths or ownership change is a hypothesis too,
+	// which running may keep: not unprovable.
+	for _, k := range []rule.ChangeKind{rule.Clock, rule.Budget, rule.Paths, rule.Ownership} {
 		f := &rule.Fix{Message: "m", Changes: []rule.Change{{Kind: k, What: "w"}}}
 		if got := rule.Demote(f); !strings.HasPrefix(got.Unproven(), string(k)+" change: ") || rule.Unprovable(got.Changes) != "" {
 			t.Errorf("%s: %q", k, got.Unproven())
 		}
 	}
-	for _, k := range []rule.ChangeKind{rule.Paths, rule.Ownership} {
-		f := &rule.Fix{Message: "m", Changes: []rule.Change{{Kind: k, What: "w"}}}
-		if rule.Demote(f) != f {
-			t.Errorf("%s: demoted", k)
-		}
+	// A sealed TestMain's process change is the one kind a rule proves.
+	f := &rule.Fix{Message: "m", Changes: []rule.Change{{Kind: rule.Process, What: "w"}}}
+	if rule.Demote(f) != f {
+		t.Errorf("process: demoted")
 	}
 	if rule.Demote(nil) != nil {
 		t.Error("nil")

@@ -35,6 +35,10 @@ import (
 //	unproven        also apply the rule's unproven fixes (as fix --verify
 //	                would if the tests pass): the engine runs with a
 //	                Config.Decide that keeps every fix
+//	proven          apply the fixes the rule's own checks proved (those
+//	                only their kind of change makes hypotheses:
+//	                goldentest.KeepProven), as fix --verify writes them
+//	                when it keeps them: the rule's proof, judged
 //	verify          run the real unflake fix --verify on the correct code
 //	                instead: what it keeps is the rewrite the bugs must
 //	                fail (with unchanged: it keeps nothing)
@@ -59,6 +63,7 @@ type strengthCase struct {
 	name, rule, shape string
 	flags             []string
 	unproven          bool
+	proven            bool
 	verify            bool
 	unchanged         bool
 	weak              map[string]bool
@@ -128,6 +133,8 @@ func loadStrengthCase(t *testing.T, path string) strengthCase {
 			}
 		case line == "unproven":
 			c.unproven = true
+		case line == "proven":
+			c.proven = true
 		case line == "verify":
 			c.verify = true
 		case line == "unchanged":
@@ -137,8 +144,8 @@ func loadStrengthCase(t *testing.T, path string) strengthCase {
 	if c.rule == "" || rules.Lookup(c.rule) == nil {
 		t.Fatalf("%s: no rule: directive naming a rule (got %q)", path, c.rule)
 	}
-	if c.verify && c.unproven {
-		t.Fatalf("%s: verify and unproven exclude each other (verify decides what is kept)", path)
+	if n := btoi(c.verify) + btoi(c.unproven) + btoi(c.proven); n > 1 {
+		t.Fatalf("%s: verify, unproven and proven exclude each other (each decides what is kept)", path)
 	}
 	c.shape = strings.TrimPrefix(c.name, c.rule+"_")
 	return c
@@ -312,10 +319,11 @@ func (c strengthCase) check(t *testing.T) strengthRow {
 // bug variants are left out by their build tags, so verification runs
 // and mutates the correct code), or, for an unproven case, through the
 // engine with a Decide that keeps every fix (what fix --verify keeps when
-// the tests pass and no mutant tells against it).
+// the tests pass and no mutant tells against it), for a proven one, with
+// one that keeps the fixes the rule's own checks proved.
 func (c strengthCase) fix(t *testing.T, dir string, env []string) {
 	t.Helper()
-	if !c.unproven {
+	if !c.unproven && !c.proven {
 		args := append([]string{"fix", "--rules", c.rule}, c.flags...)
 		if c.verify {
 			args = append(args, "--verify", "--verify-count=5")
@@ -335,7 +343,19 @@ func (c strengthCase) fix(t *testing.T, dir string, env []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if c.proven {
+		fixKeepingProven(t, dir, env, selected, ruleOptions(t, c.flags))
+		return
+	}
 	fixKeepingAll(t, dir, env, selected, ruleOptions(t, c.flags))
+}
+
+// btoi is 1 for true.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // fixKeepingAll runs the selected rules on the module in dir through the
@@ -363,13 +383,7 @@ func fixKeeping(t *testing.T, dir string, env []string, selected []*rule.Rule, o
 		Decide:  goldentest.KeepAll,
 	}
 	if proven {
-		plain := *cfg
-		plain.Decide = nil
-		res, err := rewrite.Run(&plain)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Decide = goldentest.KeepProven(res)
+		cfg.Decide = goldentest.KeepProven
 	}
 	res, err := rewrite.Run(cfg)
 	if err != nil {

@@ -245,11 +245,7 @@ func (g *group) run(t *testing.T) (alone []Case) {
 		cfg.Decide = KeepAll
 	}
 	if g.proven {
-		plain, err := runEngine(config())
-		if err != nil {
-			t.Fatalf("cases %s: %v", names, err)
-		}
-		cfg.Decide = KeepProven(plain)
+		cfg.Decide = KeepProven
 	}
 	res, err := runEngine(cfg)
 	if err != nil {
@@ -325,11 +321,7 @@ func (g *group) run(t *testing.T) (alone []Case) {
 		cfg.Decide = KeepAll
 	}
 	if g.proven {
-		plain, err := runEngine(cfg)
-		if err != nil {
-			t.Fatalf("cases %s, second run: %v", names, err)
-		}
-		cfg.Decide = KeepProven(plain)
+		cfg.Decide = KeepProven
 	}
 	again, err := runEngine(cfg)
 	if err != nil {
@@ -351,24 +343,17 @@ func (g *group) run(t *testing.T) (alone []Case) {
 // what fix --verify applies when the tests pass with every fix.
 func KeepAll(rewrite.Site) rewrite.Decision { return rewrite.Decision{} }
 
-// KeepProven returns a Config.Decide that keeps the fixes the rules'
-// own checks proved, as plain, a run without Decide, reports them: those
-// it applies, and those only their kind of change made hypotheses
-// (rule.Demoted). It holds back the rest: what fix --verify applies when
-// it keeps the first.
-func KeepProven(plain *rewrite.Result) func(rewrite.Site) rewrite.Decision {
-	keep := map[string]bool{}
-	for _, f := range plain.Findings {
-		if f.Fixed || rule.Demoted(f.Reason) {
-			keep[f.Site().Key] = true
-		}
+// KeepProven is a Config.Decide that keeps the fixes the rules' own
+// checks proved: those proven, and those only their kind of change made
+// hypotheses (rule.Demoted). It holds back the rest: what fix --verify
+// applies when it keeps the first. It decides each fix as the engine
+// meets it, so a fix that only an earlier kept fix makes possible (a
+// later restore once an earlier one is gone) is decided too.
+func KeepProven(s rewrite.Site) rewrite.Decision {
+	if s.Unproven == "" || rule.Demoted(s.Unproven) {
+		return rewrite.Decision{}
 	}
-	return func(s rewrite.Site) rewrite.Decision {
-		if keep[s.Key] {
-			return rewrite.Decision{}
-		}
-		return rewrite.Decision{Revert: &rewrite.Revert{Kind: revert.Unshown, Detail: "not proven by its rule"}}
-	}
+	return rewrite.Decision{Revert: &rewrite.Revert{Kind: revert.Unshown, Detail: "not proven by its rule"}}
 }
 
 // caseOf splits path under root into the case's name and the path in

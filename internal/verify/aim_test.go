@@ -115,7 +115,7 @@ func TestRunAimedMutants(t *testing.T) {
 	testmod.Slow(t)
 	dir := testmod.Write(t, lateModule)
 	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Env: testmod.GoEnv(t),
-		Rules: []*rule.Rule{renameRule("waitpoll", "wait", "poll", rule.Budget), renameRule("onetwo", "one", "two", rule.Paths)}}
+		Rules: []*rule.Rule{renameRule("waitpoll", "wait", "poll", rule.Budget), renameRule("onetwo", "one", "two", rule.Process)}}
 	res, v, err := verify.Run(context.Background(), cfg, verify.Options{Count: 2})
 	if err != nil {
 		t.Fatal(err)

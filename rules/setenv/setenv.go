@@ -272,7 +272,7 @@ func (c *checker) fix(cl *clear, last bool) *rule.Fix {
 	}
 	return &rule.Fix{
 		Message: msg,
-		Changes: []rule.Change{{Kind: rule.Paths, What: "the package's TestMain clears the variable for the whole test binary, not this test",
+		Changes: []rule.Change{{Kind: rule.Process, What: "the package's TestMain clears the variable for the whole test binary, not this test",
 			Checked: []string{
 				"TestMain, and every declaration of the package its seal reads, is in a file every build compiles (go test -race, another GOOS or GOARCH, a tag), so every build runs the same seal",
 				fmt.Sprintf("no code of the module (every build's files, however os is imported, the closures TestMain leaves behind, cgo and go:linkname included) reads or writes %s, so no write of it (an export, a default written back) needs the clear's restore when the test ends", cl.name),

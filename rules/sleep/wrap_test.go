@@ -46,12 +46,8 @@ func TestFunctionFormKeepsBodyAndPower(t *testing.T) {
 		Patterns: []string{"./..."},
 		Env:      env,
 		Rules:    []*rule.Rule{sleep.Rule},
+		Decide:   goldentest.KeepProven,
 	}
-	plain, err := rewrite.Run(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Decide = goldentest.KeepProven(plain)
 	res, err := rewrite.Run(cfg)
 	if err != nil {
 		t.Fatal(err)
