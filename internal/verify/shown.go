@@ -25,7 +25,8 @@ import (
 // process, the package's whole binary. So is ownership, whose aimed
 // mutant (a close run twice) is tried where it can be made, and a
 // rewrite that misses it where the original fails on it is reverted,
-// but whose fix stands without one that counts: a test that never
+// but whose fix, where its rule's checks proved it (rule.Demoted),
+// stands without one that counts: a test that never
 // closed what it made fails on no double close, and what an ownership
 // fix risks is failing the correct code (the owner closes it too) or
 // a later test (a close a goroutine of the package sees), which runs
@@ -82,8 +83,12 @@ type aimedKind struct {
 	// failure with its cap, which the code's own sleep ends exactly on
 	// (batch 15, backoffcap).
 	removes []mutation
-	// optional: the fix stands on its runs when no mutant of the kind
-	// counted; one that counted must still be killed.
+	// optional: a fix its rule's checks proved (rule.Demoted: only its
+	// kind made it a hypothesis) stands on its runs when no mutant of
+	// the kind counted; one that counted must still be killed. A fix its
+	// rule left unproven on its own grounds (a Close of the code's own,
+	// which may hang under a bug or write what a later test reads) still
+	// needs one that counts.
 	optional bool
 }
 
@@ -213,7 +218,7 @@ func unshownWhy(s fixSite, tried []triedMutant) string {
 		switch {
 		case shown:
 			continue
-		case ak.optional && (len(counted) == 0 || len(counted) == len(removal)):
+		case ak.optional && s.finding.Demoted && (len(counted) == 0 || len(counted) == len(removal)):
 			continue
 		case len(ak.ops) == 0:
 			whys = append(whys, fmt.Sprintf("no mutant is aimed at its %s change (%s), and passing runs show nothing of a bug the change would hide", k, ak.aims))
