@@ -63,10 +63,6 @@ type Finding struct {
 	// Unproven is set on a fix the rule could not prove safe, applied
 	// because verification will run the tests.
 	Unproven bool `json:"unproven,omitempty"`
-	// Demoted is set on an unproven fix that only its kind of change
-	// makes a hypothesis (rule.Demoted): its rule's own checks proved
-	// it. Verification reads it; it is not output.
-	Demoted bool `json:"-"`
 	// Verified is set when `fix --verify` ran the affected tests after
 	// the fix and they passed every time; BeforeMs and AfterMs are the
 	// measured test times, set (0 included) on every verified finding.

@@ -171,7 +171,6 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 			out.refused = append(out.refused, w)
 		default:
 			ff.Unproven = d.Fix.Unproven() != ""
-			ff.Demoted = ff.Unproven && rule.Demoted(d.Fix.Unproven())
 			ff.Changes = d.Fix.Changes
 			ff.NeedsGo = s.needsGo
 			fixable = append(fixable, i)

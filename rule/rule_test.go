@@ -133,9 +133,21 @@ func TestDemote(t *testing.T) {
 	if got := rule.Demote(already).Unproven(); got != "its own reason" {
 		t.Errorf("an unproven fix: %q", got)
 	}
-	// A clock, budget, paths or ownership change is a hypothesis too,
-	// which running may keep: not unprovable.
-	for _, k := range []rule.ChangeKind{rule.Clock, rule.Budget, rule.Paths, rule.Ownership} {
+	// Paths and ownership changes are unprovable too, unless the code
+	// can neither see nor wedge what changes.
+	for _, k := range []rule.ChangeKind{rule.Paths, rule.Ownership} {
+		f := &rule.Fix{Message: "m", Changes: []rule.Change{{Kind: k, What: "w"}}}
+		if got := rule.Demote(f); !strings.HasPrefix(got.Unproven(), string(k)+" change: ") || rule.Unprovable(got.Changes) == "" {
+			t.Errorf("%s: %q", k, got.Unproven())
+		}
+		unseen := &rule.Fix{Message: "m", Changes: []rule.Change{{Kind: k, What: "w", Unseen: true}}}
+		if rule.Demote(unseen) != unseen {
+			t.Errorf("%s, unseen: demoted", k)
+		}
+	}
+	// A clock or budget change is a hypothesis too, which running may
+	// keep: not unprovable.
+	for _, k := range []rule.ChangeKind{rule.Clock, rule.Budget} {
 		f := &rule.Fix{Message: "m", Changes: []rule.Change{{Kind: k, What: "w"}}}
 		if got := rule.Demote(f); !strings.HasPrefix(got.Unproven(), string(k)+" change: ") || rule.Unprovable(got.Changes) != "" {
 			t.Errorf("%s: %q", k, got.Unproven())

@@ -730,12 +730,23 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 	// A late write, or a period made 3x, lengthens what both wait for:
 	// they get that much more, so that a rewrite that passes it is seen
 	// to pass rather than stopped as if it failed.
+	//
+	// The rewrite also gets twice what the original took on the same
+	// mutant: an original that fails at its check only after a wait of
+	// its own (a 3s deadline for a state the mutant never reaches) is
+	// not outrun by a rewrite that waits as long and fails at the same
+	// check, which a limit set by the correct code's time would stop as
+	// a hang (red team batch 24, leasekeep and watchevents).
 	origTimeout := 3*p.before.mean() + 5*time.Second
 	afterTimeout := 2*p.before.mean() + 2*time.Second
+	var origWall sync.Map // mutant id → the original's wall time on it
 	once := func(binDir string, id int, alone bool) (*rewrite.Revert, error) {
 		timeout := origTimeout
 		if binDir == afterDir {
 			timeout = afterTimeout
+			if w, ok := origWall.Load(id); ok {
+				timeout = max(timeout, 2*w.(time.Duration)+2*time.Second)
+			}
 		}
 		switch m := all[id-1]; m.op {
 		case late, lateRead, lateReadRecv:
@@ -753,6 +764,9 @@ func (v *verifier) mutateTest(dir string, p mutantPlan, all []*mutant, origDir, 
 		o, err := v.r.exec(v.r.ctx, dir, job{bin: filepath.Join(binDir, binName(id)), name: p.test, run: anchored(p.test), count: 1, timeout: timeout, alone: alone})
 		if err != nil {
 			return nil, err
+		}
+		if binDir == origDir && !o.hung {
+			origWall.Store(id, o.wall)
 		}
 		return failure(o, p.test, 1, p.before), nil
 	}

@@ -20,19 +20,13 @@ import (
 // is kept only when a mutant aimed at that kind counted (the original
 // fails on it) and the rewrite fails on it too; otherwise it is held
 // back as revert.Unshown, naming the kind and what could not be aimed,
-// or what the original did not fail on. Paths, which no mutant is
-// aimed at, is decided by running: stress runs, a second run in one
-// process, the package's whole binary. So is ownership, whose aimed
-// mutant (a close run twice) is tried where it can be made, and a
-// rewrite that misses it where the original fails on it is reverted,
-// but whose fix, where its rule's checks proved it (rule.Demoted),
-// stands without one that counts: a test that never
-// closed what it made fails on no double close, and what an ownership
-// fix risks is failing the correct code (the owner closes it too) or
-// a later test (a close a goroutine of the package sees), which runs
-// show. Order, address and sync changes are never proven
-// (rule.Unprovable) and no mutant is aimed at them: they are held back
-// before they run (unprovable). A proven fix's proof covers its hazards.
+// or what the original did not fail on. Paths and ownership changes,
+// like order, address and sync, are never proven (rule.Unprovable) and
+// no mutant is aimed at them: they are held back before they run
+// (unprovable), unless the code under test can neither see nor wedge
+// what changes (rule.Change.Unseen: a directory only the test uses, a
+// ticker's Stop), which stands on its runs. A proven fix's proof covers
+// its hazards.
 //
 // Order is a kind no mutant is aimed at yet, and running cannot stand in
 // for one: children run together that pass every run on correct code say
@@ -83,13 +77,6 @@ type aimedKind struct {
 	// failure with its cap, which the code's own sleep ends exactly on
 	// (batch 15, backoffcap).
 	removes []mutation
-	// optional: a fix its rule's checks proved (rule.Demoted: only its
-	// kind made it a hypothesis) stands on its runs when no mutant of
-	// the kind counted; one that counted must still be killed. A fix its
-	// rule left unproven on its own grounds (a Close of the code's own,
-	// which may hang under a bug or write what a later test reads) still
-	// needs one that counts.
-	optional bool
 }
 
 var aimedKinds = map[rule.ChangeKind]aimedKind{
@@ -97,11 +84,11 @@ var aimedKinds = map[rule.ChangeKind]aimedKind{
 		aims: "a write the checks await made late, a timer's period made 3x, an expiry the code reads from the clock made late"},
 	rule.Clock: {ops: []mutation{tick, zeroed, stands, worked, defaultZeroed, slowed}, removes: []mutation{zeroed, defaultZeroed, stands},
 		aims: "a time comparison moved by one tick, a timer's duration made 0, elapsed time made 0, a computing loop made longer, a default duration made 0, the code slowed by work the clock does not see"},
-	rule.Ownership: {ops: []mutation{closedTwice}, optional: true,
-		aims: "a close, stop or shutdown running its body twice"},
+	rule.Ownership: {aims: "none makes an end wait on what a bug wedges, as a test server's Close waits for a handler"},
 	// No operator (see above, and rule.Unprovable): an unproven order,
 	// address or sync change is never shown, and is held back before it
 	// runs (unprovable).
+	rule.Paths:   {aims: "none makes code depend on a path's length or mode, or on a variable's lifetime, as a bug would"},
 	rule.Order:   {aims: "none makes children share state a bug would share between them, such as a cache beside the executable"},
 	rule.Address: {aims: "none makes code depend on its port as a bug would, such as an access list of senders' ports"},
 	rule.Sync:    {aims: "none makes the child's work after its readiness line later, as a slow start-up would"},
@@ -121,7 +108,7 @@ func unprovable(f rewrite.Finding) string {
 		}
 	}
 	for _, k := range rule.ChangeKinds {
-		if ak, ok := aimedKinds[k]; ok && len(ak.ops) == 0 && f.Changes != nil && slices.ContainsFunc(f.Changes, func(c rule.Change) bool { return c.Kind == k }) {
+		if ak, ok := aimedKinds[k]; ok && len(ak.ops) == 0 && f.Changes != nil && slices.ContainsFunc(f.Changes, func(c rule.Change) bool { return c.Kind == k && !c.Unseen }) {
 			return fmt.Sprintf("no mutant is aimed at its %s change (%s), and passing runs show nothing of a bug the change would hide: strength cannot be shown, so it is not run", k, ak.aims)
 		}
 	}
@@ -149,7 +136,9 @@ func unshownWhy(s fixSite, tried []triedMutant) string {
 	var whys []string
 	for _, k := range rule.ChangeKinds {
 		ak, ok := aimedKinds[k]
-		if !ok || !slices.ContainsFunc(s.finding.Changes, func(c rule.Change) bool { return c.Kind == k }) {
+		// A change the code cannot see or wedge (rule.Change.Unseen)
+		// stands on its runs.
+		if !ok || !slices.ContainsFunc(s.finding.Changes, func(c rule.Change) bool { return c.Kind == k && !c.Unseen }) {
 			continue
 		}
 		// Only a change from the real clock to a virtual one (WorkUnseen:
@@ -217,8 +206,6 @@ func unshownWhy(s fixSite, tried []triedMutant) string {
 		}
 		switch {
 		case shown:
-			continue
-		case ak.optional && s.finding.Demoted && (len(counted) == 0 || len(counted) == len(removal)):
 			continue
 		case len(ak.ops) == 0:
 			whys = append(whys, fmt.Sprintf("no mutant is aimed at its %s change (%s), and passing runs show nothing of a bug the change would hide", k, ak.aims))

@@ -285,6 +285,7 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 			}
 		}
 		fix.Changes[0].Checked = checked
+		fix.Changes[0].Unseen = notFixed == "" && unproven == "" && leafEnd(s.v.Type())
 		switch {
 		case notFixed != "":
 			fix, why = nil, notFixed

@@ -328,6 +328,58 @@ type cachedFile struct {
 	writes []moduleWrite
 }
 
+// localNames returns the names f declares inside its functions:
+// receivers, parameters and results (of declarations and literals),
+// variables and constants declared in a body, := and range variables.
+func localNames(f *ast.File) map[string]bool {
+	out := map[string]bool{}
+	fields := func(l *ast.FieldList) {
+		if l == nil {
+			return
+		}
+		for _, fl := range l.List {
+			for _, id := range fl.Names {
+				out[id.Name] = true
+			}
+		}
+	}
+	idents := func(es ...ast.Expr) {
+		for _, e := range es {
+			if id, ok := e.(*ast.Ident); ok {
+				out[id.Name] = true
+			}
+		}
+	}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok {
+			continue
+		}
+		fields(fd.Recv)
+		ast.Inspect(fd, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncType:
+				fields(n.Params)
+				fields(n.Results)
+			case *ast.AssignStmt:
+				if n.Tok == token.DEFINE {
+					idents(n.Lhs...)
+				}
+			case *ast.RangeStmt:
+				if n.Tok == token.DEFINE {
+					idents(n.Key, n.Value)
+				}
+			case *ast.ValueSpec:
+				for _, id := range n.Names {
+					out[id.Name] = true
+				}
+			}
+			return true
+		})
+	}
+	return out
+}
+
 // fileWrites returns the environment writes in the Go file at path, from
 // its syntax: calls of Setenv, Unsetenv or Clearenv of the file's import
 // of os or syscall. A name is known when it is a string literal or a
@@ -401,6 +453,14 @@ func parseWrites(path string) []moduleWrite {
 				}
 			}
 		}
+	}
+	// A constant a function's own name shadows (a parameter, a loop
+	// variable, a local: for _, key := range keys { os.Setenv(key, v) }
+	// beside const key = "X") is not the constant there, and the syntax
+	// alone cannot tell which use is which: such a name is one the
+	// analysis cannot name (red team batch 24, shadowkey and hookstage).
+	for name := range localNames(f) {
+		delete(consts, name)
 	}
 	str := func(e ast.Expr) (string, bool) {
 		if s, ok := stringLit(e); ok {

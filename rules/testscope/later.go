@@ -706,6 +706,9 @@ func (c *checker) runNameHazard(call *ast.CallExpr) string {
 	if !ok {
 		return fmt.Sprintf("the subtest's name (%s, t.Run at %s) goes into t.TempDir's path and may hold characters such as # $ %% & = that code reading the path as text treats as syntax", types.ExprString(call.Args[0]), c.line(call))
 	}
+	if why := c.uniqueNameHazard(call, names); why != "" {
+		return why
+	}
 	for _, s := range names {
 		for _, r := range s {
 			if strings.ContainsRune("!#$%&()+,=@^{}~", r) {
@@ -721,6 +724,102 @@ func (c *checker) runNameHazard(call *ast.CallExpr) string {
 		}
 	}
 	return ""
+}
+
+// uniqueNameHazard says why the testing package may append "#NN" to the
+// name of the t.Run call, whose values are names, or "": it makes each
+// subtest's name unique under its parent, so a name that comes twice (a
+// table's two rows named alike, "a b" beside "a_b" once spaces become
+// underscores, a constant name run in a loop or by another t.Run of the
+// same function) gets "#01", and an empty one "#00"; the '#' goes into
+// t.TempDir's path, where a URL built from it loses the rest as a
+// fragment (red team batch 24, dupname).
+func (c *checker) uniqueNameHazard(call *ast.CallExpr, names []string) string {
+	hazard := func(what string) string {
+		return fmt.Sprintf("the subtest's name (t.Run at %s) %s, so the testing package appends \"#NN\" to make it unique, which puts '#' into t.TempDir's path, where code reading the path as text may treat it as syntax (a URL's fragment)", c.line(call), what)
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		if n == "" {
+			return hazard("may be empty")
+		}
+		u := strings.ReplaceAll(n, " ", "_")
+		if seen[u] {
+			return hazard(fmt.Sprintf("may be %q twice", n))
+		}
+		seen[u] = true
+	}
+	fd := c.declOf(call)
+	if fd == nil || fd.Body == nil {
+		return ""
+	}
+	// Loops around the call: the range statement over the names' own
+	// list is one, when the name is read from it.
+	loops, fromList := 0, len(names) > 1 || !isConst(c, call.Args[0])
+	var stack []ast.Node
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return false
+		}
+		if n == ast.Node(call) {
+			for _, a := range stack {
+				switch a.(type) {
+				case *ast.ForStmt, *ast.RangeStmt:
+					loops++
+				}
+			}
+		}
+		stack = append(stack, n)
+		return true
+	})
+	if fromList {
+		loops--
+	}
+	if loops > 0 {
+		return hazard("is run more than once, in a loop")
+	}
+	var twin *ast.CallExpr
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		other, ok := n.(*ast.CallExpr)
+		if !ok || other == call || twin != nil || len(other.Args) != 2 || !match.IsMethod(c.info, other, "testing", "Run") {
+			return twin == nil
+		}
+		if more, ok := c.constNames(other.Args[0]); ok {
+			for _, m := range more {
+				if seen[strings.ReplaceAll(m, " ", "_")] {
+					twin = other
+				}
+			}
+		}
+		return twin == nil
+	})
+	if twin != nil {
+		return hazard(fmt.Sprintf("is also the name of the t.Run at %s", c.line(twin)))
+	}
+	return ""
+}
+
+// isConst reports whether e is a constant string.
+func isConst(c *checker, e ast.Expr) bool {
+	_, ok := match.ConstString(c.info, e)
+	return ok
+}
+
+// declOf returns the function declaration, of the package's files, that
+// holds n, or nil.
+func (c *checker) declOf(n ast.Node) *ast.FuncDecl {
+	for _, f := range c.pass.AllFiles {
+		if f.Pos() > n.Pos() || n.End() > f.End() {
+			continue
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Pos() <= n.Pos() && n.End() <= fd.End() {
+				return fd
+			}
+		}
+	}
+	return nil
 }
 
 // constNames returns every value a subtest's name can take, when the rule

@@ -210,7 +210,7 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 		}
 		d.Fix = &rule.Fix{
 			Message: msg,
-			Changes: []rule.Change{{Kind: rule.Paths, What: "the directory is the test's own, removed when it ends, under a longer path named after the test, with the umask's mode", Checked: []string{
+			Changes: []rule.Change{{Kind: rule.Paths, What: "the directory is the test's own, removed when it ends, under a longer path named after the test, with the umask's mode", Unseen: sc.test && c.unseenDir(c.fd.Body, dir), Checked: []string{
 				"no unix socket under the directory",
 				"no code reads the directory's mode",
 				"no test or subtest name puts characters other than ASCII letters, digits, - . _ in the path",
@@ -525,7 +525,7 @@ func (c *checker) contexts(sc *scope, sites []site) {
 		s, t := s, sc.t.Name()
 		d.Fix = &rule.Fix{
 			Message:    "use t.Context(), cancelled when the test ends; remove the cancel",
-			Changes:    []rule.Change{{Kind: rule.Ownership, What: "the test's context is cancelled when the test ends, after its cleanups start, not where the cancel was"}},
+			Changes:    []rule.Change{{Kind: rule.Ownership, What: "the test's context is cancelled when the test ends, after its cleanups start, not where the cancel was", Unseen: sc.test && unproven == "" && c.unseenDir(c.fd.Body, ctx)}},
 			Hypothesis: rule.Unproven(unproven),
 			Deletes:    append(c.deletes(s.parent, deferStmt), call),
 			Apply: func() error {

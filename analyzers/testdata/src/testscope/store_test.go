@@ -2,6 +2,7 @@ package testscope
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -11,7 +12,11 @@ func TestSave(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	os.Setenv("NOTES_DIR", dir) // want `os.Setenv\("NOTES_DIR", ...\) changes the environment of every later test; fix: use t.Setenv`
+	want := filepath.Join(dir, "want.txt")
+	if err := os.WriteFile(want, []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Setenv("NOTES_DIR", "shelf") // want `os.Setenv\("NOTES_DIR", ...\) changes the environment of every later test; not fixed: paths change: .*`
 	defer os.Unsetenv("NOTES_DIR")
 	if err := Save("a.txt", "hello"); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,136 @@
+package testscope
+
+import (
+	"go/ast"
+	"go/types"
+	"slices"
+
+	"github.com/unflake/unflake/internal/match"
+)
+
+// unseenDir reports whether the code under test never sees the directory
+// (or the context) dir, made in body: every use of it, and of the locals built from it
+// (derived), is the test's own, through the standard library's path,
+// string and file functions (filepath.Join, os.WriteFile, os.ReadFile,
+// fmt.Sprintf, a *os.File's methods, t.Log), and what they return goes
+// nowhere but into such locals, a condition or a statement of its own.
+// Then t.TempDir's path, mode and lifetime reach only statements the rule
+// reads in full, and its fix is not a hypothesis (rule.Change.Unseen): a
+// path given to the code, stored, sent, returned, put in the environment
+// or run as a process is seen (red team batch 24: every unsound paths
+// fix handed the directory to the code).
+func (c *checker) unseenDir(body *ast.BlockStmt, dir *types.Var) bool {
+	under := c.derived(body, dir)
+	seen := false
+	var stack []ast.Node
+	ast.Inspect(body, func(n ast.Node) bool {
+		if seen {
+			return false
+		}
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return true
+		}
+		if id, ok := n.(*ast.Ident); ok {
+			if v, ok := c.info.Uses[id].(*types.Var); ok && under[v] && !c.ownUse(stack, id, under) {
+				seen = true
+			}
+		}
+		stack = append(stack, n)
+		return true
+	})
+	return !seen
+}
+
+// ownUse reports whether the use id (stack holds its parents, outermost
+// first) stays in the test's own statements.
+func (c *checker) ownUse(stack []ast.Node, id *ast.Ident, under map[*types.Var]bool) bool {
+	var child ast.Node = id
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch p := stack[i].(type) {
+		case *ast.ParenExpr, *ast.BinaryExpr:
+		case *ast.StarExpr:
+		case *ast.SelectorExpr:
+			// Only a method of a standard value the test holds (f.Write
+			// of an *os.File): a field is handed on with its value.
+			if p.X != child || i == 0 {
+				return false
+			}
+			call, ok := stack[i-1].(*ast.CallExpr)
+			if !ok || call.Fun != ast.Expr(p) || !ownFunc(c.info, p.Sel) {
+				return false
+			}
+			child, i = call, i-1
+			continue
+		case *ast.CallExpr:
+			if p.Fun == child {
+				return false
+			}
+			conversion := c.info.Types[p.Fun].IsType()
+			if !conversion && !match.IsBuiltin(c.info, p.Fun, "len") && !ownCallee(c.info, p) {
+				return false
+			}
+		case *ast.AssignStmt:
+			if slices.Contains(p.Lhs, ast.Expr(child.(ast.Expr))) {
+				return true // assigned, not used
+			}
+			for _, l := range p.Lhs {
+				v := match.Root(c.info, l)
+				if id, ok := l.(*ast.Ident); ok && v == nil {
+					v, _ = c.info.Defs[id].(*types.Var)
+				}
+				if !isBlank(l) && (v == nil || !under[v]) {
+					return false
+				}
+			}
+			return true
+		case *ast.ValueSpec:
+			for _, n := range p.Names {
+				if v, ok := c.info.Defs[n].(*types.Var); !ok || !under[v] {
+					return false
+				}
+			}
+			return true
+		case *ast.ExprStmt, *ast.DeferStmt, *ast.IfStmt, *ast.SwitchStmt:
+			return true
+		default:
+			return false
+		}
+		child = stack[i]
+	}
+	return false
+}
+
+// ownPackages are the standard packages whose functions keep a path
+// within the test: they build strings and touch files, and neither
+// start code nor change the process for others.
+var ownPackages = map[string]bool{"path/filepath": true, "path": true, "strings": true, "bytes": true, "fmt": true, "os": true, "io": true, "testing": true, "errors": true, "context": true}
+
+// processWide are the functions of ownPackages that hand a path to the
+// process or to other code.
+var processWide = map[string]bool{"os.Setenv": true, "os.Chdir": true, "os.StartProcess": true, "os.Symlink": true, "os.Link": true, "os.Rename": true, "os.Chmod": true, "os.Chtimes": true, "os.Lchown": true, "os.Chown": true, "os.DirFS": true, "os.OpenRoot": true, "testing.Setenv": true, "testing.Chdir": true}
+
+// ownCallee reports whether call's callee is a function or method of
+// ownPackages other than processWide.
+func ownCallee(info *types.Info, call *ast.CallExpr) bool {
+	var id *ast.Ident
+	switch f := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		id = f
+	case *ast.SelectorExpr:
+		id = f.Sel
+	default:
+		return false
+	}
+	return ownFunc(info, id)
+}
+
+// ownFunc reports whether id names a function or method of ownPackages
+// other than processWide.
+func ownFunc(info *types.Info, id *ast.Ident) bool {
+	fn, ok := info.Uses[id].(*types.Func)
+	if !ok || fn.Pkg() == nil || !ownPackages[fn.Pkg().Path()] {
+		return false
+	}
+	return !processWide[fn.Pkg().Name()+"."+fn.Name()]
+}
