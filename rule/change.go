@@ -109,9 +109,9 @@ var unprovable = map[ChangeKind]string{
 	// the original caught at its check (a test server whose handler the
 	// bug wedged, a pool whose Close waits for a connection the bug
 	// leaked), which correct code's runs never show. An end that cannot
-	// wait (Change.Unseen: a file, a net listener or connection, a
-	// ticker, a timer, a pipe end) is exempt.
-	Ownership: "the test now closes, stops or joins what it made, and no reading of the code shows that nothing waits there on what a bug would wedge (a server's handler, a pool's lent connection, a goroutine's defers), nor does a passing run: the cleanup hangs where the original failed at its check",
+	// wait and that no peer sees (Change.Unseen: a file, a ticker, a
+	// timer) is exempt.
+	Ownership: "the test now closes, stops or joins what it made, and no reading of the code shows that nothing waits there on what a bug would wedge (a server's handler, a pool's lent connection, a goroutine's defers) or sees the end after the test (the code on a connection's other side, left running), nor does a passing run",
 	Paths:     "the test's paths, environment or package state are scoped to it (a longer directory named after the test, removed at its end, with the umask's mode; a variable restored for the tests after it; one context for the test), and no reading of the code shows that nothing depends on what changed (a path's length or mode, a later test that ran on the leaked value, a close now before a cancel), nor does a passing run",
 	Sync:      "the parent goes on at the readiness line, and no reading of the code shows that what the test checks after the signal is done by then (the child's later work, its age, its descriptors), nor does a passing run",
 }

@@ -314,6 +314,10 @@ func (c *checker) writes(root ast.Node, seen map[*types.Func]bool) []envWrite {
 				out = append(out, ws...)
 				return true
 			}
+			if what := c.ifaceWrite(fn, seen); what != "" {
+				out = append(out, envWrite{pos: n.Pos(), foreign: what})
+				return true
+			}
 			// A package function called or passed on (t.Cleanup(reset)):
 			// its writes count where it is named.
 			for _, inner := range c.funcWrites(fn.Origin(), seen) {
@@ -387,6 +391,48 @@ func (c *checker) foreignWrite(fn *types.Func, scanned bool) string {
 	}
 	if sum.Opaque != "" {
 		return fmt.Sprintf("calls %s, whose effects the analysis cannot see in full (it %s)", full, sum.Opaque)
+	}
+	return ""
+}
+
+// ifaceWrite says how a method of an interface outside the standard
+// library, fn, may write the environment when called: its name is one of
+// testing's that do (Setenv, Chdir), which *testing.T implements (a
+// helper's own interface{ Setenv(k, v string) } given t: red team batch
+// 25, hookiface), or a type of the package that implements the interface
+// writes it in its method; or "".
+func (c *checker) ifaceWrite(fn *types.Func, seen map[*types.Func]bool) string {
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok || sig.Recv() == nil || !types.IsInterface(sig.Recv().Type()) || fn.Pkg() == nil || match.IsStd(fn.Pkg().Path()) {
+		return ""
+	}
+	if fn.Name() == "Setenv" || fn.Name() == "Chdir" {
+		return fmt.Sprintf("calls %s through an interface, which a *testing.T (whose %s writes the environment) or other code may implement", fn.Name(), fn.Name())
+	}
+	iface, ok := sig.Recv().Type().Underlying().(*types.Interface)
+	if !ok {
+		return ""
+	}
+	scope := c.pass.Pkg.Scope()
+	for _, name := range scope.Names() {
+		tn, ok := scope.Lookup(name).(*types.TypeName)
+		if !ok || types.IsInterface(tn.Type()) {
+			continue
+		}
+		for _, t := range []types.Type{tn.Type(), types.NewPointer(tn.Type())} {
+			if !types.Implements(t, iface) {
+				continue
+			}
+			obj, _, _ := types.LookupFieldOrMethod(t, true, c.pass.Pkg, fn.Name())
+			m, ok := obj.(*types.Func)
+			if !ok {
+				continue
+			}
+			if len(c.funcWrites(m.Origin(), seen)) > 0 || c.foreignWrite(m, false) != "" {
+				return fmt.Sprintf("calls %s through an interface, which %s implements with a method that writes the environment", fn.Name(), tn.Name())
+			}
+			break
+		}
 	}
 	return ""
 }
