@@ -106,18 +106,7 @@ func earlier(check string) string {
 }
 
 // stdPeerType reports whether t is one of stdPeerEnds.
-func stdPeerType(t types.Type) bool {
-	t = types.Unalias(t)
-	if p, ok := t.(*types.Pointer); ok {
-		t = types.Unalias(p.Elem())
-	}
-	n, ok := t.(*types.Named)
-	if !ok || n.Obj().Pkg() == nil {
-		return false
-	}
-	names, ok := stdPeerEnds[n.Obj().Pkg().Path()]
-	return ok && (names == nil || names[n.Obj().Name()])
-}
+func stdPeerType(t types.Type) bool { return inTypeSet(t, stdPeerEnds) }
 
 // deferredBefore names a deferred call of body, before at and outside the
 // function literals that do not hold at, or "": a defer added at at runs

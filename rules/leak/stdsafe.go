@@ -75,7 +75,12 @@ var leafEnds = map[string]map[string]bool{
 }
 
 // leafEnd reports whether t is one of leafEnds.
-func leafEnd(t types.Type) bool {
+func leafEnd(t types.Type) bool { return inTypeSet(t, leafEnds) }
+
+// inTypeSet reports whether t, or what it points to, is a named type of
+// set (package path → type names; a nil set of names admits every type
+// of the package).
+func inTypeSet(t types.Type, set map[string]map[string]bool) bool {
 	t = types.Unalias(t)
 	if p, ok := t.(*types.Pointer); ok {
 		t = types.Unalias(p.Elem())
@@ -84,6 +89,6 @@ func leafEnd(t types.Type) bool {
 	if !ok || n.Obj().Pkg() == nil {
 		return false
 	}
-	names, ok := leafEnds[n.Obj().Pkg().Path()]
+	names, ok := set[n.Obj().Pkg().Path()]
 	return ok && (names == nil || names[n.Obj().Name()])
 }

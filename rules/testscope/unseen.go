@@ -113,23 +113,21 @@ var processWide = map[string]bool{"os.Setenv": true, "os.Chdir": true, "os.Start
 // ownCallee reports whether call's callee is a function or method of
 // ownPackages other than processWide.
 func ownCallee(info *types.Info, call *ast.CallExpr) bool {
-	var id *ast.Ident
-	switch f := ast.Unparen(call.Fun).(type) {
-	case *ast.Ident:
-		id = f
-	case *ast.SelectorExpr:
-		id = f.Sel
-	default:
-		return false
-	}
-	return ownFunc(info, id)
+	fn := match.Callee(info, call)
+	return fn != nil && ownFn(fn)
 }
 
 // ownFunc reports whether id names a function or method of ownPackages
 // other than processWide.
 func ownFunc(info *types.Info, id *ast.Ident) bool {
 	fn, ok := info.Uses[id].(*types.Func)
-	if !ok || fn.Pkg() == nil || !ownPackages[fn.Pkg().Path()] {
+	return ok && ownFn(fn)
+}
+
+// ownFn reports whether fn is a function or method of ownPackages other
+// than processWide.
+func ownFn(fn *types.Func) bool {
+	if fn.Pkg() == nil || !ownPackages[fn.Pkg().Path()] {
 		return false
 	}
 	return !processWide[fn.Pkg().Name()+"."+fn.Name()]
