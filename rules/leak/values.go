@@ -243,11 +243,13 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 		}
 		// Who holds a part of it: the code its channel or method value
 		// was handed to, a function it runs.
+		partHeld := false
 		if notFixed == "" {
 			why, ok := c.partSees(s)
 			notFixed = why
 			if ok != "" {
 				checked = append(checked, ok)
+				partHeld = true
 			}
 		}
 		if notFixed == "" && !isStdType(s.v.Type()) {
@@ -285,7 +287,10 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 			}
 		}
 		fix.Changes[0].Checked = checked
-		fix.Changes[0].Unseen = notFixed == "" && unproven == "" && leafEnd(s.v.Type())
+		// A part the code holds (a ticker's channel given to a monitor
+		// TestMain made, which the next test reads) sees the end: red
+		// team batch 26, hbmon.
+		fix.Changes[0].Unseen = notFixed == "" && unproven == "" && !partHeld && leafEnd(s.v.Type())
 		switch {
 		case notFixed != "":
 			fix, why = nil, notFixed

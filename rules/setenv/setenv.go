@@ -65,6 +65,9 @@ type checker struct {
 	info  *types.Info
 	decls map[*types.Func]*ast.FuncDecl // the package's functions, for following calls
 	memo  map[*types.Func][]envWrite    // the environment writes of a package function
+	// following holds the function literals of package variables being
+	// followed (writes), so that one naming its own variable ends.
+	following map[*ast.FuncLit]bool
 
 	hasMain  bool              // the package has a TestMain
 	sealed   map[string]bool   // the variables TestMain empties before m.Run
@@ -302,8 +305,43 @@ func (c *checker) writes(root ast.Node, seen map[*types.Func]bool) []envWrite {
 	ast.Inspect(root, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.Ident:
+			if v, ok := c.info.Uses[n].(*types.Var); ok && match.IsPackageLevel(v) && v.Pkg() != nil && !match.IsStd(v.Pkg().Path()) {
+				// A package-level function value (an export_test.go
+				// var UseBin = func(t *testing.T, dir string) {...}):
+				// what it holds is not followed, and may write any
+				// variable (red team batch 26, exportvar).
+				if _, isFunc := v.Type().Underlying().(*types.Signature); !isFunc {
+					return true
+				}
+				if v.Pkg() != c.pass.Pkg {
+					out = append(out, envWrite{pos: n.Pos(), foreign: fmt.Sprintf("calls the function value %s.%s, which the analysis does not follow and which may write any variable", v.Pkg().Name(), v.Name())})
+					return true
+				}
+				// The package's own: the literal it is declared with
+				// counts where it is named (one TestMain assigns is the
+				// seal's: sealer).
+				if lit := c.funcLitOf(v); lit != nil && !c.following[lit] {
+					if c.following == nil {
+						c.following = map[*ast.FuncLit]bool{}
+					}
+					c.following[lit] = true // a literal that names its own variable
+					for _, inner := range c.writes(lit.Body, seen) {
+						inner.pos, inner.call = n.Pos(), nil
+						out = append(out, inner)
+					}
+					delete(c.following, lit)
+				}
+				return true
+			}
 			fn, ok := c.info.Uses[n].(*types.Func)
 			if !ok || called[n] {
+				return true
+			}
+			if isTestingEnvMethod(fn) {
+				// t.Setenv taken as a method value (enterRepo(t.Setenv,
+				// dir)): a write of any variable, where it is named (red
+				// team batch 26, methodvalue).
+				out = append(out, envWrite{pos: n.Pos(), foreign: fmt.Sprintf("takes t.%s as a function value, which may write any variable", fn.Name())})
 				return true
 			}
 			if what := c.foreignWrite(fn, false); what != "" {
@@ -399,8 +437,8 @@ func (c *checker) foreignWrite(fn *types.Func, scanned bool) string {
 // library, fn, may write the environment when called: its name is one of
 // testing's that do (Setenv, Chdir), which *testing.T implements (a
 // helper's own interface{ Setenv(k, v string) } given t: red team batch
-// 25, hookiface), or a type of the package that implements the interface
-// writes it in its method; or "".
+// 25, hookiface), or a type of the package, or of a package it imports,
+// that implements the interface writes it in its method; or "".
 func (c *checker) ifaceWrite(fn *types.Func, seen map[*types.Func]bool) string {
 	sig, ok := fn.Type().(*types.Signature)
 	if !ok || sig.Recv() == nil || !types.IsInterface(sig.Recv().Type()) || fn.Pkg() == nil || match.IsStd(fn.Pkg().Path()) {
@@ -413,7 +451,27 @@ func (c *checker) ifaceWrite(fn *types.Func, seen map[*types.Func]bool) string {
 	if !ok {
 		return ""
 	}
-	scope := c.pass.Pkg.Scope()
+	// The package's types, and those of the packages it imports (a
+	// dependency's (*sandbox.Home).Enter calling tb.Setenv: red team
+	// batch 26, depiface), judged by their bodies or their effects.
+	var scopes []*types.Scope
+	scopes = append(scopes, c.pass.Pkg.Scope())
+	for _, imp := range c.pass.Pkg.Imports() {
+		if !match.IsStd(imp.Path()) {
+			scopes = append(scopes, imp.Scope())
+		}
+	}
+	for _, scope := range scopes {
+		if what := c.scopeWrite(scope, iface, fn, seen); what != "" {
+			return what
+		}
+	}
+	return ""
+}
+
+// scopeWrite says how a type of scope implements fn, a method of iface,
+// with a method that writes the environment, or "".
+func (c *checker) scopeWrite(scope *types.Scope, iface *types.Interface, fn *types.Func, seen map[*types.Func]bool) string {
 	for _, name := range scope.Names() {
 		tn, ok := scope.Lookup(name).(*types.TypeName)
 		if !ok || types.IsInterface(tn.Type()) {
@@ -423,12 +481,12 @@ func (c *checker) ifaceWrite(fn *types.Func, seen map[*types.Func]bool) string {
 			if !types.Implements(t, iface) {
 				continue
 			}
-			obj, _, _ := types.LookupFieldOrMethod(t, true, c.pass.Pkg, fn.Name())
+			obj, _, _ := types.LookupFieldOrMethod(t, true, tn.Pkg(), fn.Name())
 			m, ok := obj.(*types.Func)
 			if !ok {
 				continue
 			}
-			if len(c.funcWrites(m.Origin(), seen)) > 0 || c.foreignWrite(m, false) != "" {
+			if c.foreignWrite(m, false) != "" || m.Pkg() == c.pass.Pkg && len(c.funcWrites(m.Origin(), seen)) > 0 {
 				return fmt.Sprintf("calls %s through an interface, which %s implements with a method that writes the environment", fn.Name(), tn.Name())
 			}
 			break
@@ -487,4 +545,38 @@ func (c *checker) funcWrites(fn *types.Func, seen map[*types.Func]bool) []envWri
 	delete(seen, fn)
 	c.memo[fn] = ws
 	return ws
+}
+
+// isTestingEnvMethod reports whether fn is package testing's Setenv
+// method (Chdir's write of PWD, called or taken as a value, is one
+// hiddenWrites names).
+func isTestingEnvMethod(fn *types.Func) bool {
+	if fn.Pkg() == nil || fn.Pkg().Path() != "testing" {
+		return false
+	}
+	sig, ok := fn.Type().(*types.Signature)
+	return ok && sig.Recv() != nil && fn.Name() == "Setenv"
+}
+
+// funcLitOf returns the function literal the package-level variable v is
+// declared with (var useBin = func(...) {...}), or nil.
+func (c *checker) funcLitOf(v *types.Var) *ast.FuncLit {
+	for _, f := range c.pass.AllFiles {
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.VAR {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, id := range vs.Names {
+					if c.info.Defs[id] == v && i < len(vs.Values) {
+						lit, _ := ast.Unparen(vs.Values[i]).(*ast.FuncLit)
+						return lit
+					}
+				}
+			}
+		}
+	}
+	return nil
 }
