@@ -561,21 +561,14 @@ func isTestingEnvMethod(fn *types.Func) bool {
 // funcLitOf returns the function literal the package-level variable v is
 // declared with (var useBin = func(...) {...}), or nil.
 func (c *checker) funcLitOf(v *types.Var) *ast.FuncLit {
-	for _, f := range c.pass.AllFiles {
-		for _, d := range f.Decls {
-			gd, ok := d.(*ast.GenDecl)
-			if !ok || gd.Tok != token.VAR {
-				continue
-			}
-			for _, spec := range gd.Specs {
-				vs := spec.(*ast.ValueSpec)
-				for i, id := range vs.Names {
-					if c.info.Defs[id] == v && i < len(vs.Values) {
-						lit, _ := ast.Unparen(vs.Values[i]).(*ast.FuncLit)
-						return lit
-					}
-				}
-			}
+	vs := c.valueSpec(v)
+	if vs == nil {
+		return nil
+	}
+	for i, id := range vs.Names {
+		if c.info.Defs[id] == v && i < len(vs.Values) {
+			lit, _ := ast.Unparen(vs.Values[i]).(*ast.FuncLit)
+			return lit
 		}
 	}
 	return nil
