@@ -36,7 +36,9 @@ It prints Markdown for a tracking issue, or with --json the same as data
 with: unflake fix --plan plan.json --batch K PATTERNS
 
 The saving is a static estimate (constant sleeps removed, polls bounded);
-with --verify the measured before/after test times replace it.
+with --verify the measured before/after test times replace it, and with
+--from-json (a go test -json log) or --measure the tests' measured times:
+batches are then ranked by them, those with a flaky test first.
 
 Where a module's go directive holds fixes back (synctest needs go1.25),
 the plan says per module how many more fixes the lowest go version that
@@ -251,9 +253,13 @@ func batchRun(opts *options, patterns []string, planPath string, k int, diff boo
 
 // runEngine runs the engine with cfg, verifying the fixes under --verify.
 func (o *options) runEngine(cfg *rewrite.Config) (*rewrite.Result, error) {
+	var res *rewrite.Result
+	var err error
 	if !o.verify {
-		return rewrite.Run(cfg)
+		res, err = rewrite.Run(cfg)
+	} else {
+		res, _, err = o.runVerified(cfg)
 	}
-	res, _, err := o.runVerified(cfg)
+	o.annotate(res)
 	return res, err
 }

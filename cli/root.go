@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/unflake/unflake/internal/load"
+	"github.com/unflake/unflake/internal/measured"
 	"github.com/unflake/unflake/internal/verify"
 	"github.com/unflake/unflake/rewrite"
 	"github.com/unflake/unflake/rule"
@@ -75,6 +76,13 @@ type options struct {
 
 	changedSince string // --changed-since: only test files changed since this git revision
 
+	// fromJSON (--from-json) is a go test -json log to read the tests'
+	// times from; measure (--measure) runs the tests once for them.
+	// times holds them once read.
+	fromJSON string
+	measure  bool
+	times    *measured.Times
+
 	// ruleOptions are the values of the rules' own flags in this run.
 	ruleOptions rule.Options
 
@@ -124,6 +132,8 @@ func addAnalysisFlags(cmd *cobra.Command, opts *options) {
 	f.StringSliceVar(&opts.rules, "rules", nil, "run only these `rules` (comma-separated; default: the default set; all: every rule)")
 	f.StringSliceVar(&opts.skip, "skip", nil, "do not run these `rules` (comma-separated)")
 	f.StringVar(&opts.run, "run", "", "only tests and subtests whose names match `REGEX`, as go test -run")
+	f.StringVar(&opts.fromJSON, "from-json", "", "read the tests' measured times from go test -json output in `FILE` (- for stdin): they decide --min-saving, rank plan batches (flaky tests first) and are reported")
+	f.BoolVar(&opts.measure, "measure", false, "run the packages' tests once with go test -json first, for their measured times (as --from-json)")
 	addRuleFlags(f, rules.All(), &opts.ruleOptions)
 }
 
@@ -146,12 +156,64 @@ func (o *options) engineConfig(patterns []string) (*rewrite.Config, error) {
 	cfg := &rewrite.Config{Dir: dir, Patterns: patterns, Tags: o.tags, Rules: selected, Run: o.run, Lookup: rules.Lookup, Options: o.ruleOptions, Env: o.env}
 	cfg.Progress = progress(o.stderr)
 	cfg.Cache = resultCacheDir()
+	if err := o.readTimes(dir, patterns); err != nil {
+		return nil, err
+	}
+	if o.times != nil {
+		cfg.Measured = func(pkg, test string) (time.Duration, bool) {
+			m, ok := o.times.Test(pkg, test)
+			return m.Elapsed, ok
+		}
+	}
 	if o.changedSince != "" {
 		if cfg.Only, err = changedFilter(dir, o.changedSince, o.env); err != nil {
 			return nil, err
 		}
 	}
 	return cfg, nil
+}
+
+// readTimes reads the tests' measured times once, from --from-json or a
+// run of go test -json in dir (--measure).
+func (o *options) readTimes(dir string, patterns []string) error {
+	if o.times != nil {
+		return nil
+	}
+	var err error
+	switch {
+	case o.fromJSON != "" && o.measure:
+		return fmt.Errorf("--from-json and --measure exclude each other")
+	case o.fromJSON == "-":
+		if o.times, err = measured.Read(os.Stdin); err != nil {
+			return fmt.Errorf("--from-json -: %v", err)
+		}
+	case o.fromJSON != "":
+		if o.times, err = measured.ReadFile(o.fromJSON); err != nil {
+			return fmt.Errorf("--from-json %v", err)
+		}
+	case o.measure:
+		fmt.Fprintln(o.stderr, "unflake: measuring: go test -json "+strings.Join(patterns, " "))
+		if o.times, err = measured.Run(dir, o.env, o.tags, patterns); err != nil {
+			return fmt.Errorf("--measure: %v", err)
+		}
+	}
+	return nil
+}
+
+// annotate records on each finding the measured time of its top-level
+// test and whether the log has it flaky (Finding.MeasuredMs, Flaky).
+func (o *options) annotate(res *rewrite.Result) {
+	if o.times == nil || res == nil {
+		return
+	}
+	for i := range res.Findings {
+		f := &res.Findings[i]
+		top, _, _ := strings.Cut(f.Test, "/")
+		if m, ok := o.times.Test(f.Package, top); ok {
+			f.MeasuredMs = m.Elapsed.Milliseconds()
+			f.Flaky = m.Flaky()
+		}
+	}
 }
 
 // baseDir is the directory patterns and output paths are relative to.
@@ -184,6 +246,7 @@ func (o *options) analyse(patterns []string) (*rewrite.Result, *verify.Verificat
 		if err != nil && !errors.As(err, &in) {
 			return nil, nil, "", err
 		}
+		o.annotate(res)
 		// Interrupted: what was verified so far, and the error.
 		return res, v, cfg.Dir, err
 	}
@@ -196,6 +259,7 @@ func (o *options) analyse(patterns []string) (*rewrite.Result, *verify.Verificat
 	if err != nil {
 		return nil, nil, "", err
 	}
+	o.annotate(res)
 	return res, nil, cfg.Dir, nil
 }
 

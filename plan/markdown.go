@@ -25,7 +25,7 @@ func (p *Plan) Markdown() string {
 	}
 	b.WriteString(". ")
 	if p.Estimate == EstimateMeasured {
-		fmt.Fprintf(&b, "Measured saving: %s (before/after test times from --verify).\n", seconds(t.EstimatedSavingMs))
+		fmt.Fprintf(&b, "Measured saving: %s (test times from --verify, --from-json or --measure; batches ranked by it, flaky tests first).\n", seconds(t.EstimatedSavingMs))
 	} else {
 		fmt.Fprintf(&b, "Estimated saving: %s (static estimate: the constant sleeps removed and polls bounded; `unflake plan --verify` measures instead).\n", seconds(t.EstimatedSavingMs))
 	}

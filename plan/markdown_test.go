@@ -69,7 +69,7 @@ func TestMarkdown(t *testing.T) {
 			opts: Options{MaxFiles: 1},
 			want: "# unflake campaign\n" +
 				"\n" +
-				"1 finding, 1 fixable in 1 file, in 1 batch of at most 1 file. Measured saving: 2.5 s (before/after test times from --verify).\n" +
+				"1 finding, 1 fixable in 1 file, in 1 batch of at most 1 file. Measured saving: 2.5 s (test times from --verify, --from-json or --measure; batches ranked by it, flaky tests first).\n" +
 				"No CODEOWNERS file: batches follow the directory tree.\n" +
 				"\n" +
 				"## Rules\n" +

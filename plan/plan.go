@@ -14,6 +14,7 @@ import (
 
 	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/rewrite"
+	"github.com/unflake/unflake/rule"
 )
 
 // Version is the plan format's version, bumped on incompatible changes so
@@ -128,7 +129,7 @@ func Make(in Input, opts Options) *Plan {
 	opts.MaxFiles = max(opts.MaxFiles, 1)
 	opts.MaxLines = max(opts.MaxLines, 0)
 	measured := slices.ContainsFunc(in.Findings, func(f rewrite.Finding) bool {
-		return f.Fixed && f.Verified
+		return f.Fixed && (f.Verified || f.MeasuredMs > 0)
 	})
 	p := &Plan{
 		Version:    Version,
@@ -152,6 +153,9 @@ func Make(in Input, opts Options) *Plan {
 		for _, chunk := range split(group, opts) {
 			p.Batches = append(p.Batches, newBatch(len(p.Batches)+1, chunk, measured))
 		}
+	}
+	if measured {
+		rank(p.Batches, files)
 	}
 
 	t := &p.Totals
@@ -371,13 +375,16 @@ func summarizeRules(findings []rewrite.Finding, measured bool) []RuleSummary {
 // saving estimates the time the fixable findings among fs save.
 //
 // Static: the sum of their SavingMs (the sleeps removed, the polls
-// bounded). Measured: the findings' tests were timed before and after
-// the fixes, and a test's time fell once however many fixes it got, so
-// each distinct (package, top-level test) among the verified fixable
-// findings adds its measured gain once; a test that got slower adds 0
-// (verification keeps no fix that breaks a test, and noise should not
-// cancel real gains), and unverified findings add nothing since their
-// time was not measured.
+// bounded). Measured: a test's time falls once however many fixes it
+// gets, so each distinct (package, top-level test) among the fixable
+// findings adds its gain once:
+//   - timed before and after the fixes (--verify): the measured gain; a
+//     test that got slower adds 0 (verification keeps no fix that
+//     breaks a test, and noise should not cancel real gains);
+//   - timed before only (go test -json: Finding.MeasuredMs): its whole
+//     time when a fix puts it on a virtual clock, which then costs next
+//     to nothing, else its fixes' static saving up to that time;
+//   - not timed: nothing.
 func saving(fs []rewrite.Finding, measured bool) int64 {
 	var total int64
 	if !measured {
@@ -389,21 +396,77 @@ func saving(fs []rewrite.Finding, measured bool) int64 {
 		return total
 	}
 	type key struct{ pkg, test string }
-	gain := map[key]int64{}
+	type gain struct {
+		verified bool
+		ms       int64 // the measured gain, when verified
+		before   int64 // the measured time before, from go test -json
+		static   int64 // the fixes' static saving
+		virtual  bool  // a fix changes the clock
+	}
+	gains := map[key]*gain{}
 	for _, f := range fs {
-		if !f.Fixed || !f.Verified {
+		if !f.Fixed {
 			continue
 		}
 		test, _, _ := strings.Cut(f.Test, "/")
 		k := key{f.Package, test}
-		// The findings of one test carry the same measurement; max
-		// rather than first keeps the result independent of order.
-		gain[k] = max(gain[k], f.BeforeMs-f.AfterMs)
+		g := gains[k]
+		if g == nil {
+			g = &gain{}
+			gains[k] = g
+		}
+		if f.Verified {
+			// The findings of one test carry the same measurement;
+			// max rather than first keeps the result independent of
+			// order.
+			g.verified, g.ms = true, max(g.ms, f.BeforeMs-f.AfterMs)
+		}
+		g.before = max(g.before, f.MeasuredMs)
+		g.static += f.SavingMs
+		g.virtual = g.virtual || slices.ContainsFunc(f.Changes, func(c rule.Change) bool { return c.Kind == rule.Clock })
 	}
-	for _, g := range gain {
-		total += g
+	for _, g := range gains {
+		switch {
+		case g.verified:
+			total += g.ms
+		case g.virtual:
+			total += g.before
+		default:
+			total += min(g.static, g.before)
+		}
 	}
 	return total
+}
+
+// rank orders measured batches by what they are worth: those with a test
+// that failed and passed in the measured runs (flaky) first, then by
+// seconds saved, the larger first, ties in their order; the IDs follow
+// the new order.
+func rank(batches []Batch, files []*batchFile) {
+	flaky := map[string]bool{}
+	for _, f := range files {
+		for _, fd := range f.findings {
+			if fd.Flaky {
+				flaky[f.Path] = true
+			}
+		}
+	}
+	isFlaky := func(b Batch) bool {
+		return slices.ContainsFunc(b.Files, func(f File) bool { return flaky[f.Path] })
+	}
+	slices.SortStableFunc(batches, func(a, b Batch) int {
+		fa, fb := isFlaky(a), isFlaky(b)
+		if fa != fb {
+			if fa {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(b.EstimatedSavingMs, a.EstimatedSavingMs)
+	})
+	for i := range batches {
+		batches[i].ID = i + 1
+	}
 }
 
 // sortFindings orders a file's findings by position, then rule and id,

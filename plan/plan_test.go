@@ -12,6 +12,7 @@ import (
 
 	"github.com/unflake/unflake/internal/output"
 	"github.com/unflake/unflake/rewrite"
+	"github.com/unflake/unflake/rule"
 )
 
 // lines returns n distinct lines, so that a change from them to nothing
@@ -374,6 +375,25 @@ func TestEstimate(t *testing.T) {
 			total:    2500,
 		},
 		{
+			name: "go test -json times: a virtual clock saves the test's time, a poll up to it; flaky first",
+			findings: []rewrite.Finding{
+				// A bubble: the measured 4 s, not the static 0.1 s of
+				// the test's own sleeps (it waits on the code's timer).
+				{Rule: "sleep", Package: "a", File: "a/a_test.go", Test: "TestA/one", Fixed: true, SavingMs: 100, MeasuredMs: 4000, Changes: []rule.Change{{Kind: rule.Clock}}},
+				// A poll: its static saving, but no more than the test
+				// took.
+				{Rule: "waitfor", Package: "b", File: "b/b_test.go", Test: "TestB", Fixed: true, SavingMs: 9000, MeasuredMs: 1200, Changes: []rule.Change{{Kind: rule.Budget}}},
+				// Failed and passed in the log: its batch ranks first.
+				{Rule: "waitfor", Package: "b", File: "b/b_test.go", Test: "TestC", Fixed: true, SavingMs: 5, MeasuredMs: 10, Flaky: true},
+				// Not measured: nothing.
+				{Rule: "sleep", Package: "b", File: "b/b_test.go", Test: "TestD", Fixed: true, SavingMs: 5000},
+			},
+			estimate: "measured",
+			batches:  []int64{1205, 4000},
+			rules:    []int64{4000, 1205},
+			total:    5205,
+		},
+		{
 			name: "a verified finding that is not fixable does not switch to measured",
 			findings: []rewrite.Finding{
 				{Rule: "sleep", Package: "a", File: "a/a_test.go", Test: "TestA", Fixed: true, SavingMs: 1000},
@@ -392,8 +412,11 @@ func TestEstimate(t *testing.T) {
 				t.Errorf("estimate = %q, want %q", p.Estimate, tt.estimate)
 			}
 			var batches, rules []int64
-			for _, b := range p.Batches {
+			for i, b := range p.Batches {
 				batches = append(batches, b.EstimatedSavingMs)
+				if b.ID != i+1 {
+					t.Errorf("batch %d has ID %d: IDs follow the order", i+1, b.ID)
+				}
 			}
 			for _, r := range p.Rules {
 				rules = append(rules, r.EstimatedSavingMs)

@@ -19,7 +19,7 @@ type cacheEntry struct {
 
 // cacheable reports whether cfg's run may use the cache at all.
 func (cfg *Config) cacheable() bool {
-	return cfg.Cache != "" && cfg.Only == nil && cfg.Decide == nil && cfg.GoAs == nil
+	return cfg.Cache != "" && cfg.Only == nil && cfg.Decide == nil && cfg.GoAs == nil && cfg.Measured == nil
 }
 
 // cache returns the cache's view of cfg's run: what its key hashes.

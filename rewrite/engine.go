@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/tools/go/packages"
 
@@ -95,6 +96,13 @@ type Config struct {
 	// go.mod itself is not changed: the caller edits it when it keeps
 	// the result. Plans use it to count what a raise would unlock.
 	GoAs func(gomod string) string
+
+	// Measured, if set, returns the measured elapsed time of test (a
+	// top-level test, or "TestX/sub") of the package whose tests go test
+	// reports under the import path pkg (internal/measured): rules read
+	// it through rule.Pass.Measured. A run with measurements is not
+	// cached. (internal/measured reads them.)
+	Measured func(pkg, test string) (time.Duration, bool)
 }
 
 // Result is what a run found and would change.
@@ -298,7 +306,7 @@ func (cfg *Config) jobs(pkgs []*packages.Package, res *Result, claimed map[strin
 		if p.Module != nil && !p.Module.Main {
 			continue // a dependency: never ours to rewrite
 		}
-		j := &job{pkg: p, refused: map[string]*output.WriteError{}, opts: cfg.Options, printed: map[*ast.File][]byte{}, conflicts: map[string]string{}}
+		j := &job{pkg: p, refused: map[string]*output.WriteError{}, opts: cfg.Options, printed: map[*ast.File][]byte{}, conflicts: map[string]string{}, measure: cfg.Measured}
 		j.declaredGo = modedit.RaiseGo(cfg.GoAs, p)
 		for i, path := range p.CompiledGoFiles {
 			if i >= len(p.Syntax) || !load.IsTestFile(path) {
@@ -392,6 +400,17 @@ type job struct {
 	// those were ("test" or "package"): in a later round, tried alone on
 	// top of them, such a fix still says why (trial.compileReason).
 	conflicts map[string]string
+	// measure is Config.Measured, or nil.
+	measure func(pkg, test string) (time.Duration, bool)
+}
+
+// measured returns the measured time of test in the job's package
+// (rule.Pass.Measured).
+func (j *job) measured(test string) (time.Duration, bool) {
+	if j.measure == nil {
+		return 0, false
+	}
+	return j.measure(load.ForTest(j.pkg), test) // the package go test -json reports the tests under
 }
 
 type jobResult struct {

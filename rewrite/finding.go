@@ -70,6 +70,12 @@ type Finding struct {
 	Verified bool  `json:"verified,omitempty"`
 	BeforeMs int64 `json:"beforeMs,omitempty"`
 	AfterMs  int64 `json:"afterMs,omitempty"`
+	// MeasuredMs is the measured time of the finding's top-level test
+	// in a go test -json log (fix --from-json, --measure), and Flaky is
+	// set when that log has the test both failing and passing: plans
+	// rank by them. Zero when the test was not measured.
+	MeasuredMs int64 `json:"measuredMs,omitempty"`
+	Flaky      bool  `json:"flaky,omitempty"`
 	// Revert says why verification held the fix back (Reason says it in
 	// words); nil when it did not.
 	Revert *Revert `json:"revert,omitempty"`

@@ -576,6 +576,7 @@ func (j *job) newSession(r *rule.Rule, cur *state, files map[string]*ast.File, m
 		Dst:      s.dst,
 		Effects:  cur.localEffects(j),
 		Excluded: func(name string) bool { return j.excluded.has(j, name) },
+		Measured: j.measured,
 		Require: func(modPath string) (bool, error) {
 			missing, err := mods.require(j.pkg, modPath)
 			s.required[modPath] = err

@@ -164,6 +164,14 @@ type Pass struct {
 	// without summaries sets effect.None.
 	Effects effect.Source
 
+	// Measured returns the measured elapsed time of test, a top-level
+	// test of the package or a subtest ("TestX/sub"), from go test -json
+	// (fix --from-json, --measure); ok is false when it was not measured.
+	// Never nil. A rule compares what a fix saves with it: a test that
+	// waits a second on the code's own timer is worth a bubble even when
+	// its own sleeps are short.
+	Measured func(test string) (elapsed time.Duration, ok bool)
+
 	// Excluded reports whether a file of the package's directory that
 	// the build leaves out (another GOOS, a build tag) declares name at
 	// package level: a fix that declares a new name must avoid these as

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/dave/dst"
 
@@ -98,6 +99,7 @@ func RunWith(t *testing.T, r *rule.Rule, opts rule.Options, require func(modPath
 			Options:   opts,
 			Require:   require,
 			Effects:   src,
+			Measured:  func(string) (time.Duration, bool) { return 0, false },
 		}
 	}
 	var out []rule.Diagnostic

@@ -20,7 +20,7 @@ import (
 // for a 10ms sleep, or one in an error branch that never runs, the
 // reviewer reads a large diff for nothing.
 var minSaving = rule.DurationOption("min-saving", 50*time.Millisecond,
-	"wrap a test in a synctest bubble only when the sleeps it reaches save at least this much (their constant durations; a sleep in a branch saves nothing; 0 wraps every test)")
+	"wrap a test in a synctest bubble only when the sleeps it reaches save at least this much (their constant durations, a sleep in a branch saving nothing; with --from-json or --measure, the test's measured time; 0 wraps every test)")
 
 // worthWrapping returns the targets of reach whose wrap saves at least
 // minSaving, and, when there are none, the reason the site is reported
@@ -32,8 +32,19 @@ func (a *analysis) worthWrapping(reach []*bubble.Target) ([]*bubble.Target, stri
 	}
 	var keep []*bubble.Target
 	var most time.Duration
-	branch := false
+	branch, timed := false, false
 	for _, t := range reach {
+		// A measured time (go test -json) is what the test costs, waits
+		// on the code's own timers included, which the estimate of its
+		// own sleeps misses: a bubble saves at most that, and about that.
+		if m, ok := a.pass.Measured(t.Name()); ok {
+			if m >= least {
+				keep = append(keep, t)
+			} else {
+				most, timed = max(most, m), true
+			}
+			continue
+		}
 		d, inBranch, known := a.wrapSaving(t)
 		if !known || d >= least {
 			keep = append(keep, t)
@@ -49,7 +60,10 @@ func (a *analysis) worthWrapping(reach []*bubble.Target) ([]*bubble.Target, stri
 		test = "each test that calls it"
 	}
 	why := fmt.Sprintf("a synctest bubble would save ~%s", match.FormatDuration(most))
-	if branch {
+	switch {
+	case timed:
+		why = fmt.Sprintf("a synctest bubble would save at most %s (the test's measured time)", match.FormatDuration(most))
+	case branch:
 		why += " (a wait on an error path or a select's timeout, which a passing test does not reach, counts as none)"
 	}
 	return nil, fmt.Sprintf("%s, below --min-saving=%s: not worth re-indenting %s", why, match.FormatDuration(least), test)
