@@ -114,6 +114,8 @@ func example(fd *ast.FuncDecl) bool {
 
 // checker checks the tests of one package.
 type checker struct {
+	// goroutine caches codeGoroutine: nil until it is asked.
+	goroutine *string
 	// locksFree: a mutex taken inside the code under test counts as no
 	// wait (see endWaits); a join's goroutine counts it.
 	locksFree bool

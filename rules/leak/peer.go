@@ -6,6 +6,7 @@ import (
 	"go/types"
 
 	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // A standard value's end runs only the standard library's code, but some
@@ -61,8 +62,14 @@ func (c *checker) peerSees(s *site) string {
 				return fmt.Sprintf("%s.%s at the test's end would end a %s whose other side %s: ending it wakes that goroutine after the test, and it runs during the tests after this one (a notice logged through a hook a later test set, a read of state they change), which the original, that left it blocked, never let happen; end it by hand where the test is done with it", s.v.Name(), s.lc.method, c.typeName(s.v.Type()), held)
 			}
 			if match.IsNamed(s.v.Type(), "os", "File") {
-				if g := c.backgroundGoroutine(); g != "" {
-					return fmt.Sprintf("%s.%s at the test's end is an event of the file system (a close after a write), and %s, which runs beside every test and may watch the file's directory by its path (an inotify or fsnotify watcher): it would see the close during the next test, which the original, that left the file open, never showed it; end it by hand where the test is done with it", s.v.Name(), s.lc.method, g)
+				g := c.backgroundGoroutine()
+				if g != "" {
+					g += ", which runs beside every test"
+				} else if g = c.codeGoroutine(); g != "" {
+					g += ", which may outlive the test that starts it (a sync.Once's, a -count rerun's)"
+				}
+				if g != "" {
+					return fmt.Sprintf("%s.%s at the test's end is an event of the file system (a close after a write), and %s, may watch the file's directory by its path (an inotify or fsnotify watcher): it would see the close during the next test, which the original, that left the file open, never showed it; end it by hand where the test is done with it", s.v.Name(), s.lc.method, g)
 				}
 			}
 			return ""
@@ -437,4 +444,57 @@ func (c *checker) backgroundGoroutine() string {
 		}
 	}
 	return ""
+}
+
+// codeGoroutine names a goroutine that code of the package may start and
+// leave running past the test that started it, or "" (once per package):
+// a go statement in any file of the package (a reloader a sync.Once
+// starts in the first test that needs it, a reader of a named pipe), a
+// time.AfterFunc, or a call of another package's function that starts
+// one (fsnotify.NewWatcher). Such a goroutine may watch a file's
+// directory by its path, and sees its close in the tests after this one,
+// or in the test's own next run under -count (red team batch 27,
+// confstart, confrerun, fifobatch).
+func (c *checker) codeGoroutine() string {
+	if c.goroutine != nil {
+		return *c.goroutine
+	}
+	found := ""
+	for _, f := range c.pass.AllFiles {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if found != "" {
+				return false
+			}
+			switch n := n.(type) {
+			case *ast.GoStmt:
+				found = fmt.Sprintf("a goroutine the package starts (%s)", c.lineOf(n))
+			case *ast.CallExpr:
+				fn := match.Callee(c.info, n)
+				if fn == nil || fn.Pkg() == nil {
+					return true
+				}
+				if fn.Pkg().Path() == "time" && fn.Name() == "AfterFunc" {
+					found = fmt.Sprintf("a function time.AfterFunc runs in a goroutine of its own (%s)", c.lineOf(n))
+					return false
+				}
+				if match.IsStd(fn.Pkg().Path()) || fn.Pkg() == c.pass.Pkg {
+					return true
+				}
+				if sum := c.pass.Effects.Of(fn); sum != nil {
+					for _, e := range sum.Effects {
+						if e.Kind == effect.GoroutineForever || e.Kind == effect.GoroutineEnds {
+							found = fmt.Sprintf("a goroutine %s starts (%s)", match.PkgFuncName(fn), c.lineOf(n))
+							return false
+						}
+					}
+				}
+			}
+			return true
+		})
+		if found != "" {
+			break
+		}
+	}
+	c.goroutine = &found
+	return found
 }

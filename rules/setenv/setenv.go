@@ -362,7 +362,24 @@ func (c *checker) writes(root ast.Node, seen map[*types.Func]bool) []envWrite {
 				inner.pos, inner.call = n.Pos(), nil
 				out = append(out, inner)
 			}
+		case *ast.AssignStmt:
+			if len(n.Lhs) == len(n.Rhs) {
+				for i, l := range n.Lhs {
+					out = append(out, c.handedWrites(n.Rhs[i], c.info.TypeOf(l), seen)...)
+				}
+			}
+		case *ast.CompositeLit:
+			out = append(out, c.literalWrites(n, seen)...)
 		case *ast.CallExpr:
+			if what := reflectCall(c.info, n); what != "" {
+				out = append(out, envWrite{pos: n.Pos(), foreign: what})
+				return true
+			}
+			if sig, ok := c.info.TypeOf(n.Fun).(*types.Signature); ok && !c.info.Types[n.Fun].IsType() {
+				for i, arg := range n.Args {
+					out = append(out, c.handedWrites(arg, paramType(sig, i), seen)...)
+				}
+			}
 			w := envWrite{pos: n.Pos(), call: n}
 			switch {
 			case match.IsMethod(c.info, n, "testing", "Setenv") && len(n.Args) == 2:
@@ -384,6 +401,118 @@ func (c *checker) writes(root ast.Node, seen map[*types.Func]bool) []envWrite {
 		}
 		return true
 	})
+	return out
+}
+
+// reflectCall says how call finds a method by reflection
+// (reflect.Value.MethodByName, Method, Type.MethodByName), which may be
+// t.Setenv, and so writes any variable: a fixture loader that sets
+// struct-tagged variables through whatever target it is given (red team
+// batch 27, reflectenv); or "".
+func reflectCall(info *types.Info, call *ast.CallExpr) string {
+	fn := match.Callee(info, call)
+	if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != "reflect" {
+		return ""
+	}
+	if sig, ok := fn.Type().(*types.Signature); !ok || sig.Recv() == nil || fn.Name() != "MethodByName" && fn.Name() != "Method" {
+		return ""
+	}
+	return "calls a method found by reflection (reflect." + fn.Name() + "), which may be t.Setenv: it may write any variable"
+}
+
+// paramType returns the type of sig's parameter that the i-th argument
+// goes to, or nil.
+func paramType(sig *types.Signature, i int) types.Type {
+	n := sig.Params().Len()
+	switch {
+	case n == 0:
+		return nil
+	case sig.Variadic() && i >= n-1:
+		if s, ok := sig.Params().At(n - 1).Type().(*types.Slice); ok {
+			return s.Elem()
+		}
+		return nil
+	case i < n:
+		return sig.Params().At(i).Type()
+	}
+	return nil
+}
+
+// literalWrites returns handedWrites for each element of lit that goes
+// into an interface-typed field or element.
+func (c *checker) literalWrites(lit *ast.CompositeLit, seen map[*types.Func]bool) []envWrite {
+	var out []envWrite
+	t := c.info.TypeOf(lit)
+	if t == nil {
+		return nil
+	}
+	for i, el := range lit.Elts {
+		var target types.Type
+		v := el
+		if kv, ok := el.(*ast.KeyValueExpr); ok {
+			v = kv.Value
+		}
+		switch u := t.Underlying().(type) {
+		case *types.Struct:
+			if kv, ok := el.(*ast.KeyValueExpr); ok {
+				if id, ok := kv.Key.(*ast.Ident); ok {
+					if f, ok := c.info.Uses[id].(*types.Var); ok {
+						target = f.Type()
+					}
+				}
+			} else if i < u.NumFields() {
+				target = u.Field(i).Type()
+			}
+		case *types.Slice:
+			target = u.Elem()
+		case *types.Array:
+			target = u.Elem()
+		case *types.Map:
+			target = u.Elem()
+		}
+		out = append(out, c.handedWrites(v, target, seen)...)
+	}
+	return out
+}
+
+// handedWrites returns the environment writes of the methods of e's type
+// when e is handed on as an interface (target is an interface type): the
+// code that gets it may call any of them, the standard library's too
+// (flag.FlagSet.Parse calls a flag.Value's Set, which calls tb.Setenv:
+// red team batch 27, flagenv), where a call by name would have been
+// followed. Nil when target is not an interface or e's type is an
+// interface or has no such method.
+func (c *checker) handedWrites(e ast.Expr, target types.Type, seen map[*types.Func]bool) []envWrite {
+	if target == nil || !types.IsInterface(target) {
+		return nil
+	}
+	t := c.info.TypeOf(e)
+	if t == nil || types.IsInterface(t) {
+		return nil
+	}
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	named, ok := types.Unalias(t).(*types.Named)
+	if !ok || named.Obj().Pkg() == nil || match.IsStd(named.Obj().Pkg().Path()) {
+		return nil // a standard value's methods write nothing by name (t.Setenv passed as any: reflectCall)
+	}
+	var out []envWrite
+	ms := types.NewMethodSet(types.NewPointer(named))
+	for i := range ms.Len() {
+		m, ok := ms.At(i).Obj().(*types.Func)
+		if !ok {
+			continue
+		}
+		if what := c.foreignWrite(m, false); what != "" {
+			out = append(out, envWrite{pos: e.Pos(), foreign: what})
+			continue
+		}
+		for _, inner := range c.funcWrites(m.Origin(), seen) {
+			inner.pos, inner.call = e.Pos(), nil
+			out = append(out, inner)
+		}
+	}
 	return out
 }
 

@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/types"
 	"slices"
+	"strings"
 
 	"github.com/unflake/unflake/internal/match"
 )
@@ -70,6 +71,16 @@ func (c *checker) ownUse(stack []ast.Node, id *ast.Ident, under map[*types.Var]b
 			if !conversion && !match.IsBuiltin(c.info, p.Fun, "len") && !ownCallee(c.info, p) {
 				return false
 			}
+			// The call's other arguments meet what it makes of the
+			// path: a callback of the package's code that
+			// filepath.WalkDir hands every path to, a writer of the
+			// code that fmt.Fprintln writes the path to (red team
+			// batch 27, migwalk).
+			for _, arg := range p.Args {
+				if arg != child && !c.plainArg(arg, under) {
+					return false
+				}
+			}
 		case *ast.AssignStmt:
 			if slices.Contains(p.Lhs, ast.Expr(child.(ast.Expr))) {
 				return true // assigned, not used
@@ -131,4 +142,84 @@ func ownFn(fn *types.Func) bool {
 		return false
 	}
 	return !processWide[fn.Pkg().Name()+"."+fn.Name()]
+}
+
+// plainArg reports whether e, an argument beside the directory in a call
+// of the standard library, holds nothing of the code under test that
+// could receive what the call makes of the path: a constant, a value of a
+// basic type (or a slice of one), another value built from the directory,
+// or a standard value the test made itself (an *os.File, a
+// *strings.Reader). A function value, an interface value, or a value of
+// another package's type may be the code's.
+func (c *checker) plainArg(e ast.Expr, under map[*types.Var]bool) bool {
+	e = ast.Unparen(e)
+	tv := c.info.Types[e]
+	if tv.Value != nil {
+		return true
+	}
+	if id, ok := e.(*ast.Ident); ok {
+		if v, ok := c.info.Uses[id].(*types.Var); ok && under[v] {
+			return true
+		}
+	}
+	t := tv.Type
+	if t == nil {
+		return false
+	}
+	if basicOrSlice(t) {
+		return true
+	}
+	if _, ok := t.Underlying().(*types.Signature); ok {
+		return false
+	}
+	if types.IsInterface(t) || !stdType(t) {
+		return false
+	}
+	switch e := e.(type) {
+	case *ast.Ident:
+		_, local := c.info.Uses[e].(*types.Var)
+		return local && !c.isPackageLevel(e)
+	case *ast.CallExpr:
+		if !ownCallee(c.info, e) {
+			return false
+		}
+		for _, a := range e.Args {
+			if !c.plainArg(a, under) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// isPackageLevel reports whether id names a package-level variable.
+func (c *checker) isPackageLevel(id *ast.Ident) bool {
+	v, ok := c.info.Uses[id].(*types.Var)
+	return ok && v.Pkg() != nil && v.Parent() == v.Pkg().Scope()
+}
+
+// basicOrSlice reports whether t is a basic type, or a slice of one
+// ([]byte, []string).
+func basicOrSlice(t types.Type) bool {
+	if s, ok := t.Underlying().(*types.Slice); ok {
+		t = s.Elem()
+	}
+	_, ok := t.Underlying().(*types.Basic)
+	return ok
+}
+
+// stdType reports whether t, or what it points to, is a named type of the
+// standard library.
+func stdType(t types.Type) bool {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := types.Unalias(t).(*types.Named)
+	if !ok || n.Obj().Pkg() == nil {
+		return false
+	}
+	path := n.Obj().Pkg().Path()
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
 }
