@@ -164,3 +164,24 @@ func TestNoChangeSummary(t *testing.T) {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
+
+// With kept tests in several packages, a line per package says where the
+// time went, the largest saving first.
+func TestPackageTimes(t *testing.T) {
+	t.Parallel()
+	v := &verify.Verification{Tests: []verify.TestRun{
+		{Dir: "/m/a", Name: "TestA", Kept: true, Before: time.Second, After: 100 * time.Millisecond},
+		{Dir: "/m/b", Name: "TestB", Kept: true, Before: 3 * time.Second, After: 0},
+		{Dir: "/m/b", Name: "TestC", Kept: true, Before: 2 * time.Second, After: 0},
+		{Dir: "/m/c", Name: "TestD", Before: 9 * time.Second}, // reverted: not counted
+	}}
+	got := strings.Join(packageTimes(v, "/m"), "\n")
+	want := "unflake: ./b: measured 5.0s → 0.0s (2 kept tests)\nunflake: ./a: measured 1.0s → 0.1s (1 kept test)"
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	v.Tests = v.Tests[:1]
+	if got := packageTimes(v, "/m"); got != nil {
+		t.Errorf("one package: got %q; the summary says it", got)
+	}
+}
