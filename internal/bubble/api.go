@@ -13,6 +13,7 @@ import (
 	"github.com/dave/dst"
 
 	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/rule/effect"
 )
 
 // SynctestVersion is the first go version with testing/synctest.Test.
@@ -180,6 +181,51 @@ func Wait(info *types.Info, stmt *ast.ExprStmt) (call *ast.CallExpr, after bool)
 		}
 	}
 	return nil, false
+}
+
+// SleepHelper returns the call of stmt when it calls a sleep helper of the
+// module (testutil.Sleep(d), sleeping d times a scale the repository
+// sets), and the argument that is its duration: a function outside the
+// package's test files, taking one time.Duration (beside a *testing.T or
+// testing.TB) and returning nothing, whose one effect is a sleep on the
+// real clock of its own (its summary). Its call is a wait as time.Sleep's
+// is: in a bubble the sleep inside it is virtual. Nil otherwise.
+func (a *Analysis) SleepHelper(stmt *ast.ExprStmt) (call *ast.CallExpr, dur ast.Expr) {
+	call, ok := ast.Unparen(stmt.X).(*ast.CallExpr)
+	if !ok {
+		return nil, nil
+	}
+	fn := match.Callee(a.info, call)
+	if fn == nil || fn.Pkg() == nil || match.IsStd(fn.Pkg().Path()) {
+		return nil, nil
+	}
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok || sig.Recv() != nil || sig.Results().Len() != 0 || sig.Variadic() || sig.Params().Len() != len(call.Args) {
+		return nil, nil
+	}
+	for i := range sig.Params().Len() {
+		switch t := sig.Params().At(i).Type(); {
+		case match.IsNamed(t, "time", "Duration") && dur == nil:
+			dur = call.Args[i]
+		case match.IsNamed(t, "testing", "T", "TB"):
+		default:
+			return nil, nil
+		}
+	}
+	if dur == nil {
+		return nil, nil
+	}
+	if fn.Pkg() == a.pass.Pkg && strings.HasSuffix(a.pass.Fset.Position(fn.Pos()).Filename, "_test.go") {
+		return nil, nil // a helper of the test files: the sleep in it is the wait
+	}
+	sum := a.pass.Effects.Of(fn.Origin())
+	if sum == nil || sum.Opaque != "" || sum.RunsBubble || sum.Spin != nil || sum.RealClock != nil || len(sum.Effects) != 1 {
+		return nil, nil
+	}
+	if e := sum.Effects[0]; e.Kind != effect.Timer || len(e.Via) > 2 || !strings.HasPrefix(e.What, "sleeps") {
+		return nil, nil
+	}
+	return call, dur
 }
 
 // UsesClock reports whether root, or a function of the package it calls

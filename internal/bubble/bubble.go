@@ -671,6 +671,8 @@ func (w *walker) walk(root ast.Node, where string) {
 		case *ast.ExprStmt:
 			if call, _ := Wait(a.info, n); call != nil {
 				w.site(n)
+			} else if call, _ := a.SleepHelper(n); call != nil {
+				w.site(n)
 			}
 		case *ast.CallExpr:
 			w.call(n, where)

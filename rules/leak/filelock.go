@@ -151,6 +151,13 @@ func locksVia(via []string) bool {
 // lockIn returns where f names a lock call or constant of a system call
 // package, or "".
 func lockIn(m *modsrc.Module, f *modsrc.File) string {
+	for _, imp := range f.Syntax.Imports {
+		if imp.Path.Value == `"C"` {
+			// C code may lock (lockf, flock, fcntl) where no Go
+			// name shows it (red team batch 28, lockfread).
+			return "cgo at " + m.Where(imp.Pos()) + ", whose C code may lock a file (lockf, flock, fcntl)"
+		}
+	}
 	at := ""
 	ast.Inspect(f.Syntax, func(n ast.Node) bool {
 		if at != "" {

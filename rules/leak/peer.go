@@ -498,3 +498,90 @@ func (c *checker) codeGoroutine() string {
 	c.goroutine = &found
 	return found
 }
+
+// pathHandedOn names a call that gives the code under test the path of
+// the file s opened, or of the directory it is in, or "": the variables
+// the opening call's arguments name, and the locals the test builds from
+// them, given to a function outside the standard library. The code may
+// then hold the file by its path (the write end of a named pipe whose
+// read end the test opened, a logger on the same file), and see the
+// close the fix adds, which the original never showed it (red team
+// batch 28, fiforeader).
+func (c *checker) pathHandedOn(s *site) string {
+	if !match.IsNamed(s.v.Type(), "os", "File") || s.call == nil || c.fn == nil {
+		return ""
+	}
+	vars := map[*types.Var]bool{}
+	mentions := func(e ast.Node) bool {
+		found := false
+		ast.Inspect(e, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				if v, ok := c.info.Uses[id].(*types.Var); ok && vars[v] {
+					found = true
+				}
+			}
+			return !found
+		})
+		return found
+	}
+	for _, a := range s.call.Args {
+		ast.Inspect(a, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok {
+				if v, ok := c.info.Uses[id].(*types.Var); ok && v != s.v {
+					vars[v] = true
+				}
+			}
+			return true
+		})
+	}
+	if len(vars) == 0 {
+		return ""
+	}
+	// The locals built from them: p := filepath.Join(dir, "fifo").
+	for changed := true; changed; {
+		changed = false
+		ast.Inspect(c.fn.Body, func(n ast.Node) bool {
+			as, ok := n.(*ast.AssignStmt)
+			if !ok || len(as.Lhs) != len(as.Rhs) {
+				return true
+			}
+			for i, l := range as.Lhs {
+				id, ok := l.(*ast.Ident)
+				if !ok {
+					continue
+				}
+				v, _ := c.info.ObjectOf(id).(*types.Var)
+				if v != nil && v != s.v && !vars[v] && mentions(as.Rhs[i]) {
+					vars[v], changed = true, true
+				}
+			}
+			return true
+		})
+	}
+	found := ""
+	ast.Inspect(c.fn.Body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || found != "" {
+			return found == ""
+		}
+		fn := match.Callee(c.info, call)
+		if fn != nil && fn.Pkg() != nil && (match.IsStd(fn.Pkg().Path()) || c.inTestFileFunc(fn)) {
+			return true
+		}
+		for _, a := range call.Args {
+			if mentions(a) {
+				found = fmt.Sprintf("%s at %s", calleeName(c.info, call), c.lineOf(call))
+				return false
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// inTestFileFunc reports whether fn is declared in a test file of the
+// package: a helper of the test, not code under test.
+func (c *checker) inTestFileFunc(fn *types.Func) bool {
+	fd := c.decls[fn.Origin()]
+	return fd != nil && c.inTestFile(fd)
+}

@@ -290,7 +290,7 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 		// A part the code holds (a ticker's channel given to a monitor
 		// TestMain made, which the next test reads) sees the end: red
 		// team batch 26, hbmon.
-		fix.Changes[0].Unseen = notFixed == "" && unproven == "" && !partHeld && leafEnd(s.v.Type())
+		fix.Changes[0].Unseen = notFixed == "" && unproven == "" && !partHeld && leafEnd(s.v.Type()) && c.pathHandedOn(s) == ""
 		switch {
 		case notFixed != "":
 			fix, why = nil, notFixed
@@ -456,7 +456,12 @@ func (c *checker) nonOwning(call *ast.CallExpr) bool {
 		return false
 	}
 	switch path := fn.Pkg().Path(); {
-	case path == "testing", path == "fmt", path == "reflect", path == "errors", path == "log":
+	case path == "log":
+		// log.SetOutput(f) and log.New(f, ...) keep the writer for the
+		// rest of the process (red team batch 28, stdlogfile,
+		// lognewfile); the rest only write to it.
+		return fn.Name() != "SetOutput" && fn.Name() != "New"
+	case path == "testing", path == "fmt", path == "reflect", path == "errors":
 		return true
 	case match.IsAssertion(path, fn.Name()):
 		return true

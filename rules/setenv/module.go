@@ -221,6 +221,7 @@ func escapingLits(body *ast.BlockStmt) []*ast.FuncLit {
 // taken as values, and functions of other packages that may write the
 // environment.
 func (c *checker) nodeWrites(root ast.Node, keep func(moduleWrite)) {
+	c.outlivingSetenvs(root, keep)
 	called := map[*ast.Ident]bool{}
 	ast.Inspect(root, func(n ast.Node) bool {
 		if id, ok := n.(*ast.Ident); ok {
@@ -279,6 +280,71 @@ func (c *checker) nodeWrites(root ast.Node, keep func(moduleWrite)) {
 		keep(w)
 		return true
 	})
+}
+
+// outlivingSetenvs passes keep the t.Setenv calls in root that may run
+// after their test has ended, which then restores nothing: those in a
+// function literal that is neither called in place nor a subtest's body
+// (a callback handed to the code under test, OnReload(func(p string) {
+// t.Setenv(X, p) })), on a test handle no such literal is given as a
+// parameter (one it captures). A later test's run of the callback leaks the value
+// into the tests after it (red team batch 28, hookleak).
+func (c *checker) outlivingSetenvs(root ast.Node, keep func(moduleWrite)) {
+	inPlace := map[*ast.FuncLit]bool{}
+	ast.Inspect(root, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if lit, ok := ast.Unparen(call.Fun).(*ast.FuncLit); ok {
+			inPlace[lit] = true
+		}
+		if match.IsMethod(c.info, call, "testing", "Run") && len(call.Args) == 2 {
+			if lit, ok := ast.Unparen(call.Args[1]).(*ast.FuncLit); ok {
+				inPlace[lit] = true
+			}
+		}
+		return true
+	})
+	var lits []*ast.FuncLit // the escaping literals around the node
+	var visit func(n ast.Node) bool
+	visit = func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			if !inPlace[n] {
+				lits = append(lits, n)
+				ast.Inspect(n.Body, visit)
+				lits = lits[:len(lits)-1]
+				return false
+			}
+		case *ast.CallExpr:
+			if len(lits) == 0 || len(n.Args) != 2 || !match.IsMethod(c.info, n, "testing", "Setenv") {
+				return true
+			}
+			sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			recv := match.Root(c.info, sel.X)
+			if recv == nil {
+				return true
+			}
+			for _, lit := range lits {
+				if p := lit.Type.Params; p != nil && p.Pos() <= recv.Pos() && recv.Pos() < p.End() {
+					return true // the handle the literal is given: restored by the test that calls it
+				}
+			}
+			w := moduleWrite{pos: c.pass.Fset.Position(n.Pos()), at: n.Pos(), call: "t.Setenv in a function literal that may run after its test ends, when nothing restores it"}
+			if name, ok := match.ConstString(c.info, n.Args[0]); ok {
+				w.name = name
+			} else {
+				w.any = true
+			}
+			keep(w)
+		}
+		return true
+	}
+	ast.Inspect(root, visit)
 }
 
 // envReads are the functions of os and syscall that read the

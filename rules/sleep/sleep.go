@@ -47,8 +47,12 @@ func prefilter(src []byte, _ rule.Values) bool {
 // statement.
 type site struct {
 	stmt  *ast.ExprStmt
-	call  *ast.CallExpr // the time.Sleep or time.After call
+	call  *ast.CallExpr // the time.Sleep or time.After call, or the sleep helper's
+	dur   ast.Expr      // the duration the call is given
 	after bool
+	// helper is set when call is a sleep helper's (testutil.Sleep(d),
+	// bubble.SleepHelper): only a bubble makes it virtual.
+	helper bool
 	file  *ast.File
 	decl  *ast.FuncDecl // the top-level function holding it, or nil
 	stack []ast.Node    // enclosing nodes, outermost first
@@ -97,10 +101,17 @@ func (a *analysis) sites() []*site {
 				return true
 			}
 			call, after := bubble.Wait(a.info, stmt)
+			var dur ast.Expr
+			helper := false
+			if call != nil {
+				dur = call.Args[0]
+			} else if call, dur = a.SleepHelper(stmt); call != nil {
+				helper = true
+			}
 			if call == nil || match.PollWait(a.info, stmt, stack) {
 				return true // not a wait, or a poll's own (waitfor's fix)
 			}
-			s := &site{stmt: stmt, call: call, after: after, file: f, stack: append([]ast.Node(nil), stack...)}
+			s := &site{stmt: stmt, call: call, dur: dur, after: after, helper: helper, file: f, stack: append([]ast.Node(nil), stack...)}
 			if len(stack) > 1 {
 				s.decl, _ = stack[1].(*ast.FuncDecl)
 			}
@@ -117,7 +128,11 @@ func (a *analysis) sites() []*site {
 func (a *analysis) resolved(body *ast.BlockStmt) {
 	ast.Inspect(body, func(n ast.Node) bool {
 		if stmt, ok := n.(*ast.ExprStmt); ok {
-			if call, _ := bubble.Wait(a.info, stmt); call != nil {
+			call, _ := bubble.Wait(a.info, stmt)
+			if call == nil {
+				call, _ = a.SleepHelper(stmt)
+			}
+			if call != nil {
 				a.pass.Report(rule.Diagnostic{Pos: stmt.Pos(), End: stmt.End(), Resolved: "the wait is now on a bubble's virtual clock"})
 			}
 		}
@@ -157,7 +172,7 @@ func (a *analysis) report(s *site, wrapped map[*bubble.Target]bool) {
 	}
 	// Have: a wait on the real clock in a test or a helper tests call.
 	d := rule.Diagnostic{Pos: s.stmt.Pos(), End: s.stmt.End(), Message: a.message(s)}
-	if v, ok := match.ConstDuration(a.info, s.call.Args[0]); ok && v > 0 {
+	if v, ok := match.ConstDuration(a.info, s.dur); ok && v > 0 {
 		d.Saving = v
 	}
 	if len(reach) == 0 {
@@ -294,10 +309,13 @@ func notTest(name string) bool {
 }
 
 func (a *analysis) message(s *site) string {
-	arg := s.call.Args[0]
+	arg := s.dur
 	text := types.ExprString(arg)
 	if v, ok := match.ConstDuration(a.info, arg); ok {
 		text = match.FormatDuration(v)
+	}
+	if s.helper {
+		return fmt.Sprintf("%s waits on the real clock (it sleeps for %s, scaled as its body says)", types.ExprString(s.call), text)
 	}
 	if s.after {
 		return fmt.Sprintf("<-time.After(%s) waits on the real clock", text)
@@ -396,6 +414,9 @@ var fakeClocks = []fakeClock{
 // bubble's reason). For that sleep, it may also return the cure itself
 // as a fix for verification to try (waitersFix), with the reason.
 func (a *analysis) clockFix(s *site, spawn string) (fix *rule.Fix, why string, waiters bool) {
+	if s.helper {
+		return nil, "", false // the sleep is in the helper's body: only a bubble reaches it
+	}
 	if s.decl == nil || s.decl.Body == nil || !a.importsClock() {
 		return nil, "", false
 	}
@@ -482,10 +503,10 @@ func (a *analysis) clockFix(s *site, spawn string) (fix *rule.Fix, why string, w
 		return nil, fmt.Sprintf("the test starts a goroutine (%s), which the sleep lets run and an advance of the fake clock would not; if the sleep waits for it to reach the clock's timers, wait with %s", spawn, fmt.Sprintf(clock.cure, v.Name())), false
 	}
 	var d time.Duration
-	if c, ok := match.ConstDuration(a.info, s.call.Args[0]); ok {
+	if c, ok := match.ConstDuration(a.info, s.dur); ok {
 		d = c
 	}
-	text := types.ExprString(s.call.Args[0])
+	text := types.ExprString(s.dur)
 	if d > 0 {
 		text = match.FormatDuration(d)
 	}

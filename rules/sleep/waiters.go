@@ -148,7 +148,7 @@ func (a *analysis) boundedWait(s *site, ctx waitContext) *boundedWait {
 	b.ctx = match.FreshName(scope, s.stmt.Pos(), used, "ctx")
 	used[b.ctx] = true
 	b.cancel = match.FreshName(scope, s.stmt.Pos(), used, "cancel")
-	if d, ok := match.ConstDuration(a.info, s.call.Args[0]); ok {
+	if d, ok := match.ConstDuration(a.info, s.dur); ok {
 		b.window = d
 	}
 	return b
