@@ -53,9 +53,9 @@ type site struct {
 	// helper is set when call is a sleep helper's (testutil.Sleep(d),
 	// bubble.SleepHelper): only a bubble makes it virtual.
 	helper bool
-	file  *ast.File
-	decl  *ast.FuncDecl // the top-level function holding it, or nil
-	stack []ast.Node    // enclosing nodes, outermost first
+	file   *ast.File
+	decl   *ast.FuncDecl // the top-level function holding it, or nil
+	stack  []ast.Node    // enclosing nodes, outermost first
 }
 
 // analysis is the sleep rule's view of a package: the shared bubble
