@@ -38,6 +38,11 @@ var lockFuncs = map[string]bool{
 	"F_OFD_SETLK": true, "F_OFD_SETLKW": true, "SYS_FLOCK": true, "LOCK_EX": true, "LOCK_SH": true,
 }
 
+// pipeFuncs are the names, in the system call packages, of the calls
+// that make a named pipe (a FIFO): the close of one end is an event the
+// other end's holder sees, like a lock's release.
+var pipeFuncs = map[string]bool{"Mkfifo": true, "Mkfifoat": true, "Mknod": true, "Mknodat": true}
+
 // syscallPkgs are the packages whose lockFuncs take a file lock.
 var syscallPkgs = map[string]bool{"syscall": true, "golang.org/x/sys/unix": true, "golang.org/x/sys/windows": true}
 
@@ -169,6 +174,11 @@ func lockIn(m *modsrc.Module, f *modsrc.File) string {
 		}
 		if x, ok := sel.X.(*ast.Ident); ok && syscallPkgs[f.Imports[x.Name]] && lockFuncs[sel.Sel.Name] {
 			at = fmt.Sprintf("%s.%s at %s", filepath.Base(f.Imports[x.Name]), sel.Sel.Name, m.Where(sel.Pos()))
+		}
+		if x, ok := sel.X.(*ast.Ident); ok && syscallPkgs[f.Imports[x.Name]] && pipeFuncs[sel.Sel.Name] {
+			// A named pipe's other end sees the close of this one: a
+			// writer's next write fails once the last reader is gone.
+			at = fmt.Sprintf("%s.%s at %s, which makes a named pipe whose other end sees the close", filepath.Base(f.Imports[x.Name]), sel.Sel.Name, m.Where(sel.Pos()))
 		}
 		return true
 	})
