@@ -71,6 +71,12 @@ func (c *checker) ownUse(stack []ast.Node, id *ast.Ident, under map[*types.Var]b
 			if !conversion && !match.IsBuiltin(c.info, p.Fun, "len") && !ownCallee(c.info, p) {
 				return false
 			}
+			// Written as a file's contents, the path reaches whoever
+			// reads the file (a pointer file, a config the code finds
+			// by another path: red team batch 29, gitlink).
+			if contentArg(c.info, p, child) {
+				return false
+			}
 			// The call's other arguments meet what it makes of the
 			// path: a callback of the package's code that
 			// filepath.WalkDir hands every path to, a writer of the
@@ -222,4 +228,38 @@ func stdType(t types.Type) bool {
 	path := n.Obj().Pkg().Path()
 	first, _, _ := strings.Cut(path, "/")
 	return !strings.Contains(first, ".")
+}
+
+// contentArg reports whether arg is what call writes, not where: the data
+// of os.WriteFile, io.WriteString's string, what fmt.Fprint and its kin
+// format, the argument of a Write, WriteString, WriteAt, WriteByte or
+// WriteRune method.
+func contentArg(info *types.Info, call *ast.CallExpr, arg ast.Node) bool {
+	fn := match.Callee(info, call)
+	if fn == nil || fn.Pkg() == nil {
+		return false
+	}
+	at := -1
+	for i, a := range call.Args {
+		if a == arg {
+			at = i
+		}
+	}
+	if at < 0 {
+		return false
+	}
+	if sig, ok := fn.Type().(*types.Signature); ok && sig.Recv() != nil {
+		switch fn.Name() {
+		case "Write", "WriteString", "WriteAt", "WriteByte", "WriteRune":
+			return at == 0
+		}
+		return false
+	}
+	switch match.PkgFuncName(fn) {
+	case "os.WriteFile", "io.WriteString":
+		return at == 1
+	case "fmt.Fprint", "fmt.Fprintf", "fmt.Fprintln":
+		return at >= 1
+	}
+	return false
 }
