@@ -68,6 +68,9 @@ type checker struct {
 	// following holds the function literals of package variables being
 	// followed (writes), so that one naming its own variable ends.
 	following map[*ast.FuncLit]bool
+	// followingVar holds the package-level collections of functions
+	// whose stored values are being followed.
+	followingVar map[*types.Var]bool
 
 	hasMain  bool              // the package has a TestMain
 	sealed   map[string]bool   // the variables TestMain empties before m.Run
@@ -329,6 +332,30 @@ func (c *checker) writes(root ast.Node, seen map[*types.Func]bool) []envWrite {
 				// what it holds is not followed, and may write any
 				// variable (red team batch 26, exportvar).
 				if _, isFunc := v.Type().Underlying().(*types.Signature); !isFunc {
+					if !holdsFuncs(v.Type(), map[types.Type]bool{}) {
+						return true
+					}
+					// A collection of functions (a registry map filled
+					// in init, a table of fixtures): what is stored in
+					// it counts where it is named (red team batch 29,
+					// fixtureregistry, methodexpr).
+					if v.Pkg() != c.pass.Pkg {
+						out = append(out, envWrite{pos: n.Pos(), foreign: fmt.Sprintf("calls a function held in %s.%s, which the analysis does not follow and which may write any variable", v.Pkg().Name(), v.Name())})
+						return true
+					}
+					if !c.followingVar[v] {
+						if c.followingVar == nil {
+							c.followingVar = map[*types.Var]bool{}
+						}
+						c.followingVar[v] = true
+						for _, e := range c.storedInto(v) {
+							for _, inner := range c.writes(e, seen) {
+								inner.pos, inner.call = n.Pos(), nil
+								out = append(out, inner)
+							}
+						}
+						delete(c.followingVar, v)
+					}
 					return true
 				}
 				if v.Pkg() != c.pass.Pkg {
@@ -422,6 +449,72 @@ func (c *checker) writes(root ast.Node, seen map[*types.Func]bool) []envWrite {
 	return out
 }
 
+// holdsFuncs reports whether a value of type t may hold a function: t is
+// a function type, or a map, slice, array, pointer or struct holding one.
+func holdsFuncs(t types.Type, seen map[types.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	switch u := t.Underlying().(type) {
+	case *types.Signature:
+		return true
+	case *types.Map:
+		return holdsFuncs(u.Key(), seen) || holdsFuncs(u.Elem(), seen)
+	case *types.Slice:
+		return holdsFuncs(u.Elem(), seen)
+	case *types.Array:
+		return holdsFuncs(u.Elem(), seen)
+	case *types.Pointer:
+		return holdsFuncs(u.Elem(), seen)
+	case *types.Struct:
+		for i := range u.NumFields() {
+			if holdsFuncs(u.Field(i).Type(), seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// storedInto returns the expressions the package stores in the
+// package-level variable v, in any of its files: its initialiser, and the
+// right-hand sides of assignments to it or into it (v = ..., v[k] = ...,
+// v.f = ...).
+func (c *checker) storedInto(v *types.Var) []ast.Expr {
+	var out []ast.Expr
+	for _, f := range c.pass.AllFiles {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.ValueSpec:
+				for i, name := range n.Names {
+					if c.info.Defs[name] == v && i < len(n.Values) {
+						out = append(out, n.Values[i])
+					}
+				}
+			case *ast.AssignStmt:
+				for i, l := range n.Lhs {
+					if match.Root(c.info, l) != v {
+						continue
+					}
+					if len(n.Lhs) == len(n.Rhs) {
+						out = append(out, n.Rhs[i])
+					} else {
+						out = append(out, n.Rhs...)
+					}
+				}
+			case *ast.CallExpr:
+				// append(v, f), copy into v: stored through a builtin.
+				if match.IsBuiltin(c.info, n.Fun, "append") && len(n.Args) > 1 && match.Root(c.info, n.Args[0]) == v {
+					out = append(out, n.Args[1:]...)
+				}
+			}
+			return true
+		})
+	}
+	return out
+}
+
 // reflectCall says how call finds a method by reflection
 // (reflect.Value.MethodByName, Method, Type.MethodByName), which may be
 // t.Setenv, and so writes any variable: a fixture loader that sets
@@ -511,10 +604,48 @@ func (c *checker) handedWrites(e ast.Expr, target types.Type, seen map[*types.Fu
 	if p, ok := t.(*types.Pointer); ok {
 		t = p.Elem()
 	}
-	named, ok := types.Unalias(t).(*types.Named)
-	if !ok || named.Obj().Pkg() == nil || match.IsStd(named.Obj().Pkg().Path()) {
-		return nil // a standard value's methods write nothing by name (t.Setenv passed as any: reflectCall)
+	var out []envWrite
+	for _, named := range reachableNamed(t, map[types.Type]bool{}) {
+		out = append(out, c.methodWrites(e, named, seen)...)
 	}
+	return out
+}
+
+// reachableNamed returns the named types outside the standard library
+// that a value of type t holds: t itself, and through its fields,
+// elements and pointers, those of what it holds (a fixture struct whose
+// Env field's UnmarshalJSON writes the environment: encoding/json calls
+// it when it fills the struct, red team batch 29, jsonfixture).
+func reachableNamed(t types.Type, seen map[types.Type]bool) []*types.Named {
+	if seen[t] {
+		return nil
+	}
+	seen[t] = true
+	var out []*types.Named
+	if n, ok := types.Unalias(t).(*types.Named); ok && n.Obj().Pkg() != nil && !match.IsStd(n.Obj().Pkg().Path()) {
+		out = append(out, n)
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Pointer:
+		out = append(out, reachableNamed(u.Elem(), seen)...)
+	case *types.Slice:
+		out = append(out, reachableNamed(u.Elem(), seen)...)
+	case *types.Array:
+		out = append(out, reachableNamed(u.Elem(), seen)...)
+	case *types.Map:
+		out = append(out, reachableNamed(u.Key(), seen)...)
+		out = append(out, reachableNamed(u.Elem(), seen)...)
+	case *types.Struct:
+		for i := range u.NumFields() {
+			out = append(out, reachableNamed(u.Field(i).Type(), seen)...)
+		}
+	}
+	return out
+}
+
+// methodWrites returns the environment writes of the methods of named
+// (and of *named), where e hands a value holding it on.
+func (c *checker) methodWrites(e ast.Expr, named *types.Named, seen map[*types.Func]bool) []envWrite {
 	var out []envWrite
 	ms := types.NewMethodSet(types.NewPointer(named))
 	for i := range ms.Len() {
