@@ -58,6 +58,7 @@ type Analysis struct {
 	net netState // the helpers matched as connection pairs (network.go)
 
 	lockWait  *string      // lockwait.go's answer, once read
+	goStarts  *bool        // codeStartsGoroutines' answer, once read
 	coarse    *string      // builds.go's coarsened reading, once read
 	monotonic *string      // monotonic.go's comparison of times by value, once read
 	files     *[]*lockFile // the package's non-test files of every build, once parsed (codeFiles)
@@ -128,7 +129,7 @@ func (t *Target) resolve() {
 	w := &walker{a: t.a, t: t, seen: map[*ast.FuncDecl]bool{}}
 	w.replay(evs)
 	w.settleNetwork()
-	if why := t.a.lockWaitHazard(); why != "" {
+	if why := t.a.lockWaitHazard(); why != "" && (t.spawn != "" || t.a.codeStartsGoroutines()) {
 		t.blocked.add(lockWaitKey{}, why)
 	}
 	if why := t.a.otherBuildGoroutine(t.a.otherBuildDecls(t)); why != "" {

@@ -41,6 +41,40 @@ func (a *Analysis) lockWaitHazard() string {
 	return why
 }
 
+// codeStartsGoroutines reports whether the package's code, in any build
+// (read from its syntax), may start a goroutine: a go statement, a call
+// of a function or method named AfterFunc or Go (time.AfterFunc,
+// errgroup's and sync.WaitGroup's Go). A lock held across a wait stops a
+// bubble's clock only when a second goroutine of the bubble wants it:
+// with none in the test, in what it reaches, or in any build of the
+// code, no goroutine of the bubble can (go-retry's backoff, which holds
+// its lock across the user's function value, called by tests that start
+// none).
+func (a *Analysis) codeStartsGoroutines() bool {
+	if a.goStarts != nil {
+		return *a.goStarts
+	}
+	found := false
+	for _, lf := range a.codeFiles() {
+		ast.Inspect(lf.f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.GoStmt:
+				found = true
+			case *ast.SelectorExpr:
+				if n.Sel.Name == "AfterFunc" || n.Sel.Name == "Go" {
+					found = true
+				}
+			}
+			return !found
+		})
+		if found {
+			break
+		}
+	}
+	a.goStarts = &found
+	return found
+}
+
 // lockFile is a parsed non-test file of the package, in any build.
 type lockFile struct {
 	name string

@@ -585,3 +585,50 @@ func (c *checker) inTestFileFunc(fn *types.Func) bool {
 	fd := c.decls[fn.Origin()]
 	return fd != nil && c.inTestFile(fd)
 }
+
+// runsInGoroutine reports whether fd, a function of the package, may run
+// in a goroutine: started by a go statement (go pace(t, hb)), called in a
+// function literal one starts, or called by such a function. Its
+// cleanup then runs when the test ends, while the goroutine may still be
+// in it: a ticker's Stop freezes the loop that ranges over its channel,
+// and a cleanup registered earlier that waits for that loop hangs (red
+// team batch 30, beathelper, leasexpire, shutwatch, memberleave,
+// shipquiet).
+func (c *checker) runsInGoroutine(fd *ast.FuncDecl) bool {
+	if fd == nil {
+		return false
+	}
+	if c.inGo == nil {
+		c.inGo = map[*ast.FuncDecl]bool{}
+		var queue []*ast.FuncDecl
+		add := func(root ast.Node) {
+			ast.Inspect(root, func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok {
+					if fn, ok := c.info.Uses[id].(*types.Func); ok {
+						if d := c.decls[fn.Origin()]; d != nil && !c.inGo[d] {
+							c.inGo[d] = true
+							queue = append(queue, d)
+						}
+					}
+				}
+				return true
+			})
+		}
+		for _, f := range c.pass.AllFiles {
+			ast.Inspect(f, func(n ast.Node) bool {
+				if g, ok := n.(*ast.GoStmt); ok {
+					add(g.Call)
+				}
+				return true
+			})
+		}
+		for len(queue) > 0 {
+			d := queue[0]
+			queue = queue[1:]
+			if d.Body != nil {
+				add(d.Body)
+			}
+		}
+	}
+	return c.inGo[fd]
+}

@@ -290,7 +290,7 @@ func (c *checker) fixSite(s *site, d rule.Diagnostic) {
 		// A part the code holds (a ticker's channel given to a monitor
 		// TestMain made, which the next test reads) sees the end: red
 		// team batch 26, hbmon.
-		fix.Changes[0].Unseen = notFixed == "" && unproven == "" && !partHeld && leafEnd(s.v.Type()) && c.pathHandedOn(s) == ""
+		fix.Changes[0].Unseen = notFixed == "" && unproven == "" && !partHeld && leafEnd(s.v.Type()) && c.pathHandedOn(s) == "" && !c.runsInGoroutine(c.fn)
 		switch {
 		case notFixed != "":
 			fix, why = nil, notFixed
