@@ -116,9 +116,6 @@ func example(fd *ast.FuncDecl) bool {
 type checker struct {
 	// goroutine caches codeGoroutine: nil until it is asked.
 	goroutine *string
-	// inGo holds the functions that may run in a goroutine
-	// (runsInGoroutine), once computed.
-	inGo map[*ast.FuncDecl]bool
 	// locksFree: a mutex taken inside the code under test counts as no
 	// wait (see endWaits); a join's goroutine counts it.
 	locksFree bool

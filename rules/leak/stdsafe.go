@@ -60,30 +60,15 @@ func (c *checker) stdRunsCode(s *site) string {
 	return fmt.Sprintf("%s.%s is the standard library's, but %s is built around implementations the user supplies and its %s runs %s: in some implementation of the code under test it may wait for what a bug never gives back, and the cleanup would hang the test to its timeout instead of failing at its check; the rule ends only standard values that hold no such code (a file, a net listener or connection, a ticker, a timer, a pipe end); end it by hand where the test is done with it, with a bounded wait", s.v.Name(), s.lc.method, c.typeName(s.v.Type()), s.lc.method, what)
 }
 
-// leafEnds are the standard types, by package path and name, whose end
-// neither runs code under test, nor waits for anything (a server's Close
-// waits for its handlers, a pool's for what it lent), nor is seen by a
-// peer (a connection's or a pipe's close wakes the code holding the other
-// side; a listener's ends the code's Accept loop). A fix that ends one
-// is not a hypothesis (rule.Change.Unseen): red team batch 24 found every
-// unsound ownership fix kept by fix --verify hanging in an end that
-// waits, and batch 25 a connection's close waking a server the test left
-// running, which then wrote into the next test (presencegrace).
-//
-// A file or a root is not one: its close is an event of the operating
-// system that any code of the process may see without being given the
-// value, and red team batches 27 to 29 found a new way in each (an
-// inotify watch, polled or read by a goroutine, seeing the close after a
-// write; the other end of a named pipe; a process-wide logger; a lock
-// through cgo; a janitor reading /proc/self/fd; an os.Root's FS() the
-// code keeps). A timer or a ticker lives in the process alone: only code
-// given the value, or its channel, sees its end.
-var leafEnds = map[string]map[string]bool{
-	"time": {"Ticker": true, "Timer": true},
-}
-
-// leafEnd reports whether t is one of leafEnds.
-func leafEnd(t types.Type) bool { return inTypeSet(t, leafEnds) }
+// No end of a value is unseen (rule.Change.Unseen), though the rule once
+// called some so: a file's or a root's close (an event of the operating
+// system any code of the process may see: an inotify watch, a named
+// pipe's other end, a process-wide logger, a lock through cgo,
+// /proc/self/fd, an os.Root's FS() the code keeps; red team batches 27
+// to 29), a timer's or a ticker's stop (a helper started with go still
+// looping on it when the test's cleanup runs; batch 30), a connection's,
+// a listener's or a pipe's close (the code on the other side; batch 25).
+// Every fix of the rule is for review.
 
 // inTypeSet reports whether t, or what it points to, is a named type of
 // set (package path → type names; a nil set of names admits every type
