@@ -137,6 +137,11 @@ func (c *checker) checkFunc(file *ast.File, fd *ast.FuncDecl) {
 			switch s.(type) {
 			case *ast.ForStmt, *ast.RangeStmt:
 				cl.loop = true
+			case *ast.DeferStmt, *ast.GoStmt:
+				// A deferred subtest runs after the statements written
+				// below it (red team batch 31, deferstop, defernested,
+				// deferchdir), a goroutine's whenever it runs.
+				cl.loop = true
 			case *ast.FuncLit:
 				if !c.isSubtest(stack, i) {
 					cl.lit = true
@@ -267,7 +272,7 @@ func (c *checker) keep(fd *ast.FuncDecl, top bool, cl *clear, writes []envWrite)
 			return fmt.Sprintf("the test set %s earlier, so clearing it is not redundant", cl.name)
 		}
 		if cl.loop || cl.lit {
-			return fmt.Sprintf("the test sets %s elsewhere and the clear, in a loop or closure, may run after that", cl.name)
+			return fmt.Sprintf("the test sets %s elsewhere and the clear, in a loop, a closure or a deferred call, may run after that", cl.name)
 		}
 		if !w.viaT {
 			return fmt.Sprintf("the test changes %s later (os.Setenv, os.Unsetenv or code that writes the environment), and the clear restores it when the test ends", cl.name)

@@ -12,6 +12,7 @@ import (
 	"github.com/dave/dst"
 
 	"github.com/unflake/unflake/internal/match"
+	"github.com/unflake/unflake/internal/modsrc"
 	"github.com/unflake/unflake/rule"
 	"github.com/unflake/unflake/rule/effect"
 )
@@ -177,6 +178,11 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 		}
 		if why == "" {
 			why = c.sharedParent(c.fd.Body, dir, call)
+		}
+		if why == "" {
+			if at := c.codeListsTemp(); at != "" {
+				why = fmt.Sprintf("the code under test reads the shared temporary directory (%s): os.MkdirTemp(\"\", ...) puts the directory straight in it, where code that lists it finds the directory by its name or a file inside (a reaper, a recovery of spools), without the test handing it over; t.TempDir puts it one level down, in a directory named after the test, where such code does not look", at)
+			}
 		}
 		if why == "" && dropsError(remove) {
 			if at := c.goroutineAt(c.fd.Body); at != "" {
@@ -1168,6 +1174,75 @@ func (c *checker) otherContext(sc *scope, call *ast.CallExpr) string {
 			found = fmt.Sprintf("the test has another context (%s at %s), and t.Context() is one value on every call: code that keys or owns by context (a memo per request, a session per context) would see the two as one", types.ExprString(other.Fun), c.line(other))
 		}
 		return found == ""
+	})
+	return found
+}
+
+// codeListsTemp returns where the code under test (the package's files
+// other than its tests, in any build it compiles here, and the module's
+// packages they import, by their syntax) reads the shared temporary
+// directory: os.TempDir(), or TMPDIR from the environment; or "". Such
+// code may find a directory os.MkdirTemp("", ...) made there by
+// listing it, by a marker file inside or a regexp on its name, though
+// the test never hands it over (red team batch 31, heartbeat, outbox).
+func (c *checker) codeListsTemp() string {
+	if c.listsTemp != nil {
+		return *c.listsTemp
+	}
+	at := ""
+	for _, f := range c.pass.AllFiles {
+		if strings.HasSuffix(c.pass.Fset.File(f.Pos()).Name(), "_test.go") {
+			continue
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || at != "" {
+				return at == ""
+			}
+			switch {
+			case match.IsPkgFunc(c.info, call, "os", "TempDir"):
+				at = c.line(call)
+			case match.IsPkgFunc(c.info, call, "os", "Getenv", "LookupEnv") && len(call.Args) == 1:
+				if k, ok := match.ConstString(c.info, call.Args[0]); !ok || k == "TMPDIR" {
+					at = c.line(call)
+				}
+			}
+			return at == ""
+		})
+	}
+	if at == "" {
+		for _, p := range c.module().mod.Packages {
+			if p.ImportPath == c.pass.Pkg.Path() {
+				continue
+			}
+			for _, f := range p.Files {
+				if strings.HasSuffix(f.Path, "_test.go") || f.Syntax == nil {
+					continue
+				}
+				if fileReadsEnv(f, key("c:TMPDIR")) || fileCallsTempDir(f) {
+					at = p.ImportPath
+					break
+				}
+			}
+			if at != "" {
+				break
+			}
+		}
+	}
+	c.listsTemp = &at
+	return at
+}
+
+// fileCallsTempDir reports whether f calls os.TempDir.
+func fileCallsTempDir(f *modsrc.File) bool {
+	found := false
+	ast.Inspect(f.Syntax, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if x, ok := sel.X.(*ast.Ident); ok && f.Imports[x.Name] == "os" && sel.Sel.Name == "TempDir" {
+				found = true
+			}
+		}
+		return !found
 	})
 	return found
 }

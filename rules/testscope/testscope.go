@@ -87,10 +87,12 @@ func run(pass *rule.Pass) error {
 
 // checker checks the tests of one package.
 type checker struct {
-	pass  *rule.Pass
-	info  *types.Info
-	decls map[*types.Func]*ast.FuncDecl
-	memo  map[*types.Func][]envWrite
+	// listsTemp caches codeListsTemp: nil until it is asked.
+	listsTemp *string
+	pass      *rule.Pass
+	info      *types.Info
+	decls     map[*types.Func]*ast.FuncDecl
+	memo      map[*types.Func][]envWrite
 
 	// parallelCallers: helpers a function that calls t.Parallel reaches
 	// through calls.
