@@ -7,6 +7,7 @@ import (
 	"go/types"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/dave/dst"
@@ -216,15 +217,7 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 		}
 		d.Fix = &rule.Fix{
 			Message: msg,
-			// Never unseen (rule.Change.Unseen): code finds a directory
-			// os.MkdirTemp("", ...) made without the test handing it
-			// over, by listing the shared temporary directory (by
-			// os.TempDir, TMPDIR or a "/tmp" of its own), through the
-			// process's open files (/proc/self/fd), or by reading a
-			// file that names it; red team batches 27 to 33 found one
-			// such way after another (migwalk, gitlink, heartbeat,
-			// outbox, fdaudit, tmpcleaner). The fix is for review.
-			Changes: []rule.Change{{Kind: rule.Paths, What: "the directory is the test's own, removed when it ends, under a longer path named after the test, with the umask's mode", Checked: []string{
+			Changes: []rule.Change{{Kind: rule.Paths, What: "the directory is the test's own, removed when it ends, under a longer path named after the test, with the umask's mode", Unseen: sc.test && c.unseenDir(c.fd.Body, dir), Checked: []string{
 				"no unix socket under the directory",
 				"no code reads the directory's mode",
 				"no test or subtest name puts characters other than ASCII letters, digits, - . _ in the path",
@@ -1189,7 +1182,11 @@ func (c *checker) otherContext(sc *scope, call *ast.CallExpr) string {
 // codeListsTemp returns where the code under test (the package's files
 // other than its tests, in any build it compiles here, and the module's
 // packages they import, by their syntax) reads the shared temporary
-// directory: os.TempDir(), or TMPDIR from the environment; or "". Such
+// directory: os.TempDir(), TMPDIR from the environment, a string that
+// names /tmp or /var/tmp itself, or the process's open files and
+// working directory under /proc/self (a key agent auditing the
+// directories of its open files: red team batch 33, fdaudit,
+// tmpcleaner); or "". Such
 // code may find a directory os.MkdirTemp("", ...) made there by
 // listing it, by a marker file inside or a regexp on its name, though
 // the test never hands it over (red team batch 31, heartbeat, outbox).
@@ -1203,6 +1200,9 @@ func (c *checker) codeListsTemp() string {
 			continue
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && at == "" && sharedRootLit(lit) {
+				at = c.line(lit)
+			}
 			call, ok := n.(*ast.CallExpr)
 			if !ok || at != "" {
 				return at == ""
@@ -1227,7 +1227,7 @@ func (c *checker) codeListsTemp() string {
 				if strings.HasSuffix(f.Path, "_test.go") || f.Syntax == nil {
 					continue
 				}
-				if fileReadsEnv(f, key("c:TMPDIR")) || fileCallsTempDir(f) {
+				if fileReadsEnv(f, key("c:TMPDIR")) || fileCallsTempDir(f) || fileNamesSharedRoot(f) {
 					at = p.ImportPath
 					break
 				}
@@ -1249,6 +1249,37 @@ func fileCallsTempDir(f *modsrc.File) bool {
 			if x, ok := sel.X.(*ast.Ident); ok && f.Imports[x.Name] == "os" && sel.Sel.Name == "TempDir" {
 				found = true
 			}
+		}
+		return !found
+	})
+	return found
+}
+
+// sharedRootLit reports whether lit is a string naming the shared
+// temporary directories or the process's own files: "/tmp", "/var/tmp"
+// or "/proc/self", alone or with more after a slash.
+func sharedRootLit(lit *ast.BasicLit) bool {
+	if lit.Kind != token.STRING {
+		return false
+	}
+	s, err := strconv.Unquote(lit.Value)
+	if err != nil {
+		return false
+	}
+	for _, root := range []string{"/tmp", "/var/tmp", "/proc/self"} {
+		if s == root || strings.HasPrefix(s, root+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// fileNamesSharedRoot reports whether f holds a sharedRootLit string.
+func fileNamesSharedRoot(f *modsrc.File) bool {
+	found := false
+	ast.Inspect(f.Syntax, func(n ast.Node) bool {
+		if lit, ok := n.(*ast.BasicLit); ok && sharedRootLit(lit) {
+			found = true
 		}
 		return !found
 	})
