@@ -182,7 +182,7 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 		}
 		if why == "" {
 			if at := c.codeListsTemp(); at != "" {
-				why = fmt.Sprintf("the code under test reads the shared temporary directory (%s): os.MkdirTemp(\"\", ...) puts the directory straight in it, where code that lists it finds the directory by its name or a file inside (a reaper, a recovery of spools), without the test handing it over; t.TempDir puts it one level down, in a directory named after the test, where such code does not look", at)
+				why = fmt.Sprintf("the code under test reads the shared temporary directory or the process's open files (%s): os.MkdirTemp(\"\", ...) puts the directory straight in it, where code that lists it finds the directory by its name or a file inside (a reaper, a recovery of spools), without the test handing it over; t.TempDir puts it one level down, in a directory named after the test, where such code does not look", at)
 			}
 		}
 		if why == "" && dropsError(remove) {
@@ -1186,10 +1186,10 @@ func (c *checker) otherContext(sc *scope, call *ast.CallExpr) string {
 // names /tmp or /var/tmp itself, or the process's open files and
 // working directory under /proc/self (a key agent auditing the
 // directories of its open files: red team batch 33, fdaudit,
-// tmpcleaner); or "". Such
-// code may find a directory os.MkdirTemp("", ...) made there by
-// listing it, by a marker file inside or a regexp on its name, though
-// the test never hands it over (red team batch 31, heartbeat, outbox).
+// tmpcleaner); or "". Such code may find a directory os.MkdirTemp("",
+// ...) made there by listing it, by a marker file inside or a regexp on
+// its name, though the test never hands it over (red team batch 31,
+// heartbeat, outbox).
 func (c *checker) codeListsTemp() string {
 	if c.listsTemp != nil {
 		return *c.listsTemp

@@ -183,8 +183,8 @@ func (c *checker) plainArg(e ast.Expr, under map[*types.Var]bool) bool {
 	}
 	switch e := e.(type) {
 	case *ast.Ident:
-		_, local := c.info.Uses[e].(*types.Var)
-		return local && !c.isPackageLevel(e)
+		v, local := c.info.Uses[e].(*types.Var)
+		return local && !match.IsPackageLevel(v)
 	case *ast.CallExpr:
 		if !ownCallee(c.info, e) {
 			return false
@@ -197,12 +197,6 @@ func (c *checker) plainArg(e ast.Expr, under map[*types.Var]bool) bool {
 		return true
 	}
 	return false
-}
-
-// isPackageLevel reports whether id names a package-level variable.
-func (c *checker) isPackageLevel(id *ast.Ident) bool {
-	v, ok := c.info.Uses[id].(*types.Var)
-	return ok && v.Pkg() != nil && v.Parent() == v.Pkg().Scope()
 }
 
 // basicOrSlice reports whether t is a basic type, or a slice of one
