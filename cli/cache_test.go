@@ -14,7 +14,7 @@ import (
 // edit is seen.
 func TestResultCache(t *testing.T) {
 	testmod.Short(t)
-	dir := testmod.Write(t, tempdir)
+	dir := testmod.Write(t, ownContext)
 	cache := t.TempDir()
 	t.Setenv("UNFLAKE_CACHE", cache)
 	_, before, _ := run(t, "-C", dir, "check", "./...")
@@ -45,7 +45,7 @@ func TestResultCache(t *testing.T) {
 // user's cache directory.
 func TestResultCacheOff(t *testing.T) {
 	testmod.Slow(t)
-	dir := testmod.Write(t, tempdir)
+	dir := testmod.Write(t, ownContext)
 	home := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", home)
 	t.Setenv("HOME", home)

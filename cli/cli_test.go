@@ -15,14 +15,14 @@ import (
 	"github.com/unflake/unflake/rewrite"
 )
 
-// tempdir is a module with one os.MkdirTemp that testscope fixes (t.TempDir:
-// proven whatever the code under test does, since the directory never
-// reaches it), one package that does not compile, and one clean package.
-const tempdir = `
+// ownContext is a module with one context of the test's own that testscope
+// fixes (t.Context(): proven whatever the code under test does, since the
+// context never reaches it), and one clean package.
+const ownContext = `
 -- go.mod --
 module example.com/m
 
-go 1.22
+go 1.24
 -- m.go --
 package m
 
@@ -32,23 +32,16 @@ func Config() string { return "debug=true\n" }
 package m
 
 import (
-	"os"
-	"path/filepath"
+	"context"
 	"testing"
 )
 
 func TestConfig(t *testing.T) {
-	dir, err := os.MkdirTemp("", "m")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "config")
-	if err := os.WriteFile(path, []byte(Config()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := os.ReadFile(path); err != nil || string(b) != Config() {
-		t.Fatalf("read back %q, %v", b, err)
+	// The configuration, read under a context of the test's own.
+	ctx, end := context.WithCancel(context.Background())
+	defer end()
+	if err := ctx.Err(); err != nil || Config() != "debug=true\n" {
+		t.Fatalf("config %q, %v", Config(), err)
 	}
 }
 -- clean/clean_test.go --
@@ -97,7 +90,7 @@ func runEnv(t *testing.T, env []string, args ...string) (int, string, string) {
 func TestUsageErrors(t *testing.T) {
 	testmod.Short(t)
 	t.Parallel()
-	dir := testmod.Write(t, tempdir)
+	dir := testmod.Write(t, ownContext)
 	before := testmod.Snapshot(t, dir)
 	for _, tc := range []struct {
 		args []string
@@ -136,7 +129,7 @@ func TestUsageErrors(t *testing.T) {
 func TestCheck(t *testing.T) {
 	testmod.Short(t)
 	t.Parallel()
-	dir := testmod.Write(t, tempdir)
+	dir := testmod.Write(t, ownContext)
 	code, stdout, stderr := run(t, "-C", dir, "check", "--rules", "testscope", "./...")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
@@ -175,7 +168,7 @@ func TestCheck(t *testing.T) {
 func TestFixDiffApplies(t *testing.T) {
 	testmod.Slow(t)
 	t.Parallel()
-	dir := testmod.Write(t, tempdir)
+	dir := testmod.Write(t, ownContext)
 	before := testmod.Snapshot(t, dir)
 	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "./...")
 	if code != 1 {
@@ -215,7 +208,7 @@ func TestFixDiffApplies(t *testing.T) {
 func TestFixInPlace(t *testing.T) {
 	testmod.Slow(t)
 	t.Parallel()
-	dir := testmod.Write(t, tempdir)
+	dir := testmod.Write(t, ownContext)
 	path := filepath.Join(dir, "m_test.go")
 	if err := os.Chmod(path, 0o600); err != nil {
 		t.Fatal(err)
@@ -226,7 +219,7 @@ func TestFixInPlace(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	now, _ := os.ReadFile(path)
-	if bytes.Equal(old, now) || !bytes.Contains(now, []byte("t.TempDir()")) {
+	if bytes.Equal(old, now) || !bytes.Contains(now, []byte("t.Context()")) {
 		t.Errorf("m_test.go not rewritten:\n%s", now)
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
@@ -249,7 +242,7 @@ func TestFixInPlace(t *testing.T) {
 func TestFailedPackageIsLeftUntouched(t *testing.T) {
 	testmod.Short(t)
 	t.Parallel()
-	dir := testmod.Write(t, tempdir, broken)
+	dir := testmod.Write(t, ownContext, broken)
 	brokenPath := filepath.Join(dir, "broken", "broken_test.go")
 	old, _ := os.ReadFile(brokenPath)
 	code, _, stderr := run(t, "-C", dir, "fix", "./...")
@@ -262,7 +255,7 @@ func TestFailedPackageIsLeftUntouched(t *testing.T) {
 	if now, _ := os.ReadFile(brokenPath); !bytes.Equal(now, old) {
 		t.Errorf("the package that failed to load was changed")
 	}
-	if now, _ := os.ReadFile(filepath.Join(dir, "m_test.go")); !bytes.Contains(now, []byte("t.TempDir()")) {
+	if now, _ := os.ReadFile(filepath.Join(dir, "m_test.go")); !bytes.Contains(now, []byte("t.Context()")) {
 		t.Errorf("the package that loads was not fixed")
 	}
 }

@@ -205,12 +205,9 @@ func TestApplyBatchHoldsBackChangedFiles(t *testing.T) {
 	}
 	added := append(src, []byte(`
 func TestAddedAfterThePlan(t *testing.T) {
-	dir, err := os.MkdirTemp("", "added")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	t.Log(dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	t.Log(ctx.Err())
 }
 `)...)
 	if err := os.WriteFile(edited, added, 0o644); err != nil {

@@ -13,30 +13,26 @@ import (
 	"github.com/unflake/unflake/rewrite"
 )
 
-// tempdirs has two packages with an os.MkdirTemp each, which testscope
-// fixes (t.TempDir, proven): the test of a passes, the test of b fails
-// before any rewrite, so --verify cannot keep b's fix.
-const tempdirs = `
+// ownContexts has two packages with a context of the test's own each,
+// which testscope fixes (t.Context(), proven): the test of a passes, the
+// test of b fails before any rewrite, so --verify cannot keep b's fix.
+const ownContexts = `
 -- go.mod --
 module example.com/m
 
-go 1.22
+go 1.24
 -- a/a_test.go --
 package a
 
 import (
-	"os"
-	"path/filepath"
+	"context"
 	"testing"
 )
 
 func TestA(t *testing.T) {
-	dir, err := os.MkdirTemp("", "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	if err := os.WriteFile(filepath.Join(dir, "x"), []byte("x"), 0o600); err != nil {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := ctx.Err(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -44,17 +40,14 @@ func TestA(t *testing.T) {
 package b
 
 import (
-	"os"
+	"context"
 	"testing"
 )
 
 func TestB(t *testing.T) {
-	dir, err := os.MkdirTemp("", "b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	t.Fatalf("always fails, in %s", dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	t.Fatalf("always fails, with %v", ctx.Err())
 }
 `
 
@@ -64,7 +57,7 @@ func TestB(t *testing.T) {
 func TestFixVerify(t *testing.T) {
 	testmod.Slow(t)
 	t.Parallel()
-	dir := testmod.Write(t, tempdirs)
+	dir := testmod.Write(t, ownContexts)
 	a, b := filepath.Join(dir, "a", "a_test.go"), filepath.Join(dir, "b", "b_test.go")
 	oldA, _ := os.ReadFile(a)
 	oldB, _ := os.ReadFile(b)
@@ -103,7 +96,7 @@ func TestFixVerify(t *testing.T) {
 func TestFixVerifyDiff(t *testing.T) {
 	testmod.Slow(t)
 	t.Parallel()
-	dir := testmod.Write(t, tempdirs)
+	dir := testmod.Write(t, ownContexts)
 	before := testmod.Snapshot(t, dir)
 	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--verify", "--verify-count=1", "--rules=testscope", "./a")
 	if code != 1 || !strings.HasPrefix(diff, "--- a/a/a_test.go\n+++ b/a/a_test.go\n@@ ") {

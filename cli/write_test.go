@@ -12,9 +12,9 @@ import (
 	"github.com/unflake/unflake/internal/testmod"
 )
 
-// tempdirPkg is a package NAME with one os.MkdirTemp that testscope
-// fixes (t.TempDir), proven whatever the package's code does.
-func tempdirPkg(name string) string {
+// ownContextPkg is a package NAME with one context of the test's own that
+// testscope fixes (t.Context()), proven whatever the package's code does.
+func ownContextPkg(name string) string {
 	return strings.ReplaceAll(`
 -- NAME/NAME.go --
 package NAME
@@ -25,23 +25,16 @@ func Config() string { return "debug=true\n" }
 package NAME
 
 import (
-	"os"
-	"path/filepath"
+	"context"
 	"testing"
 )
 
 func TestConfig(t *testing.T) {
-	dir, err := os.MkdirTemp("", "NAME")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "config")
-	if err := os.WriteFile(path, []byte(Config()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := os.ReadFile(path); err != nil || string(b) != Config() {
-		t.Fatalf("read back %q, %v", b, err)
+	// The configuration, read under a context of the test's own.
+	ctx, end := context.WithCancel(context.Background())
+	defer end()
+	if err := ctx.Err(); err != nil || Config() != "debug=true\n" {
+		t.Fatalf("config %q, %v", Config(), err)
 	}
 }
 `, "NAME", name)
@@ -51,7 +44,7 @@ const gomod = `
 -- go.mod --
 module example.com/m
 
-go 1.22
+go 1.24
 `
 
 func read(t *testing.T, path string) string {
@@ -65,7 +58,7 @@ func read(t *testing.T, path string) string {
 
 func rewritten(t *testing.T, path string) bool {
 	t.Helper()
-	return strings.Contains(read(t, path), "t.TempDir()")
+	return strings.Contains(read(t, path), "t.Context()")
 }
 
 // TestFixReadOnlyFileAmongOthers: a 0444 file in the middle of a
@@ -73,7 +66,7 @@ func rewritten(t *testing.T, path string) bool {
 func TestFixReadOnlyFileAmongOthers(t *testing.T) {
 	testmod.Short(t)
 	t.Parallel()
-	dir := testmod.Write(t, gomod, tempdirPkg("a"), tempdirPkg("b"), tempdirPkg("c"))
+	dir := testmod.Write(t, gomod, ownContextPkg("a"), ownContextPkg("b"), ownContextPkg("c"))
 	ro := filepath.Join(dir, "b", "b_test.go")
 	if err := os.Chmod(ro, 0o444); err != nil {
 		t.Fatal(err)
@@ -103,7 +96,7 @@ func TestFixReadOnlyFileAmongOthers(t *testing.T) {
 func TestFixSymlinkedTestFile(t *testing.T) {
 	testmod.Short(t)
 	t.Parallel()
-	dir := testmod.Write(t, gomod, tempdirPkg("a"), tempdirPkg("b"))
+	dir := testmod.Write(t, gomod, ownContextPkg("a"), ownContextPkg("b"))
 	link := filepath.Join(dir, "b", "b_test.go")
 	target := filepath.Join(dir, "shared", "b_test.go.txt")
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
@@ -147,7 +140,7 @@ func TestFixSymlinkedDirectoryOutsideModule(t *testing.T) {
 	testmod.Short(t)
 	t.Parallel()
 	dir := testmod.Write(t, gomod)
-	outside := testmod.Write(t, tempdirPkg("q"))
+	outside := testmod.Write(t, ownContextPkg("q"))
 	if err := os.Symlink(filepath.Join(outside, "q"), filepath.Join(dir, "q")); err != nil {
 		t.Skipf("no symlinks here: %v", err)
 	}
@@ -168,7 +161,7 @@ func TestFixSymlinkedDirectoryOutsideModule(t *testing.T) {
 func TestFixRemovesStaleTemp(t *testing.T) {
 	testmod.Short(t)
 	t.Parallel()
-	dir := testmod.Write(t, gomod, tempdirPkg("a"))
+	dir := testmod.Write(t, gomod, ownContextPkg("a"))
 	stale := filepath.Join(dir, "a", ".a_test.go.unflake-2871")
 	if err := os.WriteFile(stale, []byte("package a // half written"), 0o600); err != nil {
 		t.Fatal(err)
@@ -186,7 +179,7 @@ func TestFixRemovesStaleTemp(t *testing.T) {
 
 // TestNoSilentCleanRun: GOPATH mode is an error, not "no findings".
 func TestNoSilentCleanRun(t *testing.T) {
-	dir := testmod.Write(t, gomod, tempdirPkg("a"))
+	dir := testmod.Write(t, gomod, ownContextPkg("a"))
 	// No -mod flag: GOPATH mode refuses it.
 	env := testmod.GoEnv(t, "GO111MODULE=off", "GOFLAGS=-buildvcs=false")
 	code, stdout, stderr := runEnv(t, env, "-C", dir, "check", "./...")
@@ -252,7 +245,7 @@ func TestVersion(t *testing.T) {
 func TestCheckAgreesWithFixOnRefusedFiles(t *testing.T) {
 	testmod.Slow(t)
 	t.Parallel()
-	dir := testmod.Write(t, gomod, tempdirPkg("a"), tempdirPkg("b"), tempdirPkg("c"))
+	dir := testmod.Write(t, gomod, ownContextPkg("a"), ownContextPkg("b"), ownContextPkg("c"))
 	if err := os.Chmod(filepath.Join(dir, "b", "b_test.go"), 0o444); err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +324,7 @@ func TestDiffThroughDirectoryLink(t *testing.T) {
 	if err != nil {
 		t.Skip("git not installed")
 	}
-	dir := testmod.Write(t, gomod, tempdirPkg("real"))
+	dir := testmod.Write(t, gomod, ownContextPkg("real"))
 	if err := os.Symlink("real", filepath.Join(dir, "link")); err != nil {
 		t.Skipf("no symlinks here: %v", err)
 	}
@@ -368,13 +361,13 @@ func TestNoSilentCleanRunSettings(t *testing.T) {
 		args               []string
 		want               string
 	}{
-		{"inconsistent vendoring", gomod + "require golang.org/x/mod v0.20.0\n" + tempdirPkg("a") + "-- vendor/modules.txt --\n# golang.org/x/mod v0.19.0\n", "", "-mod=vendor",
+		{"inconsistent vendoring", gomod + "require golang.org/x/mod v0.20.0\n" + ownContextPkg("a") + "-- vendor/modules.txt --\n# golang.org/x/mod v0.19.0\n", "", "-mod=vendor",
 			[]string{"./..."}, "unflake: go: inconsistent vendoring in "},
-		{"go.work without the module", "-- go.work --\ngo 1.22\n\nuse ./w\n-- w/go.mod --\nmodule example.com/w\n\ngo 1.22\n" + gomod + tempdirPkg("a"), "", "-buildvcs=false",
+		{"go.work without the module", "-- go.work --\ngo 1.24\n\nuse ./w\n-- w/go.mod --\nmodule example.com/w\n\ngo 1.24\n" + gomod + ownContextPkg("a"), "", "-buildvcs=false",
 			[]string{"./..."}, "unflake: pattern ./...: directory prefix . does not contain modules listed in go.work or their selected dependencies"},
-		{"go.work without the module, one package", "-- go.work --\ngo 1.22\n\nuse ./w\n-- w/go.mod --\nmodule example.com/w\n\ngo 1.22\n" + gomod + tempdirPkg("a"), "a", "-buildvcs=false",
+		{"go.work without the module, one package", "-- go.work --\ngo 1.24\n\nuse ./w\n-- w/go.mod --\nmodule example.com/w\n\ngo 1.24\n" + gomod + ownContextPkg("a"), "a", "-buildvcs=false",
 			[]string{"."}, "unflake: current directory is contained in a module that is not one of the workspace modules listed in go.work."},
-		{"testdata only", gomod + strings.ReplaceAll(tempdirPkg("a"), "-- a/", "-- testdata/a/"), "", "-buildvcs=false",
+		{"testdata only", gomod + strings.ReplaceAll(ownContextPkg("a"), "-- a/", "-- testdata/a/"), "", "-buildvcs=false",
 			[]string{"./testdata/..."}, "unflake: pattern ./testdata/... matched no packages"},
 		{"no Go files", gomod + "-- docs/x/README --\nhi\n", "", "-buildvcs=false",
 			[]string{"./docs/..."}, "unflake: pattern ./docs/... matched no packages"},

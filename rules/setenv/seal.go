@@ -185,7 +185,7 @@ func (s *sealer) stmt(st ast.Stmt, env map[*types.Var]binding) bool {
 			v, _ = s.c.info.Defs[id].(*types.Var)
 		}
 		list, ok := s.list(st.X, env)
-		if !ok || v == nil {
+		if !ok || v == nil || reassigned(s.c.info, st.Body, v) {
 			s.taint(st.X)
 			s.condStmts(st.Body.List, env) // the names are unknown
 			return false
@@ -413,7 +413,7 @@ func (s *sealer) bind(fd *ast.FuncDecl, call *ast.CallExpr, env map[*types.Var]b
 		for _, id := range names {
 			v, _ := s.c.info.Defs[id].(*types.Var)
 			switch {
-			case v == nil || i >= len(call.Args) && !variadic:
+			case v == nil || i >= len(call.Args) && !variadic || reassigned(s.c.info, fd.Body, v):
 			case variadic && call.Ellipsis.IsValid():
 				if list, ok := s.list(call.Args[i], env); ok {
 					inner[v] = binding{list: list, isList: true}
@@ -533,6 +533,34 @@ func (c *checker) initializer(v *types.Var) *ast.CompositeLit {
 }
 
 // with returns env with v bound to b.
+// reassigned reports whether body assigns v, or takes its address (a
+// write through the pointer): the name v was bound to no longer holds
+// after it (red team batch 34, prefixseal: n = "CLICACHE_" + n in the
+// loop over the names).
+func reassigned(info *types.Info, body ast.Node, v *types.Var) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				if id, ok := ast.Unparen(l).(*ast.Ident); ok && info.Uses[id] == v {
+					found = true
+				}
+			}
+		case *ast.IncDecStmt:
+			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && info.Uses[id] == v {
+				found = true
+			}
+		case *ast.UnaryExpr:
+			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && info.Uses[id] == v {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
 func with(env map[*types.Var]binding, v *types.Var, b binding) map[*types.Var]binding {
 	out := map[*types.Var]binding{v: b}
 	for k, x := range env {

@@ -603,7 +603,98 @@ func (c *checker) parallelSubtest(sc *scope) string {
 		}
 		return true
 	})
+	if why == "" {
+		why = c.hiddenSubtest(sc)
+	}
 	return why
+}
+
+// hiddenSubtest says where sc may start a subtest the rule does not see
+// as a t.Run call of its own body, or "": through a function of the
+// package it reaches (a helper of the test file, package code running a
+// conformance suite), t.Run taken as a value, a t.Run in a goroutine, or
+// a function outside the package handed a *testing.T. Each such subtest
+// may call t.Parallel and run after the test function returns (red team
+// batch 34, parallel subtests behind a helper).
+func (c *checker) hiddenSubtest(sc *scope) string {
+	isRun := func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		fn, ok := c.info.Uses[sel.Sel].(*types.Func)
+		return ok && fn.Pkg() != nil && fn.Pkg().Path() == "testing" && (fn.Name() == "Run" || fn.Name() == "Parallel" || fn.Name() == "Fuzz")
+	}
+	for fn := range c.reachable(sc.body, nil) {
+		if c.readsIn(c.decls[fn].Body, nil, isRun) {
+			return fmt.Sprintf("%s, which the test reaches, runs subtests or calls t.Parallel", fn.Name())
+		}
+	}
+	why := ""
+	match.WithStack(sc.body, func(n ast.Node, stack []ast.Node) bool {
+		if why != "" {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if !isRun(n) {
+				return true
+			}
+			call, ok := stack[len(stack)-1].(*ast.CallExpr)
+			if !ok || call.Fun != n {
+				why = "t.Run taken as a value at " + c.line(n)
+				return false
+			}
+			if n.Sel.Name == "Fuzz" && len(call.Args) == 1 {
+				if lit, ok := ast.Unparen(call.Args[0]).(*ast.FuncLit); !ok || c.callsParallel(lit.Body) {
+					why = "f.Fuzz at " + c.line(n) + ", whose inputs may run in parallel"
+					return false
+				}
+			}
+			for _, p := range stack {
+				if _, ok := p.(*ast.GoStmt); ok {
+					why = "t.Run in a goroutine at " + c.line(n)
+					return false
+				}
+			}
+		case *ast.CallExpr:
+			fn := match.FuncOf(c.info, n.Fun)
+			if fn != nil && (c.decls[fn.Origin()] != nil || fn.Pkg() != nil && fn.Pkg().Path() == "testing") {
+				return true // read above, or testing's own
+			}
+			sig, ok := c.info.TypeOf(n.Fun).Underlying().(*types.Signature)
+			if !ok {
+				return true // a conversion
+			}
+			for i, a := range n.Args {
+				if !match.IsNamed(c.info.TypeOf(a), "testing", "T") {
+					continue
+				}
+				if i < sig.Params().Len() && types.IsInterface(sig.Params().At(i).Type()) && !hasRunner(sig.Params().At(i).Type()) {
+					continue // an assertion library's TestingT: it cannot start a subtest
+				}
+				why = fmt.Sprintf("the test's *testing.T is handed to code the rule does not read at %s, which may run subtests", c.line(n))
+				return false
+			}
+		}
+		return true
+	})
+	return why
+}
+
+// hasRunner reports whether the interface type t has a Run or Parallel
+// method, or is testing.TB (which code asserts back to *testing.T).
+func hasRunner(t types.Type) bool {
+	if match.IsNamed(t, "testing", "TB") {
+		return true
+	}
+	ms := types.NewMethodSet(t)
+	for i := range ms.Len() {
+		if n := ms.At(i).Obj().Name(); n == "Run" || n == "Parallel" {
+			return true
+		}
+	}
+	return false
 }
 
 // callsParallel reports whether body, or a package function it reaches,

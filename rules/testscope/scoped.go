@@ -217,7 +217,7 @@ func (c *checker) tempDirs(sc *scope, sites []site) {
 		}
 		d.Fix = &rule.Fix{
 			Message: msg,
-			Changes: []rule.Change{{Kind: rule.Paths, What: "the directory is the test's own, removed when it ends, under a longer path named after the test, with the umask's mode", Unseen: sc.test && c.unseenDir(c.fd.Body, dir), Checked: []string{
+			Changes: []rule.Change{{Kind: rule.Paths, What: "the directory is the test's own, removed when it ends, under a longer path named after the test, with the umask's mode", Checked: []string{
 				"no unix socket under the directory",
 				"no code reads the directory's mode",
 				"no test or subtest name puts characters other than ASCII letters, digits, - . _ in the path",
