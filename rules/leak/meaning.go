@@ -371,16 +371,22 @@ func (c *checker) observedLater(s *site) string {
 		}
 		return "", false
 	}
+	type making struct {
+		lhs  []*ast.Ident
+		call *ast.CallExpr
+	}
+	var makings []making
 	made := func(lhs []*ast.Ident, call *ast.CallExpr) {
-		if c.plainCall(call) {
-			return
-		}
 		via, ok := givenWatched(call)
-		if !ok {
+		if !ok || via == "" && c.plainCall(call) {
+			// A plain call registers no check with a t it is given,
+			// but what it makes from a watched value leads to it (a
+			// server made with the handler an earlier cleanup reads;
+			// red team batch 34, logship).
 			return
 		}
 		for _, id := range lhs {
-			if v, ok := c.info.ObjectOf(id).(*types.Var); ok {
+			if v, ok := c.info.ObjectOf(id).(*types.Var); ok && watched[v] == "" {
 				if via == "" {
 					via = fmt.Sprintf("%s is given the test's t and may register a check with t.Cleanup", calleeName(c.info, call))
 				}
@@ -398,6 +404,7 @@ func (c *checker) observedLater(s *site) string {
 		case *ast.ValueSpec:
 			if len(n.Values) == 1 {
 				if call, ok := ast.Unparen(n.Values[0]).(*ast.CallExpr); ok {
+					makings = append(makings, making{n.Names, call})
 					made(n.Names, call)
 				}
 			}
@@ -423,11 +430,22 @@ func (c *checker) observedLater(s *site) string {
 						lhs = append(lhs, id)
 					}
 				}
+				makings = append(makings, making{lhs, call})
 				made(lhs, call)
 			}
 		}
 		return true
 	})
+	// A value made before a cleanup came to read what it was made from
+	// (the server made with the handler, then the cleanup reading the
+	// handler) leads there too: follow the makings until nothing more
+	// is watched.
+	for n := -1; n != len(watched); {
+		n = len(watched)
+		for _, m := range makings {
+			made(m.lhs, m.call)
+		}
+	}
 	c.readAfterSubtest(s, watched)
 	// A subtest's cleanups run when it ends, before the enclosing test's
 	// code after t.Run (and before the next iteration's subtest, when
