@@ -222,6 +222,7 @@ func escapingLits(body *ast.BlockStmt) []*ast.FuncLit {
 // environment.
 func (c *checker) nodeWrites(root ast.Node, keep func(moduleWrite)) {
 	c.outlivingSetenvs(root, keep)
+	c.strayHandleSetenvs(root, keep)
 	called := map[*ast.Ident]bool{}
 	ast.Inspect(root, func(n ast.Node) bool {
 		if id, ok := n.(*ast.Ident); ok {
@@ -349,6 +350,54 @@ func (c *checker) outlivingSetenvs(root ast.Node, keep func(moduleWrite)) {
 		return true
 	}
 	ast.Inspect(root, visit)
+}
+
+// strayHandleSetenvs passes keep the t.Setenv and t.Chdir calls in root
+// whose receiver is not a parameter of the function they are in: a T kept
+// in a fixture built once (sync.Once), a package-level variable or a
+// struct field may be that of a test that has ended, whose cleanups, the
+// restore among them, have run, so the write lasts for the rest of the
+// process (red team batch 35, staletcache and tzsegment).
+func (c *checker) strayHandleSetenvs(root ast.Node, keep func(moduleWrite)) {
+	match.WithStack(root, func(n ast.Node, stack []ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || !match.IsMethod(c.info, call, "testing", "Setenv", "Chdir") {
+			return true
+		}
+		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		var params *ast.FieldList
+		for i := len(stack) - 1; i >= 0 && params == nil; i-- {
+			switch f := stack[i].(type) {
+			case *ast.FuncLit:
+				params = f.Type.Params
+			case *ast.FuncDecl:
+				params = f.Type.Params
+			}
+		}
+		if id, ok := ast.Unparen(sel.X).(*ast.Ident); ok && params != nil {
+			if v := c.info.Uses[id]; v != nil && params.Pos() <= v.Pos() && v.Pos() < params.End() {
+				return true // the running function's own handle
+			}
+		}
+		w := moduleWrite{pos: c.pass.Fset.Position(call.Pos()), at: call.Pos(), call: "t." + sel.Sel.Name + " on a testing handle that is not the running function's own parameter (a T kept in a fixture or a variable), whose test may have ended, when nothing restores it"}
+		switch {
+		case sel.Sel.Name == "Chdir":
+			w.name = "PWD"
+		case len(call.Args) == 2:
+			if name, ok := match.ConstString(c.info, call.Args[0]); ok {
+				w.name = name
+			} else {
+				w.any = true
+			}
+		default:
+			w.any = true
+		}
+		keep(w)
+		return true
+	})
 }
 
 // envReads are the functions of os and syscall that read the

@@ -414,6 +414,7 @@ func (s *sealer) bind(fd *ast.FuncDecl, call *ast.CallExpr, env map[*types.Var]b
 			v, _ := s.c.info.Defs[id].(*types.Var)
 			switch {
 			case v == nil || i >= len(call.Args) && !variadic || reassigned(s.c.info, fd.Body, v):
+			case variadic && listTouched(s.c.info, fd.Body, v):
 			case variadic && call.Ellipsis.IsValid():
 				if list, ok := s.list(call.Args[i], env); ok {
 					inner[v] = binding{list: list, isList: true}
@@ -469,8 +470,8 @@ func (s *sealer) list(e ast.Expr, env map[*types.Var]binding) ([]*string, bool) 
 		}
 		var out []*string
 		for _, el := range lit.Elts {
-			if kv, ok := el.(*ast.KeyValueExpr); ok {
-				el = kv.Value
+			if _, ok := el.(*ast.KeyValueExpr); ok {
+				return nil, false // indexed elements: another order, gaps
 			}
 			v, _ := s.str(el, env)
 			out = append(out, v)
@@ -559,6 +560,68 @@ func reassigned(info *types.Info, body ast.Node, v *types.Var) bool {
 		return !found
 	})
 	return found
+}
+
+// listTouched reports whether body uses the list v other than to read
+// it: by a range over it, len, or an element read. An element assigned
+// (keys[i] = "LEASE_" + k), the list handed to a call (copy, sort, a
+// helper), sliced, or its address taken may change the names it holds
+// (red team batch 35, elemqualify).
+func listTouched(info *types.Info, body ast.Node, v *types.Var) bool {
+	touched := false
+	match.WithStack(body, func(n ast.Node, stack []ast.Node) bool {
+		id, ok := n.(*ast.Ident)
+		if touched || !ok || info.Uses[id] != v {
+			return !touched
+		}
+		var child ast.Node = id
+		i := len(stack) - 1
+		for i >= 0 {
+			if _, ok := stack[i].(*ast.ParenExpr); !ok {
+				break
+			}
+			child = stack[i]
+			i--
+		}
+		if i < 0 {
+			return true
+		}
+		switch p := stack[i].(type) {
+		case *ast.RangeStmt:
+			if p.X == child {
+				return true
+			}
+		case *ast.CallExpr:
+			if fn, ok := ast.Unparen(p.Fun).(*ast.Ident); ok && fn.Name == "len" && info.Uses[fn] == types.Universe.Lookup("len") {
+				return true
+			}
+		case *ast.IndexExpr:
+			if p.X == child && i > 0 && !writes(stack[i-1], p) {
+				return true
+			}
+		}
+		touched = true
+		return false
+	})
+	return touched
+}
+
+// writes reports whether parent writes e: e is an assignment's left side,
+// incremented, or has its address taken.
+func writes(parent ast.Node, e ast.Expr) bool {
+	switch p := parent.(type) {
+	case *ast.AssignStmt:
+		for _, l := range p.Lhs {
+			if l == e {
+				return true
+			}
+		}
+	case *ast.IncDecStmt:
+		return p.X == e
+	case *ast.UnaryExpr:
+		return p.Op == token.AND
+	}
+	return false
 }
 
 func with(env map[*types.Var]binding, v *types.Var, b binding) map[*types.Var]binding {

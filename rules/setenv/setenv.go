@@ -103,6 +103,9 @@ type envWrite struct {
 	known bool // name is known (a constant)
 	all   bool // os.Clearenv: every name
 	viaT  bool // t.Setenv (restored when the test ends)
+	// handle is the variable t.Setenv is called on, when it is one (nil
+	// for a field, a call, a write the code names).
+	handle types.Object
 
 	// hidden, when not empty, says how a call that names no variable
 	// writes this one (t.Chdir sets PWD): effects.StdEnvWrites.
@@ -277,6 +280,13 @@ func (c *checker) keep(fd *ast.FuncDecl, top bool, cl *clear, writes []envWrite)
 		if !w.viaT {
 			return fmt.Sprintf("the test changes %s later (os.Setenv, os.Unsetenv or code that writes the environment), and the clear restores it when the test ends", cl.name)
 		}
+		if h := c.handleOf(cl.call); h == nil || w.handle != h {
+			// t.Setenv on the enclosing test's t, or on a T a fixture
+			// kept, is restored when that test ends, after the
+			// subtests that follow this one (red team batch 35,
+			// outerslip).
+			return fmt.Sprintf("the test sets %s later at %s on another test's handle, which restores it only when that test ends; the clear restores it when this one does", cl.name, c.at(w.pos))
+		}
 	}
 	return ""
 }
@@ -328,6 +338,7 @@ func (c *checker) fix(cl *clear, last bool) *rule.Fix {
 func (c *checker) writes(root ast.Node, seen map[*types.Func]bool) []envWrite {
 	var out []envWrite
 	called := map[*ast.Ident]bool{} // the env functions called directly
+	handles := map[*ast.Ident]types.Object{}
 	ast.Inspect(root, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.Ident:
@@ -399,6 +410,9 @@ func (c *checker) writes(root ast.Node, seen map[*types.Func]bool) []envWrite {
 				return true
 			}
 			if ws := c.hiddenWrites(fn, n.Pos()); ws != nil {
+				for i := range ws {
+					ws[i].handle = handles[n]
+				}
 				out = append(out, ws...)
 				return true
 			}
@@ -421,6 +435,9 @@ func (c *checker) writes(root ast.Node, seen map[*types.Func]bool) []envWrite {
 		case *ast.CompositeLit:
 			out = append(out, c.literalWrites(n, seen)...)
 		case *ast.CallExpr:
+			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok {
+				handles[sel.Sel] = c.handleOf(n) // t of t.Chdir, seen next
+			}
 			if what := reflectCall(c.info, n); what != "" {
 				out = append(out, envWrite{pos: n.Pos(), foreign: what})
 				return true
@@ -434,6 +451,7 @@ func (c *checker) writes(root ast.Node, seen map[*types.Func]bool) []envWrite {
 			switch {
 			case match.IsMethod(c.info, n, "testing", "Setenv") && len(n.Args) == 2:
 				w.viaT = true
+				w.handle = c.handleOf(n)
 				w.name, w.known = match.ConstString(c.info, n.Args[0])
 			case isEnvFunc(c.info, n, "Setenv") || isEnvFunc(c.info, n, "Unsetenv"):
 				if len(n.Args) > 0 {
@@ -855,4 +873,18 @@ func (c *checker) funcLitOf(v *types.Var) *ast.FuncLit {
 		}
 	}
 	return nil
+}
+
+// handleOf returns the variable a testing method call is made on (t in
+// t.Setenv), or nil when the receiver is not a variable (a field, a call).
+func (c *checker) handleOf(call *ast.CallExpr) types.Object {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return nil
+	}
+	id, ok := ast.Unparen(sel.X).(*ast.Ident)
+	if !ok {
+		return nil
+	}
+	return c.info.Uses[id]
 }

@@ -617,13 +617,24 @@ func (c *checker) parallelSubtest(sc *scope) string {
 // may call t.Parallel and run after the test function returns (red team
 // batch 34, parallel subtests behind a helper).
 func (c *checker) hiddenSubtest(sc *scope) string {
+	// testing's Run, Parallel or Fuzz, or a method so named of an
+	// interface (one a value is asserted to, tb.(interface{ Parallel() }),
+	// a type parameter's constraint): the *testing.T behind it is out of
+	// sight (red team batch 35, drainpar, breakerqt).
 	isRun := func(n ast.Node) bool {
 		sel, ok := n.(*ast.SelectorExpr)
 		if !ok {
 			return false
 		}
 		fn, ok := c.info.Uses[sel.Sel].(*types.Func)
-		return ok && fn.Pkg() != nil && fn.Pkg().Path() == "testing" && (fn.Name() == "Run" || fn.Name() == "Parallel" || fn.Name() == "Fuzz")
+		if !ok || fn.Name() != "Run" && fn.Name() != "Parallel" && fn.Name() != "Fuzz" {
+			return false
+		}
+		if fn.Pkg() != nil && fn.Pkg().Path() == "testing" {
+			return true
+		}
+		recv := fn.Signature().Recv()
+		return recv != nil && types.IsInterface(recv.Type())
 	}
 	for fn := range c.reachable(sc.body, nil) {
 		if c.readsIn(c.decls[fn].Body, nil, isRun) {
@@ -643,6 +654,10 @@ func (c *checker) hiddenSubtest(sc *scope) string {
 			call, ok := stack[len(stack)-1].(*ast.CallExpr)
 			if !ok || call.Fun != n {
 				why = "t.Run taken as a value at " + c.line(n)
+				return false
+			}
+			if sel := c.info.Selections[n]; sel == nil || sel.Kind() != types.MethodVal || !match.IsNamed(sel.Recv(), "testing", "T", "B", "F") {
+				why = "a subtest started other than by t.Run at " + c.line(n)
 				return false
 			}
 			if n.Sel.Name == "Fuzz" && len(call.Args) == 1 {

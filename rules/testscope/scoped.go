@@ -516,6 +516,8 @@ func (c *checker) contexts(sc *scope, sites []site) {
 			why = fmt.Sprintf("%s does not name the test's t here", sc.t.Name())
 		case c.otherContext(sc, call) != "":
 			why = c.otherContext(sc, call)
+		case c.usedElsewhere(c.fd) != "":
+			why = fmt.Sprintf("%s is also run from other code (at %s): there its t is the caller's, and t.Context() the caller's context, cancelled only when the caller ends", c.fd.Name.Name, c.usedElsewhere(c.fd))
 		}
 		if at := c.parallelSubtest(sc); why == "" && at != "" {
 			why = fmt.Sprintf("the deferred cancel runs before the parallel subtests (%s) resume, so they see %s cancelled; t.Context() is cancelled only after them", at, ctx.Name())
@@ -1284,4 +1286,25 @@ func fileNamesSharedRoot(f *modsrc.File) bool {
 		return !found
 	})
 	return found
+}
+
+// usedElsewhere says where the package names fd's function other than in
+// its declaration (a test called by another test, TestA(t) in TestB;
+// one handed to t.Run or stored), or "" (red team batch 35, evicthook).
+func (c *checker) usedElsewhere(fd *ast.FuncDecl) string {
+	obj := c.info.Defs[fd.Name]
+	if obj == nil {
+		return ""
+	}
+	at := token.NoPos
+	for id, o := range c.info.Uses {
+		if o == obj && (at == token.NoPos || id.Pos() < at) {
+			at = id.Pos()
+		}
+	}
+	if at == token.NoPos {
+		return ""
+	}
+	p := c.pass.Fset.Position(at)
+	return fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)
 }

@@ -33,7 +33,7 @@ func (c *checker) unseenDir(body *ast.BlockStmt, dir *types.Var) bool {
 			return true
 		}
 		if id, ok := n.(*ast.Ident); ok {
-			if v, ok := c.info.Uses[id].(*types.Var); ok && under[v] && !c.ownUse(stack, id, under) {
+			if v, ok := c.info.Uses[id].(*types.Var); ok && under[v] && (c.inLaterLit(stack) || !c.ownUse(stack, id, under)) {
 				seen = true
 			}
 		}
@@ -41,6 +41,38 @@ func (c *checker) unseenDir(body *ast.BlockStmt, dir *types.Var) bool {
 		return true
 	})
 	return !seen
+}
+
+// inLaterLit reports whether stack (outermost first) passes through a
+// function literal that may run later than where it is written: one not
+// called in place nor run as a subtest by t.Run (a hook, a callback, an
+// AfterFunc, a deferred or goroutine literal). It runs when the code, a
+// timer or the test's end decides, and what it reads then (the context
+// cancelled or not) is what the fix changes (red team batch 35,
+// evicthook, breakerqt).
+func (c *checker) inLaterLit(stack []ast.Node) bool {
+	for i, n := range stack {
+		lit, ok := n.(*ast.FuncLit)
+		if !ok || i == 0 {
+			continue
+		}
+		call, ok := stack[i-1].(*ast.CallExpr)
+		switch {
+		case ok && ast.Unparen(call.Fun) == ast.Expr(lit):
+			if i >= 2 {
+				if _, ok := stack[i-2].(*ast.DeferStmt); ok {
+					return true
+				}
+				if _, ok := stack[i-2].(*ast.GoStmt); ok {
+					return true
+				}
+			}
+		case ok && len(call.Args) == 2 && ast.Unparen(call.Args[1]) == ast.Expr(lit) && match.IsMethod(c.info, call, "testing", "Run"):
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // ownUse reports whether the use id (stack holds its parents, outermost
