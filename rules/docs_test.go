@@ -34,6 +34,10 @@ func TestSelect(t *testing.T) {
 	if err != nil || len(all) != len(rules.All()) {
 		t.Errorf("--rules all: %d rules, %v", len(all), err)
 	}
+	all, err = rules.Select([]string{"setenv", "all"}, []string{"parallel"})
+	if err != nil || len(all) != len(rules.All())-1 {
+		t.Errorf("--rules setenv --rules all --skip parallel: %d rules, %v", len(all), err)
+	}
 	def, err := rules.Select(nil, nil)
 	if err != nil || len(def) == 0 || len(def) == len(rules.All()) {
 		t.Errorf("the default set: %d of %d rules, %v (parallel is opt-in)", len(def), len(rules.All()), err)

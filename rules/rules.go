@@ -3,6 +3,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/unflake/unflake/rule"
@@ -53,10 +54,11 @@ func Lookup(name string) *rule.Rule {
 }
 
 // Select returns the rules to run: the named ones (or the default set when
-// names is empty; every rule for the single name "all") minus skip, in
-// registry order. An unknown name is an error.
+// names is empty; every rule when "all" is among them, as in --rules
+// setenv --rules all) minus skip, in registry order. An unknown name is an
+// error.
 func Select(names, skip []string) ([]*rule.Rule, error) {
-	if len(names) == 1 && names[0] == "all" {
+	if slices.Contains(names, "all") {
 		names = Names()
 	}
 	want := map[string]bool{}

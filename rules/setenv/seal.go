@@ -270,8 +270,10 @@ func (s *sealer) call(call *ast.CallExpr, env map[*types.Var]binding) bool {
 			if !s.sealed[*name] {
 				s.why[*name] = fmt.Sprintf("TestMain empties %s only under a condition (%s), so it may leave it unset, which os.LookupEnv tells from the empty value the clear sets", *name, where)
 			}
-		case ok:
+		case ok && s.sealed[*name]:
 			s.unseal(*name, fmt.Sprintf("TestMain sets %s after emptying it (%s)", *name, where))
+		case ok:
+			s.unseal(*name, fmt.Sprintf("TestMain sets %s (%s)", *name, where))
 		case !empty:
 			s.distrustAll(fmt.Sprintf("TestMain sets a variable the analysis cannot name (%s)", where))
 		}

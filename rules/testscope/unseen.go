@@ -46,12 +46,21 @@ func (c *checker) unseenDir(body *ast.BlockStmt, dir *types.Var) bool {
 // inLaterLit reports whether stack (outermost first) passes through a
 // function literal that may run later than where it is written: one not
 // called in place nor run as a subtest by t.Run (a hook, a callback, an
-// AfterFunc, a deferred or goroutine literal). It runs when the code, a
+// AfterFunc, a deferred or goroutine literal), or a deferred statement
+// or goroutine of any kind. It runs when the code, a
 // timer or the test's end decides, and what it reads then (the context
 // cancelled or not) is what the fix changes (red team batch 35,
 // evicthook, breakerqt).
 func (c *checker) inLaterLit(stack []ast.Node) bool {
 	for i, n := range stack {
+		switch n.(type) {
+		case *ast.DeferStmt, *ast.GoStmt:
+			// Deferred: run when the test function returns, after a
+			// cancel deferred later and before t.Context()'s (a
+			// deferred t.Run's subtest too; red team batch 36,
+			// shipafter).
+			return true
+		}
 		lit, ok := n.(*ast.FuncLit)
 		if !ok || i == 0 {
 			continue
