@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/mod/modfile"
 
@@ -368,13 +370,24 @@ func (c *checker) strayHandleSetenvs(root ast.Node, keep func(moduleWrite)) {
 		if !ok {
 			return true
 		}
+		// The handle a test, a benchmark, a fuzz target or a subtest's
+		// literal is given by the testing package is the running one. A
+		// helper's parameter may be handed any T: &testing.T{} from
+		// TestMain, one a fixture kept (red team batch 36, mainfaket,
+		// lazyfaket); its restore may never run.
 		var params *ast.FieldList
-		for i := len(stack) - 1; i >= 0 && params == nil; i-- {
-			switch f := stack[i].(type) {
-			case *ast.FuncLit:
-				params = f.Type.Params
-			case *ast.FuncDecl:
-				params = f.Type.Params
+		for i := len(stack) - 1; i >= 0; i-- {
+			if f, ok := stack[i].(*ast.FuncLit); ok {
+				if i > 0 && c.runBody(stack[i-1], f) {
+					params = f.Type.Params
+				}
+				break
+			}
+			if f, ok := stack[i].(*ast.FuncDecl); ok {
+				if f.Recv == nil && isTestName(f.Name.Name) || c.helperOfRunning(f, sel.X) {
+					params = f.Type.Params
+				}
+				break
 			}
 		}
 		if id, ok := ast.Unparen(sel.X).(*ast.Ident); ok && params != nil {
@@ -382,7 +395,7 @@ func (c *checker) strayHandleSetenvs(root ast.Node, keep func(moduleWrite)) {
 				return true // the running function's own handle
 			}
 		}
-		w := moduleWrite{pos: c.pass.Fset.Position(call.Pos()), at: call.Pos(), call: "t." + sel.Sel.Name + " on a testing handle that is not the running function's own parameter (a T kept in a fixture or a variable), whose test may have ended, when nothing restores it"}
+		w := moduleWrite{pos: c.pass.Fset.Position(call.Pos()), at: call.Pos(), call: "t." + sel.Sel.Name + " on a testing handle that is not the one the testing package gave a test, benchmark or subtest (a helper's parameter, a T kept in a fixture or a variable), whose test may have ended or never run, when nothing restores it"}
 		switch {
 		case sel.Sel.Name == "Chdir":
 			w.name = "PWD"
@@ -912,4 +925,107 @@ func (c *checker) sealers() map[*types.Func]bool {
 		}
 	}
 	return out
+}
+
+// runBody reports whether lit is the function parent, a call, runs as a
+// subtest or a fuzz target's body (t.Run, b.Run, f.Fuzz).
+func (c *checker) runBody(parent ast.Node, lit *ast.FuncLit) bool {
+	call, ok := parent.(*ast.CallExpr)
+	if !ok || len(call.Args) == 0 || ast.Unparen(call.Args[len(call.Args)-1]) != ast.Expr(lit) {
+		return false
+	}
+	return match.IsMethod(c.info, call, "testing", "Run", "Fuzz")
+}
+
+// isTestName reports whether name is that of a function go test runs
+// with a handle of its own.
+func isTestName(name string) bool {
+	for _, p := range []string{"Test", "Benchmark", "Fuzz"} {
+		if rest, ok := strings.CutPrefix(name, p); ok && name != "TestMain" {
+			if rest == "" {
+				return true
+			}
+			r, _ := utf8.DecodeRuneInString(rest)
+			return !unicode.IsLower(r)
+		}
+	}
+	return false
+}
+
+// helperOfRunning reports whether recv is a parameter of fd, a helper
+// every call of which (in the package's typed files) hands that parameter
+// the running handle of a test, benchmark or subtest: setup(t) in
+// TestX. A helper used as a value, or called from TestMain, a fixture or
+// another helper, may be handed any T.
+func (c *checker) helperOfRunning(fd *ast.FuncDecl, recv ast.Expr) bool {
+	id, ok := ast.Unparen(recv).(*ast.Ident)
+	if !ok || fd.Recv != nil {
+		return false
+	}
+	k := -1
+	i := 0
+	for _, field := range fd.Type.Params.List {
+		for _, n := range field.Names {
+			if c.info.Defs[n] != nil && c.info.Defs[n] == c.info.Uses[id] {
+				k = i
+			}
+			i++
+		}
+		if len(field.Names) == 0 {
+			i++
+		}
+	}
+	obj := c.info.Defs[fd.Name]
+	if k < 0 || obj == nil {
+		return false
+	}
+	ok, calls := true, 0
+	for _, f := range c.pass.AllFiles {
+		match.WithStack(f, func(n ast.Node, stack []ast.Node) bool {
+			use, isID := n.(*ast.Ident)
+			if !ok || !isID || c.info.Uses[use] != obj {
+				return ok
+			}
+			call, isCall := stack[len(stack)-1].(*ast.CallExpr)
+			if !isCall || ast.Unparen(call.Fun) != ast.Expr(use) || k >= len(call.Args) {
+				ok = false
+				return false
+			}
+			arg, isArg := ast.Unparen(call.Args[k]).(*ast.Ident)
+			if !isArg || !c.runningHandle(stack, c.info.Uses[arg]) {
+				ok = false
+			}
+			calls++
+			return ok
+		})
+	}
+	return ok && calls > 0
+}
+
+// runningHandle reports whether v is the parameter of the function
+// innermost in stack, when that function is a test, benchmark or fuzz
+// target, or a subtest's literal.
+func (c *checker) runningHandle(stack []ast.Node, v types.Object) bool {
+	if v == nil {
+		return false
+	}
+	for i := len(stack) - 1; i >= 0; i-- {
+		var params *ast.FieldList
+		switch f := stack[i].(type) {
+		case *ast.FuncLit:
+			if i == 0 || !c.runBody(stack[i-1], f) {
+				return false
+			}
+			params = f.Type.Params
+		case *ast.FuncDecl:
+			if f.Recv != nil || !isTestName(f.Name.Name) {
+				return false
+			}
+			params = f.Type.Params
+		default:
+			continue
+		}
+		return params.Pos() <= v.Pos() && v.Pos() < params.End()
+	}
+	return false
 }
