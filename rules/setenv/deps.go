@@ -91,6 +91,28 @@ func (c *checker) depWrites() []moduleWrite {
 			}
 		}
 		roots = append(roots, ls.Imports...)
+		// The dependency's files of other builds (share_race.go under
+		// go test -race, another GOOS, a tag) are linked in those
+		// builds: read them too, with what they import (red team batch
+		// 37, depracefile).
+		if len(ls.Files) > 0 {
+			dir := filepath.Dir(ls.Files[0])
+			listedFiles := map[string]bool{}
+			for _, f := range ls.Files {
+				listedFiles[f] = true
+			}
+			others, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+			for _, f := range others {
+				if listedFiles[f] || strings.HasSuffix(f, "_test.go") {
+					continue
+				}
+				for _, w := range fileWrites(f) {
+					w.call = p + ": " + w.call
+					c.deps = append(c.deps, w)
+				}
+			}
+			roots = append(roots, importsIn(dir, func(name string) bool { return !strings.HasSuffix(name, "_test.go") })...)
+		}
 	}
 	return c.deps
 }

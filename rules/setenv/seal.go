@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"maps"
 	"path/filepath"
 	"strings"
 
@@ -40,6 +41,7 @@ func (c *checker) seal() (map[string]bool, bool) {
 	}
 	s := &sealer{c: c, sealed: map[string]bool{}, why: map[string]string{}}
 	s.stmts(main.Body.List, nil)
+	s.meetRounds()
 	if at := c.rerun(main); at != "" {
 		// TestMain may run the tests again (go.dev/issue/23129 lets
 		// m.Run be called more than once): what it writes after the
@@ -90,6 +92,9 @@ type sealer struct {
 	// rounds, when not empty, says where TestMain may run the tests
 	// more than once; the reasons of what it undoes then name it.
 	rounds string
+	// early holds, per round of tests reached in a branch, what was
+	// sealed when it ran.
+	early []map[string]bool
 }
 
 // stmts evaluates list in order and reports whether it reached m.Run (then
@@ -108,12 +113,37 @@ func (s *sealer) stmts(list []ast.Stmt, env map[*types.Var]binding) bool {
 	return false
 }
 
-// condStmts evaluates list as statements that may not run.
+// condStmts evaluates list as statements that may not run. When they
+// reach m.Run (a round in a branch, or in a helper a branch calls), what
+// TestMain had emptied by then is what that round runs under, though
+// the statements after the branch go on to seal more (red team batch
+// 37, sandboxchild2): the round's seal is kept, to be met at the end.
 func (s *sealer) condStmts(list []ast.Stmt, env map[*types.Var]binding) bool {
 	was := s.cond
 	s.cond = true
 	defer func() { s.cond = was }()
-	return s.stmts(list, env)
+	reached := s.stmts(list, env)
+	if reached {
+		s.early = append(s.early, maps.Clone(s.sealed))
+	}
+	return reached
+}
+
+// meetRounds keeps sealed only what every round reached in a branch ran
+// under too.
+func (s *sealer) meetRounds() {
+	for name, ok := range s.sealed {
+		if !ok {
+			continue
+		}
+		for _, r := range s.early {
+			if !r[name] {
+				s.sealed[name] = false
+				s.why[name] = fmt.Sprintf("TestMain may run the tests (m.Run in a branch or a loop, or in a function one calls) before it empties %s", name)
+				break
+			}
+		}
+	}
 }
 
 // jumps reports whether st may leave the statement list it is in, outside
@@ -289,6 +319,14 @@ func (s *sealer) call(call *ast.CallExpr, env map[*types.Var]binding) bool {
 	case isEnvFunc(info, call, "Clearenv"):
 		s.distrustAll(fmt.Sprintf("TestMain clears the environment (%s), leaving every variable unset", where))
 	default:
+		// The arguments run first: os.Exit(runSandbox(m)) runs the
+		// tests in runSandbox before os.Exit (red team batch 37,
+		// sandboxchild2).
+		for _, a := range call.Args {
+			if inner, ok := ast.Unparen(a).(*ast.CallExpr); ok && s.call(inner, env) {
+				return true
+			}
+		}
 		fn := match.Callee(info, call)
 		var fd *ast.FuncDecl
 		if fn != nil {

@@ -255,6 +255,13 @@ func (c *checker) keep(fd *ast.FuncDecl, top bool, cl *clear, writes []envWrite)
 	if cl.parent == nil {
 		return "the clear is not in a statement list"
 	}
+	if at := c.triesParallel(fd.Body, map[*types.Func]bool{}); at != "" {
+		// t.Parallel panics in a test that called t.Setenv; a test
+		// that recovers from it stays serial, and with the clear gone
+		// would run beside the others (red team batch 37,
+		// tryparallel).
+		return fmt.Sprintf("the test calls t.Parallel (%s), which the clear's t.Setenv keeps from taking effect: without it the test would run in parallel with the others", at)
+	}
 	jumps := hasGoto(fd.Body)
 	for _, w := range writes {
 		if w.call == cl.call || !w.touches(cl.name) {
@@ -887,4 +894,36 @@ func (c *checker) handleOf(call *ast.CallExpr) types.Object {
 		return nil
 	}
 	return c.info.Uses[id]
+}
+
+// triesParallel says where root, or a package function it names, calls a
+// method Parallel (testing's, or an interface's the test's t may be
+// behind), or "".
+func (c *checker) triesParallel(root ast.Node, seen map[*types.Func]bool) string {
+	at := ""
+	ast.Inspect(root, func(n ast.Node) bool {
+		if at != "" {
+			return false
+		}
+		id, ok := n.(*ast.Ident)
+		if !ok {
+			return true
+		}
+		fn, ok := c.info.Uses[id].(*types.Func)
+		if !ok {
+			return true
+		}
+		if fn.Name() == "Parallel" {
+			if recv := fn.Signature().Recv(); recv != nil && (fn.Pkg() != nil && fn.Pkg().Path() == "testing" || types.IsInterface(recv.Type())) {
+				at = c.at(id.Pos())
+				return false
+			}
+		}
+		if fd := c.decls[fn.Origin()]; fd != nil && fd.Body != nil && !seen[fn.Origin()] {
+			seen[fn.Origin()] = true
+			at = c.triesParallel(fd.Body, seen)
+		}
+		return at == ""
+	})
+	return at
 }

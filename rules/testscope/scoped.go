@@ -3,6 +3,7 @@ package testscope
 import (
 	"fmt"
 	"go/ast"
+	"go/parser"
 	"go/token"
 	"go/types"
 	"path/filepath"
@@ -1302,9 +1303,50 @@ func (c *checker) usedElsewhere(fd *ast.FuncDecl) string {
 			at = id.Pos()
 		}
 	}
-	if at == token.NoPos {
-		return ""
+	if at != token.NoPos {
+		p := c.pass.Fset.Position(at)
+		return fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)
 	}
-	p := c.pass.Fset.Position(at)
-	return fmt.Sprintf("%s:%d", filepath.Base(p.Filename), p.Line)
+	// The test files the pass does not type (the external test package,
+	// which runs in the same binary and sees an exported test function;
+	// another build's) are read by their syntax: any mention of the name
+	// but its own declaration counts (red team batch 37, leasexpoll).
+	typed := map[string]bool{}
+	for _, f := range c.pass.AllFiles {
+		typed[c.pass.Fset.Position(f.Pos()).Filename] = true
+	}
+	dir := filepath.Dir(c.pass.Fset.Position(fd.Pos()).Filename)
+	paths, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	for _, path := range paths {
+		if typed[path] {
+			continue
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			continue
+		}
+		found := ""
+		ast.Inspect(f, func(n ast.Node) bool {
+			if d, ok := n.(*ast.FuncDecl); ok && d.Recv == nil && d.Name.Name == fd.Name.Name {
+				if d.Body != nil {
+					ast.Inspect(d.Body, func(m ast.Node) bool {
+						if id, ok := m.(*ast.Ident); ok && id.Name == fd.Name.Name && found == "" {
+							found = fmt.Sprintf("%s:%d", filepath.Base(path), fset.Position(id.Pos()).Line)
+						}
+						return found == ""
+					})
+				}
+				return false // another build's declaration of the same test
+			}
+			if id, ok := n.(*ast.Ident); ok && id.Name == fd.Name.Name && found == "" {
+				found = fmt.Sprintf("%s:%d", filepath.Base(path), fset.Position(id.Pos()).Line)
+			}
+			return found == ""
+		})
+		if found != "" {
+			return found + ", a file the analysis reads by its syntax"
+		}
+	}
+	return ""
 }
