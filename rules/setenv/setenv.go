@@ -255,13 +255,6 @@ func (c *checker) keep(fd *ast.FuncDecl, top bool, cl *clear, writes []envWrite)
 	if cl.parent == nil {
 		return "the clear is not in a statement list"
 	}
-	if at := c.triesParallel(fd.Body, map[*types.Func]bool{}); at != "" {
-		// t.Parallel panics in a test that called t.Setenv; a test
-		// that recovers from it stays serial, and with the clear gone
-		// would run beside the others (red team batch 37,
-		// tryparallel).
-		return fmt.Sprintf("the test calls t.Parallel (%s), which the clear's t.Setenv keeps from taking effect: without it the test would run in parallel with the others", at)
-	}
 	jumps := hasGoto(fd.Body)
 	for _, w := range writes {
 		if w.call == cl.call || !w.touches(cl.name) {
@@ -294,6 +287,13 @@ func (c *checker) keep(fd *ast.FuncDecl, top bool, cl *clear, writes []envWrite)
 			// outerslip).
 			return fmt.Sprintf("the test sets %s later at %s on another test's handle, which restores it only when that test ends; the clear restores it when this one does", cl.name, c.at(w.pos))
 		}
+	}
+	if at := c.triesParallel(fd.Body, map[*types.Func]bool{}); at != "" {
+		// t.Parallel panics in a test that called t.Setenv; a test
+		// that recovers from it stays serial, and with the clear gone
+		// would run beside the others (red team batch 37,
+		// tryparallel).
+		return fmt.Sprintf("the test may call t.Parallel (%s), which the clear's t.Setenv keeps from taking effect: without it the test would run in parallel with the others", at)
 	}
 	return ""
 }
@@ -905,6 +905,27 @@ func (c *checker) triesParallel(root ast.Node, seen map[*types.Func]bool) string
 		if at != "" {
 			return false
 		}
+		if call, ok := n.(*ast.CallExpr); ok {
+			// The test's handle given to code of another package (a
+			// test kit's Parallel(t) that recovers): it may call
+			// t.Parallel where the rule cannot read (red team batch
+			// 38, depparallel2). An interface without Parallel (an
+			// assertion library's TestingT) cannot.
+			fn := match.Callee(c.info, call)
+			if fn != nil && fn.Pkg() != nil && fn.Pkg() != c.pass.Pkg && !match.IsStd(fn.Pkg().Path()) {
+				sig := fn.Signature()
+				for i, a := range call.Args {
+					if !match.IsNamed(c.info.TypeOf(a), "testing", "T", "B", "F", "TB") {
+						continue
+					}
+					if i < sig.Params().Len() && types.IsInterface(sig.Params().At(i).Type()) && !hasParallel(sig.Params().At(i).Type()) {
+						continue
+					}
+					at = c.at(call.Pos()) + ", the test's handle given to " + fn.FullName()
+					return false
+				}
+			}
+		}
 		id, ok := n.(*ast.Ident)
 		if !ok {
 			return true
@@ -926,4 +947,19 @@ func (c *checker) triesParallel(root ast.Node, seen map[*types.Func]bool) string
 		return at == ""
 	})
 	return at
+}
+
+// hasParallel reports whether the interface type t has a Parallel method,
+// or is testing.TB (which code asserts back to *testing.T).
+func hasParallel(t types.Type) bool {
+	if match.IsNamed(t, "testing", "TB") {
+		return true
+	}
+	ms := types.NewMethodSet(t)
+	for i := range ms.Len() {
+		if ms.At(i).Obj().Name() == "Parallel" {
+			return true
+		}
+	}
+	return false
 }
