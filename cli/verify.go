@@ -22,22 +22,26 @@ import (
 // with an *interrupted error, and the command exits 130 or 143, as a
 // shell reports a process the signal killed.
 func (o *options) runVerified(cfg *rewrite.Config) (*rewrite.Result, *verify.Verification, error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	// NotifyContext does not say which signal came: listen too.
+	// The context ends only once the signal is recorded: a cancel
+	// before it (signal.NotifyContext's) let a loaded machine report a
+	// SIGTERM as an interrupt.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	var mu sync.Mutex
 	var caught os.Signal
+	returned := make(chan struct{})
+	defer close(returned)
 	go func() {
 		select {
 		case s := <-sigs:
 			mu.Lock()
 			caught = s
 			mu.Unlock()
-			stop()
-		case <-ctx.Done():
+			cancel()
+		case <-returned:
 		}
 	}()
 	res, v, err := verify.Run(ctx, cfg, verify.Options{
