@@ -3,8 +3,6 @@ package setenv
 import (
 	"fmt"
 	"go/ast"
-	"go/parser"
-	"go/token"
 	"go/types"
 	"path/filepath"
 
@@ -46,41 +44,8 @@ func (c *checker) calledFrom(fd *ast.FuncDecl) string {
 	// which sees an exported test function; another build) are read by
 	// their syntax: any mention of the name but its declaration counts.
 	dir := filepath.Dir(c.pass.Fset.Position(fd.Pos()).Filename)
-	names, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
-	for _, path := range names {
-		if c.typedFile(path) {
-			continue
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			continue
-		}
-		found := ""
-		ast.Inspect(f, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.FuncDecl:
-				if n.Recv == nil && n.Name.Name == fd.Name.Name {
-					if n.Body != nil {
-						ast.Inspect(n.Body, func(m ast.Node) bool {
-							if id, ok := m.(*ast.Ident); ok && id.Name == fd.Name.Name && found == "" {
-								found = fmt.Sprintf("%s:%d", filepath.Base(path), fset.Position(id.Pos()).Line)
-							}
-							return found == ""
-						})
-					}
-					return false // another build's declaration of the same test
-				}
-			case *ast.Ident:
-				if n.Name == fd.Name.Name && found == "" {
-					found = fmt.Sprintf("%s:%d", filepath.Base(path), fset.Position(n.Pos()).Line)
-				}
-			}
-			return found == ""
-		})
-		if found != "" {
-			return fmt.Sprintf("%s is also run from other code (at %s, a file the analysis reads by its syntax: a call, a subtest or a helper it is handed to), which may set the variable before it runs", fd.Name.Name, found)
-		}
+	if found := match.MentionInUntypedTests(dir, fd.Name.Name, c.typedFile); found != "" {
+		return fmt.Sprintf("%s is also run from other code (at %s, a file the analysis reads by its syntax: a call, a subtest or a helper it is handed to), which may set the variable before it runs", fd.Name.Name, found)
 	}
 	return ""
 }

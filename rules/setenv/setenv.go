@@ -918,7 +918,7 @@ func (c *checker) triesParallel(root ast.Node, seen map[*types.Func]bool) string
 					if !match.IsNamed(c.info.TypeOf(a), "testing", "T", "B", "F", "TB") {
 						continue
 					}
-					if i < sig.Params().Len() && types.IsInterface(sig.Params().At(i).Type()) && !hasParallel(sig.Params().At(i).Type()) {
+					if i < sig.Params().Len() && types.IsInterface(sig.Params().At(i).Type()) && !match.HandleMay(sig.Params().At(i).Type(), "Parallel") {
 						continue
 					}
 					at = c.at(call.Pos()) + ", the test's handle given to " + fn.FullName()
@@ -947,19 +947,4 @@ func (c *checker) triesParallel(root ast.Node, seen map[*types.Func]bool) string
 		return at == ""
 	})
 	return at
-}
-
-// hasParallel reports whether the interface type t has a Parallel method,
-// or is testing.TB (which code asserts back to *testing.T).
-func hasParallel(t types.Type) bool {
-	if match.IsNamed(t, "testing", "TB") {
-		return true
-	}
-	ms := types.NewMethodSet(t)
-	for i := range ms.Len() {
-		if ms.At(i).Obj().Name() == "Parallel" {
-			return true
-		}
-	}
-	return false
 }

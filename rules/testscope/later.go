@@ -685,7 +685,7 @@ func (c *checker) hiddenSubtest(sc *scope) string {
 				if !match.IsNamed(c.info.TypeOf(a), "testing", "T") {
 					continue
 				}
-				if i < sig.Params().Len() && types.IsInterface(sig.Params().At(i).Type()) && !hasRunner(sig.Params().At(i).Type()) {
+				if i < sig.Params().Len() && types.IsInterface(sig.Params().At(i).Type()) && !match.HandleMay(sig.Params().At(i).Type(), "Run", "Parallel") {
 					continue // an assertion library's TestingT: it cannot start a subtest
 				}
 				why = fmt.Sprintf("the test's *testing.T is handed to code the rule does not read at %s, which may run subtests", c.line(n))
@@ -695,21 +695,6 @@ func (c *checker) hiddenSubtest(sc *scope) string {
 		return true
 	})
 	return why
-}
-
-// hasRunner reports whether the interface type t has a Run or Parallel
-// method, or is testing.TB (which code asserts back to *testing.T).
-func hasRunner(t types.Type) bool {
-	if match.IsNamed(t, "testing", "TB") {
-		return true
-	}
-	ms := types.NewMethodSet(t)
-	for i := range ms.Len() {
-		if n := ms.At(i).Obj().Name(); n == "Run" || n == "Parallel" {
-			return true
-		}
-	}
-	return false
 }
 
 // callsParallel reports whether body, or a package function it reaches,

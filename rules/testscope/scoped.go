@@ -3,7 +3,6 @@ package testscope
 import (
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"go/types"
 	"path/filepath"
@@ -1316,37 +1315,8 @@ func (c *checker) usedElsewhere(fd *ast.FuncDecl) string {
 		typed[c.pass.Fset.Position(f.Pos()).Filename] = true
 	}
 	dir := filepath.Dir(c.pass.Fset.Position(fd.Pos()).Filename)
-	paths, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
-	for _, path := range paths {
-		if typed[path] {
-			continue
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			continue
-		}
-		found := ""
-		ast.Inspect(f, func(n ast.Node) bool {
-			if d, ok := n.(*ast.FuncDecl); ok && d.Recv == nil && d.Name.Name == fd.Name.Name {
-				if d.Body != nil {
-					ast.Inspect(d.Body, func(m ast.Node) bool {
-						if id, ok := m.(*ast.Ident); ok && id.Name == fd.Name.Name && found == "" {
-							found = fmt.Sprintf("%s:%d", filepath.Base(path), fset.Position(id.Pos()).Line)
-						}
-						return found == ""
-					})
-				}
-				return false // another build's declaration of the same test
-			}
-			if id, ok := n.(*ast.Ident); ok && id.Name == fd.Name.Name && found == "" {
-				found = fmt.Sprintf("%s:%d", filepath.Base(path), fset.Position(id.Pos()).Line)
-			}
-			return found == ""
-		})
-		if found != "" {
-			return found + ", a file the analysis reads by its syntax"
-		}
+	if found := match.MentionInUntypedTests(dir, fd.Name.Name, func(p string) bool { return typed[p] }); found != "" {
+		return found + ", a file the analysis reads by its syntax"
 	}
 	return ""
 }
