@@ -375,25 +375,13 @@ func (c *checker) strayHandleSetenvs(root ast.Node, keep func(moduleWrite)) {
 		// helper's parameter may be handed any T: &testing.T{} from
 		// TestMain, one a fixture kept (red team batch 36, mainfaket,
 		// lazyfaket); its restore may never run.
-		var params *ast.FieldList
-		for i := len(stack) - 1; i >= 0; i-- {
-			if f, ok := stack[i].(*ast.FuncLit); ok {
-				if i > 0 && c.runBody(stack[i-1], f) {
-					params = f.Type.Params
-				}
-				break
-			}
-			if f, ok := stack[i].(*ast.FuncDecl); ok {
-				if f.Recv == nil && isTestName(f.Name.Name) || c.helperOfRunning(f, sel.X) {
-					params = f.Type.Params
-				}
-				break
-			}
-		}
-		if id, ok := ast.Unparen(sel.X).(*ast.Ident); ok && params != nil {
-			if v := c.info.Uses[id]; v != nil && params.Pos() <= v.Pos() && v.Pos() < params.End() {
-				return true // the running function's own handle
-			}
+		// The handle the testing package gives a test, a benchmark, a
+		// fuzz target or a subtest's literal is the running one. A
+		// helper's parameter may be handed any T: &testing.T{} from
+		// TestMain, one a fixture kept (red team batch 36, mainfaket,
+		// lazyfaket); its restore may never run.
+		if c.runningHandle(stack, c.handleOf(call)) || c.helperHandle(stack, sel.X) {
+			return true // the running function's own handle
 		}
 		w := moduleWrite{pos: c.pass.Fset.Position(call.Pos()), at: call.Pos(), call: "t." + sel.Sel.Name + " on a testing handle that is not the one the testing package gave a test, benchmark or subtest (a helper's parameter, a T kept in a fixture or a variable), whose test may have ended or never run, when nothing restores it"}
 		switch {
@@ -1000,6 +988,21 @@ func (c *checker) helperOfRunning(fd *ast.FuncDecl, recv ast.Expr) bool {
 		})
 	}
 	return ok && calls > 0
+}
+
+// helperHandle reports whether recv is a parameter of the function
+// innermost in stack, a helper every call of which hands it a running
+// test's own handle (helperOfRunning).
+func (c *checker) helperHandle(stack []ast.Node, recv ast.Expr) bool {
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch f := stack[i].(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.FuncDecl:
+			return c.helperOfRunning(f, recv)
+		}
+	}
+	return false
 }
 
 // runningHandle reports whether v is the parameter of the function

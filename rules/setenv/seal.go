@@ -586,22 +586,9 @@ func (c *checker) initializer(v *types.Var) *ast.CompositeLit {
 // loop over the names).
 func reassigned(info *types.Info, body ast.Node, v *types.Var) bool {
 	found := false
-	ast.Inspect(body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.AssignStmt:
-			for _, l := range n.Lhs {
-				if id, ok := ast.Unparen(l).(*ast.Ident); ok && info.Uses[id] == v {
-					found = true
-				}
-			}
-		case *ast.IncDecStmt:
-			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && info.Uses[id] == v {
-				found = true
-			}
-		case *ast.UnaryExpr:
-			if id, ok := ast.Unparen(n.X).(*ast.Ident); ok && n.Op == token.AND && info.Uses[id] == v {
-				found = true
-			}
+	match.WithStack(body, func(n ast.Node, stack []ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && !found && info.Uses[id] == v && len(stack) > 0 {
+			found = writes(stack[len(stack)-1], id)
 		}
 		return !found
 	})
