@@ -67,7 +67,7 @@ func TestAnalysesOncePerContent(t *testing.T) {
 				if lit.Value == "2" {
 					arg = "nope"
 				}
-				pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "sleeps", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}},
+				pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "sleeps", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}},
 					Message: "sleep zero",
 					Apply:   func() error { pass.Dst(call).(*dst.CallExpr).Args[0] = dst.NewIdent(arg); return nil },
 				}})
@@ -186,7 +186,7 @@ func TestApplyErrorIsAFinding(t *testing.T) {
 					continue
 				}
 				broken := fd.Name.Name == "TestB"
-				pass.Report(rule.Diagnostic{Pos: fd.Name.Pos(), End: fd.Name.End(), Message: "named", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}},
+				pass.Report(rule.Diagnostic{Pos: fd.Name.Pos(), End: fd.Name.End(), Message: "named", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}},
 					Message: "rename it",
 					Apply: func() error {
 						if broken {

@@ -32,7 +32,7 @@ func dropErr() *rule.Rule {
 					if !ok || a.Tok != token.DEFINE || len(a.Lhs) != 2 {
 						continue
 					}
-					pass.Report(rule.Diagnostic{Pos: a.Pos(), End: a.End(), Message: "drops err", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}}, Message: "drop err", Apply: func() error {
+					pass.Report(rule.Diagnostic{Pos: a.Pos(), End: a.End(), Message: "drops err", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}}, Message: "drop err", Apply: func() error {
 						da := pass.Dst(a).(*dst.AssignStmt)
 						da.Lhs = da.Lhs[:1]
 						da.Rhs = []dst.Expr{&dst.BasicLit{Kind: token.INT, Value: "1"}}

@@ -45,7 +45,7 @@ func sleepZero(name string, replacement func() dst.Expr) *rule.Rule {
 				pass.Report(rule.Diagnostic{
 					Pos: call.Pos(), End: call.End(),
 					Message: "sleeps",
-					Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}}, Message: "sleep zero", Apply: func() error {
+					Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}}, Message: "sleep zero", Apply: func() error {
 						pass.Dst(call).(*dst.CallExpr).Args[0] = replacement()
 						return nil
 					}},
@@ -675,7 +675,7 @@ func TestA(t *testing.T) {
 					return true
 				}
 				first := fd.Body.List[0]
-				pass.Report(rule.Diagnostic{Pos: first.Pos(), Message: "drops", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}},
+				pass.Report(rule.Diagnostic{Pos: first.Pos(), Message: "drops", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}},
 					Message: "drop it", Deletes: []ast.Node{first},
 					Apply: func() error {
 						body := pass.Dst(fd.Body).(*dst.BlockStmt)
@@ -738,7 +738,7 @@ var wrapInClosure = testRule("wrap", func([]byte) bool { return true }, func(pas
 				if id, isID := ast.Unparen(call.Fun).(*ast.Ident); !ok || !isID || id.Name != "wait" {
 					continue
 				}
-				pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "waits", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}},
+				pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "waits", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}},
 					Message: "wrap the test",
 					Apply: func() error {
 						body := pass.Dst(fd.Body).(*dst.BlockStmt)
@@ -795,7 +795,7 @@ func reportTopLevel(fixable, resolves bool) *rule.Rule {
 						d := rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "leaks", NotFixed: "never"}
 						if fixable {
 							d.NotFixed = ""
-							d.Fix = &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}}, Message: "scope it", Apply: func() error {
+							d.Fix = &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}}, Message: "scope it", Apply: func() error {
 								pass.Dst(call).(*dst.CallExpr).Fun.(*dst.Ident).Name = "scoped"
 								return nil
 							}}
@@ -896,7 +896,7 @@ var stampStays = testRule("stamp", func([]byte) bool { return true }, func(pass 
 			if !ok || fd.Name.Name != "TestStays" || len(fd.Body.List) > 1 {
 				continue
 			}
-			pass.Report(rule.Diagnostic{Pos: fd.Name.Pos(), End: fd.Name.End(), Message: "unstamped", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}},
+			pass.Report(rule.Diagnostic{Pos: fd.Name.Pos(), End: fd.Name.End(), Message: "unstamped", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}},
 				Message: "stamp it",
 				Apply: func() error {
 					body := pass.Dst(fd.Body).(*dst.BlockStmt)
@@ -948,7 +948,7 @@ func TestRemovedFindingIsNotLost(t *testing.T) {
 					continue
 				}
 				first := fd.Body.List[0]
-				pass.Report(rule.Diagnostic{Pos: first.Pos(), Message: "drops", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}},
+				pass.Report(rule.Diagnostic{Pos: first.Pos(), Message: "drops", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}},
 					Message: "drop it", Deletes: []ast.Node{first},
 					Apply: func() error {
 						body := pass.Dst(fd.Body).(*dst.BlockStmt)
@@ -996,7 +996,7 @@ func TestBadFixesAmongMany(t *testing.T) {
 					return true
 				}
 				bad := lit.Value == "3" || lit.Value == "7"
-				pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "sleeps", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}}, Message: "sleep zero", Apply: func() error {
+				pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "sleeps", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}}, Message: "sleep zero", Apply: func() error {
 					arg := &dst.BasicLit{Kind: 5 /* token.INT */, Value: "0"}
 					if bad {
 						arg = &dst.BasicLit{Kind: 9 /* token.STRING */, Value: `"soon"`}

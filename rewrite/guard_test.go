@@ -98,7 +98,7 @@ func pipeListen() *rule.Rule {
 				if fn, ok := pass.TypesInfo.Uses[sel.Sel].(*types.Func); !ok || fn.Pkg().Path() != "net" || fn.Name() != "Listen" {
 					return true
 				}
-				pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "listens", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}}, Message: "listen in memory", Apply: func() error {
+				pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "listens", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}}, Message: "listen in memory", Apply: func() error {
 					dc := pass.Dst(call).(*dst.CallExpr)
 					dc.Fun, dc.Args = dst.NewIdent("listenPipe"), nil
 					return nil
@@ -164,7 +164,7 @@ func firstStmt() *rule.Rule {
 				if a, ok := fd.Body.List[0].(*ast.AssignStmt); ok && a.Tok == token.ASSIGN {
 					continue // done
 				}
-				pass.Report(rule.Diagnostic{Pos: fd.Name.Pos(), End: fd.Name.End(), Message: "no first statement", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}}, Message: "add one", Apply: func() error {
+				pass.Report(rule.Diagnostic{Pos: fd.Name.Pos(), End: fd.Name.End(), Message: "no first statement", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}}, Message: "add one", Apply: func() error {
 					body := pass.Dst(fd).(*dst.FuncDecl).Body
 					st := &dst.AssignStmt{Lhs: []dst.Expr{dst.NewIdent("_")}, Tok: token.ASSIGN, Rhs: []dst.Expr{&dst.BasicLit{Kind: token.INT, Value: "0"}}}
 					st.Decs.After = dst.EmptyLine

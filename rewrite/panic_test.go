@@ -89,7 +89,7 @@ func TestPanicIsContained(t *testing.T) {
 						if lit, ok := call.Args[0].(*ast.BasicLit); !ok || lit.Value == "0" {
 							return true
 						}
-						pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "sleeps", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}}, Message: "sleep zero", Apply: func() error {
+						pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "sleeps", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}}, Message: "sleep zero", Apply: func() error {
 							if inB(pass) {
 								panic(fmt.Sprintf("no statement at %d", call.Pos()))
 							}

@@ -36,9 +36,9 @@ var wait = testRule("wait", func(src []byte) bool { return bytes.Contains(src, [
 					return nil
 				}
 			}
-			fix := &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}}, Message: "wait for two", Hypothesis: &rule.Hypothesis{Reason: "only running tells"}, Apply: set("2")}
+			fix := &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}}, Message: "wait for two", Hypothesis: &rule.Hypothesis{Reason: "only running tells"}, Apply: set("2")}
 			if lit.Value == "1" {
-				fix.Hypothesis.Probe = &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}}, Message: "do not wait", Apply: set("0")}
+				fix.Hypothesis.Probe = &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}}, Message: "do not wait", Apply: set("0")}
 				fix.Hypothesis.ProbeHolds = "the checks hold without waiting"
 			}
 			pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "waits", Fix: fix})

@@ -129,7 +129,7 @@ var touchHelper = testRule("touch", func([]byte) bool { return true }, func(pass
 			if lit, ok := call.Args[0].(*ast.BasicLit); ok && lit.Value == "0" {
 				return true
 			}
-			pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "sleeps", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}},
+			pass.Report(rule.Diagnostic{Pos: call.Pos(), End: call.End(), Message: "sleeps", Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}},
 				Message: "sleep zero and bump the helper",
 				Apply: func() error {
 					pass.Dst(call).(*dst.CallExpr).Args[0] = zero()

@@ -55,7 +55,7 @@ func requiring(name, fn, modPath string, ask bool, new func() dst.Expr) *rule.Ru
 				pass.Report(rule.Diagnostic{
 					Pos: call.Pos(), End: call.End(),
 					Message: "calls " + fn,
-					Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}},
+					Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}},
 						Message:  "call something of " + modPath,
 						Requires: []string{modPath},
 						Apply: func() error {

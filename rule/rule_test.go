@@ -110,8 +110,9 @@ func TestFileUsesGo(t *testing.T) {
 
 // A fix of a kind no rule proves (an order, address or sync change) is a
 // hypothesis whatever its rule proved, and so is one of a kind only
-// running may keep (clock, budget, paths, ownership); a process change
-// is left as it is, and the rule's fix is not changed in place.
+// running may keep (clock, budget, process), or that the code may see
+// (paths, ownership); a fix that names no change is left as it is, and
+// the rule's fix is not changed in place.
 func TestDemote(t *testing.T) {
 	probe := &rule.Fix{Message: "reversed"}
 	order := &rule.Fix{Message: "together", Changes: []rule.Change{{Kind: rule.Order, What: "the children run together"}},
@@ -145,18 +146,18 @@ func TestDemote(t *testing.T) {
 			t.Errorf("%s, unseen: demoted", k)
 		}
 	}
-	// A clock or budget change is a hypothesis too, which running may
-	// keep: not unprovable.
-	for _, k := range []rule.ChangeKind{rule.Clock, rule.Budget} {
+	// A clock, budget or process change is a hypothesis too, which
+	// running may keep: not unprovable.
+	for _, k := range []rule.ChangeKind{rule.Clock, rule.Budget, rule.Process} {
 		f := &rule.Fix{Message: "m", Changes: []rule.Change{{Kind: k, What: "w"}}}
 		if got := rule.Demote(f); !strings.HasPrefix(got.Unproven(), string(k)+" change: ") || rule.Unprovable(got.Changes) != "" {
 			t.Errorf("%s: %q", k, got.Unproven())
 		}
 	}
-	// A sealed TestMain's process change is the one kind a rule proves.
-	f := &rule.Fix{Message: "m", Changes: []rule.Change{{Kind: rule.Process, What: "w"}}}
+	// A change of none of those kinds (no change named) is left as it is.
+	f := &rule.Fix{Message: "m"}
 	if rule.Demote(f) != f {
-		t.Errorf("process: demoted")
+		t.Errorf("no change: demoted")
 	}
 	if rule.Demote(nil) != nil {
 		t.Error("nil")

@@ -415,15 +415,30 @@ func (c strengthCase) fix(t *testing.T, dir string, env []string) {
 		}
 		return
 	}
-	selected, err := rules.Select([]string{c.rule}, nil)
+	// --rules adds rules to the case's, as it does on the command line
+	// (a string slice flag appends); the other flags are the rules' own.
+	names, flags := []string{c.rule}, []string(nil)
+	for i := 0; i < len(c.flags); i++ {
+		f := c.flags[i]
+		switch {
+		case f == "--rules" && i+1 < len(c.flags):
+			i++
+			names = append(names, strings.Split(c.flags[i], ",")...)
+		case strings.HasPrefix(f, "--rules="):
+			names = append(names, strings.Split(strings.TrimPrefix(f, "--rules="), ",")...)
+		default:
+			flags = append(flags, f)
+		}
+	}
+	selected, err := rules.Select(names, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.proven {
-		fixKeepingProven(t, dir, env, selected, ruleOptions(t, c.flags))
+		fixKeepingProven(t, dir, env, selected, ruleOptions(t, flags))
 		return
 	}
-	fixKeepingAll(t, dir, env, selected, ruleOptions(t, c.flags))
+	fixKeepingAll(t, dir, env, selected, ruleOptions(t, flags))
 }
 
 // btoi is 1 for true.
@@ -499,7 +514,7 @@ func ruleOptions(t *testing.T, flags []string) rule.Options {
 			}
 		}
 		if !found {
-			t.Fatalf("flag %s: no rule has this option (an unproven case takes only rule options)", f)
+			t.Fatalf("flag %s: no rule has this option (an unproven or proven case takes only rule options and --rules)", f)
 		}
 	}
 	return opts

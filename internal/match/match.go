@@ -16,9 +16,13 @@ import (
 	"go/types"
 	"math"
 	"math/bits"
+	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dave/dst"
@@ -405,12 +409,31 @@ func IsNamed(t types.Type, pkgPath string, names ...string) bool {
 }
 
 // IsStd reports whether the import path belongs to the standard library:
-// its first element has no dot (the go command's own rule for module
-// paths).
+// its first element has no dot (the go command's rule for module paths
+// it downloads) and GOROOT has its directory. A module may still have a
+// dot-less path (module shipenv, replaced by ./shipenv; red team batch
+// 39, dotlessdep): its packages are not GOROOT's, and reading them as
+// the standard library's would hide what they do. Without a GOROOT to
+// look in, the dot alone decides.
 func IsStd(path string) bool {
 	first, _, _ := strings.Cut(path, "/")
-	return !strings.Contains(first, ".") && path != "C"
+	if strings.Contains(first, ".") || path == "C" {
+		return false
+	}
+	if v, ok := stdPaths.Load(path); ok {
+		return v.(bool)
+	}
+	std := true
+	if root := runtime.GOROOT(); root != "" {
+		fi, err := os.Stat(filepath.Join(root, "src", filepath.FromSlash(path)))
+		std = err == nil && fi.IsDir()
+	}
+	stdPaths.Store(path, std)
+	return std
 }
+
+// stdPaths caches IsStd's answers by import path.
+var stdPaths sync.Map
 
 // PkgFuncName names fn for a message as its package name and name:
 // "net.Listen", "httptest.Server.Close" for a method.

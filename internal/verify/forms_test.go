@@ -39,7 +39,7 @@ var waitFor = &rule.Rule{
 				}
 				var forms []*rule.Fix
 				for n := 1; n <= 3; n++ {
-					forms = append(forms, &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}},
+					forms = append(forms, &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}},
 						Message:    fmt.Sprintf("wait for %d", n),
 						Hypothesis: &rule.Hypothesis{Reason: "how many goroutines wait is known only by running the test"},
 						Apply: func() error {

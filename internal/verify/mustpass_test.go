@@ -44,7 +44,7 @@ var together = &rule.Rule{
 				// Paths, not order: an order change is never proven
 				// (rule.Unprovable), and the form that must pass is
 				// about any proven fix.
-				order := []rule.Change{{Kind: rule.Process, What: "the steps run together"}}
+				order := []rule.Change{{Kind: rule.Paths, What: "the steps run together", Unseen: true}}
 				pass.Report(rule.Diagnostic{
 					Pos: call.Pos(), End: call.End(),
 					Message: "runs independent steps one after another",

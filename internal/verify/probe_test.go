@@ -48,13 +48,13 @@ func waitRule(name string, probe bool) *rule.Rule {
 							return nil
 						}
 					}
-					fix := &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}},
+					fix := &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}},
 						Message:    "poll for it",
 						Hypothesis: &rule.Hypothesis{Reason: "only running tells whether the checks wait for a change"},
 						Apply:      rename("poll"),
 					}
 					if probe {
-						fix.Hypothesis.Probe = &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}}, Message: "do not wait", Apply: rename("skip")}
+						fix.Hypothesis.Probe = &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}}, Message: "do not wait", Apply: rename("skip")}
 						fix.Hypothesis.ProbeHolds = holdsReason
 					}
 					pass.Report(rule.Diagnostic{

@@ -41,7 +41,7 @@ func callTwo(fn string) *rule.Rule {
 					pass.Report(rule.Diagnostic{
 						Pos: call.Pos(), End: call.End(),
 						Message: "calls " + fn + " with one",
-						Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Process, What: "a test change"}},
+						Fix: &rule.Fix{Changes: []rule.Change{{Kind: rule.Paths, What: "a test change", Unseen: true}},
 							Message:    "call it with two",
 							Hypothesis: &rule.Hypothesis{Reason: "the analysis cannot tell whether the value matters"},
 							Apply: func() error {

@@ -72,6 +72,8 @@ type checker struct {
 	// whose stored values are being followed.
 	followingVar map[*types.Var]bool
 
+	parallelNamed *bool // whether the package names a Parallel method (mentionsParallel)
+
 	hasMain  bool              // the package has a TestMain
 	sealed   map[string]bool   // the variables TestMain empties before m.Run
 	unsealed map[string]string // why TestMain does not seal a variable, by name
@@ -896,6 +898,62 @@ func (c *checker) handleOf(call *ast.CallExpr) types.Object {
 	return c.info.Uses[id]
 }
 
+// dynamic reports whether call calls a function the syntax does not name:
+// a function value (a variable, a field, a map's or a slice's element, a
+// call's result) or a method of an interface. fn is its callee, if any.
+func (c *checker) dynamic(call *ast.CallExpr, fn *types.Func) bool {
+	if fn == nil {
+		tv, ok := c.info.Types[call.Fun]
+		if !ok || tv.IsType() || tv.IsBuiltin() {
+			return false
+		}
+		_, isSig := tv.Type.Underlying().(*types.Signature)
+		return isSig
+	}
+	recv := fn.Signature().Recv()
+	return recv != nil && types.IsInterface(recv.Type()) && !(fn.Pkg() != nil && fn.Pkg().Path() == "testing")
+}
+
+// handleArg reports whether call hands a testing handle (*testing.T,
+// *testing.B, *testing.F, testing.TB) to a parameter that may call
+// Parallel with it (not an interface without Parallel).
+func (c *checker) handleArg(call *ast.CallExpr) bool {
+	sig, _ := c.info.TypeOf(call.Fun).Underlying().(*types.Signature)
+	for i, a := range call.Args {
+		if !match.IsNamed(c.info.TypeOf(a), "testing", "T", "B", "F", "TB") {
+			continue
+		}
+		if sig != nil && i < sig.Params().Len() && types.IsInterface(sig.Params().At(i).Type()) && !match.HandleMay(sig.Params().At(i).Type(), "Parallel") {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// mentionsParallel reports whether any file of the package names a
+// Parallel method of the testing package or of an interface (a call,
+// a method value, a method expression): only then may a function value
+// the test hands its handle to go parallel.
+func (c *checker) mentionsParallel() bool {
+	if c.parallelNamed != nil {
+		return *c.parallelNamed
+	}
+	found := false
+	for id, obj := range c.info.Uses {
+		fn, ok := obj.(*types.Func)
+		if !ok || id.Name != "Parallel" {
+			continue
+		}
+		if recv := fn.Signature().Recv(); recv != nil && (fn.Pkg() != nil && fn.Pkg().Path() == "testing" || types.IsInterface(recv.Type())) {
+			found = true
+			break
+		}
+	}
+	c.parallelNamed = &found
+	return found
+}
+
 // triesParallel says where root, or a package function it names, calls a
 // method Parallel (testing's, or an interface's the test's t may be
 // behind), or "".
@@ -912,6 +970,15 @@ func (c *checker) triesParallel(root ast.Node, seen map[*types.Func]bool) string
 			// 38, depparallel2). An interface without Parallel (an
 			// assertion library's TestingT) cannot.
 			fn := match.Callee(c.info, call)
+			if c.dynamic(call, fn) && c.handleArg(call) && c.mentionsParallel() {
+				// A function value or an interface's method given
+				// the handle: it may be t.Parallel itself, kept as
+				// a method expression in a table or a map that a
+				// helper calls and recovers from (red team batch
+				// 39, modetable), or a function that calls it.
+				at = c.at(call.Pos()) + ", the test's handle given to " + types.ExprString(call.Fun) + ", which may be any function of the package"
+				return false
+			}
 			if fn != nil && fn.Pkg() != nil && fn.Pkg() != c.pass.Pkg && !match.IsStd(fn.Pkg().Path()) {
 				sig := fn.Signature()
 				for i, a := range call.Args {
