@@ -110,8 +110,8 @@ func TestFileUsesGo(t *testing.T) {
 
 // A fix of a kind no rule proves (an order, address or sync change) is a
 // hypothesis whatever its rule proved, and so is one of a kind only
-// running may keep (clock, budget, process), or that the code may see
-// (paths, ownership); a fix that names no change is left as it is, and
+// running may keep (clock, budget), or that the code may see (paths,
+// ownership, process); a fix that names no change is left as it is, and
 // the rule's fix is not changed in place.
 func TestDemote(t *testing.T) {
 	probe := &rule.Fix{Message: "reversed"}
@@ -125,7 +125,7 @@ func TestDemote(t *testing.T) {
 		t.Errorf("Demote changed the rule's fix: %q", order.Unproven())
 	}
 	for _, k := range []rule.ChangeKind{rule.Address, rule.Sync} {
-		f := &rule.Fix{Message: "m", Changes: []rule.Change{{Kind: rule.Process, What: "p"}, {Kind: k, What: "w"}}}
+		f := &rule.Fix{Message: "m", Changes: []rule.Change{{Kind: rule.Clock, What: "p"}, {Kind: k, What: "w"}}}
 		if got := rule.Demote(f).Unproven(); !strings.HasPrefix(got, string(k)+" change: ") {
 			t.Errorf("%s: %q", k, got)
 		}
@@ -146,9 +146,13 @@ func TestDemote(t *testing.T) {
 			t.Errorf("%s, unseen: demoted", k)
 		}
 	}
-	// A clock, budget or process change is a hypothesis too, which
-	// running may keep: not unprovable.
-	for _, k := range []rule.ChangeKind{rule.Clock, rule.Budget, rule.Process} {
+	// A process change is unprovable too (red team batches 34 to 40).
+	if got := rule.Demote(&rule.Fix{Message: "m", Changes: []rule.Change{{Kind: rule.Process, What: "w"}}}); rule.Unprovable(got.Changes) == "" || !rule.Demoted(got.Unproven()) {
+		t.Errorf("process: %q", got.Unproven())
+	}
+	// A clock or budget change is a hypothesis too, which running may
+	// keep: not unprovable.
+	for _, k := range []rule.ChangeKind{rule.Clock, rule.Budget} {
 		f := &rule.Fix{Message: "m", Changes: []rule.Change{{Kind: k, What: "w"}}}
 		if got := rule.Demote(f); !strings.HasPrefix(got.Unproven(), string(k)+" change: ") || rule.Unprovable(got.Changes) != "" {
 			t.Errorf("%s: %q", k, got.Unproven())

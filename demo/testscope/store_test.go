@@ -1,6 +1,7 @@
 package testscope
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,5 +23,20 @@ func TestSave(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "a.txt")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Each note is saved only while the test's context is live.
+func TestSaveAll(t *testing.T) {
+	t.Setenv("NOTES_DIR", t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, name := range []string{"a.txt", "b.txt"} {
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("saving %s: %v", name, err)
+		}
+		if err := Save(name, "hello"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -92,6 +92,7 @@ var aimedKinds = map[rule.ChangeKind]aimedKind{
 	rule.Order:   {aims: "none makes children share state a bug would share between them, such as a cache beside the executable"},
 	rule.Address: {aims: "none makes code depend on its port as a bug would, such as an access list of senders' ports"},
 	rule.Sync:    {aims: "none makes the child's work after its readiness line later, as a slow start-up would"},
+	rule.Process: {aims: "none makes code write the variable after its test ends, as a bug's late t.Setenv would"},
 }
 
 // unprovable returns why a fixed, unproven finding is held back before

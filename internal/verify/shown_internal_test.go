@@ -127,12 +127,12 @@ func TestUnprovable(t *testing.T) {
 		want string
 	}{
 		{"order", f(true, true, rule.Order), "no mutant is aimed at its order change"},
-		{"address", f(true, true, rule.Process, rule.Address), "no mutant is aimed at its address change"},
+		{"address", f(true, true, rule.Budget, rule.Address), "no mutant is aimed at its address change"},
 		{"sync", f(true, true, rule.Sync), "no mutant is aimed at its sync change"},
 		{"clock", f(true, true, rule.Clock), ""},
 		{"budget", f(true, true, rule.Budget), ""},
 		{"paths", f(true, true, rule.Paths), "no mutant is aimed at its paths change"},
-		{"process", f(true, true, rule.Process), ""},
+		{"process", f(true, true, rule.Process), "no mutant is aimed at its process change"},
 		{"proven", f(true, false, rule.Order), ""},
 		{"not fixed", f(false, true, rule.Order), ""},
 	} {
