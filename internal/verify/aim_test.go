@@ -41,7 +41,9 @@ func hypothesisRule(name, from, to string, kind rule.ChangeKind, why string) *ru
 					pass.Report(rule.Diagnostic{
 						Pos: call.Pos(), End: call.End(),
 						Message: "calls " + from,
-						Fix: &rule.Fix{Changes: []rule.Change{{Kind: kind, What: "a test change"}},
+						// A paths change the code cannot see is the one kind
+						// a rule proves (rule.Change.Unseen).
+						Fix: &rule.Fix{Changes: []rule.Change{{Kind: kind, What: "a test change", Unseen: kind == rule.Paths}},
 							Message:    "call " + to,
 							Hypothesis: rule.Unproven(why),
 							Apply: func() error {
@@ -115,7 +117,7 @@ func TestRunAimedMutants(t *testing.T) {
 	testmod.Slow(t)
 	dir := testmod.Write(t, lateModule)
 	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Env: testmod.GoEnv(t),
-		Rules: []*rule.Rule{renameRule("waitpoll", "wait", "poll", rule.Budget), renameRule("onetwo", "one", "two", rule.Process)}}
+		Rules: []*rule.Rule{renameRule("waitpoll", "wait", "poll", rule.Budget), renameRule("onetwo", "one", "two", rule.Paths)}}
 	res, v, err := verify.Run(context.Background(), cfg, verify.Options{Count: 2})
 	if err != nil {
 		t.Fatal(err)
