@@ -224,6 +224,34 @@ func TestAtMostOne(t *testing.T) {
 		t.Fatalf("n = %d, want at most 1", got)
 	}
 }
+-- shared/shared.go --
+package shared
+
+// Ready reports whether the service is ready.
+func Ready() bool { return true }
+-- shared/shared_test.go --
+package shared
+
+import (
+	"testing"
+	"time"
+)
+
+func wait(d time.Duration) { time.Sleep(d) }
+
+func poll(d time.Duration) { time.Sleep(d) }
+
+// settle is a helper two tests call: a fix in it is outside any test.
+func settle(t *testing.T) {
+	wait(50 * time.Millisecond)
+	if !Ready() {
+		t.Fatal("not ready")
+	}
+}
+
+func TestA(t *testing.T) { settle(t) }
+
+func TestB(t *testing.T) { settle(t) }
 `
 
 // An unproven budget fix whose test passes every run, and every mutant
@@ -234,12 +262,19 @@ func TestRunUnshown(t *testing.T) {
 	dir := testmod.Write(t, unshownModule)
 	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Env: testmod.GoEnv(t),
 		Rules: []*rule.Rule{hypothesisRule("waitpoll", "wait", "poll", rule.Budget, "a longer budget passes a late event")}}
-	res, _, err := verify.Run(context.Background(), cfg, verify.Options{Count: 2})
+	res, v, err := verify.Run(context.Background(), cfg, verify.Options{Count: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Errors) > 0 {
 		t.Fatalf("errors: %v", res.Errors)
+	}
+	// The tests passed every run, but their fixes were taken back: none
+	// is kept (the summary counted them kept, with their measured time).
+	for _, r := range v.Tests {
+		if r.Kept || r.Why == nil || !r.Why.AfterRewrite() {
+			t.Errorf("%s %s: kept=%v why=%+v, want reverted", r.Dir, r.Name, r.Kept, r.Why)
+		}
 	}
 	byPkg := map[string]rewrite.Finding{}
 	for _, f := range res.Findings {

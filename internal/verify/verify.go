@@ -606,6 +606,14 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 	for d, rs := range runs {
 		for _, r := range rs {
 			switch {
+			case r.Kept && final[d] == "":
+				// Every fix of the package was taken back after these
+				// runs (a strength not shown, a form that failed): they
+				// passed, but what they verified is not kept, and the
+				// test counts as reverted, not kept (x/sync's semaphore:
+				// a helper's wrap run by eleven tests, then reverted).
+				r.Kept, r.Why = false, revertOf(out.Reverts, d, r.Name)
+				out.Tests = append(out.Tests, r)
 			case !r.Kept || final[d] == verified[d]:
 				out.Tests = append(out.Tests, r)
 			case ph == mainPhase:
@@ -627,6 +635,28 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 		f.Verified, f.BeforeMs, f.AfterMs = covered(runs[d], topLevel(f.Test))
 	}
 	return res, out, nil
+}
+
+// revertOf returns why a fix of the package in dir was taken back,
+// preferring one of test (top-level name), or a Revert saying so when
+// none is recorded.
+func revertOf(reverts []Held, dir, test string) *rewrite.Revert {
+	var first *rewrite.Revert
+	for _, h := range reverts {
+		if h.Site.Dir != dir || h.Why == nil || !h.Why.AfterRewrite() {
+			continue
+		}
+		if topLevel(h.Site.Test) == test {
+			return h.Why
+		}
+		if first == nil {
+			first = h.Why
+		}
+	}
+	if first != nil {
+		return first
+	}
+	return &rewrite.Revert{Kind: revert.Unshown, Test: test, Detail: "every fix of the package was taken back after its runs"}
 }
 
 // holdUnprovable holds back, before any run, the fixes of res that
