@@ -39,12 +39,12 @@ func (p *Plan) Markdown() string {
 	if len(p.Rules) == 0 {
 		b.WriteString("No findings.\n")
 	} else {
-		b.WriteString("| rule | findings | fixable | not fixable, by reason | estimated saving |\n")
+		b.WriteString("| rule | findings | fixable | not fixable, held back by (a finding may have several) | estimated saving |\n")
 		b.WriteString("|---|---:|---:|---|---:|\n")
 		for _, r := range p.Rules {
 			var reasons []string
-			for _, rc := range r.NotFixable {
-				reasons = append(reasons, fmt.Sprintf("%d × %s", rc.Count, cell(rc.Reason)))
+			for _, rc := range r.Blockers {
+				reasons = append(reasons, fmt.Sprintf("%d × %s", rc.Count, cell(headline(rc.Reason))))
 			}
 			notFixable := strings.Join(reasons, "<br>")
 			if notFixable == "" {
@@ -132,4 +132,26 @@ func plural(n int, noun string) string {
 		return fmt.Sprintf("%d %ses", n, noun)
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// headline is a blocker's first clause, up to the ": " that starts its
+// explanation ("mu held from chain.go:66 across j.Run at chain.go:71,
+// which waits (...)" of "...: in a synctest bubble a goroutine waiting
+// for the lock is not durably blocked, ..."): the table says what holds
+// the findings back, and the JSON plan and check say why.
+func headline(blocker string) string {
+	depth := 0
+	for i, r := range blocker {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ':':
+			if depth == 0 && strings.HasPrefix(blocker[i:], ": ") {
+				return blocker[:i]
+			}
+		}
+	}
+	return blocker
 }

@@ -44,7 +44,7 @@ func TestMarkdown(t *testing.T) {
 				"\n" +
 				"## Rules\n" +
 				"\n" +
-				"| rule | findings | fixable | not fixable, by reason | estimated saving |\n" +
+				"| rule | findings | fixable | not fixable, held back by (a finding may have several) | estimated saving |\n" +
 				"|---|---:|---:|---|---:|\n" +
 				"| sleep | 7 | 4 | 2 × a \\| b<br>1 × reason one | 2.2 s |\n" +
 				"| wallclock | 1 | 1 | — | — |\n" +
@@ -74,7 +74,7 @@ func TestMarkdown(t *testing.T) {
 				"\n" +
 				"## Rules\n" +
 				"\n" +
-				"| rule | findings | fixable | not fixable, by reason | estimated saving |\n" +
+				"| rule | findings | fixable | not fixable, held back by (a finding may have several) | estimated saving |\n" +
 				"|---|---:|---:|---|---:|\n" +
 				"| sleep | 1 | 1 | — | 2.5 s |\n" +
 				"\n" +
@@ -126,6 +126,20 @@ func TestSeconds(t *testing.T) {
 	for _, tt := range tests {
 		if got := seconds(tt.ms); got != tt.want {
 			t.Errorf("seconds(%d) = %q, want %q", tt.ms, got, tt.want)
+		}
+	}
+}
+
+// A blocker's headline is its first clause, up to the ": " outside
+// parentheses that starts its explanation.
+func TestHeadline(t *testing.T) {
+	for in, want := range map[string]string{
+		"mu held from chain.go:66 across j.Run at chain.go:71, which waits (the function value f at cron.go:136: it may sleep): in a synctest bubble ...": "mu held from chain.go:66 across j.Run at chain.go:71, which waits (the function value f at cron.go:136: it may sleep)",
+		"the module's go version is go1.12; synctest needs go1.25": "the module's go version is go1.12; synctest needs go1.25",
+		"": "",
+	} {
+		if got := headline(in); got != want {
+			t.Errorf("headline(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

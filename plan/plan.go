@@ -92,10 +92,16 @@ type File struct {
 
 // RuleSummary is what one rule found across the whole input.
 type RuleSummary struct {
-	Rule              string        `json:"rule"`
-	Findings          int           `json:"findings"`
-	Fixable           int           `json:"fixable"`
-	NotFixable        []ReasonCount `json:"notFixable"`
+	Rule       string        `json:"rule"`
+	Findings   int           `json:"findings"`
+	Fixable    int           `json:"fixable"`
+	NotFixable []ReasonCount `json:"notFixable"`
+	// Blockers counts each blocker on its own: how many of the findings
+	// not fixed it holds back (a finding with several counts under each),
+	// the most common first. It says what to work on across a repository
+	// (raise the go line, a lock in one helper) where NotFixable's exact
+	// reasons, each a combination, are all different.
+	Blockers          []ReasonCount `json:"blockers"`
 	EstimatedSavingMs int64         `json:"estimatedSavingMs"`
 }
 
@@ -349,26 +355,40 @@ func summarizeRules(findings []rewrite.Finding, measured bool) []RuleSummary {
 	}
 	out := []RuleSummary{}
 	for name, fs := range byRule {
-		s := RuleSummary{Rule: name, Findings: len(fs), NotFixable: []ReasonCount{}}
-		reasons := map[string]int{}
+		s := RuleSummary{Rule: name, Findings: len(fs), NotFixable: []ReasonCount{}, Blockers: []ReasonCount{}}
+		reasons, blockers := map[string]int{}, map[string]int{}
 		for _, f := range fs {
 			if f.Fixed {
 				s.Fixable++
-			} else {
-				reasons[f.Reason]++
+				continue
+			}
+			reasons[f.Reason]++
+			if len(f.Blockers) == 0 {
+				blockers[f.Reason]++
+			}
+			for _, b := range f.Blockers {
+				blockers[b]++
 			}
 		}
-		for r, n := range reasons {
-			s.NotFixable = append(s.NotFixable, ReasonCount{Reason: r, Count: n})
-		}
-		// Most common reason first: it is the one worth working on.
-		slices.SortFunc(s.NotFixable, func(a, b ReasonCount) int {
-			return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Reason, b.Reason))
-		})
+		s.NotFixable = counted(reasons)
+		s.Blockers = counted(blockers)
 		s.EstimatedSavingMs = saving(fs, measured)
 		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b RuleSummary) int { return strings.Compare(a.Rule, b.Rule) })
+	return out
+}
+
+// counted lists the counts of n, the most common first (it is the one
+// worth working on), ties by reason.
+func counted(n map[string]int) []ReasonCount {
+	out := []ReasonCount{}
+	for r, c := range n {
+		out = append(out, ReasonCount{Reason: r, Count: c})
+	}
+	slices.SortFunc(out, func(a, b ReasonCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Reason, b.Reason))
+	})
 	return out
 }
 

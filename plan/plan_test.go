@@ -282,6 +282,12 @@ func TestMakeJSON(t *testing.T) {
           "count": 1
         }
       ],
+      "blockers": [
+        {
+          "reason": "not constant",
+          "count": 1
+        }
+      ],
       "estimatedSavingMs": 1200
     }
   ],
@@ -319,11 +325,16 @@ func TestRules(t *testing.T) {
 		{Rule: "sleep", Reason: "c"},
 		{Rule: "attemptloop", Fixed: true, SavingMs: 7},
 		{Rule: "attemptloop", Fixed: true, SavingMs: 3},
+		// Each blocker counts on its own: the go version holds back
+		// both, the lock one.
+		{Rule: "waitfor", Reason: "go; also: lock", Blockers: []string{"go", "lock"}},
+		{Rule: "waitfor", Reason: "go", Blockers: []string{"go"}},
 	}}
 	got := Make(in, Options{MaxFiles: 1}).Rules
 	want := []RuleSummary{
-		{Rule: "attemptloop", Findings: 2, Fixable: 2, NotFixable: []ReasonCount{}, EstimatedSavingMs: 10},
-		{Rule: "sleep", Findings: 5, Fixable: 1, NotFixable: []ReasonCount{{"c", 2}, {"a", 1}, {"b", 1}}, EstimatedSavingMs: 100},
+		{Rule: "attemptloop", Findings: 2, Fixable: 2, NotFixable: []ReasonCount{}, Blockers: []ReasonCount{}, EstimatedSavingMs: 10},
+		{Rule: "sleep", Findings: 5, Fixable: 1, NotFixable: []ReasonCount{{"c", 2}, {"a", 1}, {"b", 1}}, Blockers: []ReasonCount{{"c", 2}, {"a", 1}, {"b", 1}}, EstimatedSavingMs: 100},
+		{Rule: "waitfor", Findings: 2, NotFixable: []ReasonCount{{"go", 1}, {"go; also: lock", 1}}, Blockers: []ReasonCount{{"go", 2}, {"lock", 1}}},
 	}
 	if g, w := jsonOf(t, got), jsonOf(t, want); g != w {
 		t.Errorf("rules:\n got %s\nwant %s", g, w)
