@@ -128,25 +128,35 @@ var unprovable = map[ChangeKind]string{
 	// removals passed every run and missed a bug, since only the bug's
 	// build writes late. No mutant makes code write the variable late.
 	Process: "the variable is cleared once for the whole test binary, and no reading of the code shows that nothing else the clear's t.Setenv did mattered (it forbade t.Parallel, and its restore undid writes made while the test ran, a bug's late write too), nor does a passing run",
-	Sync:    "the parent goes on at the readiness line, and no reading of the code shows that what the test checks after the signal is done by then (the child's later work, its age, its descriptors), nor does a passing run",
+	// Clock changes: verification kept a bubble only where its aimed
+	// mutants (a tick, a duration 0, elapsed time 0, the code slowed)
+	// showed strength, and red-team batch 41 wrote four bubbles it kept
+	// (of four tried) that each missed a bug the original caught: the
+	// code's own wait ending exactly on a deadline only the bug's build
+	// sets, a refill that rounds up only in the bug's build, a debounce
+	// compared with the wrong duration, a backoff the code's CPU work
+	// eats. Real time ends every wait a little late and counts the
+	// work; virtual time does neither, and no mutant of the correct code
+	// makes a bug of that kind. The strength corpus had 1 kept bubble of
+	// 74 verify cases, and five real repositories none, so the cost of
+	// holding them all back is small. The mutant operators stay
+	// (aimedKinds), for a clock that real-time bugs cannot hide from.
+	Clock: "the test's clock changes (virtual time starts at 2000-01-01, stands still between statements, ends the code's waits exactly on their deadlines and does not count its CPU work; a fake clock moves only when told), and no reading of the code shows that no check relied on what real time does, nor does a passing run or a mutant of the correct code (a bug that sets a deadline one of the code's own waits ends on passes in the bubble)",
+	Sync:  "the parent goes on at the readiness line, and no reading of the code shows that what the test checks after the signal is done by then (the child's later work, its age, its descriptors), nor does a passing run",
 }
 
 // hypothetical are the kinds of change no reading of the code proves,
 // but running can show: a fix that changes one is a hypothesis whatever
 // its rule proved, which fix --verify keeps only when its tests pass
 // every run (stress, GOMAXPROCS=1, -race, the package's whole binary)
-// and, for a clock or a budget, a mutant aimed at the kind (a late
-// write, a period made 3x, a deadline moved by a tick, the code slowed
-// where the clock does not see it) fails the original and the rewrite
-// alike. A virtual clock and a wait's budget can make a
-// test blind, the worst a rewrite can do, and each red-team batch met a
-// way the rules' lists of hazards did not name (CPU work between a
-// stamp and the test's reading, a count of whole microseconds that drops
-// the wrap's nanosecond, a ticker's exact gaps, a poll in a helper): a
-// static proof of either has not held on fresh code.
+// and a mutant aimed at the kind (a late write, a period made 3x) fails
+// the original and the rewrite alike. A wait's budget can make a test
+// blind, the worst a rewrite can do, and red-team batches met ways the
+// rules' lists of hazards did not name (a poll in a helper, a period the
+// code runs on): a static proof has not held on fresh code. A clock
+// change was such a hypothesis until batch 41 (unprovable, above).
 
 var hypothetical = map[ChangeKind]string{
-	Clock:  "the test's clock changes (virtual time starts at 2000-01-01, stands still between statements and ends waits exactly on their deadlines; a fake clock moves only when told), and no reading of the code shows that no check relied on what real time does (its drift past deadlines, the code's CPU time between a stamp and a reading); running tells, with mutants aimed at the clock",
 	Budget: "the wait's length changes, and no reading of the code shows that the original's window was not the contract (a period, a TTL, a lateness it caught); running tells, with mutants aimed at the wait",
 }
 

@@ -129,7 +129,7 @@ func TestUnprovable(t *testing.T) {
 		{"order", f(true, true, rule.Order), "no mutant is aimed at its order change"},
 		{"address", f(true, true, rule.Budget, rule.Address), "no mutant is aimed at its address change"},
 		{"sync", f(true, true, rule.Sync), "no mutant is aimed at its sync change"},
-		{"clock", f(true, true, rule.Clock), ""},
+		{"clock", f(true, true, rule.Clock), "strength cannot be shown, so it is not run: clock change: "},
 		{"budget", f(true, true, rule.Budget), ""},
 		{"paths", f(true, true, rule.Paths), "no mutant is aimed at its paths change"},
 		{"process", f(true, true, rule.Process), "no mutant is aimed at its process change"},
@@ -149,7 +149,10 @@ func TestUnprovableKindsHaveNoMutants(t *testing.T) {
 	for _, k := range rule.ChangeKinds {
 		never := rule.Unprovable([]rule.Change{{Kind: k, What: "x"}}) != ""
 		ak, ok := aimedKinds[k]
-		if unaimed := ok && len(ak.ops) == 0; never != unaimed {
+		// A clock change keeps its mutants, though no clock fix runs
+		// since batch 41 (rule/change.go): the operators wait for a
+		// clock that real-time bugs cannot hide from.
+		if unaimed := ok && len(ak.ops) == 0; never != unaimed && k != rule.Clock {
 			t.Errorf("%s: rule.Unprovable says %v, aimedKinds has no mutants: %v", k, never, unaimed)
 		}
 	}
