@@ -135,7 +135,7 @@ func TestSeconds(t *testing.T) {
 func TestHeadline(t *testing.T) {
 	for in, want := range map[string]string{
 		"mu held from chain.go:66 across j.Run at chain.go:71, which waits (the function value f at cron.go:136: it may sleep): in a synctest bubble ...": "mu held from chain.go:66 across j.Run at chain.go:71, which waits (the function value f at cron.go:136: it may sleep)",
-		"the module's go version is go1.12; synctest needs go1.25": "the module's go version is go1.12; synctest needs go1.25",
+		"the module's go version is go1.12; synctest needs go1.25":                                                                                        "the module's go version is go1.12; synctest needs go1.25",
 		"": "",
 	} {
 		if got := headline(in); got != want {
