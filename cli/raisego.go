@@ -383,7 +383,7 @@ func raiseHeld(ver string, held plan.GoHeld, verify bool) string {
 	s := "unflake: raising the go line to " + top + " would unlock no fix: "
 	switch {
 	case held.Unproven == held.Findings && !verify:
-		s = fmt.Sprintf("unflake: raising the go line to %s would unlock no proven fix: the %s the go version holds back would still be unproven (fix --raise-go --verify can try them): ", top, plural(held.Findings, "finding"))
+		s = fmt.Sprintf("unflake: raising the go line to %s would unlock no proven fix: the %s the go version holds back would still be unproven (fix --raise-go --verify tries those a run may keep; fix --diff --unproven shows the rest for review): ", top, plural(held.Findings, "finding"))
 	case held.Findings == 1:
 		s += "the finding the go version holds back is held back by more: "
 	default:

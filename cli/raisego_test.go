@@ -267,8 +267,11 @@ func TestRaiseGoUnproven(t *testing.T) {
 	if code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--raise-go", "./..."); code != 0 || diff != "" {
 		t.Errorf("fix --raise-go without --verify: exit %d, diff:\n%s\n%s", code, diff, stderr)
 	}
+	// A bubble is a clock change, held back by verification before any
+	// run since red-team batch 41 (rule.Unprovable): the go line stays,
+	// and the summary says why.
 	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--raise-go", "--verify", "--verify-count", "2", "./...")
-	if code != 1 || !strings.Contains(diff, "-go 1.24\n+go 1.25.0\n") || !strings.Contains(stderr, "would raise go.mod to go1.25 (unlocks 1 fix)") {
+	if code != 0 || diff != "" || !strings.Contains(stderr, "the go line stays: verification held back every fix a raise would unlock") {
 		t.Errorf("fix --raise-go --verify: exit %d, diff:\n%s\n%s", code, diff, stderr)
 	}
 }

@@ -32,6 +32,9 @@ func (vf *verifier) retryWithCompanions(cfg *rewrite.Config, res *rewrite.Result
 		if r == nil || f.Revert == nil || !f.Revert.AfterRewrite() || f.Revert.Remembered != "" {
 			continue
 		}
+		if f.Revert.Unrun {
+			continue // held back before any run: companions cannot change that
+		}
 		var missing []string
 		for _, c := range r.Companions {
 			if !ran[c] && cfg.Lookup(c) != nil {

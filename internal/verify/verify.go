@@ -669,7 +669,7 @@ func (v *verifier) holdUnprovable(res *rewrite.Result, held map[string]*rewrite.
 		if why == "" || held[f.Site().Key] != nil {
 			continue
 		}
-		h := Held{Site: f.Site(), Why: &rewrite.Revert{Kind: revert.Unshown, Test: topLevel(f.Test), Detail: why}}
+		h := Held{Site: f.Site(), Why: &rewrite.Revert{Kind: revert.Unshown, Test: topLevel(f.Test), Detail: why, Unrun: true}}
 		held[h.Site.Key] = h.Why
 		out.Reverts = append(out.Reverts, h)
 		added = true

@@ -109,6 +109,10 @@ type Revert struct {
 	// such reverts outside the source and holds the fix back without
 	// running anything.
 	Remembered string `json:"remembered,omitempty"`
+	// Unrun says the fix was held back before any test ran with it: it
+	// changes a kind no run can show sound (rule.Unprovable), so neither
+	// a retry with companions nor a later run may keep it.
+	Unrun bool `json:"unrun,omitempty"`
 }
 
 // AfterRewrite reports whether the fix itself made a test fail: such a
