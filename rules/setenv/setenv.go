@@ -979,18 +979,9 @@ func (c *checker) triesParallel(root ast.Node, seen map[*types.Func]bool) string
 				at = c.at(call.Pos()) + ", the test's handle given to " + types.ExprString(call.Fun) + ", which may be any function of the package"
 				return false
 			}
-			if fn != nil && fn.Pkg() != nil && fn.Pkg() != c.pass.Pkg && !match.IsStd(fn.Pkg().Path()) {
-				sig := fn.Signature()
-				for i, a := range call.Args {
-					if !match.IsNamed(c.info.TypeOf(a), "testing", "T", "B", "F", "TB") {
-						continue
-					}
-					if i < sig.Params().Len() && types.IsInterface(sig.Params().At(i).Type()) && !match.HandleMay(sig.Params().At(i).Type(), "Parallel") {
-						continue
-					}
-					at = c.at(call.Pos()) + ", the test's handle given to " + fn.FullName()
-					return false
-				}
+			if fn != nil && fn.Pkg() != nil && fn.Pkg() != c.pass.Pkg && !match.IsStd(fn.Pkg().Path()) && c.handleArg(call) {
+				at = c.at(call.Pos()) + ", the test's handle given to " + fn.FullName()
+				return false
 			}
 		}
 		id, ok := n.(*ast.Ident)
