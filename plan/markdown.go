@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -9,6 +10,10 @@ import (
 // maxPackagesShown bounds the packages listed in a batch row, so that a
 // batch spanning many packages does not blow up the table.
 const maxPackagesShown = 3
+
+// maxKindsShown bounds the kinds of blocker listed in a rule's row: the
+// first few say what to work on, and a scheduler's suite has forty.
+const maxKindsShown = 8
 
 // Markdown renders the plan as the body of a tracking issue: a summary,
 // a table of rules (what was found and why some of it cannot be fixed)
@@ -39,16 +44,20 @@ func (p *Plan) Markdown() string {
 	if len(p.Rules) == 0 {
 		b.WriteString("No findings.\n")
 	} else {
-		b.WriteString("| rule | findings | fixable | not fixable, held back by (a finding may have several) | estimated saving |\n")
-		b.WriteString("|---|---:|---:|---|---:|\n")
+		timed := slices.ContainsFunc(p.Rules, func(r RuleSummary) bool { return r.HeldMs > 0 })
+		if timed {
+			b.WriteString("| rule | findings | fixable | not fixable, held back by (a finding may have several; measured time of its tests) | held back (measured) | estimated saving |\n")
+			b.WriteString("|---|---:|---:|---|---:|---:|\n")
+		} else {
+			b.WriteString("| rule | findings | fixable | not fixable, held back by (a finding may have several) | estimated saving |\n")
+			b.WriteString("|---|---:|---:|---|---:|\n")
+		}
 		for _, r := range p.Rules {
-			var reasons []string
-			for _, rc := range r.Blockers {
-				reasons = append(reasons, fmt.Sprintf("%d × %s", rc.Count, cell(headline(rc.Reason))))
-			}
-			notFixable := strings.Join(reasons, "<br>")
-			if notFixable == "" {
-				notFixable = "—"
+			notFixable := kindsCell(r.Kinds, timed)
+			if timed {
+				fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s |\n",
+					cell(r.Rule), r.Findings, r.Fixable, notFixable, seconds(r.HeldMs), seconds(r.EstimatedSavingMs))
+				continue
 			}
 			fmt.Fprintf(&b, "| %s | %d | %d | %s | %s |\n",
 				cell(r.Rule), r.Findings, r.Fixable, notFixable, seconds(r.EstimatedSavingMs))
@@ -82,6 +91,35 @@ func (p *Plan) Markdown() string {
 	}
 	b.WriteString("\nApply one batch (one pull request each): `unflake fix --plan plan.json --batch K ./...`\n")
 	return b.String()
+}
+
+// kindsCell lists up to maxKindsShown kinds of blocker, each with its
+// count, its example and, when timed, the measured time it holds back;
+// then how many kinds more there are.
+func kindsCell(ks []KindCount, timed bool) string {
+	if len(ks) == 0 {
+		return "—"
+	}
+	shown := ks[:min(len(ks), maxKindsShown)]
+	lines := make([]string, 0, len(shown)+1)
+	for _, k := range shown {
+		line := fmt.Sprintf("%d × %s", k.Count, cell(k.Example))
+		var notes []string
+		if k.Others > 0 {
+			notes = append(notes, fmt.Sprintf("%d more like it", k.Others))
+		}
+		if timed && k.HeldMs > 0 {
+			notes = append(notes, seconds(k.HeldMs))
+		}
+		if len(notes) > 0 {
+			line += " (" + strings.Join(notes, "; ") + ")"
+		}
+		lines = append(lines, line)
+	}
+	if n := len(ks) - len(shown); n > 0 {
+		lines = append(lines, fmt.Sprintf("%s more (the JSON plan lists them)", plural(n, "kind")))
+	}
+	return strings.Join(lines, "<br>")
 }
 
 // packages lists up to maxPackagesShown import paths as code, then how
@@ -132,26 +170,4 @@ func plural(n int, noun string) string {
 		return fmt.Sprintf("%d %ses", n, noun)
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// headline is a blocker's first clause, up to the ": " that starts its
-// explanation ("mu held from chain.go:66 across j.Run at chain.go:71,
-// which waits (...)" of "...: in a synctest bubble a goroutine waiting
-// for the lock is not durably blocked, ..."): the table says what holds
-// the findings back, and the JSON plan and check say why.
-func headline(blocker string) string {
-	depth := 0
-	for i, r := range blocker {
-		switch r {
-		case '(':
-			depth++
-		case ')':
-			depth--
-		case ':':
-			if depth == 0 && strings.HasPrefix(blocker[i:], ": ") {
-				return blocker[:i]
-			}
-		}
-	}
-	return blocker
 }

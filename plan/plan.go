@@ -101,14 +101,38 @@ type RuleSummary struct {
 	// the most common first. It says what to work on across a repository
 	// (raise the go line, a lock in one helper) where NotFixable's exact
 	// reasons, each a combination, are all different.
-	Blockers          []ReasonCount `json:"blockers"`
-	EstimatedSavingMs int64         `json:"estimatedSavingMs"`
+	Blockers []ReasonCount `json:"blockers"`
+	// Kinds groups Blockers by kind: blockers that differ only in what
+	// their headline names (a site, a function, the text in brackets)
+	// are one kind, counted once per finding. It is what the Markdown
+	// table shows, where forty sites of one hazard would be forty lines.
+	Kinds []KindCount `json:"kinds"`
+	// HeldMs is the measured time (--from-json, --measure) of the
+	// distinct top-level tests with a finding not fixed: what the
+	// blockers cost the suite. 0 when no test was timed.
+	HeldMs            int64 `json:"heldMs,omitempty"`
+	EstimatedSavingMs int64 `json:"estimatedSavingMs"`
 }
 
 // ReasonCount counts the findings not fixed for one reason.
 type ReasonCount struct {
 	Reason string `json:"reason"`
 	Count  int    `json:"count"`
+	// HeldMs is the measured time of the distinct top-level tests those
+	// findings are in; 0 when none was timed.
+	HeldMs int64 `json:"heldMs,omitempty"`
+}
+
+// KindCount counts the findings not fixed for one kind of blocker.
+type KindCount struct {
+	// Example is the kind's most common blocker, cut at the ": " that
+	// starts its explanation.
+	Example string `json:"example"`
+	// Others is how many other blockers of the kind there are (other
+	// sites of the same hazard).
+	Others int   `json:"others"`
+	Count  int   `json:"count"`
+	HeldMs int64 `json:"heldMs,omitempty"`
 }
 
 // Totals sum up the plan.
@@ -355,40 +379,33 @@ func summarizeRules(findings []rewrite.Finding, measured bool) []RuleSummary {
 	}
 	out := []RuleSummary{}
 	for name, fs := range byRule {
-		s := RuleSummary{Rule: name, Findings: len(fs), NotFixable: []ReasonCount{}, Blockers: []ReasonCount{}}
-		reasons, blockers := map[string]int{}, map[string]int{}
+		s := RuleSummary{Rule: name, Findings: len(fs)}
+		reasons, blockers, held := tally{}, tally{}, tally{}
 		for _, f := range fs {
 			if f.Fixed {
 				s.Fixable++
 				continue
 			}
-			reasons[f.Reason]++
-			if len(f.Blockers) == 0 {
-				blockers[f.Reason]++
+			reasons.add(f.Reason, f)
+			held.add("", f)
+			bs := f.Blockers
+			if len(bs) == 0 {
+				bs = []string{f.Reason}
 			}
-			for _, b := range f.Blockers {
-				blockers[b]++
+			for _, b := range bs {
+				blockers.add(b, f)
 			}
 		}
-		s.NotFixable = counted(reasons)
-		s.Blockers = counted(blockers)
+		s.NotFixable = reasons.counts()
+		s.Blockers = blockers.counts()
+		s.Kinds = kinds(fs)
+		if hs := held.counts(); len(hs) > 0 {
+			s.HeldMs = hs[0].HeldMs
+		}
 		s.EstimatedSavingMs = saving(fs, measured)
 		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b RuleSummary) int { return strings.Compare(a.Rule, b.Rule) })
-	return out
-}
-
-// counted lists the counts of n, the most common first (it is the one
-// worth working on), ties by reason.
-func counted(n map[string]int) []ReasonCount {
-	out := []ReasonCount{}
-	for r, c := range n {
-		out = append(out, ReasonCount{Reason: r, Count: c})
-	}
-	slices.SortFunc(out, func(a, b ReasonCount) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Reason, b.Reason))
-	})
 	return out
 }
 

@@ -288,6 +288,13 @@ func TestMakeJSON(t *testing.T) {
           "count": 1
         }
       ],
+      "kinds": [
+        {
+          "example": "not constant",
+          "others": 0,
+          "count": 1
+        }
+      ],
       "estimatedSavingMs": 1200
     }
   ],
@@ -332,9 +339,9 @@ func TestRules(t *testing.T) {
 	}}
 	got := Make(in, Options{MaxFiles: 1}).Rules
 	want := []RuleSummary{
-		{Rule: "attemptloop", Findings: 2, Fixable: 2, NotFixable: []ReasonCount{}, Blockers: []ReasonCount{}, EstimatedSavingMs: 10},
-		{Rule: "sleep", Findings: 5, Fixable: 1, NotFixable: []ReasonCount{{"c", 2}, {"a", 1}, {"b", 1}}, Blockers: []ReasonCount{{"c", 2}, {"a", 1}, {"b", 1}}, EstimatedSavingMs: 100},
-		{Rule: "waitfor", Findings: 2, NotFixable: []ReasonCount{{"go", 1}, {"go; also: lock", 1}}, Blockers: []ReasonCount{{"go", 2}, {"lock", 1}}},
+		{Rule: "attemptloop", Findings: 2, Fixable: 2, NotFixable: []ReasonCount{}, Blockers: []ReasonCount{}, Kinds: []KindCount{}, EstimatedSavingMs: 10},
+		{Rule: "sleep", Findings: 5, Fixable: 1, NotFixable: []ReasonCount{{Reason: "c", Count: 2}, {Reason: "a", Count: 1}, {Reason: "b", Count: 1}}, Blockers: []ReasonCount{{Reason: "c", Count: 2}, {Reason: "a", Count: 1}, {Reason: "b", Count: 1}}, Kinds: []KindCount{{Example: "c", Count: 2}, {Example: "a", Count: 1}, {Example: "b", Count: 1}}, EstimatedSavingMs: 100},
+		{Rule: "waitfor", Findings: 2, NotFixable: []ReasonCount{{Reason: "go", Count: 1}, {Reason: "go; also: lock", Count: 1}}, Blockers: []ReasonCount{{Reason: "go", Count: 2}, {Reason: "lock", Count: 1}}, Kinds: []KindCount{{Example: "go", Count: 2}, {Example: "lock", Count: 1}}},
 	}
 	if g, w := jsonOf(t, got), jsonOf(t, want); g != w {
 		t.Errorf("rules:\n got %s\nwant %s", g, w)
