@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/unflake/unflake/internal/verify/revert"
+	"github.com/unflake/unflake/rule"
 )
 
 // Verification (package verify, above the engine) talks to the engine
@@ -27,6 +28,11 @@ type Site struct {
 	// (rule.Fix.Unproven: its rule's reason, or its kind of change's),
 	// "" when its rule proved it. Site returns it empty.
 	Unproven string
+	// Fix, given to Config.Decide, is the fix's first form: verification
+	// holds back a kind of change no run can show the strength of
+	// (rule.Unprovable of its Changes) before it runs anything. Site
+	// returns it nil, so sites stay comparable by value.
+	Fix *rule.Fix
 }
 
 // A Decision is verification's answer about one fix: hold it back (a

@@ -107,6 +107,7 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 		if d.Fix != nil && cfg.Decide != nil {
 			site := f.Site()
 			site.Unproven = d.Fix.Unproven()
+			site.Fix = d.Fix
 			dec := cfg.Decide(site)
 			held = dec.Revert
 			k := dec.Variant

@@ -67,15 +67,29 @@ func TestOwn(t *testing.T) {
 // second run that fails where the original passed twice holding the fix
 // back. Since red-team batch 41 a clock change is held back before any
 // run (rule.Unprovable): neither test runs with the fix, and each says
-// so.
+// so. They are held back in the engine run that meets them: one run in
+// all, not one that applies them and a second that takes them back
+// (each run loads every package).
 func TestRunSecondRun(t *testing.T) {
 	testmod.Slow(t)
 	dir := testmod.Write(t, secondModule)
+	runs := 0 // engine runs: each ends with Progress(total, total)
 	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Env: testmod.GoEnv(t),
-		Rules: []*rule.Rule{hypothesisRule("waitpoll", "wait", "poll", rule.Clock, "the clock may leave state for the next run")}}
-	res, _, err := verify.Run(context.Background(), cfg, verify.Options{Count: 2})
+		Rules:    []*rule.Rule{hypothesisRule("waitpoll", "wait", "poll", rule.Clock, "the clock may leave state for the next run")},
+		Progress: func(done, total int) {
+			if done == total {
+				runs++
+			}
+		}}
+	res, v, err := verify.Run(context.Background(), cfg, verify.Options{Count: 2})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if runs != 1 {
+		t.Errorf("%d engine runs, want 1: a fix no run can show the strength of is held back in the run that meets it", runs)
+	}
+	if len(v.Reverts) != 2 || len(v.Tests) != 0 {
+		t.Errorf("verification: %d reverts, %d tests run; want 2 held back and none run", len(v.Reverts), len(v.Tests))
 	}
 	if len(res.Errors) > 0 {
 		t.Fatalf("errors: %v", res.Errors)

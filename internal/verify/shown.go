@@ -100,21 +100,29 @@ var aimedKinds = map[rule.ChangeKind]aimedKind{
 // (rule.Unprovable), so runs and mutants could show nothing of its
 // strength, and would only cost the time they take. "" when it is tried.
 func unprovable(f rewrite.Finding) string {
-	if !f.Fixed || !f.Unproven || rule.Unprovable(f.Changes) == "" {
+	if !f.Fixed || !f.Unproven {
 		return ""
 	}
-	for _, c := range f.Changes {
+	return unprovableChanges(f.Changes)
+}
+
+// unprovableChanges is unprovable for an unproven fix's changes.
+func unprovableChanges(changes []rule.Change) string {
+	if rule.Unprovable(changes) == "" {
+		return ""
+	}
+	for _, c := range changes {
 		if c.Removes {
 			return fmt.Sprintf("it removes a check of its %s change, and what that check caught the rewritten test cannot catch: strength cannot be shown, so it is not run", c.Kind)
 		}
 	}
 	for _, k := range rule.ChangeKinds {
-		if ak, ok := aimedKinds[k]; ok && len(ak.ops) == 0 && f.Changes != nil && slices.ContainsFunc(f.Changes, func(c rule.Change) bool { return c.Kind == k && !c.Unseen }) {
+		if ak, ok := aimedKinds[k]; ok && len(ak.ops) == 0 && slices.ContainsFunc(changes, func(c rule.Change) bool { return c.Kind == k && !c.Unseen }) {
 			return fmt.Sprintf("no mutant is aimed at its %s change (%s), and passing runs show nothing of a bug the change would hide: strength cannot be shown, so it is not run", k, ak.aims)
 		}
 	}
 	// rule.Unprovable and aimedKinds agree (TestUnprovableKindsHaveNoMutants).
-	return "strength cannot be shown, so it is not run: " + rule.Unprovable(f.Changes)
+	return "strength cannot be shown, so it is not run: " + rule.Unprovable(changes)
 }
 
 // A triedMutant is a mutant a test ran on, and what it did.

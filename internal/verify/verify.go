@@ -418,6 +418,14 @@ func (v *verifier) beforeOf(dir string) *beforeRuns {
 func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Revert, ph phase) (*rewrite.Result, *Verification, error) {
 	held := map[string]*rewrite.Revert{} // site key → why
 	form := map[string]int{}             // site key → the form of its fix to try next
+	// early holds what decide held back unrun during an engine run
+	// (rule.Unprovable); the engine may ask from several goroutines, and
+	// the loop below records them in held once the run is over.
+	var early struct {
+		sync.Mutex
+		held map[string]*rewrite.Revert
+	}
+	early.held = map[string]*rewrite.Revert{}
 	decide := func(s rewrite.Site) rewrite.Decision {
 		if r := v.recall(s.Key); r != nil {
 			return rewrite.Decision{Revert: r}
@@ -436,7 +444,21 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 		if r := v.probeHeld[s.Key]; r != nil {
 			return rewrite.Decision{Revert: r}
 		}
-		return rewrite.Decision{Revert: held[s.Key], Variant: form[s.Key]}
+		if r := held[s.Key]; r != nil || form[s.Key] > 0 || s.Unproven == "" || s.Fix == nil {
+			return rewrite.Decision{Revert: r, Variant: form[s.Key]}
+		}
+		// A kind no run can show the strength of is held back here, in
+		// the run that meets it, not applied and taken back by the next
+		// one: on a scheduler's suite every sleep is a clock change, and
+		// each run of the engine loads every package.
+		if why := unprovableChanges(s.Fix.Changes); why != "" {
+			r := &rewrite.Revert{Kind: revert.Unshown, Test: topLevel(s.Test), Detail: why, Unrun: true}
+			early.Lock()
+			early.held[s.Key] = r
+			early.Unlock()
+			return rewrite.Decision{Revert: r}
+		}
+		return rewrite.Decision{}
 	}
 	cfg.Decide = decide
 	// Each further form of a fix may need a round of its own.
@@ -467,6 +489,7 @@ func (v *verifier) run(cfg *rewrite.Config, pre func(rewrite.Site) *rewrite.Reve
 			return stopped(err)
 		}
 		if ph == mainPhase {
+			v.recordEarly(res, early.held, held, out)
 			if v.holdUnprovable(res, held, out) {
 				continue // again, without them
 			}
@@ -662,6 +685,20 @@ func revertOf(reverts []Held, dir, test string) *rewrite.Revert {
 // holdUnprovable holds back, before any run, the fixes of res that
 // strength could never be shown for (unprovable), and reports whether it
 // held any.
+// recordEarly records in held and out, in the findings' order, the fixes
+// of res that decide held back unrun during the run (early, by site key).
+func (v *verifier) recordEarly(res *rewrite.Result, early, held map[string]*rewrite.Revert, out *Verification) {
+	for _, f := range res.Findings {
+		s := f.Site()
+		r := early[s.Key]
+		if r == nil || held[s.Key] != nil {
+			continue
+		}
+		held[s.Key] = r
+		out.Reverts = append(out.Reverts, Held{Site: s, Why: r})
+	}
+}
+
 func (v *verifier) holdUnprovable(res *rewrite.Result, held map[string]*rewrite.Revert, out *Verification) bool {
 	added := false
 	for _, f := range res.Findings {
