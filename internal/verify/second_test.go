@@ -75,7 +75,7 @@ func TestRunSecondRun(t *testing.T) {
 	dir := testmod.Write(t, secondModule)
 	runs := 0 // engine runs: each ends with Progress(total, total)
 	cfg := &rewrite.Config{Dir: dir, Patterns: []string{"./..."}, Env: testmod.GoEnv(t),
-		Rules:    []*rule.Rule{hypothesisRule("waitpoll", "wait", "poll", rule.Clock, "the clock may leave state for the next run")},
+		Rules: []*rule.Rule{hypothesisRule("waitpoll", "wait", "poll", rule.Clock, "the clock may leave state for the next run")},
 		Progress: func(done, total int) {
 			if done == total {
 				runs++
