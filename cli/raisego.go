@@ -34,7 +34,11 @@ func (o *options) goRaises(patterns []string, res *rewrite.Result, base string, 
 	if err != nil {
 		return nil, err
 	}
-	return plan.GoRaises(res.Findings, raised, moduleOf(base), unproven), nil
+	hyp := plan.ProvenOnly
+	if unproven {
+		hyp = plan.Verifiable
+	}
+	return plan.GoRaises(res.Findings, raised, moduleOf(base), hyp), nil
 }
 
 // raisedAt analyses the files where res left a finding unfixed once
@@ -144,7 +148,7 @@ func (o *options) raisedFix(patterns []string) (res *rewrite.Result, v *verify.V
 	if err != nil {
 		return nil, nil, "", nil, "", err
 	}
-	raises = plan.GoRaises(static.Findings, raised, moduleOf(base), o.verify)
+	raises = plan.GoRaises(static.Findings, raised, moduleOf(base), o.hypotheses())
 	if len(raises) == 0 {
 		res, v, base, err := o.analyse(patterns)
 		if top == "" || err != nil {
@@ -166,7 +170,7 @@ func (o *options) raisedFix(patterns []string) (res *rewrite.Result, v *verify.V
 			return nil, nil, "", nil, "", err
 		}
 		kept := map[string]plan.GoRaise{}
-		for _, r := range plan.GoRaises(static.Findings, res.Findings, moduleOf(base), false) {
+		for _, r := range plan.GoRaises(static.Findings, res.Findings, moduleOf(base), plan.ProvenOnly) {
 			kept[r.Module] = r
 		}
 		var still []plan.GoRaise
@@ -206,8 +210,22 @@ func (o *options) raisedFix(patterns []string) (res *rewrite.Result, v *verify.V
 	}
 }
 
+// hypotheses says which unproven fixes a raise unlocks for this run:
+// those verification may keep under --verify, every one in a review
+// diff (--unproven), none otherwise.
+func (o *options) hypotheses() plan.Hypotheses {
+	switch {
+	case o.verify:
+		return plan.Verifiable
+	case o.unproven:
+		return plan.ForReview
+	}
+	return plan.ProvenOnly
+}
+
 // runRaised runs the analysis (verified under --verify) with each module
-// of raises analysed at its To version.
+// of raises analysed at its To version; in a review diff (--unproven)
+// every fix is applied, proven or not, as analyse does.
 func (o *options) runRaised(patterns []string, raises []plan.GoRaise, base string) (*rewrite.Result, *verify.Verification, error) {
 	// The go command may name a go.mod through another path (a symbolic
 	// link in the directory): match by real path.
@@ -222,6 +240,9 @@ func (o *options) runRaised(patterns []string, raises []plan.GoRaise, base strin
 	cfg.GoAs = func(gomod string) string { return to[realPath(gomod)] }
 	if o.verify {
 		return o.runVerified(cfg)
+	}
+	if o.unproven {
+		cfg.Decide = func(rewrite.Site) rewrite.Decision { return rewrite.Decision{} }
 	}
 	res, err := rewrite.Run(cfg)
 	return res, nil, err
@@ -383,7 +404,14 @@ func raiseHeld(ver string, held plan.GoHeld, verify bool) string {
 	s := "unflake: raising the go line to " + top + " would unlock no fix: "
 	switch {
 	case held.Unproven == held.Findings && !verify:
-		s = fmt.Sprintf("unflake: raising the go line to %s would unlock no proven fix: the %s the go version holds back would still be unproven (fix --raise-go --verify tries those a run may keep; fix --diff --unproven shows the rest for review): ", top, plural(held.Findings, "finding"))
+		var next []string
+		if n := held.Unproven - held.Review; n > 0 {
+			next = append(next, fmt.Sprintf("fix --raise-go --verify tries %s, which a run may keep", them(n, held.Unproven)))
+		}
+		if held.Review > 0 {
+			next = append(next, fmt.Sprintf("fix --raise-go --diff --unproven shows %s for review only", them(held.Review, held.Unproven)))
+		}
+		s = fmt.Sprintf("unflake: raising the go line to %s would unlock no proven fix: the %s the go version holds back would still be unproven (%s): ", top, plural(held.Findings, "finding"), strings.Join(next, "; "))
 	case held.Findings == 1:
 		s += "the finding the go version holds back is held back by more: "
 	default:
@@ -400,10 +428,32 @@ func raiseHeld(ver string, held plan.GoHeld, verify bool) string {
 		shown += r.Count
 	}
 	s += strings.Join(parts, "; ")
-	if held.Unproven > 0 && held.Unproven < held.Findings && !verify {
-		s += fmt.Sprintf(" (%d of them would be unproven fixes, which fix --raise-go --verify can try)", held.Unproven)
+	if n := held.Unproven - held.Review; n > 0 && held.Unproven < held.Findings && !verify {
+		s += fmt.Sprintf(" (%d of them would be unproven fixes, which fix --raise-go --verify can try)", n)
+	}
+	if held.Review > 0 && (held.Unproven < held.Findings || verify) {
+		switch {
+		case held.Review == 1 && held.Findings == 1:
+			s += " (it would be a fix for review only, which fix --raise-go --diff --unproven shows)"
+		case held.Review == held.Findings:
+			s += " (they would be fixes for review only, which fix --raise-go --diff --unproven shows)"
+		default:
+			s += fmt.Sprintf(" (%d of them would be fixes for review only, which fix --raise-go --diff --unproven shows)", held.Review)
+		}
 	}
 	return s
+}
+
+// them names n of all findings: "it" or "them" when n is all of them,
+// else "n of them".
+func them(n, all int) string {
+	switch {
+	case n == all && n == 1:
+		return "it"
+	case n == all:
+		return "them"
+	}
+	return fmt.Sprintf("%d of them", n)
 }
 
 // raiseSummary says which go lines fix --raise-go raised, for the summary:

@@ -267,12 +267,22 @@ func TestRaiseGoUnproven(t *testing.T) {
 	if code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--raise-go", "./..."); code != 0 || diff != "" {
 		t.Errorf("fix --raise-go without --verify: exit %d, diff:\n%s\n%s", code, diff, stderr)
 	}
-	// A bubble is a clock change, held back by verification before any
-	// run since red-team batch 41 (rule.Unprovable): the go line stays,
-	// and the summary says why.
+	// A bubble is a clock change, for review only since red-team batch
+	// 41 (rule.Unprovable): verification would hold it back before any
+	// run, so the raise unlocks nothing it may keep, the go line stays,
+	// and the summary says where to see the fix.
 	code, diff, stderr := run(t, "-C", dir, "fix", "--diff", "--raise-go", "--verify", "--verify-count", "2", "./...")
-	if code != 0 || diff != "" || !strings.Contains(stderr, "the go line stays: verification held back every fix a raise would unlock") {
+	if code != 0 || diff != "" || !strings.Contains(stderr, "would unlock no fix") || !strings.Contains(stderr, "(it would be a fix for review only, which fix --raise-go --diff --unproven shows)") {
 		t.Errorf("fix --raise-go --verify: exit %d, diff:\n%s\n%s", code, diff, stderr)
+	}
+	if p, _ := makePlan(t, dir, "--verify", "./..."); len(p.GoRaise) != 0 {
+		t.Errorf("plan --verify: goRaise = %+v, want none (verification keeps no fix for review only)", p.GoRaise)
+	}
+	// The review diff raises the go line with the bubble, so that a
+	// reviewer sees both.
+	code, diff, stderr = run(t, "-C", dir, "fix", "--diff", "--raise-go", "--unproven", "./...")
+	if code != 1 || !strings.Contains(diff, "+go 1.25") || !strings.Contains(diff, "+\tsynctest.Test(t, func(t *testing.T) {") {
+		t.Errorf("fix --raise-go --diff --unproven: exit %d, diff:\n%s\n%s", code, diff, stderr)
 	}
 }
 

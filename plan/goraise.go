@@ -17,18 +17,33 @@ type GoRaise struct {
 	EstimatedSavingMs int64  `json:"estimatedSavingMs"`
 }
 
+// Hypotheses says which of the fixes a raised analysis left unproven
+// (rule.Fix.Hypothesis) GoRaises counts as unlocked.
+type Hypotheses int
+
+const (
+	// ProvenOnly counts none: what plain fix applies.
+	ProvenOnly Hypotheses = iota
+	// Verifiable counts those fix --verify may keep: not those for
+	// review only (Finding.Review), which verification holds back
+	// before it runs anything (a plan once promised a raise's bubbles
+	// that fix --raise-go --verify then held back, every one).
+	Verifiable
+	// ForReview counts them all: what fix --diff --unproven shows.
+	ForReview
+)
+
 // GoRaises compares the findings of an analysis (before) with those of
 // the same analysis with each module's go version raised (raised, from
 // rewrite.Config.GoAs): a fix in raised whose finding (same ID) is not
-// fixed in before is unlocked by the raise. With unproven set, a fix the
-// raised run left unproven (for fix --verify to try) counts too, as the
-// run it plans will verify. Only fixes that name the version they need
+// fixed in before is unlocked by the raise, and so is a fix the raised
+// run left unproven that hyp counts. Only fixes that name the version they need
 // (Finding.NeedsGo) count, so a difference the version gates do not
 // explain is never attributed to the raise. module gives the module
 // directory of a finding's file. The result has one entry per module with
 // unlocked fixes, by module; To is the highest NeedsGo among them, the
 // lowest version at which all of them hold.
-func GoRaises(before, raised []rewrite.Finding, module func(file string) string, unproven bool) []GoRaise {
+func GoRaises(before, raised []rewrite.Finding, module func(file string) string, hyp Hypotheses) []GoRaise {
 	fixed := map[string]bool{}
 	for _, f := range before {
 		if f.Fixed {
@@ -38,7 +53,8 @@ func GoRaises(before, raised []rewrite.Finding, module func(file string) string,
 	byModule := map[string]*GoRaise{}
 	seen := map[string]bool{}
 	for _, f := range raised {
-		if f.NeedsGo == "" || fixed[f.ID] || seen[f.ID] || !(f.Fixed || unproven) {
+		counts := f.Fixed || hyp == ForReview || hyp == Verifiable && !f.Review
+		if f.NeedsGo == "" || fixed[f.ID] || seen[f.ID] || !counts {
 			continue
 		}
 		seen[f.ID] = true
@@ -69,8 +85,12 @@ func GoRaises(before, raised []rewrite.Finding, module func(file string) string,
 type GoHeld struct {
 	Findings int
 	// Unproven counts those whose fix the raised analysis found but could
-	// not prove safe (fix --verify can try them).
+	// not prove safe: fix --verify can try them, but for Review.
 	Unproven int
+	// Review counts those of Unproven whose fix is for review only
+	// (Finding.Review): verification never keeps them, and
+	// fix --raise-go --diff --unproven shows them.
+	Review int
 	// By counts them by the first blocker that still holds each back,
 	// most first.
 	By []ReasonCount
@@ -107,6 +127,9 @@ func GoHolds(before, raised []rewrite.Finding) GoHeld {
 		held.Findings++
 		if f.NeedsGo != "" {
 			held.Unproven++
+			if f.Review {
+				held.Review++
+			}
 		}
 		by[blockers(f)[0]]++
 	}

@@ -19,6 +19,7 @@ func TestGoRaises(t *testing.T) {
 		{ID: "d", File: "n/d_test.go"},              // still not fixed
 		{ID: "e", File: "n/e_test.go"},              // fixed without a gate: not the raise's doing
 		{ID: "f", File: "n/f_test.go"},              // unproven at go1.25
+		{ID: "g", File: "o/g_test.go"},              // for review only at go1.25
 	}
 	raised := []rewrite.Finding{
 		{ID: "a", File: "m/a_test.go", Fixed: true, NeedsGo: "go1.25", SavingMs: 50},
@@ -27,19 +28,25 @@ func TestGoRaises(t *testing.T) {
 		{ID: "d", File: "n/d_test.go"},
 		{ID: "e", File: "n/e_test.go", Fixed: true},
 		{ID: "f", File: "n/f_test.go", NeedsGo: "go1.25", SavingMs: 100},
+		{ID: "g", File: "o/g_test.go", NeedsGo: "go1.25", SavingMs: 30, Review: true},
 	}
 	module := func(file string) string { return strings.SplitN(path.Dir(file), "/", 2)[0] }
-	got := plan.GoRaises(before, raised, module, false)
+	got := plan.GoRaises(before, raised, module, plan.ProvenOnly)
 	want := []plan.GoRaise{{Module: "m", To: "go1.25", Fixes: 2, EstimatedSavingMs: 57}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("GoRaises = %+v, want %+v", got, want)
 	}
-	got = plan.GoRaises(before, raised, module, true)
+	got = plan.GoRaises(before, raised, module, plan.Verifiable)
 	want = append(want, plan.GoRaise{Module: "n", To: "go1.25", Fixes: 1, EstimatedSavingMs: 100})
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("GoRaises with unproven = %+v, want %+v", got, want)
+		t.Errorf("GoRaises with the verifiable = %+v, want %+v (not the fix for review only)", got, want)
 	}
-	if got := plan.GoRaises(before, before, module, true); len(got) != 0 {
+	got = plan.GoRaises(before, raised, module, plan.ForReview)
+	want = append(want, plan.GoRaise{Module: "o", To: "go1.25", Fixes: 1, EstimatedSavingMs: 30})
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("GoRaises for review = %+v, want %+v", got, want)
+	}
+	if got := plan.GoRaises(before, before, module, plan.ForReview); len(got) != 0 {
 		t.Errorf("without a raise: %+v, want none", got)
 	}
 }

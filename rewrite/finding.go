@@ -63,6 +63,12 @@ type Finding struct {
 	// Unproven is set on a fix the rule could not prove safe, applied
 	// because verification will run the tests.
 	Unproven bool `json:"unproven,omitempty"`
+	// Review is set on a finding not fixed whose fix is for a reviewer's
+	// eyes only: a hypothesis of a kind of change no run can show the
+	// strength of (rule.Unprovable), which verification holds back
+	// before it runs anything and `fix --diff --unproven` shows. A
+	// hypothesis without it is one `fix --verify` may keep.
+	Review bool `json:"review,omitempty"`
 	// Verified is set when `fix --verify` ran the affected tests after
 	// the fix and they passed every time; BeforeMs and AfterMs are the
 	// measured test times, set (0 included) on every verified finding.

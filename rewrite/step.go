@@ -144,6 +144,7 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 				// Verification holds such a fix back unrun: it is
 				// for a reviewer's eyes.
 				next = " (fix --diff --unproven shows it for review)"
+				ff.Review = true
 			}
 			ff.Fix, ff.Reason = "", d.Fix.Unproven()+next
 			if len(d.Blockers) > 0 {
@@ -154,7 +155,7 @@ func (j *job) step(cfg *Config, r *rule.Rule, cur *state, current map[string]*co
 				// A comment at the site says the code is meant as it
 				// is: no run would apply the fix (guard), and "can try
 				// it" would not be true.
-				ff.Reason, ff.Blockers, ff.NeedsGo = kept.Error(), nil, ""
+				ff.Reason, ff.Blockers, ff.NeedsGo, ff.Review = kept.Error(), nil, "", false
 			}
 		case reqErr != nil:
 			ff.Fix, ff.Reason = "", reqErr.Error()
