@@ -380,7 +380,7 @@ func summarizeRules(findings []rewrite.Finding, measured bool) []RuleSummary {
 	out := []RuleSummary{}
 	for name, fs := range byRule {
 		s := RuleSummary{Rule: name, Findings: len(fs)}
-		reasons, blockers, held := tally{}, tally{}, tally{}
+		reasons, blockers, held := tally{}, tally{}, tally{} // held: every finding not fixed, under ""
 		for _, f := range fs {
 			if f.Fixed {
 				s.Fixable++
@@ -399,8 +399,8 @@ func summarizeRules(findings []rewrite.Finding, measured bool) []RuleSummary {
 		s.NotFixable = reasons.counts()
 		s.Blockers = blockers.counts()
 		s.Kinds = kinds(fs)
-		if hs := held.counts(); len(hs) > 0 {
-			s.HeldMs = hs[0].HeldMs
+		if e := held[""]; e != nil {
+			s.HeldMs = e.heldMs()
 		}
 		s.EstimatedSavingMs = saving(fs, measured)
 		out = append(out, s)

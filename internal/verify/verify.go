@@ -682,9 +682,6 @@ func revertOf(reverts []Held, dir, test string) *rewrite.Revert {
 	return &rewrite.Revert{Kind: revert.Unshown, Test: test, Detail: "every fix of the package was taken back after its runs"}
 }
 
-// holdUnprovable holds back, before any run, the fixes of res that
-// strength could never be shown for (unprovable), and reports whether it
-// held any.
 // recordEarly records in held and out, in the findings' order, the fixes
 // of res that decide held back unrun during the run (early, by site key).
 func (v *verifier) recordEarly(res *rewrite.Result, early, held map[string]*rewrite.Revert, out *Verification) {
@@ -699,6 +696,11 @@ func (v *verifier) recordEarly(res *rewrite.Result, early, held map[string]*rewr
 	}
 }
 
+// holdUnprovable holds back, before any run, the fixes of res that
+// strength could never be shown for (unprovable), and reports whether it
+// held any. decide holds most of them in the run that meets them
+// (recordEarly); what is left here is a later form of a fix (decide
+// judges the first form only) whose changes are of such a kind.
 func (v *verifier) holdUnprovable(res *rewrite.Result, held map[string]*rewrite.Revert, out *Verification) bool {
 	added := false
 	for _, f := range res.Findings {
